@@ -1,0 +1,49 @@
+# The two commands a learner needs are `make lab` and `make test`; both set up
+# ./.venv first and reuse it afterwards.
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+JUPYTER := $(VENV)/bin/jupyter
+NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
+PYTEST_NOTEBOOKS := --nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
+
+.PHONY: install lab test unit-test notebook-test notebooks bench clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --progress-bar off -r requirements.txt -e '.[test]' 2>&1 \
+		| { grep -v 'is ignored: it is neither a file nor a directory' || true; }
+	$(PY) -c "import torch, d2lmini, jupytext, nbval, ipywidgets"
+	touch $@
+
+install: $(STAMP)
+
+lab: install
+	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
+
+# Unit tests with coverage, the pair-sync check, then every notebook under
+# strict nbval (outputs must match a fresh run).
+test: install
+	$(PY) -m pytest $(PYTEST_NOTEBOOKS) --cov=d2lmini --cov-report=term-missing:skip-covered \
+		--cov-fail-under=90 tests notebooks
+
+unit-test: install
+	$(PY) -m pytest -p no:nbval tests
+
+notebook-test: install
+	$(PY) -m pytest $(PYTEST_NOTEBOOKS) notebooks
+
+# The .py sources are edited by hand. For each one: copy its cells into the
+# .ipynb (outputs kept), execute that notebook and store the new outputs, then
+# write the .py back from it so the pair is byte-for-byte in sync.
+notebooks: install
+	for py in $(NOTEBOOK_SOURCES); do \
+		$(VENV)/bin/jupytext --quiet --set-kernel python3 --update --to ipynb "$$py" || exit 1; \
+	done
+	$(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
+
+clean:
+	rm -rf build .pytest_cache .coverage

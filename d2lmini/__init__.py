@@ -1,0 +1,49 @@
+"""d2lmini: a small attention toolkit for the attention-notebooks collection.
+
+``import d2lmini as d2l`` gives the names that the d2l book's attention
+chapters use. Modules, one concept each (imports flow one way):
+widgets -> plotting -> attention -> masking -> device.
+"""
+
+from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention, to_torch_multihead
+from .device import (
+    arange,
+    check_shape,
+    cpu,
+    eye,
+    float32,
+    gpu,
+    normal,
+    num_gpus,
+    numpy,
+    ones,
+    reshape,
+    tensor,
+    try_all_gpus,
+    try_gpu,
+    zeros,
+)
+from .kernels import (
+    KERNELS,
+    NWKernelRegression,
+    boxcar,
+    constant,
+    epanechnikov,
+    gaussian,
+    leave_one_out,
+    nadaraya_watson,
+)
+from .masking import causal_valid_lens, masked_softmax, padding_mask, sequence_mask
+from .plotting import plt, show_heatmaps, use_svg_display
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdditiveAttention", "DotProductAttention", "MultiHeadAttention", "to_torch_multihead",
+    "arange", "check_shape", "cpu", "eye", "float32", "gpu", "normal", "num_gpus", "numpy",
+    "ones", "reshape", "tensor", "try_all_gpus", "try_gpu", "zeros",
+    "KERNELS", "NWKernelRegression", "boxcar", "constant", "epanechnikov", "gaussian",
+    "leave_one_out", "nadaraya_watson",
+    "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
+    "plt", "show_heatmaps", "use_svg_display",
+]

@@ -1,0 +1,69 @@
+"""Devices and the small tensor helpers that the d2l book's code calls.
+
+Everything here is a thin, explicit wrapper over torch, so that code written
+as ``d2l.ones(...)`` or ``d2l.try_gpu()`` in the book runs unchanged after
+``import d2lmini as d2l``.
+"""
+
+import torch
+
+float32 = torch.float32
+tensor = torch.tensor
+ones = torch.ones
+zeros = torch.zeros
+eye = torch.eye
+arange = torch.arange
+reshape = torch.reshape
+normal = torch.normal
+
+
+def cpu():
+    """The CPU device."""
+    return torch.device("cpu")
+
+
+def gpu(i=0):
+    """The ``i``-th CUDA device (it need not exist; see ``try_gpu``)."""
+    return torch.device(f"cuda:{i}")
+
+
+def num_gpus():
+    """The number of CUDA devices visible to torch."""
+    return torch.cuda.device_count()
+
+
+def _mps_available():
+    backend = getattr(torch.backends, "mps", None)
+    return backend is not None and backend.is_available()
+
+
+def try_gpu(i=0):
+    """The ``i``-th CUDA device if it exists, else Apple's MPS, else the CPU."""
+    if num_gpus() >= i + 1:
+        return gpu(i)
+    if _mps_available():
+        return torch.device("mps")
+    return cpu()
+
+
+def try_all_gpus():
+    """Every CUDA device, or ``[mps]`` on Apple silicon, or ``[cpu()]``.
+
+    The list is never empty, so ``devices[0]`` is always a usable device.
+    """
+    if num_gpus() > 0:
+        return [gpu(i) for i in range(num_gpus())]
+    if _mps_available():
+        return [torch.device("mps")]
+    return [cpu()]
+
+
+def numpy(x):
+    """A NumPy copy of ``x``: detached from autograd and moved to the CPU."""
+    return x.detach().cpu().numpy()
+
+
+def check_shape(a, shape):
+    """Raise a readable error unless ``a.shape`` equals ``shape``."""
+    if tuple(a.shape) != tuple(shape):
+        raise ValueError(f"expected shape {tuple(shape)}, got {tuple(a.shape)}")

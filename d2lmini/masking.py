@@ -1,0 +1,147 @@
+"""Sequence masks and the masked softmax.
+
+Conventions used throughout the package:
+
+* scores have shape ``(batch, queries, keys)``;
+* ``valid_lens`` is ``None``, 1-D ``(batch,)`` with one length per example, or
+  2-D ``(batch, queries)`` with one length per query;
+* key ``j`` is valid for a row when ``j < valid_len``, so a length above the
+  number of keys means "every key is valid", and float lengths work too;
+* a row with no valid key gets all-zero weights: never NaN, and never weight
+  on padding.
+"""
+
+import torch
+
+from ._checks import check_tensor, shape_str
+
+
+def _as_lengths(valid_lens, name="valid_lens"):
+    """Turn ``valid_lens`` into a tensor and check its values."""
+    if isinstance(valid_lens, (list, tuple)):
+        valid_lens = torch.tensor(valid_lens)
+    check_tensor(valid_lens, name)
+    if valid_lens.dtype == torch.bool or valid_lens.is_complex():
+        raise TypeError(f"{name} must hold integer or float lengths, got dtype {valid_lens.dtype}")
+    if valid_lens.numel() > 0:
+        if valid_lens.is_floating_point() and torch.isnan(valid_lens).any():
+            raise ValueError(f"{name} must not contain NaN, got {valid_lens.tolist()}")
+        if (valid_lens < 0).any():
+            raise ValueError(f"{name} must be non-negative, got {valid_lens.tolist()}")
+    return valid_lens
+
+
+def sequence_mask(X, valid_len, value=0):
+    """A copy of ``X`` whose steps ``t >= valid_len[b]`` along axis 1 hold ``value``.
+
+    ``X`` has shape ``(batch, steps, ...)`` and ``valid_len`` shape ``(batch,)``.
+    Unlike the book's version, ``X`` itself is left untouched.
+    """
+    check_tensor(X, "X")
+    if X.dim() < 2:
+        raise ValueError(
+            f"X must have at least 2 dimensions (batch, steps, ...), got shape {shape_str(X)}"
+        )
+    valid_len = _as_lengths(valid_len, "valid_len")
+    if valid_len.shape != X.shape[:1]:
+        raise ValueError(
+            f"valid_len must have shape ({X.shape[0]},), one length per example of X, "
+            f"got shape {shape_str(valid_len)} for X of shape {shape_str(X)}"
+        )
+    steps = torch.arange(X.shape[1], device=X.device)
+    keep = steps[None, :] < valid_len.to(X.device)[:, None]  # (batch, steps)
+    keep = keep.reshape(keep.shape + (1,) * (X.dim() - 2))
+    return X.masked_fill(~keep, value)
+
+
+def _check_lengths_for_scores(X, valid_lens):
+    """Check ``valid_lens`` against scores ``X`` and return it on ``X``'s device."""
+    valid_lens = _as_lengths(valid_lens)
+    batch, queries = X.shape[0], X.shape[1]
+    expected = f"({batch},) or ({batch}, {queries})"
+    if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
+        raise ValueError(
+            f"valid_lens has shape {shape_str(valid_lens)} but the scores have batch size "
+            f"{batch} (scores shape {shape_str(X)}); expected {expected}"
+        )
+    if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, queries):
+        raise ValueError(
+            f"valid_lens has shape {shape_str(valid_lens)} but the scores have shape "
+            f"{shape_str(X)}; a 2-D valid_lens needs one length per query: {expected}"
+        )
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(
+            f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; "
+            f"expected {expected}"
+        )
+    return valid_lens.to(X.device)
+
+
+def key_mask(valid_lens, num_keys):
+    """Boolean mask, True where a key is valid, broadcastable to (batch, queries, keys).
+
+    A 1-D ``valid_lens`` gives shape ``(batch, 1, keys)`` and a 2-D one
+    ``(batch, queries, keys)``: the comparison broadcasts, so no length is copied.
+    """
+    keys = torch.arange(num_keys, device=valid_lens.device)
+    if valid_lens.dim() == 1:
+        return keys < valid_lens[:, None, None]  # (batch, 1, keys)
+    return keys < valid_lens[:, :, None]  # (batch, queries, keys)
+
+
+def masked_softmax(X, valid_lens, *, _inplace=False):
+    """Softmax over the last axis of ``X``, ignoring keys beyond ``valid_lens``.
+
+    ``X`` holds scores of shape ``(batch, queries, keys)``. With ``valid_lens``
+    None this is a plain softmax (and ``X`` may have any rank). Masked keys get
+    weight exactly 0; a row with no valid key gets all-zero weights. ``X`` is
+    never modified (``_inplace`` is for the package's own temporary scores).
+    """
+    check_tensor(X, "X", floating=True)
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    if X.dim() != 3:
+        raise ValueError(
+            f"X must be 3-D (batch, queries, keys) when valid_lens is given, "
+            f"got shape {shape_str(X)}"
+        )
+    valid_lens = _check_lengths_for_scores(X, valid_lens)
+    invalid = ~key_mask(valid_lens, X.shape[-1])
+    # -inf gives masked keys exactly zero weight in every dtype; -1e6 would
+    # overflow to -inf in float16 anyway and is not small enough in float64.
+    if _inplace:
+        scores = X.masked_fill_(invalid, float("-inf"))
+    else:
+        scores = X.masked_fill(invalid, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
+    # lengths of zero produce such rows, so pay for the clean-up only then.
+    empty_rows = valid_lens <= 0
+    if empty_rows.any():
+        shape = (-1, 1, 1) if valid_lens.dim() == 1 else (X.shape[0], X.shape[1], 1)
+        weights = weights.masked_fill(empty_rows.reshape(shape), 0.0)
+    return weights
+
+
+def causal_valid_lens(batch_size, num_queries, device=None):
+    """2-D valid lengths ``1, 2, ..., num_queries`` for every example.
+
+    Query ``i`` may look at keys ``0..i`` only: the decoder's causal mask.
+    """
+    lens = torch.arange(1, num_queries + 1, device=device)
+    return lens.repeat(batch_size, 1)  # (batch, queries)
+
+
+def padding_mask(valid_lens, num_keys):
+    """PyTorch's ``key_padding_mask`` from 1-D lengths: True marks padding.
+
+    This is the form ``torch.nn.MultiheadAttention`` expects, shape
+    ``(batch, keys)``.
+    """
+    valid_lens = _as_lengths(valid_lens)
+    if valid_lens.dim() != 1:
+        raise ValueError(
+            f"valid_lens must be 1-D (batch,) for a key padding mask, got shape "
+            f"{shape_str(valid_lens)}"
+        )
+    return torch.arange(num_keys, device=valid_lens.device) >= valid_lens[:, None]

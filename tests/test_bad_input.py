@@ -1,0 +1,85 @@
+"""Every public function answers a mistake with a message a learner can act on."""
+
+import pytest
+import torch
+
+import d2lmini as d2l
+
+X3 = torch.zeros(2, 3, 4)
+
+
+def additive(**call):
+    def run():
+        d2l.AdditiveAttention(4, 0.0, **call.pop("init", {}))(**call)
+    return run
+
+
+def dot(**call):
+    return lambda: d2l.DotProductAttention(0.0)(**call)
+
+
+def mha(**call):
+    def run():
+        d2l.MultiHeadAttention(8, 2, 0.0, **call.pop("init", {}))(**call)
+    return run
+
+
+def qkv(q=(2, 3, 4), k=(2, 5, 4), v=(2, 5, 6), **extra):
+    return dict(queries=torch.zeros(q), keys=torch.zeros(k), values=torch.zeros(v), **extra)
+
+
+CASES = [
+    # (case id, call, error type, fragments the message must contain)
+    ("scores not a tensor", lambda: d2l.masked_softmax([[1.0, 2.0]], None), TypeError, ["X", "list"]),
+    ("integer scores", lambda: d2l.masked_softmax(torch.zeros(2, 3, dtype=torch.long), None), TypeError, ["X", "floating"]),
+    ("2-D scores with lengths", lambda: d2l.masked_softmax(torch.zeros(3, 4), torch.tensor([1, 2, 3])), ValueError, ["X", "3-D", "(3, 4)"]),
+    ("1-D lengths, wrong batch", lambda: d2l.masked_softmax(X3, torch.tensor([1, 2, 3])), ValueError, ["valid_lens", "(3,)", "(2,) or (2, 3)"]),
+    ("2-D lengths, wrong shape", lambda: d2l.masked_softmax(X3, torch.ones(2, 4)), ValueError, ["valid_lens", "(2, 4)", "(2, 3)"]),
+    ("3-D lengths", lambda: d2l.masked_softmax(X3, torch.ones(2, 3, 1)), ValueError, ["valid_lens", "1-D or 2-D", "(2, 3, 1)"]),
+    ("negative lengths", lambda: d2l.masked_softmax(X3, torch.tensor([1, -1])), ValueError, ["valid_lens", "non-negative", "-1"]),
+    ("NaN lengths", lambda: d2l.masked_softmax(X3, torch.tensor([1.0, float("nan")])), ValueError, ["valid_lens", "NaN"]),
+    ("boolean lengths", lambda: d2l.masked_softmax(X3, torch.tensor([True, False])), TypeError, ["valid_lens", "bool"]),
+    ("lengths as a string", lambda: d2l.masked_softmax(X3, "2"), TypeError, ["valid_lens", "str"]),
+    ("sequence_mask on 1-D X", lambda: d2l.sequence_mask(torch.zeros(3), torch.tensor([1])), ValueError, ["X", "(3,)"]),
+    ("sequence_mask, wrong batch", lambda: d2l.sequence_mask(torch.zeros(2, 3), torch.tensor([1, 2, 3])), ValueError, ["valid_len", "(2,)", "(3,)"]),
+    ("dot product, 2-D queries", dot(**qkv(q=(3, 4))), ValueError, ["queries", "3-D", "(3, 4)"]),
+    ("dot product, batch mismatch", dot(**qkv(q=(3, 3, 4))), ValueError, ["batch", "(3, 3, 4)", "(2, 5, 4)"]),
+    ("dot product, keys vs values", dot(**qkv(v=(2, 4, 6))), ValueError, ["keys", "values", "(2, 5, 4)", "(2, 4, 6)"]),
+    ("dot product, query vs key size", dot(**qkv(k=(2, 5, 3), v=(2, 5, 3))), ValueError, ["query and key sizes", "(2, 3, 4)", "(2, 5, 3)"]),
+    ("dot product, numpy values", lambda: d2l.DotProductAttention(0.0)(X3, X3, X3.numpy()), TypeError, ["values", "ndarray"]),
+    ("dot product, lengths of wrong batch", dot(**qkv(valid_lens=torch.tensor([1, 2, 3]))), ValueError, ["valid_lens", "(3,)"]),
+    ("additive, wrong query size", additive(init={"query_size": 5, "key_size": 4}, **qkv()), ValueError, ["queries", "query_size=5", "(2, 3, 4)"]),
+    ("additive, wrong key size", additive(init={"query_size": 4, "key_size": 3}, **qkv()), ValueError, ["keys", "key_size=3", "(2, 5, 4)"]),
+    ("additive, non-int hiddens", lambda: d2l.AdditiveAttention(4.5, 0.1), TypeError, ["num_hiddens", "float"]),
+    ("additive, bad dropout", lambda: d2l.AdditiveAttention(4, 1.5), ValueError, ["dropout", "[0, 1)", "1.5"]),
+    ("heads do not divide", lambda: d2l.MultiHeadAttention(10, 3, 0.0), ValueError, ["num_hiddens (10)", "num_heads (3)", "divisible"]),
+    ("zero heads", lambda: d2l.MultiHeadAttention(8, 0, 0.0), ValueError, ["num_heads", "positive"]),
+    ("multi-head, wrong value size", mha(init={"value_size": 7}, **qkv()), ValueError, ["values", "value_size=7", "(2, 5, 6)"]),
+    ("multi-head, 2-D lengths of wrong shape", mha(**qkv(valid_lens=torch.ones(2, 5))), ValueError, ["valid_lens", "(2, 5)", "(2, 3)"]),
+    ("multi-head, 3-D lengths", mha(**qkv(valid_lens=torch.ones(2, 3, 1))), ValueError, ["valid_lens", "1-D or 2-D"]),
+    ("kernel name unknown", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), "gauss"), ValueError, ["kernel", "'gauss'", "gaussian"]),
+    ("kernel not a name", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), 3), TypeError, ["kernel", "int"]),
+    ("kernel keys vs values", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(4)), ValueError, ["keys", "values", "(3,)", "(4,)"]),
+    ("kernel 2-D keys, wrong rows", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3, 4), torch.zeros(3, 4)), ValueError, ["keys", "(3, 4)", "queries", "(2,)"]),
+    ("kernel sigma zero", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), sigma=0.0), ValueError, ["sigma", "positive"]),
+    ("learnable width negative", lambda: d2l.NWKernelRegression(sigma=-1.0), ValueError, ["sigma", "-1.0"]),
+    ("leave-one-out single point", lambda: d2l.leave_one_out(torch.zeros(1), torch.zeros(1)), ValueError, ["at least 2"]),
+    ("heatmap of 5-D input", lambda: d2l.show_heatmaps(torch.zeros(1, 1, 1, 2, 2), "Keys", "Queries"), ValueError, ["matrices", "(1, 1, 1, 2, 2)"]),
+    ("heatmap titles per column", lambda: d2l.show_heatmaps(torch.zeros(2, 2, 2), "Keys", "Queries", titles=["a"]), ValueError, ["titles", "2"]),
+    ("heatmap of text", lambda: d2l.show_heatmaps("weights", "Keys", "Queries"), TypeError, ["matrices", "str"]),
+    ("padding mask from 2-D lengths", lambda: d2l.padding_mask(torch.ones(2, 3), 4), ValueError, ["valid_lens", "1-D", "(2, 3)"]),
+    ("torch multihead from another module", lambda: d2l.to_torch_multihead(torch.nn.Linear(2, 2)), TypeError, ["mha", "Linear"]),
+]
+
+
+@pytest.mark.parametrize("call,error,fragments", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_raises_a_clear_error(call, error, fragments):
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value) is error  # never a raw IndexError or RuntimeError from torch
+    for fragment in fragments:
+        assert fragment in str(info.value), f"{fragment!r} missing from: {info.value}"
+
+
+def test_there_are_at_least_twenty_cases():
+    assert len(CASES) >= 20

@@ -1,0 +1,33 @@
+"""Every notebook is a .py percent source paired with an .ipynb in sync with it."""
+
+from pathlib import Path
+
+import jupytext
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+SOURCES = sorted(NOTEBOOKS.glob("*.py"))
+
+
+def test_there_are_notebooks():
+    assert SOURCES, "notebooks/ has no .py sources"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+def test_ipynb_is_in_sync_with_its_py_source(source):
+    ipynb = source.with_suffix(".ipynb")
+    assert ipynb.exists(), f"{ipynb.name} is missing: run make notebooks"
+    regenerated = jupytext.writes(jupytext.read(ipynb), fmt="py:percent")
+    assert regenerated == source.read_text(), (
+        f"{source.name} and {ipynb.name} differ: the .py is the source, run make notebooks"
+    )
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+def test_ipynb_has_executed_outputs_and_a_kernel(source):
+    notebook = jupytext.read(source.with_suffix(".ipynb"))
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    code_cells = [c for c in notebook.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code_cells), (
+        f"{source.stem}.ipynb has unexecuted cells: run make notebooks"
+    )
