@@ -19,8 +19,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+# Jupyter refuses to run as root unless told; containers often run as root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: install
-	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
+	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run).
