@@ -34,11 +34,19 @@ def epanechnikov(u):
 KERNELS = {"gaussian": gaussian, "boxcar": boxcar, "constant": constant, "epanechnikov": epanechnikov}
 
 
-def _log_kernel(name, u):
+def _log_kernel(kernel, u):
     """log k(u). Zero kernel values become -inf, which the softmax turns into zero weight."""
-    if name == "gaussian":
+    if kernel == "gaussian":
         return -u ** 2 / 2  # exact: no exp, so no underflow for tiny sigma
-    return torch.log(KERNELS[name](u))
+    values = KERNELS[kernel](u) if isinstance(kernel, str) else kernel(u)
+    if not isinstance(values, torch.Tensor) or values.shape != u.shape:
+        raise ValueError(
+            f"kernel must return a tensor shaped like its input {shape_str(u)}, "
+            f"got {type(values).__name__} {getattr(values, 'shape', '')}"
+        )
+    if (values < 0).any():
+        raise ValueError("kernel must return non-negative values; a similarity cannot be negative")
+    return torch.log(values)
 
 
 def _safe_softmax(scores):
@@ -50,6 +58,9 @@ def _safe_softmax(scores):
 def nadaraya_watson(queries, keys, values, kernel="gaussian", sigma=1.0):
     """Pool ``values`` at ``queries`` with kernel weights; return ``(predictions, weights)``.
 
+    ``kernel`` is a name from ``KERNELS`` or any function k(u) >= 0 of the
+    scaled distance u = (query - key) / sigma.
+
     ``queries`` has shape ``(Q,)``; ``keys`` and ``values`` shape ``(K,)``, or
     ``(Q, K)`` when each query has its own keys (leave-one-out). The weights
     have shape ``(Q, K)`` (rows are queries) and each row sums to 1, except a
@@ -59,9 +70,12 @@ def nadaraya_watson(queries, keys, values, kernel="gaussian", sigma=1.0):
     """
     if isinstance(kernel, str):
         if kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {sorted(KERNELS)}, got {kernel!r}")
-    else:
-        raise TypeError(f"kernel must be a kernel name, one of {sorted(KERNELS)}, got {type(kernel).__name__}")
+            raise ValueError(f"kernel must be one of {sorted(KERNELS)} or a function, got {kernel!r}")
+    elif not callable(kernel):
+        raise TypeError(
+            f"kernel must be a kernel name, one of {sorted(KERNELS)}, or a function k(u), "
+            f"got {type(kernel).__name__}"
+        )
     check_tensor(queries, "queries", ndim=1, floating=True)
     check_tensor(keys, "keys", ndim=(1, 2), floating=True)
     check_tensor(values, "values", ndim=(1, 2), floating=True)

@@ -59,6 +59,8 @@ CASES = [
     ("multi-head, 3-D lengths", mha(**qkv(valid_lens=torch.ones(2, 3, 1))), ValueError, ["valid_lens", "1-D or 2-D"]),
     ("kernel name unknown", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), "gauss"), ValueError, ["kernel", "'gauss'", "gaussian"]),
     ("kernel not a name", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), 3), TypeError, ["kernel", "int"]),
+    ("kernel returns a list", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), lambda u: [1.0]), ValueError, ["kernel", "(2, 3)", "list"]),
+    ("kernel returns negatives", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), lambda u: -torch.ones_like(u)), ValueError, ["kernel", "non-negative"]),
     ("kernel keys vs values", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(4)), ValueError, ["keys", "values", "(3,)", "(4,)"]),
     ("kernel 2-D keys, wrong rows", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3, 4), torch.zeros(3, 4)), ValueError, ["keys", "(3, 4)", "queries", "(2,)"]),
     ("kernel sigma zero", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), sigma=0.0), ValueError, ["sigma", "positive"]),

@@ -83,3 +83,11 @@ def test_without_leave_one_out_the_width_collapses_to_copying_y():
     net = d2l.NWKernelRegression(sigma=0.01)
     preds = net(x, x, y)
     torch.testing.assert_close(preds, y)  # each query finds itself: zero training loss
+
+
+def test_a_learners_own_kernel_function_works_like_the_named_one():
+    queries, keys, values = torch.rand(5), torch.rand(8), torch.randn(8)
+    own = d2l.nadaraya_watson(queries, keys, values, lambda u: torch.clamp(1 - u.abs(), min=0), 2.0)
+    _, weights = own
+    direct = torch.clamp(1 - ((queries[:, None] - keys) / 2).abs(), min=0)
+    torch.testing.assert_close(weights, direct / direct.sum(1, keepdim=True))
