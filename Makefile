@@ -50,3 +50,8 @@ notebooks: install
 
 clean:
 	rm -rf build .pytest_cache .coverage
+
+# Latency of the widget explorers against a new figure per change (prints Markdown tables).
+.PHONY: bench-widgets
+bench-widgets: install
+	$(PY) benchmarks/widget_latency.py

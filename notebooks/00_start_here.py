@@ -140,3 +140,28 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # * A heatmap of weights has one row per query and one column per key.
 # * The rest of the collection is about choosing $a$ and controlling the
 #   weights.
+
+# %% [markdown]
+# ## Try it: your first explorer
+#
+# Here is what an explorer looks like. It pools noisy samples of
+# $f(x) = 2\sin x + x$ with a kernel of width $\sigma$ (chapter 01 explains
+# it all). First the static picture, for readers without a running kernel:
+# the weights for $\sigma = 0.2$, one row per query, one column per training
+# point.
+
+# %%
+from d2lmini.widgets import explore_kernel_pooling
+
+explorer = explore_kernel_pooling(sigma=0.2)
+fig = d2l.show_heatmaps(explorer.weights, xlabel="Keys (training inputs, sorted)",
+                        ylabel="Queries (sorted)", figsize=(4, 3), vmin=0, vmax=1)
+
+# %% [markdown]
+# Now the explorer itself. Drag the width $\sigma$ down and the band of weight
+# narrows, so the fit follows the noise; drag it up and every query averages
+# almost every key, so the fit flattens. The menu swaps the kernel. Below
+# the picture, *Save* writes the current view to a PNG or SVG file.
+
+# %%
+explorer

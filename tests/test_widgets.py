@@ -1,0 +1,508 @@
+"""The explorers draw what d2lmini computes, for every control value, and stay usable."""
+
+import io
+import json
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import d2lmini as d2l
+from d2lmini import widgets
+from d2lmini.widgets import (
+    explore_additive,
+    explore_dot_product,
+    explore_kernel_pooling,
+    explore_masked_softmax,
+    explore_multihead,
+)
+
+FACTORIES = [explore_kernel_pooling, explore_masked_softmax, explore_additive, explore_dot_product,
+             explore_multihead]
+FIXTURE_NOTEBOOK = Path(__file__).with_name("widget_explorers.ipynb")
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    return explore_kernel_pooling()
+
+
+@pytest.fixture(scope="module")
+def masked():
+    return explore_masked_softmax()
+
+
+@pytest.fixture(scope="module")
+def additive():
+    return explore_additive()
+
+
+@pytest.fixture(scope="module")
+def dot():
+    return explore_dot_product()
+
+
+@pytest.fixture(scope="module")
+def multihead():
+    return explore_multihead()
+
+
+class Sweep:
+    """Set controls one change at a time and check the picture follows the weights."""
+
+    def __init__(self, explorer):
+        self.explorer = explorer
+        self.weights = explorer.weights.clone()
+        self.image = bytes(explorer.image.value)
+
+    def set(self, **values):
+        explorer = self.explorer
+        for name, value in values.items():
+            explorer.controls[name].value = value
+            assert explorer.last_error is None, f"{name}={value!r} raised {explorer.last_error!r}"
+        assert explorer.controls[name].value == value
+        if not torch.equal(explorer.weights, self.weights):
+            assert explorer.image.value != self.image, f"the weights changed with {values} but not the picture"
+        self.weights, self.image = explorer.weights.clone(), bytes(explorer.image.value)
+        return explorer.weights
+
+
+def drawn(explorer):
+    """The arrays of the heatmaps now drawn, in panel order (colorbars excluded)."""
+    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated()]
+    return torch.tensor(np.stack([m.get_array() for m in meshes]))
+
+
+def assert_masked_weights(weights, valid_lens):
+    """weights (batch, queries, keys): zero beyond each row's length, rows sum to 1 or are all 0."""
+    lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None].expand(weights.shape[:2])
+    beyond = torch.arange(weights.shape[-1]) >= lens[..., None]  # (batch, queries, keys)
+    assert torch.all(weights[beyond] == 0), "weight beyond a valid length"
+    expected_sums = (lens > 0).to(weights.dtype)  # 1, or 0 for a row with no valid key
+    torch.testing.assert_close(weights.sum(-1), expected_sums)
+
+
+# Kernel pooling --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel_name", list(d2l.KERNELS))
+def test_kernel_pooling_draws_nadaraya_watson_for_every_kernel_and_width(kernel, kernel_name):
+    sweep = Sweep(kernel)
+    sweep.set(kernel=kernel_name)
+    for sigma in (0.01, 0.03, 0.1, 0.5, 2.0, 10.0):  # the slider's minimum, maximum and between
+        weights = sweep.set(sigma=sigma)
+        x_train, y_train = kernel.training_data(40)
+        predictions, expected = d2l.nadaraya_watson(kernel.queries, x_train, y_train, kernel_name, sigma)
+        torch.testing.assert_close(weights, expected)
+        torch.testing.assert_close(drawn(kernel)[0], weights)
+        np.testing.assert_allclose(kernel._plot.parts.fit.get_ydata(), predictions.numpy())
+        sums = weights.sum(dim=1)
+        full_rows = (sums - 1).abs() < 1e-5
+        if kernel_name in ("gaussian", "constant"):
+            assert full_rows.all()
+        else:  # a query outside every key's window of a compact kernel gets no weight at all
+            assert (full_rows | (sums == 0)).all()
+    sweep.set(sigma=0.5)
+
+
+def test_kernel_pooling_small_boxcar_leaves_queries_without_keys(kernel):
+    sweep = Sweep(kernel)
+    weights = sweep.set(kernel="boxcar", sigma=0.01)
+    assert (weights.sum(dim=1) == 0).any() and (kernel.predictions[weights.sum(dim=1) == 0] == 0).all()
+    sweep.set(kernel="gaussian", sigma=0.5)
+
+
+def test_kernel_pooling_training_points_slider(kernel):
+    sweep = Sweep(kernel)
+    for n in (5, 20, 55, 100, 40):
+        weights = sweep.set(n_train=n)
+        assert weights.shape == (50, n) and drawn(kernel).shape == (1, 50, n)
+        assert torch.all(kernel.x_train[1:] >= kernel.x_train[:-1]), "keys must be sorted"
+        assert 0 <= kernel.x_train.min() and kernel.x_train.max() < 5
+        assert kernel._plot.parts.ax_map.get_xlim() == (-0.5, n - 0.5)
+
+
+def test_kernel_pooling_caption_names_the_values(kernel):
+    Sweep(kernel).set(sigma=0.2)
+    assert "gaussian kernel, σ = 0.2, 40 training points" in kernel.caption.value
+    Sweep(kernel).set(sigma=0.5)
+
+
+def test_a_state_drawn_again_gives_the_same_bytes(kernel):
+    """Cached backgrounds: coming back to a view reproduces it exactly."""
+    sweep = Sweep(kernel)
+    sweep.set(sigma=0.2)
+    before = bytes(kernel.image.value)
+    sweep.set(n_train=60)
+    sweep.set(sigma=1.0)
+    sweep.set(n_train=40, sigma=0.2)
+    assert kernel.image.value == before
+    sweep.set(sigma=0.5)
+
+
+# Masked softmax --------------------------------------------------------------------------------
+
+def test_masked_softmax_per_example_lengths(masked):
+    sweep = Sweep(masked)
+    for length in range(9):  # every value of the first slider, 0 (nothing valid) to 8 (all keys)
+        weights = sweep.set(valid_len_0=length)
+        valid_lens = torch.tensor([length, masked.controls["valid_len_1"].value])
+        torch.testing.assert_close(weights, d2l.masked_softmax(masked.scores, valid_lens))
+        assert_masked_weights(weights, valid_lens)
+        torch.testing.assert_close(drawn(masked), weights)
+    for length in (0, 1, 4, 8, 5):
+        weights = sweep.set(valid_len_1=length)
+        assert_masked_weights(weights, masked.valid_lens)
+        assert masked.valid_lens.tolist() == [8, length]
+    sweep.set(valid_len_0=2)
+
+
+def test_masked_softmax_per_query_mode(masked):
+    sweep = Sweep(masked)
+    sweep.set(mode="per query")
+    assert masked._per_example_row.layout.display == "none"
+    assert masked._per_query_rows.layout.display is None
+    for b in range(2):
+        for q in range(4):
+            for length in (0, 3, 8):
+                weights = sweep.set(**{f"query_len_{b}_{q}": length})
+                assert masked.valid_lens.shape == (2, 4) and masked.valid_lens[b, q] == length
+                torch.testing.assert_close(weights, d2l.masked_softmax(masked.scores, masked.valid_lens))
+                assert_masked_weights(weights, masked.valid_lens)
+    assert "valid_lens=[[8, 8, 8, 8], [8, 8, 8, 8]]" in masked.caption.value
+    sweep.set(mode="per example")
+    assert masked._per_query_rows.layout.display == "none"
+    assert masked.valid_lens.tolist() == [2, 5]
+
+
+def test_masked_softmax_ignores_per_query_lengths_in_per_example_mode(masked):
+    sweep = Sweep(masked)
+    before = masked.weights.clone()
+    sweep.set(query_len_0_0=2)
+    torch.testing.assert_close(masked.weights, before)
+
+
+# Additive ------------------------------------------------------------------------------------
+
+def expected_additive(explorer, keys, valid_lens):
+    """Additive weights from the module's parameters, written out: w_v · tanh(W_q q + W_k k)."""
+    attention = explorer.additive
+    q = explorer.queries @ attention.W_q.weight.T  # (batch, queries, h)
+    k = keys @ attention.W_k.weight.T  # (batch, keys, h)
+    scores = torch.tanh(q[:, :, None, :] + k[:, None, :, :]) @ attention.w_v.weight[0]  # (batch, queries, keys)
+    return d2l.masked_softmax(scores, valid_lens)
+
+
+def test_additive_identical_keys_give_uniform_weights_for_both_scores(additive):
+    sweep = Sweep(additive)
+    for lengths in ((2, 6), (1, 10), (0, 3)):
+        weights = sweep.set(noise=0.0, valid_len_0=lengths[0], valid_len_1=lengths[1])
+        for b, length in enumerate(lengths):
+            expected = torch.zeros(4, 10)
+            expected[:, :length] = 1 / length if length else 0
+            torch.testing.assert_close(weights[b, 0], expected)  # additive
+            torch.testing.assert_close(weights[b, 1], expected)  # scaled dot product
+    sweep.set(valid_len_0=2, valid_len_1=6)
+
+
+def test_additive_sweep_matches_both_scoring_functions(additive):
+    sweep = Sweep(additive)
+    plan = [("noise", v) for v in (0.05, 0.5, 1.3, 2.0)] + [("seed", v) for v in (0, 3, 9)] + \
+           [("valid_len_0", v) for v in (0, 1, 5, 10)] + [("valid_len_1", v) for v in (0, 4, 10)]
+    for name, value in plan:
+        weights = sweep.set(**{name: value})
+        noise, seed = additive.controls["noise"].value, additive.controls["seed"].value
+        generator = torch.Generator().manual_seed(seed)
+        keys = torch.ones(2, 10, 2) + noise * torch.randn(2, 10, 2, generator=generator)
+        torch.testing.assert_close(additive.noisy_keys, keys)
+        valid_lens = additive.valid_lens
+        torch.testing.assert_close(weights[:, 0], expected_additive(additive, keys, valid_lens))
+        dot_scores = additive.queries @ keys.transpose(1, 2) / math.sqrt(2)
+        torch.testing.assert_close(weights[:, 1], d2l.masked_softmax(dot_scores, valid_lens))
+        for method in range(2):
+            assert_masked_weights(weights[:, method], valid_lens)
+        torch.testing.assert_close(drawn(additive), weights.flatten(0, 1))
+    assert not torch.allclose(weights[:, 0], weights[:, 1]), "noisy keys: the two scores disagree"
+    sweep.set(noise=0.0, seed=0, valid_len_0=2, valid_len_1=6)
+
+
+# Scaled dot product ----------------------------------------------------------------------------
+
+def expected_dot_product(explorer, d, scale, temperature, valid_len, causal):
+    q, k = explorer.all_queries[..., :d], explorer.all_keys[..., :d]
+    scores = q @ k.transpose(1, 2) / temperature  # (1, queries, keys)
+    if scale:
+        scores = scores / math.sqrt(d)
+    lens = torch.clamp(torch.arange(1, 9), max=valid_len)[None] if causal else torch.tensor([valid_len])
+    return d2l.masked_softmax(scores, lens)[0], lens
+
+
+def check_dot_product(explorer, weights):
+    values = {name: explorer.controls[name].value for name in explorer.repr_controls}
+    expected, lens = expected_dot_product(explorer, **values)
+    torch.testing.assert_close(weights, expected, rtol=1e-4, atol=1e-6)
+    assert_masked_weights(weights[None], lens)
+    entropy = -torch.where(weights > 0, weights * weights.log(), torch.zeros(())).sum(-1)
+    torch.testing.assert_close(explorer.entropy, entropy)
+    widths = [bar.get_width() for bar in explorer._plot.parts.bars]
+    np.testing.assert_allclose(widths, entropy.numpy(), rtol=1e-6)
+    torch.testing.assert_close(drawn(explorer)[0], weights)
+
+
+def test_dot_product_sweep(dot):
+    sweep = Sweep(dot)
+    plan = ([("d", d) for d in widgets.DotProductExplorer.D_CHOICES]
+            + [("scale", False), ("scale", True)]
+            + [("temperature", t) for t in (0.1, 0.5, 3.0, 10.0, 1.0)]
+            + [("valid_len", n) for n in (0, 1, 4, 8)]
+            + [("causal", True), ("valid_len", 3), ("causal", False)])
+    for name, value in plan:
+        check_dot_product(dot, sweep.set(**{name: value}))
+    sweep.set(d=16)
+
+
+def test_dot_product_unscaled_large_d_saturates(dot):
+    sweep = Sweep(dot)
+    scaled = sweep.set(d=512, scale=True).clone()
+    unscaled = sweep.set(scale=False)
+    check_dot_product(dot, unscaled)
+    assert unscaled.max(dim=-1).values.mean() > 0.9 > scaled.max(dim=-1).values.mean()
+    assert dot.entropy.mean() < 0.3
+    sweep.set(d=16, scale=True)
+
+
+def test_dot_product_causal_first_query_sees_only_itself(dot):
+    sweep = Sweep(dot)
+    weights = sweep.set(causal=True)
+    check_dot_product(dot, weights)
+    assert weights[0, 0] == 1 and torch.all(weights.triu(diagonal=1) == 0)
+    sweep.set(causal=False)
+
+
+# Multi-head ------------------------------------------------------------------------------------
+
+def expected_multihead(explorer, num_heads, causal, valid_len):
+    torch.manual_seed(explorer.seed)
+    attention = d2l.MultiHeadAttention(16, num_heads, 0.0, query_size=16, key_size=16, value_size=16)
+    lens = torch.clamp(torch.arange(1, 7), max=valid_len)[None] if causal else torch.tensor([valid_len])
+    with torch.no_grad():
+        attention(explorer.X, explorer.X, explorer.X, lens)
+    return attention.attention_weights[0], lens  # (heads, queries, keys)
+
+
+def test_multihead_offers_only_divisors_of_num_hiddens(multihead):
+    assert multihead.controls["num_heads"].options == (1, 2, 4, 8)
+    assert widgets.MultiHeadExplorer(num_hiddens=12).controls["num_heads"].options == (1, 2, 3, 4, 6)
+    with pytest.raises(ValueError, match=r"num_heads must be one of \[1, 2, 4, 8\], got 3"):
+        explore_multihead(num_heads=3)
+
+
+def test_multihead_sweep_heads_and_head_choice(multihead):
+    sweep = Sweep(multihead)
+    for num_heads in (1, 2, 4, 8):
+        weights = sweep.set(num_heads=num_heads)
+        values = [value for _, value in multihead.controls["head"].options]
+        assert values == ["all", *range(num_heads)]
+        expected, lens = expected_multihead(multihead, num_heads, False, 6)
+        torch.testing.assert_close(weights, expected)
+        torch.testing.assert_close(drawn(multihead), weights)
+        titles = [ax.get_title() for ax in multihead.figure.axes if ax.get_title()]
+        assert titles == [f"head {h}" for h in range(num_heads)]
+        # Every option of the head menu with 8 heads; the first and last with fewer.
+        for head in range(num_heads) if num_heads == 8 else sorted({0, num_heads - 1}):
+            weights = sweep.set(head=head)
+            torch.testing.assert_close(weights, expected[head:head + 1])
+            assert [ax.get_title() for ax in multihead.figure.axes if ax.get_title()] == [f"head {head}"]
+        sweep.set(head="all")
+    sweep.set(head=5)
+    sweep.set(num_heads=2)  # head 5 no longer exists: back to all heads
+    assert multihead.controls["head"].value == "all" and multihead.weights.shape == (2, 6, 6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_multihead_masks_match_the_package(multihead, causal):
+    sweep = Sweep(multihead)
+    sweep.set(num_heads=4, head="all", causal=causal)
+    for valid_len in (0, 1, 3, 6):
+        weights = sweep.set(valid_len=valid_len)
+        expected, lens = expected_multihead(multihead, 4, causal, valid_len)
+        torch.testing.assert_close(weights, expected)
+        for head in weights:
+            assert_masked_weights(head[None], lens)
+    sweep.set(num_heads=2, causal=False)
+
+
+def test_multihead_panels_share_one_scale_and_colorbar(multihead):
+    Sweep(multihead).set(num_heads=8)
+    meshes = [c for ax in multihead.figure.axes for c in ax.collections if c.get_animated()]
+    assert len(meshes) == 8 and {m.get_clim() for m in meshes} == {(0.0, 1.0)}
+    colorbars = [ax for ax in multihead.figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(colorbars) == 1 and colorbars[0].get_ylim() == (0.0, 1.0)
+    Sweep(multihead).set(num_heads=2)
+
+
+# Every explorer ------------------------------------------------------------------------------
+
+REPRS = {
+    explore_kernel_pooling: "KernelPoolingExplorer(sigma=0.5, kernel='gaussian', n_train=40)",
+    explore_masked_softmax: "MaskedSoftmaxExplorer(mode='per example', valid_len_0=2, valid_len_1=5)",
+    explore_additive: "AdditiveExplorer(noise=0.0, seed=0, valid_len_0=2, valid_len_1=6)",
+    explore_dot_product: "DotProductExplorer(d=16, scale=True, temperature=1.0, valid_len=8, causal=False)",
+    explore_multihead: "MultiHeadExplorer(num_heads=2, head='all', causal=False, valid_len=6)",
+}
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_fresh_explorer_has_a_short_fixed_text_form_and_leaks_nothing(factory):
+    """Its text form is what nbval compares; it makes no pyplot figure and leaves the
+    caller's random numbers alone."""
+    plt.close("all")
+    torch.manual_seed(123)
+    expected_random = torch.rand(3)
+    torch.manual_seed(123)
+    explorer = factory()
+    torch.testing.assert_close(torch.rand(3), expected_random)
+    bundle = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(explorer) == REPRS[factory]
+    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+    assert plt.get_fignums() == [], "an explorer must not create pyplot figures"
+    assert bytes(explorer.image.value).startswith(b"\x89PNG\r\n\x1a\n")
+    assert isinstance(explorer.image, widgets.widgets.Image) and explorer.weights is not None
+
+
+@pytest.mark.parametrize("name", ["kernel", "masked", "additive", "dot", "multihead"])
+def test_error_in_a_callback_is_shown_escaped_and_the_next_change_works(name, monkeypatch, request):
+    explorer = request.getfixturevalue(name)
+    before_image, before_weights = bytes(explorer.image.value), explorer.weights.clone()
+
+    def broken():
+        raise RuntimeError("scores <b>exploded</b>")
+
+    monkeypatch.setattr(explorer, "_compute", broken)
+    control = next(c for n, c in explorer.controls.items() if n != "mode")
+    first = control.value
+    control.value = _another_value(control)
+    assert isinstance(explorer.last_error, RuntimeError)
+    assert "RuntimeError: scores &lt;b&gt;exploded&lt;/b&gt;" in explorer.message.value
+    assert "<b>exploded" not in explorer.message.value
+    assert "broken" in explorer.message.value  # the traceback is there, folded
+    assert explorer.image.value == before_image and torch.equal(explorer.weights, before_weights)
+
+    monkeypatch.undo()
+    control.value = first
+    assert explorer.last_error is None and explorer.message.value == ""
+    torch.testing.assert_close(explorer.weights, before_weights)
+
+
+def _another_value(control):
+    if hasattr(control, "options") and control.options:
+        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return next(v for v in values if v != control.value)
+    if isinstance(control.value, bool):
+        return not control.value
+    return control.max if control.value != control.max else control.min
+
+
+def test_an_error_from_the_package_shows_in_the_explorer(masked, monkeypatch):
+    def failing_softmax(X, valid_lens):
+        raise ValueError("valid_lens must be non-negative, got [-1]")
+
+    monkeypatch.setattr(widgets, "masked_softmax", failing_softmax)
+    masked.controls["valid_len_0"].value = 3
+    assert isinstance(masked.last_error, ValueError)
+    assert "ValueError: valid_lens must be non-negative" in masked.message.value
+    monkeypatch.undo()
+    Sweep(masked).set(valid_len_0=2)
+    assert masked.last_error is None
+
+
+@pytest.mark.parametrize("name", ["kernel", "multihead"])
+@pytest.mark.parametrize("suffix,magic", [(".png", b"\x89PNG\r\n\x1a\n"), (".svg", b"<?xml")])
+def test_save_writes_png_or_svg_by_extension(name, suffix, magic, request, tmp_path):
+    explorer = request.getfixturevalue(name)
+    image = bytes(explorer.image.value)
+    path = explorer.save(tmp_path / f"view{suffix.upper()}", dpi=40)
+    content = path.read_bytes()
+    assert content.startswith(magic)
+    if suffix == ".svg":
+        assert b"<svg" in content and explorer._caption_text.encode() in content
+    assert plt.get_fignums() == []
+    control = next(c for n, c in explorer.controls.items() if n != "mode")
+    first = control.value
+    control.value = _another_value(control)
+    control.value = first
+    assert explorer.image.value == image  # saving left the drawing as it was
+
+
+def test_save_rejects_other_extensions(kernel, tmp_path):
+    with pytest.raises(ValueError, match=r"path must end in \.png or \.svg, got '.*view\.pdf'"):
+        kernel.save(tmp_path / "view.pdf")
+
+
+def test_save_button_saves_to_the_named_file_and_reports_errors(kernel, tmp_path):
+    kernel.save_path.value = str(tmp_path / "from_button.png")
+    kernel.save_button.click()
+    assert (tmp_path / "from_button.png").read_bytes().startswith(b"\x89PNG")
+    assert "saved" in kernel.message.value and kernel.last_error is None
+    kernel.save_path.value = str(tmp_path / "from_button.jpg")
+    kernel.save_button.click()
+    assert isinstance(kernel.last_error, ValueError) and "from_button.jpg" in kernel.message.value
+    Sweep(kernel).set(sigma=0.3)
+    assert kernel.last_error is None and kernel.message.value == ""
+    Sweep(kernel).set(sigma=0.5)
+
+
+def test_the_png_is_exactly_the_canvas(dot):
+    decoded = np.asarray(Image.open(io.BytesIO(bytes(dot.image.value))))
+    canvas = np.asarray(dot.figure.canvas.buffer_rgba())
+    assert decoded.shape == canvas.shape[:2] + (3,)
+    np.testing.assert_array_equal(decoded, canvas[..., :3])
+
+
+def test_updates_leave_torch_thread_count_alone(dot):
+    threads = torch.get_num_threads()
+    Sweep(dot).set(d=64)
+    Sweep(dot).set(d=16)
+    assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("call,error,fragments", [
+    (lambda: explore_kernel_pooling(kernel="gauss"), ValueError, ["kernel", "'gauss'", "gaussian"]),
+    (lambda: explore_kernel_pooling(sigma=0), ValueError, ["sigma", "between 0.01 and 10.0", "got 0"]),
+    (lambda: explore_kernel_pooling(n_train=40.0), TypeError, ["n_train", "an int", "float"]),
+    (lambda: explore_masked_softmax(valid_lens=(1, 2, 3)), ValueError, ["valid_lens", "2 lengths", "(1, 2, 3)"]),
+    (lambda: explore_additive(valid_lens=6), ValueError, ["valid_lens", "list or tuple", "got 6"]),
+    (lambda: explore_masked_softmax(valid_lens=(1, 9)), ValueError, ["valid_lens[1]", "between 0 and 8", "9"]),
+    (lambda: explore_additive(noise="0.5"), TypeError, ["noise", "a number", "str"]),
+    (lambda: explore_dot_product(d=3), ValueError, ["d must be one of", "512", "got 3"]),
+    (lambda: explore_dot_product(scale=1), ValueError, ["scale", "[True, False]", "got 1"]),
+    (lambda: explore_multihead(head=2), ValueError, ["head", "['all', 0, 1]", "got 2"]),
+])
+def test_bad_arguments_are_named(call, error, fragments):
+    with pytest.raises(error) as info:
+        call()
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+# The notebook design ---------------------------------------------------------------------------
+
+def test_fixture_notebook_cells_output_only_the_explorer():
+    """In the strict-nbval fixture, a cell showing an explorer outputs the widget and nothing
+    else (no figure, no image), and moving a slider from code outputs nothing either."""
+    notebook = json.loads(FIXTURE_NOTEBOOK.read_text())
+    shown = []
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for output in cell["outputs"]:
+            data = output.get("data", {})
+            assert "image/png" not in data and "Figure size" not in "".join(data.get("text/plain", ""))
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert len(cell["outputs"]) == 1 and set(data) == {
+                    "text/plain", "application/vnd.jupyter.widget-view+json"}
+                shown.append("".join(data["text/plain"]))
+    assert shown == list(REPRS.values())
