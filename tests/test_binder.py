@@ -83,7 +83,7 @@ def test_repo2docker_installs_binder_requirements_then_runs_postbuild(repo2docke
     assert '-r "requirements.txt"' not in dockerfile  # binder/ overrides the top level
 
 
-def test_postbuild_stops_at_the_first_failing_command():
+def test_postbuild_is_an_executable_bash_script_that_sets_e():
     lines = (BINDER / "postBuild").read_text().splitlines()
     commands = [line for line in lines if line and not line.startswith("#")]
     assert lines[0] == "#!/bin/bash"
@@ -141,9 +141,9 @@ def binder_env():
     pip installs binder/requirements.txt without its PyTorch index line (that
     index is out of reach here; pip's configured find-links holds the same
     2.13.0+cpu wheel), then binder/postBuild runs from the repository root.
-    Each notebook then runs in its own kernel, two at a time on separate cores."""
+    Each notebook then runs in its own kernel, two at a time (2 cores here)."""
     timings = {}
-    # On a tmpfs the 1.4 GB environment unpacks in half the time and is gone in
+    # On a tmpfs the 1.2 GB environment unpacks in half the time and is gone in
     # a blink, where deleting it from disk took 20-40 s here.
     in_memory = Path("/dev/shm")
     with tempfile.TemporaryDirectory(prefix="binder-env-", dir=in_memory if in_memory.is_dir() else None) as tmp:
