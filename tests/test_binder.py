@@ -1,0 +1,221 @@
+"""The Binder environment in binder/: repo2docker reads it, it agrees with the
+top-level requirements.txt, and every notebook runs in it within mybinder's memory."""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+BINDER = ROOT / "binder"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+RUNNER = Path(__file__).with_name("binder_notebook_runner.py")
+CPU_INDEX_LINE = "--extra-index-url https://download.pytorch.org/whl/cpu"
+KERNEL_PEAK_LIMIT_MIB = 1536  # mybinder gives about 2 GB; the Jupyter server needs some
+
+
+def read_requirements(path):
+    """Return ({canonical name: Requirement}, [option lines]) of a requirements file."""
+    requirements, options = {}, []
+    for line in path.read_text().splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("-"):
+            options.append(line)
+            continue
+        requirement = Requirement(line)
+        requirements[canonicalize_name(requirement.name)] = requirement
+    return requirements, options
+
+
+def pinned_version(requirement):
+    (specifier,) = requirement.specifier
+    assert specifier.operator == "==", f"{requirement} is not an exact pin"
+    return Version(specifier.version)
+
+
+# --- repo2docker reads binder/ -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def repo2docker_output():
+    """(Dockerfile, log) printed by `repo2docker --no-build --debug .`.
+
+    --no-build renders the Dockerfile without talking to a Docker daemon."""
+    repo2docker = Path(sys.executable).with_name("repo2docker")
+    result = subprocess.run(
+        [str(repo2docker), "--no-build", "--debug", "."],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout, result.stderr
+
+
+def test_repo2docker_builds_a_python_3_11_environment(repo2docker_output):
+    dockerfile, log = repo2docker_output
+    assert "Building conda environment for python=3.11" in log
+    # The Dockerfile copies repo2docker's lock file for that Python. Copied files
+    # are named by their escaped path: "." becomes "-2e" and "-" becomes "-2d".
+    (lock_copy,) = [line for line in dockerfile.splitlines()
+                    if line.startswith("COPY") and line.endswith(" /tmp/env/environment.lock")]
+    assert "environment-2epy-2d3-2e11-2dlinux-2d" in lock_copy  # environment.py-3.11-linux-
+
+
+def test_repo2docker_installs_binder_requirements_then_runs_postbuild(repo2docker_output):
+    dockerfile, _ = repo2docker_output
+    install = dockerfile.index('pip install --no-cache-dir -r "binder/requirements.txt"')
+    copy_repository = dockerfile.index(" src/ ${REPO_DIR}/")
+    post_build = dockerfile.index("RUN ./binder/postBuild")
+    # Requirements come before the repository is copied in, so a change to a
+    # notebook or to d2lmini does not reinstall torch on the next build.
+    assert install < copy_repository < post_build
+    assert '-r "requirements.txt"' not in dockerfile  # binder/ overrides the top level
+
+
+def test_postbuild_is_an_executable_bash_script_that_sets_e():
+    lines = (BINDER / "postBuild").read_text().splitlines()
+    commands = [line for line in lines if line and not line.startswith("#")]
+    assert lines[0] == "#!/bin/bash"
+    assert commands[0] == "set -euo pipefail"
+    assert os.access(BINDER / "postBuild", os.X_OK)
+
+
+# --- binder/requirements.txt agrees with requirements.txt ----------------------
+
+
+def test_binder_requirements_name_the_same_packages_as_the_top_level():
+    binder, _ = read_requirements(BINDER / "requirements.txt")
+    top_level, _ = read_requirements(ROOT / "requirements.txt")
+    assert sorted(binder) == sorted(top_level)
+
+
+def test_binder_version_bounds_equal_the_top_level_ones_torch_aside():
+    def bounds(requirements):
+        return {name: str(req.specifier) for name, req in requirements.items() if name != "torch"}
+
+    binder, _ = read_requirements(BINDER / "requirements.txt")
+    top_level, _ = read_requirements(ROOT / "requirements.txt")
+    assert bounds(binder) == bounds(top_level)
+
+
+def test_binder_pins_the_cpu_build_of_the_top_level_torch():
+    binder, options = read_requirements(BINDER / "requirements.txt")
+    top_level, _ = read_requirements(ROOT / "requirements.txt")
+    binder_torch = pinned_version(binder["torch"])
+    assert binder_torch.local == "cpu"
+    assert Version(binder_torch.public) == pinned_version(top_level["torch"])
+    assert options == [CPU_INDEX_LINE]
+
+
+# --- a fresh environment from binder/requirements.txt runs every notebook -----
+
+
+def _cpu_seconds_of_children():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, (
+        f"{' '.join(map(str, command))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def binder_env():
+    """A new virtual environment set up the way repo2docker does it, with every notebook run in it.
+
+    pip installs binder/requirements.txt without its PyTorch index line (that
+    index is out of reach here; pip's configured find-links holds the same
+    2.13.0+cpu wheel), then binder/postBuild runs from the repository root.
+    Each notebook then runs in its own kernel, two at a time (2 cores here)."""
+    timings = {}
+    # On a tmpfs the 1.2 GB environment unpacks in half the time and is gone in
+    # a blink, where deleting it from disk took 20-40 s here.
+    in_memory = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(prefix="binder-env-", dir=in_memory if in_memory.is_dir() else None) as tmp:
+        venv = Path(tmp) / "venv"
+        python = venv / "bin" / "python"
+        requirements = Path(tmp) / "requirements.txt"
+        lines = (BINDER / "requirements.txt").read_text().splitlines()
+        requirements.write_text("\n".join(line for line in lines if line != CPU_INDEX_LINE) + "\n")
+        env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+        env.update(
+            PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
+            PIP_PROGRESS_BAR="off",
+            JUPYTER_PREFER_ENV_PATH="1",  # the environment's python3 kernel, not a user-wide one
+        )
+
+        start, cpu = time.perf_counter(), _cpu_seconds_of_children()
+        _run([sys.executable, "-m", "venv", venv])
+        # --no-compile: the kernel compiles what it imports; pip would compile all of torch.
+        _run([python, "-m", "pip", "install", "--no-compile", "-r", requirements], env=env, timeout=900)
+        _run([BINDER / "postBuild"], cwd=ROOT, env=env, timeout=300)
+        timings["install"] = (time.perf_counter() - start, _cpu_seconds_of_children() - cpu)
+
+        def execute(notebook):
+            return subprocess.run(
+                [python, RUNNER, notebook], capture_output=True, text=True, env=env, timeout=300,
+            )
+
+        start, cpu = time.perf_counter(), _cpu_seconds_of_children()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            runs = dict(zip(NOTEBOOKS, pool.map(execute, NOTEBOOKS)))
+        timings["notebooks"] = (time.perf_counter() - start, _cpu_seconds_of_children() - cpu)
+        yield {"python": python, "env": env, "runs": runs, "timings": timings}
+
+
+def test_fresh_binder_env_has_cpu_torch_and_the_working_tree_d2lmini(binder_env):
+    where = _run(
+        [binder_env["python"], "-c",
+         "import importlib.metadata, importlib.util;"
+         "print(importlib.metadata.version('torch'), importlib.util.find_spec('d2lmini').origin)"],
+        env=binder_env["env"],
+    )
+    torch_version, d2lmini_init = where.split()
+    assert torch_version == "2.13.0+cpu"
+    assert Path(d2lmini_init) == ROOT / "d2lmini" / "__init__.py"  # editable, as postBuild installs it
+
+
+def test_fresh_binder_env_satisfies_every_dependency(binder_env):
+    # postBuild installs d2lmini with --no-deps: its dependencies must already be there.
+    _run([binder_env["python"], "-m", "pip", "check"], env=binder_env["env"])
+
+
+def test_there_are_notebooks_to_run_on_binder():
+    assert NOTEBOOKS, "notebooks/ has no .ipynb"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_executes_in_the_fresh_binder_env(binder_env, notebook):
+    run = binder_env["runs"][notebook]
+    assert run.returncode == 0, run.stderr[-5000:]
+    (report,) = [json.loads(line) for line in run.stdout.splitlines()]
+    assert report["notebook"] == notebook.name
+    assert Path(report["kernel"][0]) == binder_env["python"], report["kernel"]
+
+
+def test_biggest_notebook_kernel_peak_memory_is_well_under_mybinder_limit(binder_env, capsys):
+    reports = [json.loads(line) for run in binder_env["runs"].values() for line in run.stdout.splitlines()]
+    assert reports, "no notebook ran to the end in the Binder environment"
+    with capsys.disabled():
+        timings = ", ".join(f"{step} {wall:.0f} s ({cpu:.0f} s of CPU)"
+                            for step, (wall, cpu) in binder_env["timings"].items())
+        print(f"\nBinder environment: {timings}. Peak memory of each notebook's kernel:")
+        for report in reports:
+            print(f"  {report['notebook']}: {report['peak_rss_mib']:.0f} MiB, ran in {report['seconds']:.1f} s")
+    biggest = max(reports, key=lambda report: report["peak_rss_mib"])
+    assert biggest["peak_rss_mib"] < KERNEL_PEAK_LIMIT_MIB, biggest
