@@ -54,8 +54,8 @@ notebooks: install
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
 
-# Student notebooks (solutions replaced by stubs, no outputs) with a copy of
-# d2lmini; and the solution key (executed notebooks and their HTML).
+# Student notebooks (solutions replaced by stubs, no outputs) with d2lmini
+# and requirements.txt beside them; the solution key (executed, with HTML).
 student: install
 	rm -rf build/student
 	$(PY) tools/instructor.py student --out build/student $(NOTEBOOK_SOURCES:.py=.ipynb)

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jupytext
@@ -197,12 +198,13 @@ def test_the_build_leaves_the_instructor_sources_unchanged(build):
     assert build["after"] == build["before"]
 
 
-def test_the_build_writes_one_notebook_per_chapter_with_d2lmini_and_a_readme(build):
+def test_the_build_writes_one_notebook_per_chapter_with_what_they_need_to_run(build):
     out = build["out"]
     assert sorted(path.name for path in out.glob("*.ipynb")) == sorted(NAMES)
     package = sorted(p.relative_to(REPO / "d2lmini") for p in (REPO / "d2lmini").rglob("*.py"))
     assert sorted(p.relative_to(out / "d2lmini") for p in (out / "d2lmini").rglob("*.py")) == package
     assert all((out / "d2lmini" / p).read_bytes() == (REPO / "d2lmini" / p).read_bytes() for p in package)
+    assert (out / "requirements.txt").read_text() == (REPO / "requirements.txt").read_text()
     assert "import d2lmini" in (out / "README.md").read_text()
 
 
@@ -326,20 +328,18 @@ def _stdout(cell):
     return "".join(out.text for out in cell.outputs if out.output_type == "stream" and out.name == "stdout")
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_a_student_notebook_runs_through_with_only_its_checks_failing_until_the_answers_return(
-        build, sources, name):
-    """Run the student notebook cell by cell, errors allowed, and inspect every output.
+def _run_student_notebook(student_path, instructor_path):
+    """Run a student notebook cell by cell, errors allowed; return (problems, number of checks).
 
     Each check must fail with the stub's NotImplementedError and nothing else,
-    every other cell must succeed. Right after each failing check, the round
-    trip: the exercise cell with its reference answer put back (which must
+    every other cell must succeed. Right after each failing check comes the
+    round trip: the exercise cell with its reference answers put back (it must
     equal the instructor's cell), then the check again, which must pass; then
     the stub again, so the rest of the notebook runs as a learner's would.
     """
-    student, original = read(build["out"] / name), read(sources[name])
+    student, original = read(student_path), read(instructor_path)
     client = NotebookClient(student, timeout=300, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(build["out"])}})
+                            resources={"metadata": {"path": str(student_path.parent)}})
     problems, checks, exercise = [], 0, None
     with client.setup_kernel():
         for index, cell in enumerate(student.cells):
@@ -366,8 +366,22 @@ def test_a_student_notebook_runs_through_with_only_its_checks_failing_until_the_
             if _errors(filled) or _errors(check_again) or not _stdout(check_again).startswith("✓"):
                 problems.append(f"check cell {index} should pass with the reference answer, got "
                                 f"{_errors(filled) + _errors(check_again) or _stdout(check_again)!r}")
+    return problems, checks
+
+
+@pytest.fixture(scope="session")
+def student_runs(build, sources):
+    """Every student notebook's run, started together on one thread per CPU (each has its own kernel)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        yield {name: pool.submit(_run_student_notebook, build["out"] / name, sources[name]) for name in NAMES}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_student_notebook_runs_through_with_only_its_checks_failing_until_the_answers_return(
+        student_runs, sources, name):
+    problems, checks = student_runs[name].result()
     assert problems == [], "\n".join(problems)
-    assert checks == len(tagged(original, "check"))
+    assert checks == len(tagged(read(sources[name]), "check"))
     if name == FIXTURE:
         assert checks == 3
 

@@ -51,10 +51,10 @@ with your code, run the cell, then run the check cell below it. The check
 prints one line when your answer is right, and otherwise says what it
 expected, what it received, and gives a hint.
 
-The notebooks need Python 3.10 or newer with torch, numpy, matplotlib and
-ipywidgets installed (JupyterLab or Notebook 7 to open them). The helper
-package they import, `d2lmini`, is in `./d2lmini`: start Jupyter in this
-folder so that `import d2lmini` finds it.
+The notebooks need Python 3.10 or newer and the packages listed in
+`requirements.txt` (`pip install -r requirements.txt`). The helper package
+they import, `d2lmini`, is in `./d2lmini`: start Jupyter in this folder
+(`jupyter lab`) so that `import d2lmini` finds it.
 """
 
 
@@ -226,7 +226,7 @@ def _refuse_to_overwrite_sources(paths, out):
 
 
 def build_student(paths, out):
-    """Write each notebook's student version to ``out``, with a copy of d2lmini beside them."""
+    """Write each notebook's student version to ``out``, with d2lmini and requirements.txt beside them."""
     paths, out = [Path(p) for p in paths], Path(out)
     _refuse_to_overwrite_sources(paths, out)
     students = {path.name: student_notebook(nbformat.read(path, as_version=4), path.name) for path in paths}
@@ -235,6 +235,7 @@ def build_student(paths, out):
         nbformat.write(nb, out / filename)
     shutil.rmtree(out / "d2lmini", ignore_errors=True)
     shutil.copytree(REPO / "d2lmini", out / "d2lmini", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "requirements.txt", out)
     (out / "README.md").write_text(STUDENT_README)
     return [out / filename for filename in students]
 
