@@ -18,6 +18,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from jupytext.cli import jupytext as jupytext_cli
 from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parent.parent
@@ -153,8 +154,7 @@ def test_jupytext_keeps_nbgrader_metadata_in_the_ipynb_and_out_of_the_py(tmp_pat
         '"""max(1 - u**2, 0), elementwise."""', '"""max(1 - u**2, 0), elementwise (edited)."""'))
     nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"))
     nbformat.write(nb, tmp_path / "ch.ipynb")
-    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--update", "--to", "ipynb", str(source)],
-                   check=True)
+    assert jupytext_cli(["--quiet", "--update", "--to", "ipynb", str(source)]) == 0
     updated = read(tmp_path / "ch.ipynb")
     assert "(edited)" in updated.cells[tagged(updated, "exercise")[0][0]].source
     assert [c.metadata.get("nbgrader") for c in updated.cells] == [c.metadata.get("nbgrader") for c in nb.cells]
@@ -216,11 +216,11 @@ def test_the_build_refuses_to_write_over_its_sources(sources):
 def test_the_command_line_reports_a_broken_notebook_in_one_line(tmp_path):
     nb = notebook(code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return x\n", "exercise"))
     nbformat.write(nb, tmp_path / "broken.ipynb")
-    result = subprocess.run([sys.executable, str(TOOL), "student", "--out", str(tmp_path / "out"),
-                             str(tmp_path / "broken.ipynb")], capture_output=True, text=True)
-    assert result.returncode == 1
-    assert result.stderr == ("error: broken.ipynb, cell 0, line 2: '### BEGIN SOLUTION' is never closed "
-                             "by '### END SOLUTION'\n")
+    with pytest.raises(SystemExit) as exit_:  # sys.exit with a message: printed to stderr, status 1
+        instructor.main(["student", "--out", str(tmp_path / "out"), str(tmp_path / "broken.ipynb")])
+    assert exit_.value.code == ("error: broken.ipynb, cell 0, line 2: '### BEGIN SOLUTION' is never closed "
+                                "by '### END SOLUTION'")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("name", NAMES)
