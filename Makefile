@@ -9,12 +9,18 @@ NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install lab test unit-test notebook-test notebooks bench clean
+.PHONY: student solutions
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --progress-bar off -r requirements.txt -e '.[test]' 2>&1 \
 		| { grep -v 'is ignored: it is neither a file nor a directory' || true; }
 	$(PY) -c "import torch, d2lmini, jupytext, nbval, ipywidgets"
+	# nbgrader (a test extra) is for its command line only: keep its menus and
+	# server extensions out of the learners' JupyterLab.
+	$(JUPYTER) labextension disable --level=sys_prefix --log-level=ERROR @jupyter/nbgrader
+	$(JUPYTER) server extension disable --sys-prefix --log-level=WARN $(addprefix \
+		nbgrader.server_extensions.,formgrader validate_assignment assignment_list course_list)
 	touch $@
 
 install: $(STAMP)
@@ -44,9 +50,22 @@ notebooks: install
 	for py in $(NOTEBOOK_SOURCES); do \
 		$(VENV)/bin/jupytext --quiet --set-kernel python3 --update --to ipynb "$$py" || exit 1; \
 	done
+	# nbgrader's cell metadata, derived from the exercise/check tags; Jupytext
+	# keeps it in the .ipynb and out of the .py.
+	$(PY) tools/instructor.py nbgrader-metadata $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
+
+# Student notebooks (solutions replaced by stubs, no outputs) with d2lmini
+# and requirements.txt beside them; the solution key (executed, with HTML).
+student: install
+	rm -rf build/student
+	$(PY) tools/instructor.py student --out build/student $(NOTEBOOK_SOURCES:.py=.ipynb)
+
+solutions: install
+	rm -rf build/solutions
+	$(PY) tools/instructor.py solutions --out build/solutions $(NOTEBOOK_SOURCES:.py=.ipynb)
 
 clean:
 	rm -rf build .pytest_cache .coverage
