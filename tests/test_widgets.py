@@ -73,7 +73,7 @@ class Sweep:
 
 def drawn(explorer):
     """The arrays of the heatmaps now drawn, in panel order (colorbars excluded)."""
-    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated()]
+    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated() and c.get_visible()]
     return torch.tensor(np.stack([m.get_array() for m in meshes]))
 
 
