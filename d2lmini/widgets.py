@@ -286,13 +286,15 @@ class KernelPoolingExplorer(Explorer):
     repr_controls = ("sigma", "kernel", "n_train")
 
     def __init__(self, sigma=0.5, kernel="gaussian", n_train=40, seed=0):
-        _check_range(sigma, "sigma", 0.01, 10.0)
+        _check_range(sigma, "sigma", 2.0 ** -7, 2.0 ** 3)
         _check_choice(kernel, "kernel", list(KERNELS))
         _check_range(n_train, "n_train", 5, 100, integer=True)
         self.seed = seed
         self.queries = torch.arange(0, 5, 0.1)  # (50,)
         controls = {
-            "sigma": widgets.FloatLogSlider(value=sigma, base=10, min=-2, max=1, step=0.05,
+            # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
+            # snaps a value to the grid and sends it back.
+            "sigma": widgets.FloatLogSlider(value=sigma, base=2, min=-7, max=3, step=0.25,
                                             description="width σ", readout_format=".3g", style=WIDE),
             "kernel": widgets.Dropdown(options=list(KERNELS), value=kernel, description="kernel"),
             "n_train": widgets.IntSlider(value=n_train, min=5, max=100, step=5,
@@ -317,6 +319,7 @@ class KernelPoolingExplorer(Explorer):
         ax_fit.set(xlim=(0, 5), ylim=(-2.5, 7), xlabel="x", ylabel="y")
         ax_fit.legend(loc="upper left", fontsize="small")
         ax_fit.set_title("Nadaraya–Watson regression")
+        ax_map.set_title("attention weights")
         _colorbar(fig, ax_map)
         return SimpleNamespace(points=points, fit=fit, ax_map=ax_map, heatmaps={})  # number of keys -> mesh
 
