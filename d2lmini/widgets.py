@@ -165,8 +165,10 @@ class _Plot:
             self.backgrounds[state] = self.canvas.copy_from_bbox(self.figure.bbox)
         else:
             self.canvas.restore_region(self.backgrounds[state])
-        if state != self.state or not self.animated:  # the explorer may have replaced artists
-            animated = (a for a in self.figure.findobj() if a.get_animated())
+        if state != self.state or not self.animated:  # the explorer may have added artists
+            # Animated artists are children of an axes; findobj would also visit every
+            # tick, which costs more than the whole update.
+            animated = (a for ax in self.figure.axes for a in ax.get_children() if a.get_animated())
             self.animated = sorted(animated, key=lambda a: a.get_zorder())
             self.state = state
         for artist in self.animated:
@@ -284,13 +286,15 @@ class KernelPoolingExplorer(Explorer):
     repr_controls = ("sigma", "kernel", "n_train")
 
     def __init__(self, sigma=0.5, kernel="gaussian", n_train=40, seed=0):
-        _check_range(sigma, "sigma", 0.01, 10.0)
+        _check_range(sigma, "sigma", 2.0 ** -7, 2.0 ** 3)
         _check_choice(kernel, "kernel", list(KERNELS))
         _check_range(n_train, "n_train", 5, 100, integer=True)
         self.seed = seed
         self.queries = torch.arange(0, 5, 0.1)  # (50,)
         controls = {
-            "sigma": widgets.FloatLogSlider(value=sigma, base=10, min=-2, max=1, step=0.05,
+            # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
+            # snaps a value to the grid and sends it back.
+            "sigma": widgets.FloatLogSlider(value=sigma, base=2, min=-7, max=3, step=0.25,
                                             description="width σ", readout_format=".3g", style=WIDE),
             "kernel": widgets.Dropdown(options=list(KERNELS), value=kernel, description="kernel"),
             "n_train": widgets.IntSlider(value=n_train, min=5, max=100, step=5,
@@ -315,8 +319,9 @@ class KernelPoolingExplorer(Explorer):
         ax_fit.set(xlim=(0, 5), ylim=(-2.5, 7), xlabel="x", ylabel="y")
         ax_fit.legend(loc="upper left", fontsize="small")
         ax_fit.set_title("Nadaraya–Watson regression")
+        ax_map.set_title("attention weights")
         _colorbar(fig, ax_map)
-        return SimpleNamespace(points=points, fit=fit, ax_map=ax_map, heatmap=None)
+        return SimpleNamespace(points=points, fit=fit, ax_map=ax_map, heatmaps={})  # number of keys -> mesh
 
     def _compute(self):
         sigma, kernel, n = (self.controls[name].value for name in self.repr_controls)
@@ -332,13 +337,15 @@ class KernelPoolingExplorer(Explorer):
         self.x_train, self.y_train = data["x_train"], data["y_train"]
         self.predictions = data["predictions"]
         weights = data["weights"].numpy()  # (queries, keys)
-        if parts.heatmap is None or parts.heatmap.get_array().shape != weights.shape:
-            if parts.heatmap is not None:  # a new number of keys: a new mesh and new axis limits
-                parts.heatmap.remove()
-            parts.heatmap = _heatmap(parts.ax_map, *weights.shape, xlabel="Keys (training inputs, sorted)",
-                                     ylabel="Queries (sorted)")
-        parts.heatmap.set_array(weights)
-        return weights.shape[1]  # the keys axis is part of the background
+        num_keys = weights.shape[1]
+        if num_keys not in parts.heatmaps:  # a mesh has a fixed shape: one per number of keys
+            parts.heatmaps[num_keys] = _heatmap(parts.ax_map, *weights.shape, ylabel="Queries (sorted)",
+                                                xlabel="Keys (training inputs, sorted)")
+        for keys, heatmap in parts.heatmaps.items():
+            heatmap.set_visible(keys == num_keys)
+        parts.heatmaps[num_keys].set_array(weights)
+        parts.ax_map.set_xlim(-0.5, num_keys - 0.5)
+        return num_keys  # the keys axis is part of the background
 
 
 class MaskedSoftmaxExplorer(Explorer):

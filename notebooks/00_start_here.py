@@ -147,13 +147,13 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # Here is what an explorer looks like. It pools noisy samples of
 # $f(x) = 2\sin x + x$ with a kernel of width $\sigma$ (chapter 01 explains
 # it all). First the static picture, for readers without a running kernel:
-# the weights for $\sigma = 0.2$, one row per query, one column per training
+# the weights for $\sigma = 0.25$, one row per query, one column per training
 # point.
 
 # %%
 from d2lmini.widgets import explore_kernel_pooling
 
-explorer = explore_kernel_pooling(sigma=0.2)
+explorer = explore_kernel_pooling(sigma=0.25)
 fig = d2l.show_heatmaps(explorer.weights, xlabel="Keys (training inputs, sorted)",
                         ylabel="Queries (sorted)", figsize=(4, 3), vmin=0, vmax=1)
 
