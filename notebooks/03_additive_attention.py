@@ -305,8 +305,9 @@ d2l.plt.show()
 # * Raise the noise slowly. At what scale do the dot-product weights turn into
 #   near one-hot rows? Do the additive ones ever?
 # * Change the seed at a fixed noise: which parts of the pattern stay?
-# * Move a valid length down to 1, then to 0. One valid key takes all the
-#   weight; none gives a row of zeros (`d2lmini`'s policy from chapter 02).
+# * Move a valid length down to 1: the one valid key takes all the weight,
+#   whichever scoring function and whatever the noise. (A length of 0 would
+#   give a row of zeros, `d2lmini`'s policy from chapter 02.)
 
 # %% [markdown]
 # <!-- EXPLORER: explore_additive -->

@@ -181,7 +181,7 @@ d2l.plt.show()
 # Softmax turns differences of scores into ratios of weights,
 # $e^{s_i - s_j}$. When the scores spread over tens of units, the largest one
 # takes nearly all the weight: the softmax **saturates**. Two measurements, on
-# 500 queries against 10 keys each:
+# 300 queries against 10 keys each:
 #
 # * the largest weight in a row (1 means one-hot) and the row's entropy
 #   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot; uniform over 10 keys
@@ -204,7 +204,7 @@ def softmax_statistics(scores, upstream):
             scores.grad.norm(dim=-1).mean().item())
 
 
-num_rows, num_keys = 500, 10
+num_rows, num_keys = 300, 10
 upstream = torch.randn(num_rows, num_keys, generator=generator, dtype=torch.float64)
 stats = {"unscaled": [], "scaled": []}
 for d in dims:
@@ -223,6 +223,8 @@ print(f"{'':>5}   {'unscaled':^22} | {'scaled by 1/√d':^22}")
 print(f"{'d':>5} | " + " | ".join([f"{'max α':>6} {'entropy':>7} {'|grad|':>7}"] * 2))
 for i in range(0, len(dims), 2):
     print(f"{dims[i]:>5} | {as_columns(stats['unscaled'][i])} | {as_columns(stats['scaled'][i])}")
+for name, rows in stats.items():
+    print(f"{name}: gradient norm at d = 1024 is {rows[-1][2] / rows[0][2]:.2f} times its value at d = 1")
 
 # %%
 fig, axes = d2l.plt.subplots(1, 3, figsize=(9, 2.6), sharex=True)
@@ -240,8 +242,8 @@ d2l.plt.show()
 # %% [markdown]
 # Unscaled, the rows become nearly one-hot as $d$ grows (the largest weight
 # climbs towards 1, the entropy falls towards 0) and the gradient reaching the
-# scores is more than ten times smaller at $d = 1024$ than at $d = 1$: the
-# parameters that produce $q$ and $k$ would barely learn. Scaled by $1/\sqrt{d}$,
+# scores shrinks to a small fraction of its size at $d = 1$: the parameters
+# that produce $q$ and $k$ would barely learn. Scaled by $1/\sqrt{d}$,
 # all three curves are flat — the softmax sees scores of the same spread at
 # every dimension.
 #
