@@ -142,8 +142,9 @@ print("eval mode, two calls equal: ", torch.equal(noisy(queries, keys, values), 
 # \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
 #
 # Let us check it on 2,000 random pairs per dimension. These are
-# measurements rather than model code, so they run on the CPU in float64,
-# which makes the printed digits the same on every machine.
+# measurements rather than model code, so they run on the CPU in float64
+# (drawn in float32, which is faster), which makes the printed digits the
+# same on every machine.
 
 # %%
 generator = torch.Generator().manual_seed(0)
@@ -151,8 +152,8 @@ dims = [2 ** i for i in range(11)]  # 1, 2, 4, ..., 1024
 num_pairs = 2000
 unscaled_var, scaled_var = [], []
 for d in dims:
-    q = torch.randn(num_pairs, d, generator=generator, dtype=torch.float64)
-    k = torch.randn(num_pairs, d, generator=generator, dtype=torch.float64)
+    q = torch.randn(num_pairs, d, generator=generator).double()
+    k = torch.randn(num_pairs, d, generator=generator).double()
     dots = (q * k).sum(dim=1)  # (num_pairs,): one qᵀk per pair
     unscaled_var.append(dots.var().item())
     scaled_var.append((dots / math.sqrt(d)).var().item())
@@ -205,11 +206,11 @@ def softmax_statistics(scores, upstream):
 
 
 num_rows, num_keys = 300, 10
-upstream = torch.randn(num_rows, num_keys, generator=generator, dtype=torch.float64)
+upstream = torch.randn(num_rows, num_keys, generator=generator).double()
 stats = {"unscaled": [], "scaled": []}
 for d in dims:
-    q = torch.randn(num_rows, 1, d, generator=generator, dtype=torch.float64)
-    k = torch.randn(num_rows, num_keys, d, generator=generator, dtype=torch.float64)
+    q = torch.randn(num_rows, 1, d, generator=generator).double()
+    k = torch.randn(num_rows, num_keys, d, generator=generator).double()
     dots = (q @ k.transpose(1, 2)).squeeze(1)  # (rows, keys)
     stats["unscaled"].append(softmax_statistics(dots, upstream))
     stats["scaled"].append(softmax_statistics(dots / math.sqrt(d), upstream))
@@ -379,7 +380,7 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 #   boolean mask built from the valid lengths (and `is_causal=True` for the
 #   causal lengths); its dropout acts only in training mode.
 # * For unit-variance coordinates, $\operatorname{Var}(q^\top k) = d$: we
-#   measured 978.5 at $d = 1024$ unscaled and 0.96 scaled.
+#   measured close to 1,000 at $d = 1024$ unscaled, and close to 1 scaled.
 # * Without the scale, the softmax saturates as $d$ grows (max weight → 1,
 #   entropy → 0) and the gradient reaching the scores shrinks.
 # * Causal self-attention lets the same token take on different meanings:
