@@ -155,9 +155,10 @@ print(values[0].numpy())
 # `eval()` switches the dropout off.
 
 # %%
+queries, keys, values, valid_lens = (t.to(device) for t in (queries, keys, values, valid_lens))
 attention = d2l.AdditiveAttention(num_hiddens=8, dropout=0.1, key_size=2, query_size=20).to(device)
 attention.eval()
-output = attention(queries.to(device), keys.to(device), values.to(device), valid_lens.to(device))
+output = attention(queries, keys, values, valid_lens)
 
 print("weights (one row per example's query):")
 print(d2l.numpy(attention.attention_weights[:, 0]).round(3))
@@ -179,8 +180,8 @@ torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0,
 
 # %%
 random_keys = torch.randn(2, 10, 2).to(device)
-output = attention(queries.to(device), random_keys, values.to(device), valid_lens.to(device))
-ours, our_weights = additive_attention(queries.to(device), random_keys, values.to(device), valid_lens.to(device),
+output = attention(queries, random_keys, values, valid_lens)
+ours, our_weights = additive_attention(queries, random_keys, values, valid_lens,
                                        attention.W_q.weight, attention.W_k.weight, attention.w_v.weight[0])
 torch.testing.assert_close(our_weights, attention.attention_weights)
 torch.testing.assert_close(ours, output)
@@ -223,7 +224,8 @@ print("W_a [q; k] equals W_q q + W_k k; shape of W_a:", tuple(W_a.shape))
 Q, K, size, h = 50, 50, 64, 32
 stacked_cost = Q * K * h * (size + size)  # one (h x 2*size) product per pair
 split_cost = Q * h * size + K * h * size + Q * K * h  # project once, then add per pair
-print(f"stacked: {stacked_cost:,} multiply-adds; split: {split_cost:,} ({stacked_cost / split_cost:.0f}x fewer)")
+print(f"stacked: {stacked_cost:,} multiply-adds")
+print(f"split:   {split_cost:,} multiply-adds, {stacked_cost / split_cost:.0f}x fewer")
 
 # %% [markdown]
 # That is why implementations (`d2lmini` included) keep $W_q$ and $W_k$
@@ -269,7 +271,7 @@ dot_product = d2l.DotProductAttention(dropout=0.0).eval()
 
 panels = []
 for key_set in (identical_keys, noisy_keys):
-    args = (pair_queries.to(device), key_set.to(device), values.to(device), valid_lens.to(device))
+    args = (pair_queries.to(device), key_set.to(device), values, valid_lens)
     additive(*args)
     dot_product(*args)
     panels.append(torch.stack([additive.attention_weights[1], dot_product.attention_weights[1]]))

@@ -114,7 +114,8 @@ per_query_lens = torch.tensor([[1, 3, 5], [2, 2, 4]]).to(device)
 allowed = key_positions < per_query_lens[:, :, None]  # (batch, queries, keys)
 torch.testing.assert_close(attention(queries, keys, values, per_query_lens),
                            F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed))
-torch.testing.assert_close(attention(queries, keys, values), F.scaled_dot_product_attention(queries, keys, values))
+torch.testing.assert_close(attention(queries, keys, values),
+                           F.scaled_dot_product_attention(queries, keys, values))
 print("also equal with 2-D valid lengths and with no mask")
 
 # %% [markdown]
@@ -345,8 +346,8 @@ unscaled_weights = torch.softmax(torch.bmm(q64, k64.transpose(1, 2)), dim=-1)  #
 scaled_weights = torch.softmax(torch.bmm(q64, k64.transpose(1, 2)) / math.sqrt(64), dim=-1)  # (1, 6, 8)
 panels = torch.cat([unscaled_weights, scaled_weights]).cpu()  # (2, 6, 8)
 
-fig = d2l.show_heatmaps(panels, xlabel="Keys", ylabel="Queries", titles=["unscaled qᵀk", "scaled qᵀk / √64"],
-                        figsize=(6, 2.6))
+fig = d2l.show_heatmaps(panels, xlabel="Keys", ylabel="Queries",
+                        titles=["unscaled qᵀk", "scaled qᵀk / √64"], figsize=(6, 2.6))
 d2l.plt.show()
 for title, panel in zip(["unscaled", "scaled  "], panels):
     print(title, "row entropies:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
