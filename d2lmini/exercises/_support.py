@@ -1,0 +1,31 @@
+"""What the chapter checks share: private random inputs, and naming a typical mistake."""
+
+import contextlib
+
+import torch
+
+
+@contextlib.contextmanager
+def seeded(seed):
+    """Run a block with the CPU generator seeded, then restore the caller's state.
+
+    A check builds its own inputs and modules in such a block, so that calling
+    it never changes the random numbers the notebook draws next.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def hint_for(received, default, mistakes):
+    """The hint of the first ``(wrong_answer, hint)`` pair that ``received`` equals.
+
+    ``received`` that matches none of the typical wrong answers gets ``default``.
+    """
+    if isinstance(received, torch.Tensor):
+        received = received.detach()
+        for wrong, hint in mistakes:
+            if received.shape == wrong.shape and torch.allclose(
+                    received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4):
+                return hint
+    return default

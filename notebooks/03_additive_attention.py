@@ -1,0 +1,404 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Additive attention
+#
+# The Gaussian kernel of chapter 01 compared a query with a key by their
+# distance, which only makes sense when both live in the same space. Often they
+# do not: a decoder state of size 20 may have to look at encoder features of
+# size 2. Additive attention handles that case with a tiny neural network that
+# maps the query and the key into a shared hidden space before scoring them.
+#
+# **In this notebook you will**
+# 1. write the additive score $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$ in plain
+#    `torch`, scoring every (query, key) pair at once by broadcasting;
+# 2. check your version against `d2lmini.AdditiveAttention` and against a
+#    slow loop over pairs;
+# 3. run the classic toy example and predict its output before you see it;
+# 4. see that the "concatenation" form $W_a [q; k]$ is the same function;
+# 5. compare additive and dot-product weights, in a heatmap and in an
+#    explorer.
+
+# %%
+import torch
+
+import d2lmini as d2l
+from d2lmini.exercises import ch03
+
+torch.manual_seed(0)
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## The scoring function
+#
+# A query $q \in \mathbb{R}^{q}$ and a key $k \in \mathbb{R}^{k}$ (the sizes may
+# differ) are scored by a one-hidden-layer network with $h$ hidden units:
+#
+# $$a(q, k) = w_v^\top \tanh\left(W_q\, q + W_k\, k\right),
+# \qquad W_q \in \mathbb{R}^{h \times q},\; W_k \in \mathbb{R}^{h \times k},\;
+# w_v \in \mathbb{R}^{h}.$$
+#
+# $W_q$ and $W_k$ carry the query and the key into the same $h$-dimensional
+# space, where they can be added; $\tanh$ makes the score non-linear; $w_v$
+# turns the $h$ hidden features into one number. All three are learned.
+#
+# For one pair the formula is three lines of `torch`. Here the query has 5
+# features, the key 3, and the hidden layer 8 units:
+
+# %%
+query_size, key_size, num_hiddens = 5, 3, 8
+W_q = torch.randn(num_hiddens, query_size) / query_size ** 0.5
+W_k = torch.randn(num_hiddens, key_size) / key_size ** 0.5
+w_v = torch.randn(num_hiddens) / num_hiddens ** 0.5
+
+q, k = torch.randn(query_size), torch.randn(key_size)
+score = w_v @ torch.tanh(W_q @ q + W_k @ k)  # a scalar
+print(f"a(q, k) = {score.item():.4f}")
+
+# %% [markdown]
+# ## Every pair at once: broadcasting
+#
+# In a minibatch we have queries of shape (batch, Q, q) and keys of shape
+# (batch, K, k), and we need a score for each of the Q × K pairs. Projecting
+# first is cheap: each query and each key goes through its matrix once. Then
+# two inserted axes of length 1 let broadcasting form all the sums:
+#
+# $$\underbrace{(B, Q, 1, h)}_{W_q q} + \underbrace{(B, 1, K, h)}_{W_k k}
+# \;\longrightarrow\; (B, Q, K, h) \;\xrightarrow{\;w_v^\top \tanh(\cdot)\;}\; (B, Q, K).$$
+
+# %%
+def additive_scores(queries, keys, W_q, W_k, w_v):
+    """a(q, k) = w_vᵀ tanh(W_q q + W_k k) for every (query, key) pair of a batch."""
+    queries = queries @ W_q.T  # (B, Q, h)
+    keys = keys @ W_k.T  # (B, K, h)
+    features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))  # (B, Q, K, h)
+    return features @ w_v  # (B, Q, K)
+
+
+queries, keys = torch.randn(2, 3, query_size), torch.randn(2, 4, key_size)
+print("queries projected and unsqueezed:", tuple((queries @ W_q.T).unsqueeze(2).shape))
+print("keys projected and unsqueezed:   ", tuple((keys @ W_k.T).unsqueeze(1).shape))
+scores = additive_scores(queries, keys, W_q, W_k, w_v)
+print("scores:                          ", tuple(scores.shape))
+
+# %% [markdown]
+# Entry `[b, i, j]` must be the one-pair formula applied to query `i` and key `j`
+# of example `b`. Check one entry, and check the whole tensor against a slow
+# double loop:
+
+# %%
+one_pair = w_v @ torch.tanh(W_q @ queries[1, 2] + W_k @ keys[1, 0])
+torch.testing.assert_close(scores[1, 2, 0], one_pair)
+
+looped = torch.stack([torch.stack([torch.stack([w_v @ torch.tanh(W_q @ qi + W_k @ kj) for kj in keys[b]])
+                                   for qi in queries[b]]) for b in range(2)])  # (B, Q, K)
+torch.testing.assert_close(scores, looped)
+print("broadcast scores equal the pair-by-pair loop")
+
+# %% [markdown]
+# ## From scores to attention
+#
+# The rest is what chapter 02 built: a masked softmax over the keys turns the
+# scores into weights, so that padding keys beyond `valid_lens` get weight 0,
+# and a batched matrix product averages the values:
+#
+# $$\operatorname{attention}(q) = \sum_{j} \alpha(q, k_j)\, v_j,
+# \qquad \alpha = \operatorname{masked\_softmax}(a(q, \cdot)).$$
+
+# %%
+def additive_attention(queries, keys, values, valid_lens, W_q, W_k, w_v):
+    """Additive attention pooling; returns the output and the weights."""
+    weights = d2l.masked_softmax(additive_scores(queries, keys, W_q, W_k, w_v), valid_lens)  # (B, Q, K)
+    return torch.bmm(weights, values), weights  # (B, Q, v), (B, Q, K)
+
+
+# %% [markdown]
+# ## The classic toy example
+#
+# Two examples, each with one query of size 20 and ten keys of size 2. Every
+# key is the vector (1, 1), and the values are the numbers 0…39 laid out as ten
+# rows of four, the same for both examples. The first example may look at its
+# first 2 keys, the second at its first 6.
+#
+# Before running it, predict the output. Ten identical keys get ten identical
+# scores, whatever the query and whatever the weights of the network. A softmax
+# of equal scores is uniform, so the output is the plain mean of the valid
+# value rows.
+
+# %%
+queries = torch.normal(0, 1, (2, 1, 20))  # (batch, queries, query_size)
+keys = torch.ones((2, 10, 2))  # (batch, keys, key_size)
+values = torch.arange(40, dtype=torch.float32).reshape(1, 10, 4).repeat(2, 1, 1)  # (batch, keys, 4)
+valid_lens = torch.tensor([2, 6])
+
+print("value rows of each example:")
+print(values[0].numpy())
+
+# %% [markdown]
+# The mean of rows 0 and 1 is [2, 3, 4, 5]; the mean of rows 0 to 5 is
+# [10, 11, 12, 13]. Now let `d2lmini` run it, on the GPU if there is one. The
+# layers are built with explicit sizes, so their random initial weights are
+# drawn on the CPU and are the same whichever device runs the notebook;
+# `eval()` switches the dropout off.
+
+# %%
+queries, keys, values, valid_lens = (t.to(device) for t in (queries, keys, values, valid_lens))
+attention = d2l.AdditiveAttention(num_hiddens=8, dropout=0.1, key_size=2, query_size=20).to(device)
+attention.eval()
+output = attention(queries, keys, values, valid_lens)
+
+print("weights (one row per example's query):")
+print(d2l.numpy(attention.attention_weights[:, 0]).round(3))
+print("outputs:")
+print(d2l.numpy(output[:, 0]).round(3))
+torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
+
+# %% [markdown]
+# Exactly as predicted: weight 1/2 on each of the two valid keys, 1/6 on each
+# of six, zero on the padding, and outputs [2, 3, 4, 5] and [10, 11, 12, 13].
+#
+# ## Checking against `d2lmini`
+#
+# Our two functions should compute what `d2l.AdditiveAttention` computes. Hand
+# them the module's own weights (an `nn.Linear` stores $W$ with shape
+# (out, in), exactly our $W_q$ and $W_k$) and compare, this time with random
+# keys so that the weights are not uniform. PyTorch has no built-in additive
+# attention, so the pair-by-pair loop above is our independent reference.
+
+# %%
+random_keys = torch.randn(2, 10, 2).to(device)
+output = attention(queries, random_keys, values, valid_lens)
+ours, our_weights = additive_attention(queries, random_keys, values, valid_lens,
+                                       attention.W_q.weight, attention.W_k.weight, attention.w_v.weight[0])
+torch.testing.assert_close(our_weights, attention.attention_weights)
+torch.testing.assert_close(ours, output)
+print("weights of example 1 with random keys:", d2l.numpy(our_weights[1, 0]).round(3))
+print("our additive attention matches d2l.AdditiveAttention")
+
+# %% [markdown]
+# With random keys the scores differ from key to key, so the weights are no
+# longer uniform — though they stay close to it: a freshly initialised
+# network has small weights, so its scores are small. Training is what would
+# sharpen them.
+#
+# ## The concatenation form
+#
+# Papers often write the additive score as one matrix applied to the query and
+# the key stacked into one vector:
+#
+# $$a(q, k) = w_v^\top \tanh\left(W_a \begin{bmatrix} q \\ k \end{bmatrix}\right),
+# \qquad W_a \in \mathbb{R}^{h \times (q + k)}.$$
+#
+# Split $W_a$ into its first $q$ columns and its last $k$ columns,
+# $W_a = [\,W_q \;\; W_k\,]$. A matrix times a stacked vector is the sum of the
+# blocks times the pieces, $W_a [q; k] = W_q q + W_k k$: the two forms are the
+# same family of functions, and every $W_a$ gives a $(W_q, W_k)$ pair and back.
+
+# %%
+W_a = torch.cat([W_q, W_k], dim=1)  # (h, query_size + key_size)
+stacked = torch.cat([q, k])  # (query_size + key_size,)
+torch.testing.assert_close(W_a @ stacked, W_q @ q + W_k @ k)
+torch.testing.assert_close(w_v @ torch.tanh(W_a @ stacked), score)
+print("W_a [q; k] equals W_q q + W_k k; shape of W_a:", tuple(W_a.shape))
+
+# %% [markdown]
+# Equal functions, unequal costs. The stacked form multiplies a fresh
+# $(q + k)$-vector for every one of the $Q \cdot K$ pairs; the split form
+# projects each query and each key once and only adds per pair. Count the
+# multiply–adds for 50 queries, 50 keys, sizes 64 and $h = 32$:
+
+# %%
+Q, K, size, h = 50, 50, 64, 32
+stacked_cost = Q * K * h * (size + size)  # one (h x 2*size) product per pair
+split_cost = Q * h * size + K * h * size + Q * K * h  # project once, then add per pair
+print(f"stacked: {stacked_cost:,} multiply-adds")
+print(f"split:   {split_cost:,} multiply-adds, {stacked_cost / split_cost:.0f}x fewer")
+
+# %% [markdown]
+# That is why implementations (`d2lmini` included) keep $W_q$ and $W_k$
+# apart and broadcast.
+#
+# ## Queries and keys of different sizes
+#
+# The toy example already scored queries of size 20 against keys of size 2. The
+# dot product $q^\top k$ cannot do that: it needs equal sizes, and
+# `DotProductAttention` says so.
+
+# %%
+try:
+    d2l.DotProductAttention(dropout=0.0)(queries, keys, values)
+except ValueError as error:
+    print("ValueError:", error)
+
+# %% [markdown]
+# Additive attention takes any three sizes: here queries of size 5, keys of
+# size 3 and values of size 7.
+
+# %%
+mixed = d2l.AdditiveAttention(num_hiddens=8, dropout=0.0, key_size=3, query_size=5).to(device)
+mixed_output = mixed(torch.randn(2, 4, 5).to(device), torch.randn(2, 6, 3).to(device),
+                     torch.randn(2, 6, 7).to(device), torch.tensor([3, 6]).to(device))
+print("output:", tuple(mixed_output.shape), " weights:", tuple(mixed.attention_weights.shape))
+
+# %% [markdown]
+# ## Additive versus dot-product weights
+#
+# When keys and queries do have the same size, both scoring functions apply.
+# The figure scores 4 queries against 10 keys (the second example, 6 of them
+# valid) with each function, twice: once with identical keys as in the toy
+# example, once with random noise of scale 1 added to the keys. Rows are
+# queries, columns are keys, and one colour scale serves all four panels.
+
+# %%
+pair_queries = torch.randn(2, 4, 2)
+identical_keys = torch.ones(2, 10, 2)
+noisy_keys = identical_keys + torch.randn(2, 10, 2)
+additive = d2l.AdditiveAttention(num_hiddens=8, dropout=0.0, key_size=2, query_size=2).to(device).eval()
+dot_product = d2l.DotProductAttention(dropout=0.0).eval()
+
+panels = []
+for key_set in (identical_keys, noisy_keys):
+    args = (pair_queries.to(device), key_set.to(device), values, valid_lens)
+    additive(*args)
+    dot_product(*args)
+    panels.append(torch.stack([additive.attention_weights[1], dot_product.attention_weights[1]]))
+panels = torch.stack(panels).detach().cpu()  # (key sets, scoring functions, queries, keys)
+
+for name, pair in zip(["identical keys", "noisy keys"], panels):
+    print(f"{name}: largest gap between the two weightings = {(pair[0] - pair[1]).abs().max():.3f}")
+
+# %%
+fig = d2l.show_heatmaps(panels, xlabel="Keys", ylabel="Queries",
+                        titles=["additive", "scaled dot product"], figsize=(7, 3.6))
+fig.axes[0].set_xticks(range(0, 10, 2))  # the panels share their axes: setting one sets all
+fig.axes[0].set_yticks(range(4))
+fig.axes[0].set_ylabel("identical keys\nQueries")
+fig.axes[2].set_ylabel("noisy keys\nQueries")
+d2l.plt.show()
+
+# %% [markdown]
+# With identical keys both rows are flat over the six valid keys: equal keys
+# leave a scoring function nothing to choose between. With noisy keys the two
+# functions part ways. The dot product picks out the keys that point along each
+# query; the untrained additive network is still nearly uniform, and where it
+# does prefer a key it need not be the same one. Neither is "right": they are
+# different functions, and training decides what each one attends to.
+#
+# ## Explore
+#
+# The explorer below redraws the two weightings side by side as you move its
+# controls. Things to try:
+#
+# * Set the key noise to 0: whatever the seed, the panels agree and are flat
+#   over the valid keys.
+# * Raise the noise slowly. At what scale do the dot-product weights turn into
+#   near one-hot rows? Do the additive ones ever?
+# * Change the seed at a fixed noise: which parts of the pattern stay?
+# * Move a valid length down to 1: the one valid key takes all the weight,
+#   whichever scoring function and whatever the noise. (A length of 0 would
+#   give a row of zeros, `d2lmini`'s policy from chapter 02.)
+
+# %% [markdown]
+# <!-- EXPLORER: explore_additive -->
+
+# %% [markdown]
+# ## Summary
+#
+# * Additive attention scores a pair with a small network,
+#   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$, so queries and keys may have
+#   different sizes: only the hidden size $h$ has to match.
+# * Projecting first and broadcasting (B, Q, 1, h) + (B, 1, K, h) scores every
+#   pair at once; a masked softmax and `torch.bmm` finish the pooling.
+# * Identical keys get identical scores, hence uniform weights over the valid
+#   keys: the toy example returns the means [2, 3, 4, 5] and [10, 11, 12, 13].
+# * $W_a [q; k] = W_q q + W_k k$ with $W_a = [W_q \; W_k]$: the concatenation form
+#   is the same function, computed less efficiently.
+# * `d2l.AdditiveAttention` equals the from-scratch version given the same
+#   weights.
+#
+# ## Exercises
+#
+# Fill in each function where it says `### BEGIN SOLUTION`, then run the check
+# cell below it.
+#
+# ### Exercise 3.1 · The concatenation form, batched
+#
+# Write `concat_scores(queries, keys, W_a, w_v)` that computes
+# $w_v^\top \tanh(W_a [q; k])$ for every (query, key) pair, with the query
+# first in the stacked vector. `queries` is (B, Q, q), `keys` is (B, K, k),
+# `W_a` is (h, q + k) and `w_v` is (h,); return the scores, (B, Q, K). Build
+# the stacked pairs explicitly (`expand` both tensors to (B, Q, K, ·), then
+# `torch.cat`) — the point is to see the stacked form work, not to be fast.
+
+# %% tags=["exercise"]
+def concat_scores(queries, keys, W_a, w_v):
+    """Scores w_vᵀ tanh(W_a [q; k]) for every (query, key) pair, shape (B, Q, K)."""
+    ### BEGIN SOLUTION
+    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1),
+                       keys.unsqueeze(1).expand(B, Q, K, -1)], dim=-1)  # (B, Q, K, q + k)
+    return torch.tanh(pairs @ W_a.T) @ w_v
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch03.check_concat_scores(concat_scores)
+
+# %% [markdown]
+# ### Exercise 3.2 · Random keys: do the two scores still agree?
+#
+# Write `weight_gap(additive, queries, keys, values, valid_lens)`: run the
+# given `d2l.AdditiveAttention` module and a `d2l.DotProductAttention` (no
+# dropout) on the same inputs and return the largest absolute difference
+# between their attention weights, as a 0-d tensor. The check runs it with
+# identical keys and with random keys. Before running it, predict: for which
+# kind of keys must the gap be zero, and why can it not stay zero for the
+# other?
+
+# %% tags=["exercise"]
+def weight_gap(additive, queries, keys, values, valid_lens):
+    """Largest |additive weight - dot-product weight| over all queries and keys."""
+    ### BEGIN SOLUTION
+    additive(queries, keys, values, valid_lens)
+    dot_product = d2l.DotProductAttention(dropout=0.0)
+    dot_product(queries, keys, values, valid_lens)
+    return (additive.attention_weights - dot_product.attention_weights).abs().max()
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch03.check_weight_gap(weight_gap)
+
+# %% [markdown]
+# ### Exercise 3.3 · A score from matrix products only
+#
+# Another way to score a query of size q against a key of size k is the
+# bilinear form $a(q, k) = q^\top W k$ with $W \in \mathbb{R}^{q \times k}$: no
+# hidden layer, no $\tanh$, only matrix products. Write
+# `bilinear_scores(queries, keys, W)` for a batch, (B, Q, q) and (B, K, k) in,
+# (B, Q, K) out, using `@` or `torch.bmm` (no loops). With $W = I$ it should
+# reduce to the plain dot product.
+
+# %% tags=["exercise"]
+def bilinear_scores(queries, keys, W):
+    """Scores qᵀ W k for every (query, key) pair, shape (B, Q, K)."""
+    ### BEGIN SOLUTION
+    return queries @ W @ keys.transpose(1, 2)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch03.check_bilinear_scores(bilinear_scores)

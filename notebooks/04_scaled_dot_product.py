@@ -1,0 +1,481 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Scaled dot-product attention
+#
+# Additive attention (chapter 03) runs a small network for every
+# (query, key) pair. When queries and keys have the same size there is a much
+# cheaper score: their dot product. It needs no parameters at all, and a whole
+# batch of scores is a single matrix product. The one subtlety is a division by
+# $\sqrt{d}$, and this notebook measures why it is there.
+#
+# **In this notebook you will**
+# 1. write $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$ with `torch.bmm`;
+# 2. check it against `d2lmini.DotProductAttention` and PyTorch's
+#    `scaled_dot_product_attention`, with and without masks;
+# 3. measure the variance of $q^\top k$ as $d$ grows, with and without the
+#    scale, and what an unscaled softmax does to the weights and to its
+#    gradient;
+# 4. run causal self-attention on two short sentences that share a word;
+# 5. explore dimension, scale, temperature and masks with sliders.
+
+# %%
+import math
+
+import torch
+import torch.nn.functional as F
+
+import d2lmini as d2l
+from d2lmini.exercises import ch04
+
+torch.manual_seed(0)
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## The score and its batched form
+#
+# For a query and a key of the same size $d$,
+#
+# $$a(q, k) = \frac{q^\top k}{\sqrt{d}} .$$
+#
+# Stack the $Q$ queries of an example as the rows of a matrix
+# $\mathbf{Q} \in \mathbb{R}^{Q \times d}$, the keys as
+# $\mathbf{K} \in \mathbb{R}^{K \times d}$ and the values as
+# $\mathbf{V} \in \mathbb{R}^{K \times v}$. All $Q \cdot K$ scores are then one
+# matrix product, and the pooling another:
+#
+# $$\operatorname{softmax}\!\left(\frac{\mathbf{Q}\mathbf{K}^\top}{\sqrt{d}}\right)\mathbf{V}
+# \in \mathbb{R}^{Q \times v}.$$
+#
+# `torch.bmm` does one such product per example of the batch. Padding keys are
+# handled by the masked softmax of chapter 02.
+
+# %%
+def scaled_dot_product(queries, keys, values, valid_lens=None):
+    """softmax(Q Kᵀ / √d) V per example; returns the output and the weights."""
+    d = queries.shape[-1]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, Q, d) @ (B, d, K) -> (B, Q, K)
+    weights = d2l.masked_softmax(scores, valid_lens)  # (B, Q, K)
+    return torch.bmm(weights, values), weights  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
+
+
+queries = torch.randn(2, 3, 8).to(device)  # (batch, queries, d)
+keys = torch.randn(2, 5, 8).to(device)  # (batch, keys, d)
+values = torch.randn(2, 5, 4).to(device)  # (batch, keys, v)
+valid_lens = torch.tensor([2, 4]).to(device)
+
+output, weights = scaled_dot_product(queries, keys, values, valid_lens)
+print("output:", tuple(output.shape), " weights:", tuple(weights.shape))
+print("weights of example 0 (2 valid keys):")
+print(d2l.numpy(weights[0]).round(3))
+
+# %% [markdown]
+# ## Checking against `d2lmini` and PyTorch
+#
+# `d2l.DotProductAttention` computes the same thing, with dropout on the
+# weights during training. PyTorch ships the operation as
+# `torch.nn.functional.scaled_dot_product_attention` (SDPA). SDPA does not take
+# lengths; it takes a boolean `attn_mask` that is `True` where a query may look
+# at a key. One length per example gives a mask of shape (batch, 1, keys),
+# which broadcasts over the queries.
+
+# %%
+attention = d2l.DotProductAttention(dropout=0.0)
+package_output = attention(queries, keys, values, valid_lens)
+
+key_positions = torch.arange(keys.shape[1], device=device)
+allowed = key_positions < valid_lens[:, None, None]  # (batch, 1, keys), True = may attend
+sdpa_output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)
+
+torch.testing.assert_close(package_output, output)
+torch.testing.assert_close(attention.attention_weights, weights)
+torch.testing.assert_close(sdpa_output, output)
+print("ours == d2l.DotProductAttention == F.scaled_dot_product_attention (1-D valid lengths)")
+
+# %% [markdown]
+# The same holds with one length per query (a (batch, queries) tensor of
+# lengths, a (batch, queries, keys) mask) and with no mask at all:
+
+# %%
+per_query_lens = torch.tensor([[1, 3, 5], [2, 2, 4]]).to(device)
+allowed = key_positions < per_query_lens[:, :, None]  # (batch, queries, keys)
+torch.testing.assert_close(attention(queries, keys, values, per_query_lens),
+                           F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed))
+torch.testing.assert_close(attention(queries, keys, values),
+                           F.scaled_dot_product_attention(queries, keys, values))
+print("also equal with 2-D valid lengths and with no mask")
+
+# %% [markdown]
+# **Dropout.** During training, `DotProductAttention` zeroes a random share of
+# the weights (and rescales the rest by $1/(1-p)$), so two calls give two
+# answers; in evaluation mode dropout is off. SDPA's counterpart is its
+# `dropout_p` argument, which we left at 0.
+
+# %%
+noisy = d2l.DotProductAttention(dropout=0.5)
+noisy.train()
+print("train mode, two calls equal:", torch.equal(noisy(queries, keys, values), noisy(queries, keys, values)))
+noisy.eval()
+print("eval mode, two calls equal: ", torch.equal(noisy(queries, keys, values), noisy(queries, keys, values)))
+
+# %% [markdown]
+# ## Why divide by $\sqrt{d}$? The variance, measured
+#
+# Suppose the coordinates of $q$ and $k$ are independent, with mean 0 and
+# variance 1. Each product $q_i k_i$ then has mean 0 and variance
+# $\mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = 1$, and the $d$ products are
+# independent, so
+#
+# $$\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,
+# \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
+#
+# Let us check it on 2,000 random pairs per dimension. These are
+# measurements rather than model code, so they run on the CPU in float64
+# (drawn in float32, which is faster), which makes the printed digits the
+# same on every machine.
+
+# %%
+generator = torch.Generator().manual_seed(0)
+dims = [2 ** i for i in range(11)]  # 1, 2, 4, ..., 1024
+num_pairs = 2000
+unscaled_var, scaled_var = [], []
+for d in dims:
+    q = torch.randn(num_pairs, d, generator=generator).double()
+    k = torch.randn(num_pairs, d, generator=generator).double()
+    dots = (q * k).sum(dim=1)  # (num_pairs,): one qᵀk per pair
+    unscaled_var.append(dots.var().item())
+    scaled_var.append((dots / math.sqrt(d)).var().item())
+
+print(f"{'d':>5} {'Var(qᵀk)':>10} {'Var(qᵀk/√d)':>12}")
+for d, unscaled, scaled in list(zip(dims, unscaled_var, scaled_var))[::2]:
+    print(f"{d:>5} {unscaled:>10.1f} {scaled:>12.2f}")
+
+# %%
+fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
+ax.loglog(dims, unscaled_var, "o-", label="qᵀk")
+ax.loglog(dims, scaled_var, "s-", label="qᵀk / √d")
+ax.loglog(dims, dims, "k:", label="d (theory)")
+ax.set_xlabel("dimension d")
+ax.set_ylabel("empirical variance")
+ax.legend()
+d2l.plt.show()
+
+# %% [markdown]
+# The unscaled variance sits on the line $y = d$, the scaled one stays near 1
+# at every $d$. Without the scale, a typical score at $d = 1024$ is about 32
+# away from 0.
+#
+# ## What large scores do to the softmax
+#
+# Softmax turns differences of scores into ratios of weights,
+# $e^{s_i - s_j}$. When the scores spread over tens of units, the largest one
+# takes nearly all the weight: the softmax **saturates**. Two measurements, on
+# 300 queries against 10 keys each:
+#
+# * the largest weight in a row (1 means one-hot) and the row's entropy
+#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot; uniform over 10 keys
+#   gives $\log 10 \approx 2.30$);
+# * the gradient that reaches the scores. For a loss $L$ that depends on the
+#   weights, $\partial L / \partial s = J^\top \partial L / \partial \alpha$
+#   with $J = \operatorname{diag}(\alpha) - \alpha\alpha^\top$; a one-hot
+#   $\alpha$ makes $J = 0$, so nothing flows back. We let autograd compute it
+#   for a fixed random $\partial L / \partial \alpha$ and report its average
+#   norm.
+
+# %%
+def softmax_statistics(scores, upstream):
+    """Mean max weight, mean entropy and mean gradient norm of softmax over the last axis."""
+    scores = scores.detach().requires_grad_()
+    weights = torch.softmax(scores, dim=-1)  # (rows, keys)
+    (weights * upstream).sum().backward()  # L = Σ upstream · α, so ∂L/∂α = upstream
+    entropy = torch.special.entr(weights).sum(dim=-1)  # -Σ α log α, with 0 log 0 = 0
+    return (weights.max(dim=-1).values.mean().item(), entropy.mean().item(),
+            scores.grad.norm(dim=-1).mean().item())
+
+
+num_rows, num_keys = 300, 10
+upstream = torch.randn(num_rows, num_keys, generator=generator).double()
+stats = {"unscaled": [], "scaled": []}
+for d in dims:
+    q = torch.randn(num_rows, 1, d, generator=generator).double()
+    k = torch.randn(num_rows, num_keys, d, generator=generator).double()
+    dots = (q @ k.transpose(1, 2)).squeeze(1)  # (rows, keys)
+    stats["unscaled"].append(softmax_statistics(dots, upstream))
+    stats["scaled"].append(softmax_statistics(dots / math.sqrt(d), upstream))
+
+def as_columns(triple):
+    """One (max weight, entropy, gradient norm) triple as aligned text."""
+    return f"{triple[0]:>6.3f} {triple[1]:>7.3f} {triple[2]:>7.3f}"
+
+
+print(f"{'':>5}   {'unscaled':^22} | {'scaled by 1/√d':^22}")
+print(f"{'d':>5} | " + " | ".join([f"{'max α':>6} {'entropy':>7} {'|grad|':>7}"] * 2))
+for i in range(0, len(dims), 2):
+    print(f"{dims[i]:>5} | {as_columns(stats['unscaled'][i])} | {as_columns(stats['scaled'][i])}")
+for name, rows in stats.items():
+    print(f"{name}: gradient norm at d = 1024 is {rows[-1][2] / rows[0][2]:.2f} times its value at d = 1")
+
+# %%
+fig, axes = d2l.plt.subplots(1, 3, figsize=(9, 2.6), sharex=True)
+for name, style in (("unscaled", "o-"), ("scaled", "s-")):
+    for ax, column in zip(axes, zip(*stats[name])):
+        ax.semilogx(dims, column, style, label=name if name == "unscaled" else "scaled by 1/√d")
+for ax, title in zip(axes, ["mean max weight", "mean row entropy", "mean gradient norm"]):
+    ax.set_title(title)
+    ax.set_xlabel("dimension d")
+axes[1].axhline(math.log(num_keys), color="k", linestyle=":", label="uniform (log 10)")
+axes[1].legend(fontsize=8)
+fig.tight_layout()
+d2l.plt.show()
+
+# %% [markdown]
+# Unscaled, the rows become nearly one-hot as $d$ grows (the largest weight
+# climbs towards 1, the entropy falls towards 0) and the gradient reaching the
+# scores shrinks to a small fraction of its size at $d = 1$: the parameters
+# that produce $q$ and $k$ would barely learn. Scaled by $1/\sqrt{d}$,
+# all three curves are flat — the softmax sees scores of the same spread at
+# every dimension.
+#
+# ## Causal self-attention on two sentences
+#
+# In **self-attention**, queries, keys and values all come from the same
+# sequence $X$ (one row per token), through three projections:
+# $Q = X W_q^\top$, $K = X W_k^\top$, $V = X W_v^\top$. A language model that
+# reads left to right must not let a token look at the tokens after it, so
+# query $i$ may use keys $0, \dots, i$ only: a **lower-triangular** mask. In
+# `d2lmini` that is the 2-D valid lengths $1, 2, \dots, n$ of
+# `d2l.causal_valid_lens`.
+#
+# Take the sentences "It took one minute." and "The size was minute.": the
+# same token, *minute*, is a unit of time in one and means *tiny* in the other.
+# Its embedding is the same in both; only the context can tell them apart.
+#
+# To keep every number readable we give each word a hand-made 6-feature
+# embedding instead of a learned one (features: time, smallness, number,
+# verb, function word, end of sentence), and pick the projections by hand:
+# $W_q = W_k = 2I$ (a dot product of features, sharpened) and $W_v = I$ (each
+# token passes on its own features). A trained model learns all of these.
+
+# %%
+features = ["time", "small", "number", "verb", "function", "end"]
+embedding = {  # one row per word, one column per feature
+    "it": [0, 0, 0, 0, 1, 0], "took": [1, 0, 0, 1, 0, 0], "one": [0, 0, 1, 0, 0, 0],
+    "minute": [1, 1, 0, 0, 0, 0], ".": [0, 0, 0, 0, 0, 1], "the": [0, 0, 0, 0, 1, 0],
+    "size": [0, 1, 0, 0, 0, 0], "was": [0, 0, 0, 1, 0, 0],
+}
+sentences = [["it", "took", "one", "minute", "."], ["the", "size", "was", "minute", "."]]
+X = torch.tensor([[embedding[word] for word in sentence] for sentence in sentences],
+                 dtype=torch.float32).to(device)  # (batch=2, tokens=5, features=6)
+W_q = W_k = 2 * torch.eye(6, device=device)
+W_v = torch.eye(6, device=device)
+
+queries, keys, values = X @ W_q.T, X @ W_k.T, X @ W_v.T  # each (2, 5, 6)
+causal_lens = d2l.causal_valid_lens(batch_size=2, num_queries=5, device=device)
+print("causal valid lengths:", causal_lens.cpu().tolist())
+
+self_attention = d2l.DotProductAttention(dropout=0.0)
+contextual = self_attention(queries, keys, values, causal_lens)  # (2, 5, 6)
+causal_weights = self_attention.attention_weights  # (2, 5, 5)
+
+# %% [markdown]
+# The lengths $1, \dots, 5$ are exactly the lower-triangular mask, and PyTorch's
+# `is_causal=True` agrees:
+
+# %%
+lower_triangle = torch.ones(5, 5, dtype=torch.bool, device=device).tril()
+torch.testing.assert_close(causal_weights > 0, lower_triangle.expand(2, 5, 5))
+torch.testing.assert_close(contextual, F.scaled_dot_product_attention(queries, keys, values, is_causal=True))
+print("causal_valid_lens == lower-triangular mask == SDPA(is_causal=True)")
+
+# %% [markdown]
+# Rows are queries and columns are keys, labelled by their tokens; both
+# heatmaps use the colour scale 0 to 1.
+
+# %%
+for sentence, sentence_weights in zip(sentences, causal_weights):
+    fig = d2l.show_heatmaps(sentence_weights, xlabel="Keys", ylabel="Queries", figsize=(3.2, 2.8),
+                            vmin=0, vmax=1)
+    ax = fig.axes[0]
+    ax.set_xticks(range(5), sentence, rotation=45)
+    ax.set_yticks(range(5), sentence)
+    ax.set_title(" ".join(sentence))
+d2l.plt.show()
+
+# %% [markdown]
+# The upper triangle is empty: no token sees the future. In the row of
+# *minute*, the first sentence spends weight on *took* (it shares the time
+# feature) and the second on *size* (it shares smallness). So the same input
+# vector leaves the layer as two different vectors:
+
+# %%
+minute = 3  # position of "minute" in both sentences
+torch.testing.assert_close(X[0, minute], X[1, minute])  # identical input
+print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
+for sentence, row in zip(sentences, contextual[:, minute]):
+    print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{value:>9.2f}" for value in d2l.numpy(row)))
+
+# %% [markdown]
+# After "it took one", *minute* carries more *time* than *small*; after
+# "the size was", the balance flips. That is the point of self-attention: a
+# token's output is a mixture of the tokens it can see, so its representation
+# depends on its context.
+#
+# ## Scaled versus unscaled weights, as a heatmap
+#
+# Back to random vectors: 6 queries and 8 keys of dimension 64, weighted with
+# and without the $1/\sqrt{d}$ scale, on one colour scale. The entropy of each
+# row is printed below the figure (log 8 ≈ 2.08 would be uniform).
+
+# %%
+q64 = torch.randn(1, 6, 64, generator=generator).to(device)
+k64 = torch.randn(1, 8, 64, generator=generator).to(device)
+unscaled_weights = torch.softmax(torch.bmm(q64, k64.transpose(1, 2)), dim=-1)  # (1, 6, 8)
+scaled_weights = torch.softmax(torch.bmm(q64, k64.transpose(1, 2)) / math.sqrt(64), dim=-1)  # (1, 6, 8)
+panels = torch.cat([unscaled_weights, scaled_weights]).cpu()  # (2, 6, 8)
+
+fig = d2l.show_heatmaps(panels, xlabel="Keys", ylabel="Queries",
+                        titles=["unscaled qᵀk", "scaled qᵀk / √64"], figsize=(6, 2.6))
+d2l.plt.show()
+for title, panel in zip(["unscaled", "scaled  "], panels):
+    print(title, "row entropies:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
+
+# %% [markdown]
+# ## Explore
+#
+# The explorer draws the weights of random queries and keys together with
+# each row's entropy. Its controls: the dimension $d$, the $1/\sqrt{d}$ scale
+# on or off, a temperature $T$ that divides every score
+# ($\operatorname{softmax}(s / T)$), a valid length, and causal masking.
+#
+# * Switch the scale off and drag $d$ up: watch the rows turn one-hot and the
+#   entropies fall to 0. Switch it back on: the picture stops depending on $d$.
+# * With the scale on, the temperature does what $d$ did: $T < 1$ sharpens,
+#   $T > 1$ flattens. Which $T$ undoes the missing scale at a given $d$?
+# * Shorten the valid length: the masked columns go to 0 and the entropy can
+#   never exceed the log of the number of valid keys.
+# * Turn causal masking on: the upper triangle empties and the first row is
+#   always one-hot (its only key is itself).
+
+# %% [markdown]
+# <!-- EXPLORER: explore_dot_product -->
+
+# %% [markdown]
+# ## Summary
+#
+# * Scaled dot-product attention is $\operatorname{softmax}(QK^\top/\sqrt{d})V$:
+#   two batched matrix products and a masked softmax, no parameters.
+# * `d2l.DotProductAttention` equals `F.scaled_dot_product_attention` with a
+#   boolean mask built from the valid lengths (and `is_causal=True` for the
+#   causal lengths); its dropout acts only in training mode.
+# * For unit-variance coordinates, $\operatorname{Var}(q^\top k) = d$: we
+#   measured close to 1,000 at $d = 1024$ unscaled, and close to 1 scaled.
+# * Without the scale, the softmax saturates as $d$ grows (max weight → 1,
+#   entropy → 0) and the gradient reaching the scores shrinks.
+# * Causal self-attention lets the same token take on different meanings:
+#   *minute* comes out differently after "it took one" and "the size was".
+#
+# ## Exercises
+#
+# ### Exercise 4.1 · Distance as a score, from dot products
+#
+# The Gaussian kernel of chapter 01 scores with $-\tfrac12\|q - k\|^2$.
+# Expanding the square,
+# $-\tfrac12\|q - k\|^2 = q^\top k - \tfrac12\|k\|^2 - \tfrac12\|q\|^2$, and the
+# last term is the same for every key of a query, so it cancels in the
+# softmax. Write `distance_scores(queries, keys)` returning
+# $q^\top k - \tfrac12\|k\|^2$ for every pair, (B, Q, d) and (B, K, d) in,
+# (B, Q, K) out: one batched product plus the keys' squared norms.
+
+# %% tags=["exercise"]
+def distance_scores(queries, keys):
+    """qᵀk - ½‖k‖² for every (query, key) pair, shape (B, Q, K)."""
+    ### BEGIN SOLUTION
+    dots = torch.bmm(queries, keys.transpose(1, 2))  # (B, Q, K)
+    return dots - 0.5 * (keys ** 2).sum(dim=-1).unsqueeze(1)  # ‖k‖² broadcast over the queries
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_distance_scores(distance_scores)
+
+# %% [markdown]
+# ### Exercise 4.2 · Is a sum a good score?
+#
+# Someone proposes the score $a(q, k) = \sum_i (q_i + k_i)$: add the two
+# vectors, then add up the coordinates. Write `sum_scores(queries, keys)` for a
+# batch, (B, Q, d) and (B, K, d) in, (B, Q, K) out. The check then looks at the
+# weights it produces. Before you run it, predict: how much can the weights of
+# two different queries differ?
+
+# %% tags=["exercise"]
+def sum_scores(queries, keys):
+    """Σᵢ (qᵢ + kᵢ) for every (query, key) pair, shape (B, Q, K)."""
+    ### BEGIN SOLUTION
+    return queries.sum(dim=-1).unsqueeze(2) + keys.sum(dim=-1).unsqueeze(1)  # (B, Q, 1) + (B, 1, K)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_sum_scores(sum_scores)
+
+# %% [markdown]
+# ### Exercise 4.3 · The cost of attention as the sequence grows
+#
+# For one example and one head, with $n_q$ queries, $n_k$ keys and size $d$
+# for queries, keys and values, write `attention_cost(num_queries, num_keys,
+# d, bytes_per_element=4)` returning a pair `(multiply_adds, weight_bytes)`:
+# the multiply–adds of the two matrix products $QK^\top$ and $\alpha V$
+# (ignore the softmax), and the bytes of the weight matrix $\alpha$. The check
+# compares your bytes with a real `DotProductAttention` call, then tells you
+# what doubling the sequence costs.
+
+# %% tags=["exercise"]
+def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
+    """(multiply-adds of QKᵀ and αV, bytes of the weight matrix α)."""
+    ### BEGIN SOLUTION
+    multiply_adds = num_queries * num_keys * d + num_queries * num_keys * d  # QKᵀ, then αV
+    weight_bytes = num_queries * num_keys * bytes_per_element
+    return multiply_adds, weight_bytes
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_attention_cost(attention_cost)
+
+# %% [markdown]
+# ### Exercise 4.4 · A causal mask with `torch.tril`
+#
+# Write `causal_attention(queries, keys, values)` for self-attention with as
+# many queries as keys: scaled dot-product scores, then a lower-triangular
+# boolean mask from `torch.tril` that sets the scores of future keys to
+# $-\infty$ (`masked_fill`), then softmax and the product with the values.
+# Return the output, (B, n, v). It must equal `DotProductAttention` with
+# `d2l.causal_valid_lens`.
+
+# %% tags=["exercise"]
+def causal_attention(queries, keys, values):
+    """Scaled dot-product attention in which query i sees keys 0..i only."""
+    ### BEGIN SOLUTION
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
+    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))  # (n, n)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    return torch.bmm(weights, values)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_causal_attention(causal_attention)

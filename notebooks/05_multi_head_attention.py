@@ -1,0 +1,427 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Multi-head attention
+#
+# One attention layer produces one set of weights per query: it can follow one
+# kind of relation at a time. Multi-head attention runs several smaller
+# attentions side by side, each on its own learned projection of the
+# queries, keys and values, and mixes their results with one last linear map.
+# One head can match tokens on one set of features while another matches them
+# on a different set.
+#
+# **In this notebook you will**
+# 1. build multi-head attention from scratch, first one head at a time, then
+#    with all heads folded into the batch (`transpose_qkv` and
+#    `transpose_output`), following the shapes at every step;
+# 2. check it against `d2lmini.MultiHeadAttention` and against PyTorch's
+#    `torch.nn.MultiheadAttention`, copying the weights across by hand;
+# 3. see the error you get when the width does not split into equal heads;
+# 4. draw each head's weights for a self-attention example;
+# 5. explore heads, causal masking and valid lengths with sliders.
+
+# %%
+import torch
+from torch import nn
+
+import d2lmini as d2l
+from d2lmini.exercises import ch05
+
+torch.manual_seed(0)
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## Heads, as formulas
+#
+# With $h$ heads and output width $p_o$, each head works in a space of width
+# $p = p_o / h$ (so $p_q = p_k = p_v = p$). Head $i$ has its own projections
+# $W_q^{(i)}, W_k^{(i)}, W_v^{(i)} \in \mathbb{R}^{p \times d}$ and computes
+# scaled dot-product attention (chapter 04) in that space:
+#
+# $$\mathbf{h}_i = \operatorname{attention}\!\left(W_q^{(i)} q,\; W_k^{(i)} k,\;
+# W_v^{(i)} v\right) \in \mathbb{R}^{p}.$$
+#
+# The $h$ results are concatenated back to width $h \cdot p = p_o$ and mixed by
+# one output matrix $W_o \in \mathbb{R}^{p_o \times p_o}$:
+#
+# $$\operatorname{multihead}(q, k, v) = W_o \begin{bmatrix} \mathbf{h}_1 \\ \vdots \\
+# \mathbf{h}_h \end{bmatrix}.$$
+#
+# Stack the heads' projections on top of each other and you get one ordinary
+# $p_o \times d$ matrix $W_q$: head $i$ owns rows $i p$ to $(i + 1) p - 1$. So
+# the projections of all heads are computed by one matrix product, and a head
+# is just a slice of the projected features.
+#
+# ## From scratch, one head at a time
+#
+# Take $p_o = 16$ and $h = 4$ heads of width $p = 4$, a batch of two examples
+# with 3 queries and 5 key–value pairs each, inputs of width 16, and 1-D
+# valid lengths. Each head uses `d2l.DotProductAttention` from chapter 04.
+
+# %%
+num_hiddens, num_heads = 16, 4
+p = num_hiddens // num_heads  # width of one head
+W_q, W_k, W_v, W_o = (torch.randn(num_hiddens, num_hiddens) / num_hiddens ** 0.5 for _ in range(4))
+queries = torch.randn(2, 3, num_hiddens)  # (batch, queries, d)
+keys = torch.randn(2, 5, num_hiddens)  # (batch, keys, d)
+values = torch.randn(2, 5, num_hiddens)  # (batch, keys, d)
+valid_lens = torch.tensor([3, 5])
+
+W_q, W_k, W_v, W_o = (W.to(device) for W in (W_q, W_k, W_v, W_o))
+queries, keys, values, valid_lens = (t.to(device) for t in (queries, keys, values, valid_lens))
+dot_product = d2l.DotProductAttention(dropout=0.0)
+
+
+def multihead_loop(queries, keys, values, valid_lens):
+    """Multi-head attention with an explicit loop over the heads."""
+    heads = []
+    for i in range(num_heads):
+        rows = slice(i * p, (i + 1) * p)  # head i's rows of every projection
+        q_i, k_i, v_i = queries @ W_q[rows].T, keys @ W_k[rows].T, values @ W_v[rows].T  # (B, n, p)
+        heads.append(dot_product(q_i, k_i, v_i, valid_lens))  # (B, Q, p)
+    return torch.cat(heads, dim=-1) @ W_o.T  # (B, Q, h*p) -> (B, Q, p_o)
+
+
+looped = multihead_loop(queries, keys, values, valid_lens)
+print("output of the loop:", tuple(looped.shape))
+
+# %% [markdown]
+# ## All heads at once: fold them into the batch
+#
+# The loop runs $h$ small attentions one after the other. But the heads are
+# independent, exactly like the examples of a batch, so we can *make* them
+# examples of the batch: project once with the full matrices, split the
+# feature axis into (heads, p), move the head axis next to the batch axis and
+# merge the two. One call of batched attention then serves every head of every
+# example. Follow the shapes:
+
+# %%
+B, n_q = queries.shape[0], queries.shape[1]
+projected = queries @ W_q.T
+print("projected with W_q:           ", tuple(projected.shape), " (batch, queries, p_o)")
+split = projected.reshape(B, n_q, num_heads, p)
+print("feature axis split into heads:", tuple(split.shape), " (batch, queries, heads, p)")
+moved = split.permute(0, 2, 1, 3)
+print("head axis moved forward:      ", tuple(moved.shape), " (batch, heads, queries, p)")
+folded = moved.reshape(B * num_heads, n_q, p)
+print("heads folded into the batch:  ", tuple(folded.shape), " (batch*heads, queries, p)")
+
+# %% [markdown]
+# Those three lines are `transpose_qkv`. In the folded batch, row
+# `b * h + i` is head `i` of example `b`. Valid lengths belong to examples, so
+# each length must be repeated once per head, in the same order
+# (`repeat_interleave`). After attention, `transpose_output` undoes the folding
+# — (batch·heads, queries, p) back to (batch, queries, heads·p) — which *is* the
+# concatenation of the heads, ready for $W_o$.
+
+# %%
+def transpose_qkv(X):
+    """(batch, n, p_o) -> (batch*heads, n, p): each head becomes an example."""
+    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch, n, heads, p)
+    X = X.permute(0, 2, 1, 3)  # (batch, heads, n, p)
+    return X.reshape(-1, X.shape[2], X.shape[3])  # (batch*heads, n, p)
+
+
+def transpose_output(X):
+    """(batch*heads, n, p) -> (batch, n, heads*p): the heads side by side."""
+    X = X.reshape(-1, num_heads, X.shape[1], X.shape[2])  # (batch, heads, n, p)
+    X = X.permute(0, 2, 1, 3)  # (batch, n, heads, p)
+    return X.reshape(X.shape[0], X.shape[1], -1)  # (batch, n, heads*p)
+
+
+def multihead_folded(queries, keys, values, valid_lens):
+    """Multi-head attention with the heads folded into the batch: one attention call."""
+    q, k, v = transpose_qkv(queries @ W_q.T), transpose_qkv(keys @ W_k.T), transpose_qkv(values @ W_v.T)
+    lens = torch.repeat_interleave(valid_lens, repeats=num_heads, dim=0)  # (batch*heads,)
+    heads = dot_product(q, k, v, lens)  # (batch*heads, queries, p)
+    return transpose_output(heads) @ W_o.T  # (batch, queries, p_o)
+
+
+print("lengths per (example, head):", torch.repeat_interleave(valid_lens, num_heads).tolist())
+torch.testing.assert_close(multihead_folded(queries, keys, values, valid_lens), looped)
+print("folded heads == loop over heads")
+
+# %% [markdown]
+# ## Checking against `d2lmini`
+#
+# `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as
+# `nn.Linear` layers. Build one with explicit input sizes (so its random
+# initial weights are drawn on the CPU), copy our matrices in, and compare the
+# outputs and the per-head weights, which it reports as
+# (batch, heads, queries, keys).
+
+# %%
+mha = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout=0.0, query_size=num_hiddens,
+                             key_size=num_hiddens, value_size=num_hiddens).to(device)
+with torch.no_grad():
+    for layer, W in ((mha.W_q, W_q), (mha.W_k, W_k), (mha.W_v, W_v), (mha.W_o, W_o)):
+        layer.weight.copy_(W)  # nn.Linear stores (out, in): the same layout as our W
+
+ours = mha(queries, keys, values, valid_lens)
+torch.testing.assert_close(ours, looped)
+torch.testing.assert_close(mha.transpose_qkv(queries @ W_q.T), transpose_qkv(queries @ W_q.T))
+print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weights.shape))
+
+# %% [markdown]
+# ## Checking against `torch.nn.MultiheadAttention`
+#
+# PyTorch's layer stores the three input projections as **one** matrix,
+# `in_proj_weight` of shape (3·p_o, d): $W_q$, $W_k$ and $W_v$ stacked by rows,
+# in that order. $W_o$ lives in `out_proj`. Its heads split the rows the same
+# way ours do (head $i$ owns rows $ip$ to $(i+1)p - 1$ of each block), so
+# copying the matrices is all it takes. Two more details:
+#
+# * it masks with `key_padding_mask`, a (batch, keys) boolean tensor that is
+#   **True at padding** — the opposite sense of SDPA's `attn_mask`;
+# * `average_attn_weights=False` returns the weights per head instead of
+#   their mean.
+#
+# First the copy, spelled out:
+
+# %%
+torch_mha = nn.MultiheadAttention(embed_dim=num_hiddens, num_heads=num_heads, bias=False,
+                                  batch_first=True).to(device)
+with torch.no_grad():
+    torch_mha.in_proj_weight.copy_(torch.cat([W_q, W_k, W_v], dim=0))  # (3*p_o, d)
+    torch_mha.out_proj.weight.copy_(W_o)  # (p_o, p_o)
+
+padding = torch.arange(keys.shape[1], device=device) >= valid_lens[:, None]  # (batch, keys), True = padding
+print("key_padding_mask:")
+print(padding.cpu().int().numpy())
+
+theirs, their_weights = torch_mha(queries, keys, values, key_padding_mask=padding, average_attn_weights=False)
+torch.testing.assert_close(theirs, ours)
+torch.testing.assert_close(their_weights, mha.attention_weights)
+print("nn.MultiheadAttention == d2l.MultiHeadAttention, outputs and per-head weights")
+
+# %% [markdown]
+# From now on the two helpers `d2lmini` provides do this work:
+# `d2l.padding_mask(valid_lens, num_keys)` builds the mask and
+# `d2l.to_torch_multihead(mha)` builds the PyTorch layer with the weights
+# copied (including the biases, for a layer built with `bias=True`).
+
+# %%
+torch.testing.assert_close(d2l.padding_mask(valid_lens, keys.shape[1]), padding)
+copied = d2l.to_torch_multihead(mha)
+torch.testing.assert_close(copied(queries, keys, values, key_padding_mask=padding)[0], ours)
+print("d2l.to_torch_multihead + d2l.padding_mask reproduce the same output")
+
+# %% [markdown]
+# ## When the width does not split
+#
+# Every head gets $p = p_o / h$ features, so $p_o$ must be a multiple of $h$.
+# Ask for 4 heads over 10 features and `d2lmini` stops you at construction,
+# with a suggestion:
+
+# %%
+try:
+    d2l.MultiHeadAttention(num_hiddens=10, num_heads=4, dropout=0.0)
+except ValueError as error:
+    print("ValueError:", error)
+
+# %% [markdown]
+# PyTorch refuses too, more tersely:
+
+# %%
+try:
+    nn.MultiheadAttention(embed_dim=10, num_heads=4)
+except AssertionError as error:
+    print("AssertionError:", error)
+
+# %% [markdown]
+# ## What each head looks at
+#
+# Random weights make random heads, which says little. To see heads doing
+# different jobs, reuse the hand-made word features of chapter 04 (time,
+# smallness, number, verb, function word, end of sentence) for the sentence
+# "It took one minute." and build a layer of $h = 3$ heads of width 2 by
+# hand: $W_q = W_k = 2I$, $W_v = W_o = I$. Head 1 then sees only the
+# features (time, small), head 2 only (number, verb), head 3 only
+# (function, end) — each head matches tokens on its own two features. This is
+# self-attention (queries, keys and values are all the sentence) with no mask.
+
+# %%
+features = ["time", "small", "number", "verb", "function", "end"]
+sentence = ["it", "took", "one", "minute", "."]
+X = torch.tensor([[0, 0, 0, 0, 1, 0],  # it
+                  [1, 0, 0, 1, 0, 0],  # took
+                  [0, 0, 1, 0, 0, 0],  # one
+                  [1, 1, 0, 0, 0, 0],  # minute
+                  [0, 0, 0, 0, 0, 1]],  # .
+                 dtype=torch.float32).unsqueeze(0).to(device)  # (batch=1, tokens=5, features=6)
+
+by_hand = d2l.MultiHeadAttention(num_hiddens=6, num_heads=3, dropout=0.0, query_size=6, key_size=6,
+                                 value_size=6).to(device)
+with torch.no_grad():
+    for layer, scale in ((by_hand.W_q, 2.0), (by_hand.W_k, 2.0), (by_hand.W_v, 1.0), (by_hand.W_o, 1.0)):
+        layer.weight.copy_(scale * torch.eye(6))
+sentence_output = by_hand(X, X, X)
+head_weights = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, keys)
+print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(head_weights.shape))
+
+# %%
+titles = [f"head {i + 1}\n({features[2 * i]}, {features[2 * i + 1]})" for i in range(3)]
+fig = d2l.show_heatmaps(head_weights, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
+fig.axes[0].set_xticks(range(5), sentence)  # the panels share their axes: setting one sets all
+fig.axes[0].set_yticks(range(5), sentence)
+for ax in fig.axes[:3]:
+    ax.tick_params(axis="x", labelrotation=45)
+d2l.plt.show()
+
+# %% [markdown]
+# Each panel is one head; all three share one colour scale. Head 1 links
+# *took* and *minute* (both carry time) and keeps *minute* mostly on itself.
+# Head 2 lets *took* and *one* attend to themselves — no other token shares
+# their verb or number feature. Head 3 does the same for *it* and the full
+# stop. A token with nothing in a head's two features scores 0 against every
+# key there, so its row is uniform: that head has nothing to say about it.
+# Concatenating the three heads and applying $W_o$ gives each token one output
+# that combines the three views.
+
+# %% [markdown]
+# ## Explore
+#
+# The explorer runs a multi-head self-attention layer over a short sentence
+# and redraws the per-head heatmaps, on one shared colour scale, as you move
+# its controls: the number of heads, which head to show (or all of them),
+# causal masking, and the valid length.
+#
+# * Step the number of heads through 1, 2, 4, 8: the width per head shrinks
+#   as $p_o / h$, and the heads' patterns change because each sees fewer
+#   features.
+# * Show all heads at once, then one: do two heads ever look alike?
+# * Turn causal masking on: every head loses its upper triangle at once,
+#   because the same lengths are repeated for every head.
+# * Shorten the valid length: the padding columns go to zero in every head.
+
+# %% [markdown]
+# <!-- EXPLORER: explore_multihead -->
+
+# %% [markdown]
+# ## Summary
+#
+# * $h$ heads of width $p = p_o / h$ each run scaled dot-product attention on
+#   their own slice of the projected queries, keys and values; $W_o$ mixes the
+#   concatenated results.
+# * Folding the heads into the batch (`transpose_qkv`, then `transpose_output`)
+#   runs them all in one batched call; valid lengths are repeated per head.
+# * $p_o$ must be divisible by $h$: `d2lmini` says so with a ValueError that
+#   suggests valid head counts.
+# * With the weights copied across (`in_proj_weight` = $[W_q; W_k; W_v]$,
+#   `out_proj` = $W_o$) and a `key_padding_mask` from the valid lengths,
+#   `nn.MultiheadAttention` returns the same outputs and per-head weights.
+# * Per-head heatmaps on one colour scale show what each head attends to.
+#
+# ## Exercises
+#
+# ### Exercise 5.1 · Multi-head attention in one `einsum` per step
+#
+# Write `einsum_multihead(queries, keys, values, mha)` that reproduces
+# `mha(queries, keys, values)` for a `d2l.MultiHeadAttention` built with
+# `bias=False`, without `transpose_qkv`: project with `mha.W_q.weight` (and
+# the others), `reshape` to (batch, n, heads, p), and write the scores and the
+# pooling as `torch.einsum` calls with a separate head axis, e.g.
+# `"bqhp,bkhp->bhqk"`. No mask is needed.
+
+# %% tags=["exercise"]
+def einsum_multihead(queries, keys, values, mha):
+    """mha(queries, keys, values) for a bias-free d2l.MultiHeadAttention, with einsum."""
+    ### BEGIN SOLUTION
+    h = mha.num_heads
+    B, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
+    q = (queries @ mha.W_q.weight.T).reshape(B, n_q, h, -1)  # (B, Q, h, p)
+    k = (keys @ mha.W_k.weight.T).reshape(B, n_k, h, -1)  # (B, K, h, p)
+    v = (values @ mha.W_v.weight.T).reshape(B, n_k, h, -1)  # (B, K, h, p)
+    scores = torch.einsum("bqhp,bkhp->bhqk", q, k) / q.shape[-1] ** 0.5  # (B, h, Q, K)
+    heads = torch.einsum("bhqk,bkhp->bqhp", torch.softmax(scores, dim=-1), v)  # (B, Q, h, p)
+    return heads.reshape(B, n_q, -1) @ mha.W_o.weight.T  # (B, Q, p_o)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_einsum_multihead(einsum_multihead)
+
+# %% [markdown]
+# ### Exercise 5.2 · One head's weights, by hand
+#
+# Write `head_weights(mha, X, head)` that returns the self-attention weights of
+# head number `head` (counting from 0) for the input `X` (batch, n, d) — shape
+# (batch, n, n) — computed only from the rows of `mha.W_q.weight` and
+# `mha.W_k.weight` that belong to that head, without calling `mha`. It must
+# equal `mha.attention_weights[:, head]` after `mha(X, X, X)`.
+
+# %% tags=["exercise"]
+def head_weights(mha, X, head):
+    """Self-attention weights of one head of a bias-free d2l.MultiHeadAttention, (batch, n, n)."""
+    ### BEGIN SOLUTION
+    p = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * p, (head + 1) * p)
+    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T  # (batch, n, p)
+    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, dim=-1)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_head_weights(head_weights)
+
+# %% [markdown]
+# ### Exercise 5.3 · How much does a head matter?
+#
+# A simple test of a head's importance: silence it and see how much the output
+# moves. Write `output_without_head(mha, X, head)` that runs self-attention on
+# `X` like `mha(X, X, X)`, except that the chosen head's slice of the
+# concatenated heads is set to zero before $W_o$. Use the module's own pieces:
+# `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
+# `mha.W_o`. The check then ranks the heads of a random layer by how far the
+# output moves without each.
+
+# %% tags=["exercise"]
+def output_without_head(mha, X, head):
+    """mha(X, X, X) with head number `head` silenced before W_o."""
+    ### BEGIN SOLUTION
+    q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
+    concatenated = mha.transpose_output(mha.attention(q, k, v))  # (batch, n, p_o)
+    p = concatenated.shape[-1] // mha.num_heads
+    concatenated = concatenated.clone()
+    concatenated[..., head * p:(head + 1) * p] = 0
+    return mha.W_o(concatenated)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_output_without_head(output_without_head)
+
+# %% [markdown]
+# ### Exercise 5.4 · Do more heads cost more parameters?
+#
+# Write `multihead_parameter_count(num_hiddens, num_heads, query_size,
+# key_size, value_size, bias)` that returns the number of learnable numbers in
+# a `d2l.MultiHeadAttention` with these arguments, from the formula and not by
+# building one. Predict first: how does the count change when you double the
+# number of heads?
+
+# %% tags=["exercise"]
+def multihead_parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias):
+    """Number of parameters of d2l.MultiHeadAttention(num_hiddens, num_heads, ...)."""
+    ### BEGIN SOLUTION
+    weights = num_hiddens * (query_size + key_size + value_size + num_hiddens)  # W_q, W_k, W_v, W_o
+    biases = 4 * num_hiddens if bias else 0
+    return weights + biases
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_parameter_count(multihead_parameter_count)

@@ -1,0 +1,142 @@
+"""Chapter 03's checks accept right answers and name the typical wrong ones."""
+
+import pytest
+import torch
+
+import d2lmini as d2l
+from d2lmini.exercises import ExerciseError, ch03
+from d2lmini.exercises._support import hint_for, seeded
+
+
+def concat_scores(queries, keys, W_a, w_v):
+    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1), keys.unsqueeze(1).expand(B, Q, K, -1)], -1)
+    return torch.tanh(pairs @ W_a.T) @ w_v
+
+
+def weight_gap(additive, queries, keys, values, valid_lens):
+    additive(queries, keys, values, valid_lens)
+    dot_product = d2l.DotProductAttention(dropout=0.0)
+    dot_product(queries, keys, values, valid_lens)
+    return (additive.attention_weights - dot_product.attention_weights).abs().max()
+
+
+def bilinear_scores(queries, keys, W):
+    return queries @ W @ keys.transpose(1, 2)
+
+
+# ---- the shared support -----------------------------------------------------
+
+def test_seeded_blocks_repeat_and_leave_the_callers_generator_alone():
+    torch.manual_seed(5)
+    expected_next = torch.rand(3)
+    torch.manual_seed(5)
+    with seeded(1):
+        first = torch.rand(2)
+    with seeded(1):
+        second = torch.rand(2)
+    assert torch.equal(first, second)
+    assert torch.equal(torch.rand(3), expected_next)
+
+
+def test_hint_for_names_the_matching_mistake_or_falls_back():
+    wrong = torch.tensor([1.0, 2.0])
+    assert hint_for(wrong + 1e-7, "default", [(wrong, "that mistake")]) == "that mistake"
+    assert hint_for(wrong + 1, "default", [(wrong, "that mistake")]) == "default"
+    assert hint_for(wrong[:1], "default", [(wrong, "that mistake")]) == "default"
+    assert hint_for([1.0, 2.0], "default", [(wrong, "that mistake")]) == "default"
+
+
+# ---- Exercise 3.1 -------------------------------------------------------------
+
+def test_concat_scores_accepts_the_stacked_form(capsys):
+    ch03.check_concat_scores(concat_scores)
+    assert capsys.readouterr().out.startswith("✓ Exercise 3.1")
+
+
+def test_concat_scores_names_a_swapped_stack():
+    def key_first(queries, keys, W_a, w_v):
+        B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+        pairs = torch.cat([keys.unsqueeze(1).expand(B, Q, K, -1), queries.unsqueeze(2).expand(B, Q, K, -1)], -1)
+        return torch.tanh(pairs @ W_a.T) @ w_v
+
+    with pytest.raises(ExerciseError, match=r"you stacked \[k; q\]: put the query first"):
+        ch03.check_concat_scores(key_first)
+
+
+def test_concat_scores_names_a_missing_tanh():
+    def no_tanh(queries, keys, W_a, w_v):
+        B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+        pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1), keys.unsqueeze(1).expand(B, Q, K, -1)], -1)
+        return pairs @ W_a.T @ w_v
+
+    with pytest.raises(ExerciseError, match="apply tanh"):
+        ch03.check_concat_scores(no_tanh)
+
+
+def test_concat_scores_reports_a_leftover_axis():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 3, 4\).*received: shape \(2, 3, 4, 1\)"
+                                            r".*squeeze"):
+        ch03.check_concat_scores(lambda q, k, W_a, w_v: concat_scores(q, k, W_a, w_v).unsqueeze(-1))
+
+
+def test_a_student_stub_raises_its_own_error():
+    def stub(*args):
+        raise NotImplementedError("fill me in")
+
+    for check in (ch03.check_concat_scores, ch03.check_weight_gap, ch03.check_bilinear_scores):
+        with pytest.raises(NotImplementedError, match="fill me in"):
+            check(stub)
+
+
+# ---- Exercise 3.2 -------------------------------------------------------------
+
+def test_weight_gap_accepts_the_right_gap_and_reports_both(capsys):
+    ch03.check_weight_gap(weight_gap)
+    line = capsys.readouterr().out
+    assert line.startswith("✓ Exercise 3.2") and "identical keys: 0.000" in line
+    random_gap = float(line.split("random keys: ")[1].rstrip(".\n"))
+    assert random_gap > 0.05
+
+
+def test_weight_gap_names_comparing_outputs():
+    def output_gap(additive, queries, keys, values, valid_lens):
+        dot_product = d2l.DotProductAttention(dropout=0.0)
+        return (additive(queries, keys, values, valid_lens) - dot_product(queries, keys, values, valid_lens)).abs().max()
+
+    with pytest.raises(ExerciseError, match=r"\(random keys\).*(?s:.*)you compared the outputs"):
+        ch03.check_weight_gap(output_gap)
+
+
+def test_weight_gap_names_forgotten_valid_lens():
+    def unmasked(additive, queries, keys, values, valid_lens):
+        return weight_gap(additive, queries, keys, values, None)
+
+    with pytest.raises(ExerciseError, match="pass valid_lens to both calls"):
+        ch03.check_weight_gap(unmasked)
+
+
+def test_weight_gap_rejects_a_plain_number():
+    with pytest.raises(ExerciseError, match="expected: a torch.Tensor"):
+        ch03.check_weight_gap(lambda *args: 0.0)
+
+
+# ---- Exercise 3.3 -------------------------------------------------------------
+
+def test_bilinear_scores_accepts_q_W_k(capsys):
+    ch03.check_bilinear_scores(bilinear_scores)
+    assert capsys.readouterr().out.startswith("✓ Exercise 3.3")
+
+
+def test_bilinear_scores_names_a_sign_error():
+    with pytest.raises(ExerciseError, match=r"check the sign"):
+        ch03.check_bilinear_scores(lambda q, k, W: -bilinear_scores(q, k, W))
+
+
+def test_bilinear_scores_reports_a_keys_by_queries_result():
+    def keys_first(queries, keys, W):
+        return keys @ W.T @ queries.transpose(1, 2)  # (B, K, Q): one row per key
+
+    with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 3, 4\).*received: shape \(2, 4, 3\)"
+                                            r".*multiply queries \(B, Q, q\) by W"):
+        ch03.check_bilinear_scores(keys_first)

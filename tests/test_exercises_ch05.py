@@ -1,0 +1,133 @@
+"""Chapter 05's checks accept right answers and name the typical wrong ones."""
+
+import pytest
+import torch
+
+from d2lmini.exercises import ExerciseError, ch05
+
+
+def einsum_multihead(queries, keys, values, mha, scale_width=None):
+    h = mha.num_heads
+    B, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
+    q = (queries @ mha.W_q.weight.T).reshape(B, n_q, h, -1)
+    k = (keys @ mha.W_k.weight.T).reshape(B, n_k, h, -1)
+    v = (values @ mha.W_v.weight.T).reshape(B, n_k, h, -1)
+    scores = torch.einsum("bqhp,bkhp->bhqk", q, k) / (scale_width or q.shape[-1]) ** 0.5
+    heads = torch.einsum("bhqk,bkhp->bqhp", torch.softmax(scores, -1), v)
+    return heads.reshape(B, n_q, -1) @ mha.W_o.weight.T
+
+
+def head_weights(mha, X, head, rows=None, scale_width=None):
+    p = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * p, (head + 1) * p) if rows is None else rows
+    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T
+    return torch.softmax(q @ k.transpose(1, 2) / (scale_width or p) ** 0.5, -1)
+
+
+def output_without_head(mha, X, head):
+    q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
+    concatenated = mha.transpose_output(mha.attention(q, k, v)).clone()
+    p = concatenated.shape[-1] // mha.num_heads
+    concatenated[..., head * p:(head + 1) * p] = 0
+    return mha.W_o(concatenated)
+
+
+def parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias):
+    return num_hiddens * (query_size + key_size + value_size + num_hiddens) + (4 * num_hiddens if bias else 0)
+
+
+def test_every_check_accepts_the_reference_answers(capsys):
+    ch05.check_einsum_multihead(einsum_multihead)
+    ch05.check_head_weights(head_weights)
+    ch05.check_output_without_head(output_without_head)
+    ch05.check_parameter_count(parameter_count)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[:14] for line in lines] == ["✓ Exercise 5.1", "✓ Exercise 5.2", "✓ Exercise 5.3", "✓ Exercise 5.4"]
+
+
+def test_a_student_stub_raises_its_own_error():
+    def stub(*args):
+        raise NotImplementedError("fill me in")
+
+    for check in (ch05.check_einsum_multihead, ch05.check_head_weights, ch05.check_output_without_head,
+                  ch05.check_parameter_count):
+        with pytest.raises(NotImplementedError, match="fill me in"):
+            check(stub)
+
+
+# ---- Exercise 5.1 -------------------------------------------------------------
+
+def test_einsum_multihead_rejects_the_full_width_scale():
+    def full_width(queries, keys, values, mha):
+        return einsum_multihead(queries, keys, values, mha, scale_width=mha.W_q.weight.shape[0])
+
+    with pytest.raises(ExerciseError, match=r"(?s)received: tensor.*divide the scores by √p \(not √num_hiddens\)"):
+        ch05.check_einsum_multihead(full_width)
+
+
+def test_einsum_multihead_rejects_a_missing_output_projection():
+    def no_W_o(queries, keys, values, mha):
+        return einsum_multihead(queries, keys, values, mha) @ torch.linalg.inv(mha.W_o.weight.T)
+
+    with pytest.raises(ExerciseError, match="apply W_o"):
+        ch05.check_einsum_multihead(no_W_o)
+
+
+# ---- Exercise 5.2 -------------------------------------------------------------
+
+def test_head_weights_names_the_full_width_scale():
+    def full_width(mha, X, head):
+        return head_weights(mha, X, head, scale_width=mha.W_q.weight.shape[0])
+
+    with pytest.raises(ExerciseError, match=r"not by √num_hiddens"):
+        ch05.check_head_weights(full_width)
+
+
+def test_head_weights_names_a_missing_scale():
+    with pytest.raises(ExerciseError, match=r"divide the scores by √p before the softmax"):
+        ch05.check_head_weights(lambda mha, X, head: head_weights(mha, X, head, scale_width=1))
+
+
+def test_head_weights_names_interleaved_rows():
+    def interleaved(mha, X, head):
+        return head_weights(mha, X, head, rows=slice(head, None, mha.num_heads))
+
+    with pytest.raises(ExerciseError, match=r"\(head 0\)(?s:.*)a block of consecutive rows"):
+        ch05.check_head_weights(interleaved)
+
+
+# ---- Exercise 5.3 -------------------------------------------------------------
+
+def test_output_without_head_reports_each_heads_effect(capsys):
+    ch05.check_output_without_head(output_without_head)
+    line = capsys.readouterr().out
+    changes = [float(part.split(": ")[1]) for part in line.split("(")[1].rstrip(").\n").split(", ")]
+    assert len(changes) == 3 and all(change > 0 for change in changes)
+
+
+def test_output_without_head_names_zeroing_after_W_o():
+    def after_W_o(mha, X, head):
+        output = mha(X, X, X).clone()
+        output[..., head * 4:(head + 1) * 4] = 0
+        return output
+
+    with pytest.raises(ExerciseError, match="you zeroed the output after W_o"):
+        ch05.check_output_without_head(after_W_o)
+
+
+def test_output_without_head_names_an_unchanged_output():
+    with pytest.raises(ExerciseError, match="the output is unchanged"):
+        ch05.check_output_without_head(lambda mha, X, head: mha(X, X, X))
+
+
+# ---- Exercise 5.4 -------------------------------------------------------------
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda n, h, q, k, v, b: h * parameter_count(n, h, q, k, v, b), "do not multiply by num_heads"),
+    (lambda n, h, q, k, v, b: n * (q + k + v + n), "each of the four layers also has num_hiddens biases"),
+    (lambda n, h, q, k, v, b: n * (q + k + v), "count W_o too"),
+    (lambda n, h, q, k, v, b: n * (q + k + v + n) // h, "W_q is \\(num_hiddens × query_size\\)"),
+])
+def test_parameter_count_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch05.check_parameter_count(wrong)
