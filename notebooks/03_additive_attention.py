@@ -311,8 +311,11 @@ d2l.plt.show()
 #   whichever scoring function and whatever the noise. (A length of 0 would
 #   give a row of zeros, `d2lmini`'s policy from chapter 02.)
 
-# %% [markdown]
-# <!-- EXPLORER: explore_additive -->
+# %%
+from d2lmini.widgets import explore_additive
+
+explorer = explore_additive()
+explorer
 
 # %% [markdown]
 # ## Summary

@@ -369,8 +369,11 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 # * Turn causal masking on: the upper triangle empties and the first row is
 #   always one-hot (its only key is itself).
 
-# %% [markdown]
-# <!-- EXPLORER: explore_dot_product -->
+# %%
+from d2lmini.widgets import explore_dot_product
+
+explorer = explore_dot_product()
+explorer
 
 # %% [markdown]
 # ## Summary

@@ -307,8 +307,11 @@ d2l.plt.show()
 #   because the same lengths are repeated for every head.
 # * Shorten the valid length: the padding columns go to zero in every head.
 
-# %% [markdown]
-# <!-- EXPLORER: explore_multihead -->
+# %%
+from d2lmini.widgets import explore_multihead
+
+explorer = explore_multihead()
+explorer
 
 # %% [markdown]
 # ## Summary
