@@ -194,8 +194,9 @@ plt.show()
 # ## Narrow kernels: where the textbook formula breaks
 #
 # Shrink $\sigma$ and $u = (q - x_i)/\sigma$ grows. In float32, $\exp(-u^2/2)$
-# rounds to exactly 0 once $u^2/2 > 103.97$, where it falls below the smallest
-# positive float32 number (about $1.4 \times 10^{-45}$). At $\sigma = 0.01$
+# rounds to exactly 0 once $u^2/2 > 103.97$: the result would be below half
+# of the smallest positive float32 number, $2^{-149} \approx 1.4 \times 10^{-45}$,
+# and $e^{-103.97} = 2^{-150}$. At $\sigma = 0.01$
 # that happens for any key more than 0.144 away. A query with no key that
 # near gets 0 for every kernel value, and $0/0$ is NaN: its whole row of
 # weights is NaN, and so is its prediction. (The d2l book stores queries as
@@ -205,6 +206,10 @@ plt.show()
 # window has nothing to average. Let us count the NaN rows as $\sigma$ shrinks.
 
 # %%
+print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
+      f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
+
+
 def nan_rows(weights):
     return int(weights.isnan().any(dim=1).sum())
 

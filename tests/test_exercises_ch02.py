@@ -170,3 +170,24 @@ def test_masked_mean_that_keeps_the_query_axis_is_told_to_squeeze():
 def test_masked_mean_stub_error_passes_through():
     with pytest.raises(NotImplementedError):
         ch02.check_masked_mean(not_implemented)
+
+
+def test_from_mask_of_the_wrong_shape_is_told_to_keep_the_shape_of_x():
+    with pytest.raises(ExerciseError, match="hint: return the weights, a tensor with the shape of X"):
+        ch02.check_masked_softmax_from_mask(lambda X, mask: from_mask_right(X, mask)[:, 0])
+
+
+def test_causal_mask_of_another_pattern_gets_the_general_hint():
+    with pytest.raises(ExerciseError, match="query i has valid length i \\+ 1"):
+        ch02.check_causal_mask(lambda n: torch.eye(n, dtype=torch.bool))
+
+
+def test_masked_mean_with_other_wrong_values_gets_the_general_hint():
+    with pytest.raises(ExerciseError, match=r"hint: weights = d2l.masked_softmax\(zeros of shape"):
+        ch02.check_masked_mean(lambda values, valid_lens: 2 * masked_mean_right(values, valid_lens))
+
+
+def test_masked_mean_returning_one_number_is_told_the_shape():
+    with pytest.raises(ExerciseError, match=r"expected: shape \(4, 3\)") as info:
+        ch02.check_masked_mean(lambda values, valid_lens: values.mean())
+    assert "hint: return one mean vector per example: shape (batch, dim)" in str(info.value)
