@@ -74,8 +74,8 @@ print(d2l.numpy(weight_on_padding).round(3))
 
 # %% [markdown]
 # Each query of the second sentence gives between a quarter and 90 % of its
-# attention to the two `<pad>` tokens. Those weights have to become zero, and the weights on the
-# real tokens have to sum to 1 again.
+# attention to the two `<pad>` tokens. Those weights have to become zero, and
+# the weights on the real tokens have to sum to 1 again.
 #
 # ## `sequence_mask` from scratch
 #
@@ -90,7 +90,7 @@ def sequence_mask(X, valid_len, value=0.0):
     """A copy of X (batch, steps) with X[b, t] = value wherever t >= valid_len[b]."""
     steps = torch.arange(X.shape[1], device=X.device)  # (steps,)
     keep = steps[None, :] < valid_len.to(X.device)[:, None]  # (batch, steps)
-    X = X.clone()
+    X = X.clone()  # never write into the caller's tensor
     X[~keep] = value
     return X
 
