@@ -358,14 +358,15 @@ def train_width(keys, values, description, num_steps=50, lr=2.0):
     progress = widgets.IntProgress(value=0, max=num_steps, description=description)
     display(progress)
     losses, sigmas = [], []
-    for step in range(num_steps):
-        optimizer.zero_grad()
+    for step in range(num_steps + 1):  # record the start and the state after each step
         loss = ((net(x_train, keys, values) - y_train) ** 2).mean()
         losses.append(loss.item())
         sigmas.append(net.sigma.item())  # the width this loss was computed with
-        loss.backward()
-        optimizer.step()
-        progress.value = step + 1
+        progress.value = step
+        if step < num_steps:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
     return net, losses, sigmas
 
 
@@ -377,10 +378,10 @@ net_all, losses_all, sigmas_all = train_width(x_train, y_train, "all keys")
 # %%
 fig, (ax_loss, ax_sigma) = plt.subplots(1, 2, figsize=(9, 2.8))
 for losses, sigmas, label in [(losses_loo, sigmas_loo, "leave-one-out"), (losses_all, sigmas_all, "all keys")]:
-    ax_loss.plot(range(1, len(losses) + 1), losses, label=label)
-    ax_sigma.plot(range(1, len(sigmas) + 1), sigmas, label=label)
-ax_loss.set(xlabel="SGD step", ylabel="training loss (MSE)", title="Loss curve")
-ax_sigma.set(xlabel="SGD step", ylabel="σ", yscale="log", title="Width")
+    ax_loss.plot(losses, label=label)
+    ax_sigma.plot(sigmas, label=label)
+ax_loss.set(xlabel="SGD steps taken", ylabel="training loss (MSE)", title="Loss curve")
+ax_sigma.set(xlabel="SGD steps taken", ylabel="σ", yscale="log", title="Width")
 ax_loss.legend(fontsize=8)
 plt.show()
 
@@ -393,7 +394,7 @@ plt.show()
 for net, losses, label in [(net_loo, losses_loo, "leave-one-out"), (net_all, losses_all, "all keys")]:
     sigma = net.sigma.detach()
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    print(f"{label:>13}: σ = {sigma.item():.3f}, training loss {losses[-1]:.3f}, "
+    print(f"{label:>13}: σ = {sigma.item():.3f}, final training loss {losses[-1]:.3f}, "
           f"squared error against f {truth_error(predictions):.3f}")
 
 own_weight = net_all.attention_weights.diagonal()  # weight each x_i puts on its own key
