@@ -1,0 +1,147 @@
+"""Checks for chapter 01's exercises: kernels, choosing the width, leave-one-out.
+
+Each check builds its own data from a fixed seed on the CPU, calls the
+learner's function, and compares the answer with d2lmini's own computation.
+"""
+
+import torch
+
+from ..kernels import epanechnikov, leave_one_out, nadaraya_watson
+from ._feedback import ExerciseError, expect, expect_close, passed
+
+
+def _toy_regression(seed, n, noise):
+    """Sorted inputs in [0, 5) and noisy targets 2 sin(x) + x, reproducibly."""
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.sort(torch.rand(n, generator=generator) * 5).values  # (n,)
+    y = 2 * torch.sin(x) + x + noise * torch.randn(n, generator=generator)  # (n,)
+    return x, y
+
+
+def _as_number(received, exercise, expected, hint):
+    """A Python float from a number or a one-element tensor, else an ExerciseError."""
+    if isinstance(received, torch.Tensor) and received.numel() == 1:
+        return float(received.detach().cpu())
+    if isinstance(received, (int, float)) and not isinstance(received, bool):
+        return float(received)
+    raise ExerciseError(exercise, expected, f"{type(received).__name__} {received!r}", hint)
+
+
+def _close(a, b):
+    return abs(a - b) <= 1e-4 * max(abs(b), 1e-6)
+
+
+# Exercise 1.1
+
+def _kernel_hint(received, expected):
+    if isinstance(received, torch.Tensor) and received.shape == expected.shape:
+        received = received.detach().cpu().to(expected.dtype)
+        if (received < 0).any():
+            return ("outside |u| < 1 the kernel is 0, not negative: clamp 1 - u**2 at zero, "
+                    "for example torch.clamp(1 - u ** 2, min=0)")
+        if torch.allclose(received, 0.75 * expected):
+            return "leave out the 3/4 factor: k(0) should be exactly 1"
+    return "k(u) = max(1 - u², 0): 1 at u = 0, 0.75 at |u| = 0.5, and 0 wherever |u| ≥ 1"
+
+
+def check_epanechnikov(epanechnikov_kernel):
+    """Exercise 1.1: the learner's kernel equals max(1 - u², 0) elementwise."""
+    exercise = "Exercise 1.1"
+    u = torch.stack([torch.linspace(-2, 2, 17), torch.linspace(-0.8, 0.8, 17)])  # (2, 17)
+    given = u.clone()
+    received = epanechnikov_kernel(given)
+    expected = epanechnikov(u)
+    expect_close(received, expected, exercise, _kernel_hint(received, expected))
+    expect(torch.equal(given, u), exercise, "u left unchanged", "u was modified in place",
+           "compute a new tensor (torch.clamp(..., min=0)) rather than writing into u")
+    passed(exercise, "k(0) = 1, k(±0.5) = 0.75, and k(u) = 0 for |u| ≥ 1.")
+
+
+# Exercise 1.2
+
+_SIGMAS = [0.02, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6]
+
+
+def _validation_errors(x_train, y_train, x_val, y_val, sigmas):
+    return [((nadaraya_watson(x_val, x_train, y_train, "gaussian", s)[0] - y_val) ** 2).mean().item()
+            for s in sigmas]
+
+
+def _training_errors(x_train, y_train, sigmas):
+    return [((nadaraya_watson(x_train, x_train, y_train, "gaussian", s)[0] - y_train) ** 2).mean().item()
+            for s in sigmas]
+
+
+def _best_sigma_hint(value, sigmas, val_errors, train_errors):
+    best = sigmas[min(range(len(sigmas)), key=val_errors.__getitem__)]
+    if value == int(value) and 0 <= value < len(sigmas) and _close(sigmas[int(value)], best):
+        return f"you returned the index {int(value)}; return the width itself, sigmas[{int(value)}]"
+    if _close(value, sigmas[min(range(len(sigmas)), key=train_errors.__getitem__)]):
+        return ("that is the width the training error picks: with x_train as the queries each "
+                "point sees its own key, so the narrowest width wins. Predict at x_val instead "
+                "and compare with y_val")
+    if _close(value, sigmas[max(range(len(sigmas)), key=val_errors.__getitem__)]):
+        return "that width has the LARGEST validation error: take the minimum (argmin), not the maximum"
+    return ("for each width, predict at x_val with keys x_train and values y_train, take the "
+            "mean squared error against y_val, and return the width with the smallest error")
+
+
+def check_best_sigma(best_sigma):
+    """Exercise 1.2: the learner picks the width with the lowest validation error."""
+    exercise = "Exercise 1.2"
+    chosen = []
+    for seed, n, noise in [(1, 40, 0.5), (2, 80, 0.1)]:
+        x_train, y_train = _toy_regression(seed, n, noise)
+        x_val, y_val = _toy_regression(seed + 100, 30, noise)
+        val_errors = _validation_errors(x_train, y_train, x_val, y_val, _SIGMAS)
+        expected = _SIGMAS[min(range(len(_SIGMAS)), key=val_errors.__getitem__)]
+        received = best_sigma(x_train, y_train, x_val, y_val, list(_SIGMAS))
+        value = _as_number(received, exercise, f"one width from {_SIGMAS}",
+                           "return a single width, sigmas[i], not a list or a tensor of errors")
+        hint = _best_sigma_hint(value, _SIGMAS, val_errors, _training_errors(x_train, y_train, _SIGMAS))
+        expect(_close(value, expected), exercise,
+               f"σ = {expected} for a data set of {n} points with noise {noise} "
+               f"(validation MSE {min(val_errors):.3f})", f"σ = {value:g}", hint)
+        chosen.append(value)
+    passed(exercise, f"On two data sets the best widths are σ = {chosen[0]:g} and σ = {chosen[1]:g}.")
+
+
+# Exercise 1.3
+
+def _mse(predictions, targets):
+    return ((predictions - targets) ** 2).mean().item()
+
+
+def _loo_hint(value, x, y, sigma):
+    keys, values = leave_one_out(x, y)
+    loo = _mse(nadaraya_watson(x, keys, values, "gaussian", sigma)[0], y)
+    with_own_key = _mse(nadaraya_watson(x, x, y, "gaussian", sigma)[0], y)
+    if _close(value, with_own_key):
+        return ("each query x_i still sees its own key x_i, so it can copy y_i: build the keys and "
+                "values without point i, for example with d2l.leave_one_out(x, y)")
+    if _close(value, loo * len(x)):
+        return "you returned the sum of the squared errors; take their mean"
+    if _close(value, loo ** 0.5):
+        return "you returned the root of the mean squared error; leave out the square root"
+    return ("predict each x_i from the other n - 1 points (Gaussian kernel, width sigma), then "
+            "average the squared errors against y")
+
+
+def check_loo_loss(loo_loss):
+    """Exercise 1.3: the learner's leave-one-out loss equals d2lmini's."""
+    exercise = "Exercise 1.3"
+    x, y = _toy_regression(3, 30, 0.5)
+    keys, values = leave_one_out(x, y)
+    for sigma in (0.05, 0.3, 1.0):
+        expected = _mse(nadaraya_watson(x, keys, values, "gaussian", sigma)[0], y)
+        received = loo_loss(x.clone(), y.clone(), sigma)
+        value = _as_number(received, exercise, "a scalar tensor (one loss)",
+                           "average the squared errors into one number, e.g. with .mean()")
+        expect(_close(value, expected), exercise, f"a loss of {expected:.4f} at σ = {sigma}",
+               f"{value:.4f}", _loo_hint(value, x, y, sigma))
+    tiny = 0.01
+    yours = _as_number(loo_loss(x.clone(), y.clone(), tiny), exercise, "a scalar tensor (one loss)",
+                       "average the squared errors into one number, e.g. with .mean()")
+    with_own_key = _mse(nadaraya_watson(x, x, y, "gaussian", tiny)[0], y)
+    passed(exercise, f"At σ = {tiny} your leave-one-out loss is {yours:.3f}, but with each point's "
+                     f"own key kept it is {with_own_key:.3f}: each x_i just copies y_i.")

@@ -1,0 +1,569 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Attention pooling with a Gaussian kernel (Nadaraya–Watson)
+#
+# Long before transformers, statisticians predicted a value at a new point by
+# averaging the targets of the training points near it, with nearer points
+# counting more. Nadaraya and Watson published this estimator in 1964. Read
+# with today's vocabulary it is attention: the new point is a **query**, the
+# training inputs are **keys**, their targets are **values**, and a kernel
+# decides how much each key matters.
+#
+# **In this notebook you will**
+# 1. predict by a weighted average of training targets, with weights from a
+#    kernel, written in plain `torch` and checked against `d2lmini`;
+# 2. count the NaN that the textbook normalisation produces for a narrow
+#    kernel, and remove them with a softmax;
+# 3. turn the kernel width $\sigma$ and see the fit and the weights change
+#    together;
+# 4. learn $\sigma$ by gradient descent, and see why each training point must
+#    be left out of its own keys;
+# 5. rewrite the Gaussian score so that it leads to the dot-product attention
+#    of chapter 04.
+
+# %%
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+from IPython.display import display
+
+import d2lmini as d2l
+from d2lmini.exercises import ch01
+
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## Toy data
+#
+# The function to recover is $f(x) = 2\sin x + x$. We observe it at 40 random
+# points of $[0, 5)$ with Gaussian noise of standard deviation 0.5. The
+# training inputs $x_i$ are the keys and the noisy targets $y_i$ the values;
+# the queries are a grid of 50 points over $[0, 5)$. We sort the keys, so that
+# neighbouring columns of a heatmap are neighbouring points on the line.
+#
+# The data is drawn on the CPU from a fixed seed and then moved to `device`,
+# so it is the same whether this notebook runs on a CPU or a GPU.
+
+# %%
+def f(x):
+    return 2 * torch.sin(x) + x
+
+
+torch.manual_seed(0)
+n_train = 40
+x_train, _ = torch.sort(torch.rand(n_train) * 5)  # keys, (40,)
+y_train = f(x_train) + 0.5 * torch.randn(n_train)  # values, (40,)
+x_val = torch.arange(0, 5, 0.1)  # queries, (50,)
+y_truth = f(x_val)  # the noise-free answer at each query
+x_train, y_train, x_val, y_truth = (t.to(device) for t in (x_train, y_train, x_val, y_truth))
+print(f"{len(x_train)} keys and values, {len(x_val)} queries")
+
+
+def plot_fit(ax, predictions, title):
+    """Draw the truth, the training points and one set of predictions."""
+    ax.plot(d2l.numpy(x_val), d2l.numpy(y_truth), label="truth f(x)")
+    ax.plot(d2l.numpy(x_val), d2l.numpy(predictions), label="prediction")
+    ax.plot(d2l.numpy(x_train), d2l.numpy(y_train), "o", alpha=0.4, markersize=4, label="training data")
+    ax.set(title=title, xlabel="x")
+
+
+def truth_error(predictions):
+    """Mean squared distance between predictions and f on the query grid."""
+    return ((predictions - y_truth) ** 2).mean().item()
+
+
+# %% [markdown]
+# ## A baseline: average pooling
+#
+# The simplest pooling ignores the query: every query gets the mean of all
+# values, $\hat f(q) = \frac1n \sum_{i=1}^{n} y_i$. Each key has weight $1/n$,
+# whatever the query.
+
+# %%
+avg_predictions = y_train.mean().expand(len(x_val))  # (queries,)
+print(f"every query predicts {y_train.mean().item():.3f}; "
+      f"squared error against f: {truth_error(avg_predictions):.3f}")
+
+fig, ax = plt.subplots(figsize=(4.5, 3))
+plot_fit(ax, avg_predictions, "Average pooling")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# A flat line cannot follow a curve. To do better, a query should listen
+# mostly to the keys close to it.
+#
+# ## Kernels measure closeness
+#
+# A kernel $k(u)$ turns the scaled distance $u = (q - x_i)/\sigma$ into a
+# non-negative similarity. The **width** $\sigma$ sets what "close" means.
+# Three kernels:
+#
+# | kernel | $k(u)$ | in words |
+# |---|---|---|
+# | Gaussian | $\exp(-u^2/2)$ | every key counts, nearer keys much more |
+# | boxcar | $1$ if $\lvert u\rvert < 1$, else $0$ | plain average over a window of half-width $\sigma$ |
+# | constant | $1$ | every key the same: average pooling again |
+#
+# A fourth, the Epanechnikov kernel, is exercise 1.1. We write the three in
+# plain `torch` and check them against `d2lmini`'s.
+
+# %%
+def gaussian(u):
+    return torch.exp(-u ** 2 / 2)
+
+
+def boxcar(u):
+    return (u.abs() < 1).to(u.dtype)
+
+
+def constant(u):
+    return torch.ones_like(u)
+
+
+u = torch.linspace(-3, 3, 121, device=device)
+for ours, package_kernel in [(gaussian, d2l.gaussian), (boxcar, d2l.boxcar), (constant, d2l.constant)]:
+    torch.testing.assert_close(ours(u), package_kernel(u))
+print("our three kernels match d2lmini's")
+
+fig, axes = plt.subplots(1, 3, figsize=(9, 2.2), sharey=True)
+for ax, kernel in zip(axes, (gaussian, boxcar, constant)):
+    ax.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
+    ax.set(title=kernel.__name__, xlabel="u = (q − x) / σ")
+axes[0].set_ylabel("k(u)")
+plt.show()
+
+# %% [markdown]
+# ## Nadaraya–Watson pooling from scratch
+#
+# The prediction at query $q$ is a weighted average of the values, each
+# kernel value divided by the sum over all keys:
+#
+# $$\hat f(q) = \sum_{i=1}^{n} \alpha(q, x_i)\, y_i, \qquad
+# \alpha(q, x_i) = \frac{k\big((q - x_i)/\sigma\big)}{\sum_{j=1}^{n} k\big((q - x_j)/\sigma\big)} .$$
+#
+# In code, one row per query and one column per key:
+
+# %%
+def kernel_pooling(queries, keys, values, kernel, sigma):
+    """Nadaraya–Watson pooling, normalising kernel values by their sum."""
+    k = kernel((queries[:, None] - keys[None, :]) / sigma)  # (queries, keys)
+    weights = k / k.sum(dim=1, keepdim=True)  # each row sums to 1
+    return weights @ values, weights  # (queries,), (queries, keys)
+
+
+sigma = 0.5
+fits = {}
+for kernel in (gaussian, boxcar, constant):
+    ours, our_weights = kernel_pooling(x_val, x_train, y_train, kernel, sigma)
+    theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, kernel.__name__, sigma)
+    torch.testing.assert_close(our_weights, their_weights)
+    torch.testing.assert_close(ours, theirs)
+    fits[kernel.__name__] = ours
+    print(f"{kernel.__name__:>8}, σ = {sigma}: matches d2l.nadaraya_watson; "
+          f"squared error against f: {truth_error(ours):.3f}")
+torch.testing.assert_close(fits["constant"], avg_predictions)
+print("the constant kernel gives average pooling exactly")
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(10, 2.8), sharey=True)
+for ax, (name, predictions) in zip(axes, fits.items()):
+    plot_fit(ax, predictions, f"{name}, σ = {sigma}")
+axes[0].legend(fontsize=7)
+plt.show()
+
+# %% [markdown]
+# The Gaussian and the boxcar follow the curve; the constant kernel is the
+# flat baseline again. A local kernel cuts the squared error against $f$ from
+# 0.86 to 0.11 (Gaussian) or 0.05 (boxcar).
+#
+# ## Narrow kernels: where the textbook formula breaks
+#
+# Shrink $\sigma$ and $u = (q - x_i)/\sigma$ grows. In float32, $\exp(-u^2/2)$
+# rounds to exactly 0 once $u^2/2 > 103.97$: the result would be below half
+# of the smallest positive float32 number, $2^{-149} \approx 1.4 \times 10^{-45}$,
+# and $e^{-103.97} = 2^{-150}$. At $\sigma = 0.01$
+# that happens for any key more than 0.144 away. A query with no key that
+# near gets 0 for every kernel value, and $0/0$ is NaN: its whole row of
+# weights is NaN, and so is its prediction. (The d2l book stores queries as
+# columns, so there these are *NaN columns*.)
+#
+# The boxcar has the same problem by design: a query with no key inside its
+# window has nothing to average. Let us count the NaN rows as $\sigma$ shrinks.
+
+# %%
+print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
+      f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
+
+
+def nan_rows(weights):
+    return int(weights.isnan().any(dim=1).sum())
+
+
+print("   σ    NaN rows of k/Σk (of 50)    NaN rows of d2l.nadaraya_watson")
+print("        gaussian   boxcar           gaussian   boxcar")
+for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
+    naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, k, sigma)[1]) for k in (gaussian, boxcar)]
+    stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, k, sigma)[1]) for k in ("gaussian", "boxcar")]
+    print(f"{sigma:>6} {naive[0]:>9} {naive[1]:>8} {stable[0]:>18} {stable[1]:>8}")
+
+# %% [markdown]
+# At $\sigma = 0.01$ three queries lose their Gaussian prediction, at
+# $\sigma = 0.005$ more. `d2l.nadaraya_watson` has none. Its trick: the
+# Gaussian weights are a softmax of the *log* kernel values,
+#
+# $$\alpha(q, x_i) = \frac{\exp(-u_i^2/2)}{\sum_j \exp(-u_j^2/2)}
+# = \operatorname{softmax}_i\!\left(-\tfrac12 u_i^2\right),$$
+#
+# and `torch.softmax` subtracts each row's maximum before exponentiating. The
+# nearest key then contributes $\exp(0) = 1$ to the denominator, which can no
+# longer be 0. Here is that version from scratch:
+
+# %%
+def gaussian_pooling(queries, keys, values, sigma):
+    """Gaussian Nadaraya–Watson pooling computed as a softmax of -u²/2."""
+    scores = -((queries[:, None] - keys[None, :]) / sigma) ** 2 / 2  # (queries, keys): log k(u)
+    weights = torch.softmax(scores, dim=1)  # (queries, keys)
+    return weights @ values, weights
+
+
+for sigma in (0.5, 0.01):
+    ours, our_weights = gaussian_pooling(x_val, x_train, y_train, sigma)
+    theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
+    torch.testing.assert_close(our_weights, their_weights)
+    torch.testing.assert_close(ours, theirs)
+    print(f"σ = {sigma}: softmax form matches d2lmini, NaN rows: {nan_rows(our_weights)}")
+
+naive_weights = kernel_pooling(x_val, x_train, y_train, gaussian, 0.01)[1]
+lost = naive_weights.isnan().any(dim=1)  # the queries the naive formula lost
+stable_weights = gaussian_pooling(x_val, x_train, y_train, 0.01)[1]
+print("queries lost by k/Σk:", d2l.numpy(x_val[lost]).round(1))
+print("their largest softmax weight:", d2l.numpy(stable_weights[lost].max(dim=1).values).round(3))
+
+# %% [markdown]
+# The rescued queries put all their weight on their nearest key, which is what
+# the formula means in the limit. For the boxcar, a query with no key in its
+# window truly has nothing to average; `d2lmini` gives it an all-zero row of
+# weights (and prediction 0) instead of NaN, so that one empty window cannot
+# spread NaN through later computations:
+
+# %%
+_, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
+print("boxcar, σ = 0.01: all-zero rows:", int((boxcar_weights.sum(dim=1) == 0).sum()),
+      "| NaN rows:", nan_rows(boxcar_weights))
+
+# %% [markdown]
+# From here on we use `d2l.nadaraya_watson`.
+#
+# ## The width is the knob
+#
+# A narrow kernel listens to one or two keys: the fit chases the noise. A
+# wide kernel listens to everyone: the fit flattens towards the average. The
+# squared error against $f$ shows both failures, with the best widths in
+# between:
+
+# %%
+for sigma in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0):
+    predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
+    print(f"σ = {sigma:<5} squared error against f: {truth_error(predictions):.3f}")
+
+# %% [markdown]
+# Four of these widths side by side: the fits, then their weights. In the
+# heatmaps each row is a query (top: $q = 0$, bottom: $q = 4.9$) and each
+# column a training key, sorted by $x_i$. All panels share one colour scale.
+
+# %%
+widths = (0.05, 0.2, 1.0, 3.0)
+results = [d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s) for s in widths]
+
+fig, axes = plt.subplots(1, len(widths), figsize=(12, 2.8), sharey=True)
+for ax, sigma, (predictions, _) in zip(axes, widths, results):
+    plot_fit(ax, predictions, f"σ = {sigma}")
+axes[0].legend(fontsize=7)
+plt.show()
+
+# %%
+width_weights = torch.stack([weights for _, weights in results])  # (widths, queries, keys)
+fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queries",
+                        titles=[f"σ = {s}" for s in widths], figsize=(12, 3.2))
+
+# %% [markdown]
+# At $\sigma = 0.05$ each row has one or two dark cells, and they walk down
+# the diagonal: every query copies its nearest neighbours. At $\sigma = 0.2$
+# the band widens to a handful of keys. At $\sigma = 3$ every weight is close
+# to $1/40 = 0.025$, pale on this shared scale: the model is almost average
+# pooling again.
+#
+# ### Explore it yourself
+#
+# The explorer below redraws the fit and the weight heatmap together as you
+# move a logarithmic $\sigma$ slider and pick a kernel. Things to try:
+#
+# * Gaussian, $\sigma$ from large to small: watch the band narrow to the
+#   diagonal and the fit go from flat to jagged. Where does it look best?
+# * Boxcar at a small $\sigma$: rows with no key in their window turn white
+#   (all-zero weights) and their predictions drop to 0.
+# * Constant: every row is uniform, whatever $\sigma$ is.
+# * Epanechnikov (exercise 1.1): a window like the boxcar, but with weights
+#   that fade towards its edges.
+
+# %% [markdown]
+# <!-- EXPLORER: explore_kernel_pooling -->
+
+# %% [markdown]
+# ## Learning the width
+#
+# Instead of trying widths by hand we can learn $\sigma$ by gradient descent
+# on the squared error at the training points. `d2l.NWKernelRegression` is
+# Gaussian pooling with one parameter, $\log\sigma$ (so that $\sigma$ stays
+# positive whatever step SGD takes).
+#
+# There is a trap. If query $x_i$ sees its own key $x_i$, the model can
+# shrink $\sigma$ towards 0, put all of $x_i$'s weight on itself and predict
+# $y_i$ exactly: zero training loss, and a model that only copies its data.
+# The remedy is **leave-one-out**: when predicting at $x_i$, use every
+# training point except $i$. `d2l.leave_one_out` builds those keys and
+# values, one row per query:
+
+# %%
+keys_loo, values_loo = d2l.leave_one_out(x_train, y_train)
+print("keys for the 40 training queries:", tuple(keys_loo.shape), "(row i lacks x_i)")
+print("row 0 starts with x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
+      "| x_0, x_1, x_2 are", d2l.numpy(x_train[:3]).round(3))
+
+# %% [markdown]
+# We train twice from $\sigma = 1$, with the same optimiser: once with
+# leave-one-out keys, once with the full training set as keys. A progress bar
+# follows each run.
+
+# %%
+def train_width(keys, values, description, num_steps=50, lr=2.0):
+    """Fit NWKernelRegression's width by SGD; return the model and its history."""
+    net = d2l.NWKernelRegression(sigma=1.0).to(device)
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
+    progress = widgets.IntProgress(value=0, max=num_steps, description=description)
+    display(progress)
+    losses, sigmas = [], []
+    for step in range(num_steps + 1):  # record the start and the state after each step
+        loss = ((net(x_train, keys, values) - y_train) ** 2).mean()
+        losses.append(loss.item())
+        sigmas.append(net.sigma.item())  # the width this loss was computed with
+        progress.value = step
+        if step < num_steps:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return net, losses, sigmas
+
+
+net_loo, losses_loo, sigmas_loo = train_width(keys_loo, values_loo, "leave-one-out")
+
+# %%
+net_all, losses_all, sigmas_all = train_width(x_train, y_train, "all keys")
+
+# %%
+fig, (ax_loss, ax_sigma) = plt.subplots(1, 2, figsize=(9, 2.8))
+for losses, sigmas, label in [(losses_loo, sigmas_loo, "leave-one-out"), (losses_all, sigmas_all, "all keys")]:
+    ax_loss.plot(losses, label=label)
+    ax_sigma.plot(sigmas, label=label)
+ax_loss.set(xlabel="SGD steps taken", ylabel="training loss (MSE)", title="Loss curve")
+ax_sigma.set(xlabel="SGD steps taken", ylabel="σ", yscale="log", title="Width")
+ax_loss.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Numbers for the two runs. "Training loss" is what SGD minimised; the error
+# against $f$ uses the learned width on the query grid, with all 40 training
+# points as keys, as a prediction would.
+
+# %%
+for net, losses, label in [(net_loo, losses_loo, "leave-one-out"), (net_all, losses_all, "all keys")]:
+    sigma = net.sigma.detach()
+    predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
+    print(f"{label:>13}: σ = {sigma.item():.3f}, final training loss {losses[-1]:.3f}, "
+          f"squared error against f {truth_error(predictions):.3f}")
+
+own_weight = net_all.attention_weights.diagonal()  # weight each x_i puts on its own key
+print(f"with all keys, each training query puts on average {own_weight.mean().item():.2f} "
+      "of its weight on its own key")
+
+# %% [markdown]
+# Without leave-one-out, $\sigma$ keeps shrinking and the training loss keeps
+# falling, while the error against the true function is several times worse:
+# the model has learned to look itself up. With leave-one-out, the loss levels
+# off at a width that balances noise against detail.
+#
+# Is that width the best one for the leave-one-out loss? A grid search over
+# $\sigma$ answers it without any gradients. We evaluate all 101 widths at
+# once: the Gaussian pooling of the softmax form, with one more leading axis
+# for the width.
+
+# %%
+grid = torch.logspace(-2, 0.5, 101).to(device)  # 101 widths from 0.01 to 3.16
+u = (x_train[None, :, None] - keys_loo[None, :, :]) / grid[:, None, None]  # (widths, queries, keys)
+loo_predictions = (torch.softmax(-u ** 2 / 2, dim=-1) * values_loo).sum(dim=-1)  # (widths, queries)
+loo_losses = ((loo_predictions - y_train) ** 2).mean(dim=-1)  # (widths,)
+best = loo_losses.argmin()
+print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
+      f"(loss {loo_losses[best].item():.3f}); SGD found σ = {net_loo.sigma.item():.2f}")
+
+fig, axes = plt.subplots(1, 2, figsize=(9, 2.8), sharey=True)
+for ax, net, label in [(axes[0], net_loo, "leave-one-out"), (axes[1], net_all, "all keys")]:
+    sigma = net.sigma.detach()
+    predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
+    plot_fit(ax, predictions, f"trained with {label}: σ = {sigma.item():.3f}")
+axes[0].legend(fontsize=7)
+plt.show()
+
+# %% [markdown]
+# ## A bridge to dot-product attention
+#
+# Up to the width, the Gaussian score of a query and a key is
+# $-\tfrac12 \lVert q - k\rVert^2$. Expanding the square,
+#
+# $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$
+#
+# The last term depends on the query only, so it is the same for every key
+# in a row of scores, and a softmax does not change when a constant is added
+# to a whole row. It cancels: Gaussian attention is
+# $\operatorname{softmax}\big(q^\top k - \tfrac12\lVert k\rVert^2\big)$, a dot
+# product plus one bias per key. If all keys have the same norm, that bias
+# cancels too and only $\operatorname{softmax}(q^\top k)$ is left: the
+# dot-product score of chapter 04. (A width $\sigma$ divides every score by
+# $\sigma^2$, a temperature, the role that $1/\sqrt d$ plays there.)
+#
+# We check each step numerically on random vectors of dimension 4:
+
+# %%
+torch.manual_seed(1)
+q = torch.randn(3, 4).to(device)  # 3 queries
+k = torch.randn(6, 4).to(device)  # 6 keys
+
+
+def distance_scores(q, k):
+    return -0.5 * ((q[:, None, :] - k[None, :, :]) ** 2).sum(dim=-1)  # (queries, keys)
+
+
+expanded = q @ k.T - 0.5 * (k ** 2).sum(dim=-1)[None, :] - 0.5 * (q ** 2).sum(dim=-1)[:, None]
+torch.testing.assert_close(distance_scores(q, k), expanded)
+print("-½‖q−k‖² equals qᵀk − ½‖k‖² − ½‖q‖²")
+
+without_q_term = q @ k.T - 0.5 * (k ** 2).sum(dim=-1)[None, :]  # (queries, keys)
+torch.testing.assert_close(torch.softmax(distance_scores(q, k), dim=-1), torch.softmax(without_q_term, dim=-1))
+print("dropping the ‖q‖² term leaves the softmax weights unchanged")
+
+unit_keys = k / k.norm(dim=-1, keepdim=True)  # every key now has norm 1
+torch.testing.assert_close(torch.softmax(distance_scores(q, unit_keys), dim=-1),
+                           torch.softmax(q @ unit_keys.T, dim=-1))
+print("with keys of equal norm, Gaussian weights are softmax(qᵀk)")
+print("the scores themselves differ, by ½‖q‖² + ½ per row:",
+      d2l.numpy((q @ unit_keys.T - distance_scores(q, unit_keys))[:, 0]).round(3))
+
+# %% [markdown]
+# ## Summary
+#
+# * Nadaraya–Watson regression is attention pooling: queries are new inputs,
+#   keys and values the training inputs and targets, and the weights are
+#   kernel values normalised over the keys.
+# * The constant kernel gives average pooling; local kernels (Gaussian,
+#   boxcar, Epanechnikov) follow the data.
+# * Normalising as $k/\sum k$ gives NaN rows once a narrow kernel underflows
+#   for every key (3 of 50 queries at $\sigma = 0.01$ here). A softmax of the
+#   log-kernel values never does; `d2l.nadaraya_watson` computes it that way.
+# * The width $\sigma$ trades noise against detail. It can be learned by SGD,
+#   but only with leave-one-out keys: with its own key in view, the model
+#   shrinks $\sigma$ and copies $y_i$.
+# * $-\tfrac12\lVert q-k\rVert^2 = q^\top k - \tfrac12\lVert k\rVert^2 - \tfrac12\lVert q\rVert^2$,
+#   and the $\lVert q\rVert^2$ term cancels in the softmax: the Gaussian score
+#   is one step away from the dot product.
+#
+# ## Exercises
+#
+# Fill in each function, run its cell, then run the check below it. A check
+# prints one line when your answer is right; otherwise it tells you what it
+# expected, what it got, and gives a hint.
+
+# %% [markdown]
+# ### Exercise 1.1 · The Epanechnikov kernel
+#
+# The Epanechnikov kernel is the parabola $k(u) = \max(1 - u^2, 0)$: 1 at
+# $u = 0$, falling to 0 at $\lvert u\rvert = 1$ and 0 beyond. (Statistics
+# books multiply it by $3/4$ so that it integrates to 1; leave that factor
+# out, it cancels when the weights are normalised.) Write it for a tensor `u`
+# of any shape, elementwise.
+
+# %% tags=["exercise"]
+def epanechnikov_kernel(u):
+    """Return max(1 - u**2, 0) elementwise."""
+    ### BEGIN SOLUTION
+    return torch.clamp(1 - u ** 2, min=0)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch01.check_epanechnikov(epanechnikov_kernel)
+
+# %% [markdown]
+# ### Exercise 1.2 · Choose σ on held-out data
+#
+# The training loss cannot choose $\sigma$: with the training points as their
+# own keys, the smallest width always wins. Hold some data out instead. Write
+# `best_sigma` that returns the width from `sigmas` whose Gaussian
+# Nadaraya–Watson predictions at `x_val` (keys `x_train`, values `y_train`)
+# have the smallest mean squared error against `y_val`. Return one of the
+# numbers in `sigmas`.
+
+# %% tags=["exercise"]
+def best_sigma(x_train, y_train, x_val, y_val, sigmas):
+    """Return the width in sigmas with the lowest validation MSE."""
+    ### BEGIN SOLUTION
+    errors = torch.stack([
+        ((d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s)[0] - y_val) ** 2).mean()
+        for s in sigmas
+    ])
+    return sigmas[int(errors.argmin())]
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch01.check_best_sigma(best_sigma)
+
+# %% [markdown]
+# ### Exercise 1.3 · The leave-one-out loss
+#
+# Write `loo_loss(x, y, sigma)`: the mean squared error of Gaussian
+# Nadaraya–Watson predictions at each training input $x_i$, where the
+# prediction for $x_i$ may use every training point except $(x_i, y_i)$.
+# Return a scalar tensor.
+#
+# When it passes, the check prints your loss next to the loss with each
+# point's own key kept, at a tiny width. Before you run it: which of the two
+# do you expect to be near zero, and why does that one make a useless
+# training objective?
+
+# %% tags=["exercise"]
+def loo_loss(x, y, sigma):
+    """Mean squared leave-one-out error of Gaussian pooling with width sigma."""
+    ### BEGIN SOLUTION
+    keys, values = d2l.leave_one_out(x, y)
+    predictions, _ = d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)
+    return ((predictions - y) ** 2).mean()
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch01.check_loo_loss(loo_loss)

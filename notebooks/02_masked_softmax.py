@@ -1,0 +1,414 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Masked softmax
+#
+# Sentences have different lengths, but a minibatch is one rectangular
+# tensor. So the short sentences are padded with a filler token up to the
+# longest one. Attention must then ignore the filler: a padding key has to
+# receive a weight of exactly zero. The tool for this is the **masked
+# softmax**, and it is used by every attention layer in the chapters that
+# follow.
+#
+# **In this notebook you will**
+# 1. write `sequence_mask` and `masked_softmax` in plain `torch`, for valid
+#    lengths given per example or per query, and check them against
+#    `d2lmini` and against PyTorch's `scaled_dot_product_attention`;
+# 2. compare the values used to fill masked scores (−1e6, −inf, the dtype's
+#    minimum) and see, in numbers, what each does in float16 and to a query
+#    with nothing to attend to;
+# 3. learn why `d2lmini` gives such a query all-zero weights;
+# 4. express causal (decoder) masking as valid lengths $1, 2, \dots, n$.
+
+# %%
+import torch
+import torch.nn.functional as F
+
+import d2lmini as d2l
+from d2lmini.exercises import ch02
+
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## Padded minibatches
+#
+# Three sentences of 3, 2 and 4 words, padded to 4 tokens. The **valid
+# length** of each example is the number of real tokens.
+
+# %%
+sentences = [["the", "cat", "sat"], ["dogs", "bark"], ["birds", "sing", "at", "dawn"]]
+num_steps = max(len(s) for s in sentences)
+for s in sentences:
+    print(" ".join(f"{word:<6}" for word in s + ["<pad>"] * (num_steps - len(s))))
+valid_lens = torch.tensor([len(s) for s in sentences])
+print("valid_lens:", valid_lens.tolist())
+
+# %% [markdown]
+# In self-attention every token is a query and every token a key, so an
+# attention layer scores this batch with a tensor of shape
+# (batch, queries, keys) = (3, 4, 4). We use random scores (drawn on the CPU
+# from a seed, so they are the same on any device). A plain softmax over the
+# keys gives the padding part of the weight:
+
+# %%
+torch.manual_seed(0)
+scores = torch.randn(3, num_steps, num_steps).to(device)  # (batch, queries, keys)
+is_padding = torch.arange(num_steps) >= valid_lens[:, None]  # (batch, keys)
+plain = torch.softmax(scores, dim=-1)
+weight_on_padding = (plain * is_padding[:, None, :].to(device)).sum(dim=-1)  # (batch, queries)
+print("weight each query puts on padding (rows = examples):")
+print(d2l.numpy(weight_on_padding).round(3))
+
+# %% [markdown]
+# Each query of the second sentence gives between a quarter and 90 % of its
+# attention to the two `<pad>` tokens. Those weights have to become zero, and
+# the weights on the real tokens have to sum to 1 again.
+#
+# ## `sequence_mask` from scratch
+#
+# First a helper: in a tensor of shape (batch, steps), overwrite every
+# position $t \ge$ `valid_len[b]` with a given value. A comparison with
+# `arange` builds the mask without a loop: `arange(steps)[None, :]` has shape
+# (1, steps), `valid_len[:, None]` has shape (batch, 1), and comparing them
+# broadcasts to (batch, steps).
+
+# %%
+def sequence_mask(X, valid_len, value=0.0):
+    """A copy of X (batch, steps) with X[b, t] = value wherever t >= valid_len[b]."""
+    steps = torch.arange(X.shape[1], device=X.device)  # (steps,)
+    keep = steps[None, :] < valid_len.to(X.device)[:, None]  # (batch, steps)
+    X = X.clone()  # never write into the caller's tensor
+    X[~keep] = value
+    return X
+
+
+X = torch.tensor([[1, 2, 3], [4, 5, 6]])
+ours = sequence_mask(X, torch.tensor([1, 2]))
+torch.testing.assert_close(ours, d2l.sequence_mask(X, torch.tensor([1, 2])))
+print(ours.tolist(), "— matches d2l.sequence_mask")
+
+# %% [markdown]
+# ## `masked_softmax` from scratch
+#
+# For scores $X$ of shape (batch, queries, keys) and a valid length $\ell$
+# for a row of scores, the masked softmax is
+#
+# $$\operatorname{masked\,softmax}(X)_{bij} =
+# \begin{cases} \dfrac{\exp X_{bij}}{\sum_{j' < \ell} \exp X_{bij'}} & j < \ell \\[1ex]
+# 0 & j \ge \ell \end{cases}$$
+#
+# where $\ell$ comes from `valid_lens` in one of three forms:
+#
+# | `valid_lens` | shape | $\ell$ for row $(b, i)$ | use |
+# |---|---|---|---|
+# | `None` | — | every key | no padding |
+# | 1-D | (batch,) | `valid_lens[b]` | one length per example: padding |
+# | 2-D | (batch, queries) | `valid_lens[b, i]` | one length per query: causal masks, below |
+#
+# The classic implementation (the d2l book's) flattens the scores to one row
+# per (example, query), gives each row its length, overwrites the masked
+# scores with a very negative number (−1e6) and takes an ordinary softmax:
+# $\exp(-10^6)$ is 0 in floating point, so masked keys get no weight.
+
+# %%
+def masked_softmax(X, valid_lens, value=-1e6):
+    """Softmax over the last axis of X (batch, queries, keys), ignoring keys beyond valid_lens."""
+    if valid_lens is None:
+        return torch.softmax(X, dim=-1)
+    batch, queries, keys = X.shape
+    if valid_lens.dim() == 1:
+        valid_lens = valid_lens.repeat_interleave(queries)  # (batch * queries,): one length per row
+    else:
+        valid_lens = valid_lens.reshape(-1)  # (batch * queries,)
+    X = sequence_mask(X.reshape(-1, keys), valid_lens, value)  # (batch * queries, keys)
+    return torch.softmax(X.reshape(batch, queries, keys), dim=-1)
+
+
+lens_per_query = torch.tensor([[1, 3, 2, 3], [2, 1, 2, 1], [4, 3, 2, 1]])  # (batch, queries)
+for name, lens in [("None", None), ("1-D", valid_lens), ("2-D", lens_per_query)]:
+    torch.testing.assert_close(masked_softmax(scores, lens), d2l.masked_softmax(scores, lens))
+    print(f"valid_lens {name}: our masked_softmax matches d2l.masked_softmax")
+
+ours = masked_softmax(scores, valid_lens)
+print("weight on padding now:", d2l.numpy((ours * is_padding[:, None, :].to(device)).sum(dim=-1)).max().item())
+print("row sums:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
+
+# %% [markdown]
+# ### The same weights from PyTorch
+#
+# `torch.nn.functional.scaled_dot_product_attention` (SDPA) computes
+# $\operatorname{softmax}(Q K^\top \cdot \text{scale} + \text{mask})\,V$ and
+# takes a boolean `attn_mask` in which **True means "may attend"**. It
+# returns outputs, not weights, but we can read its weights off: with the
+# scores as queries, the identity matrix as keys and `scale=1`, the product
+# $QK^\top$ is the scores themselves; with the identity as values, the output
+# is the weight matrix itself.
+
+# %%
+def sdpa_weights(scores, allowed=None, is_causal=False):
+    """SDPA's attention weights for given scores (batch, queries, keys)."""
+    identity = torch.eye(scores.shape[-1], dtype=scores.dtype, device=scores.device)
+    identity = identity.expand(scores.shape[0], -1, -1)  # (batch, keys, keys)
+    return F.scaled_dot_product_attention(scores, identity, identity, attn_mask=allowed,
+                                          is_causal=is_causal, scale=1.0)
+
+
+keys = torch.arange(num_steps)
+allowed_1d = (keys < valid_lens[:, None])[:, None, :]  # (batch, 1, keys), broadcast over queries
+allowed_2d = keys < lens_per_query[:, :, None]  # (batch, queries, keys)
+for name, lens, allowed in [("1-D", valid_lens, allowed_1d), ("2-D", lens_per_query, allowed_2d)]:
+    torch.testing.assert_close(masked_softmax(scores, lens), sdpa_weights(scores, allowed.to(device)))
+    print(f"valid_lens {name}: our masked_softmax matches SDPA's weights")
+
+# %% [markdown]
+# ## What the mask looks like
+#
+# The weights for both kinds of lengths. Each panel is one example: rows are
+# queries, columns are keys, and all six panels share one colour scale.
+# Masked keys are exactly 0, so they are white.
+
+# %%
+weights_1d = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
+weights_2d = d2l.masked_softmax(scores, lens_per_query)
+fig = d2l.show_heatmaps(torch.stack([weights_1d, weights_2d]), xlabel="Keys", ylabel="Queries",
+                        titles=[f"example {b}" for b in range(3)], figsize=(7.5, 5))
+fig.axes[0].set_ylabel("1-D valid_lens\nQueries")
+fig.axes[3].set_ylabel("2-D valid_lens\nQueries")
+d2l.plt.show()
+
+# %% [markdown]
+# Top row: whole columns vanish beyond each example's length (3, 2 and 4
+# keys). Bottom row: each query has its own length, so the white region is
+# a staircase that differs from row to row.
+#
+# ### Explore it yourself
+#
+# The explorer below masks a random score tensor with one valid-length
+# slider per example, and has a per-query mode. Things to try:
+#
+# * Drag one example's length down one step at a time and watch a column turn
+#   white while the rest of each row darkens (the weights still sum to 1).
+# * Set a length to 0. The whole panel goes white: `d2lmini` gives a query
+#   with no valid key all-zero weights. The next section explains why.
+# * In per-query mode, give each query a longer length than the one above
+#   it: that is the causal mask of the last section.
+
+# %% [markdown]
+# <!-- EXPLORER: explore_masked_softmax -->
+
+# %% [markdown]
+# ## Which value should fill the masked scores?
+#
+# −1e6 is the classic choice. It works in float32 because $e^{-10^6}$ rounds
+# to 0. But models are often run in float16, whose largest magnitude is 65504:
+
+# %%
+print("largest float16 magnitude:", torch.finfo(torch.float16).max)
+print("-1e6 stored as float16:", torch.tensor(-1e6).to(torch.float16).item())
+fp16_scores = sequence_mask(scores[:1, 0].half(), torch.tensor([2]), value=-1e6)  # one row, 2 valid keys
+print("a float16 row filled the classic way:", d2l.numpy(fp16_scores).round(3))
+
+# %% [markdown]
+# −1e6 silently becomes −inf. For a row with at least one valid key this is
+# harmless: $e^{-\infty} = 0$ too. The trouble is a row with **no** valid
+# key: a query in an empty sequence, or a padding query whose per-query length
+# is 0. Then every score in the row is the fill value, and the softmax
+# returns $\frac{e^{c}}{\sum e^{c}}$:
+#
+# * with a finite $c$ (−1e6 in float32, or the dtype's minimum) it is
+#   $1/n$: uniform weight **on the padding**, a silent wrong answer;
+# * with $c = -\infty$ (−inf, or −1e6 in float16) it is $0/0$ = NaN.
+#
+# The same row of scores with valid length 0, filled three ways, in both
+# dtypes, next to `d2l.masked_softmax`:
+
+# %%
+empty_row = scores[:1, :1]  # one example, one query: (1, 1, keys)
+no_valid_key = torch.tensor([0])
+for dtype in (torch.float32, torch.float16):
+    X = empty_row.to(dtype)
+    print(f"{dtype}:")
+    for name, value in [("-1e6", -1e6), ("-inf", float("-inf")), ("dtype min", torch.finfo(dtype).min)]:
+        print(f"  fill {name:>9}: {d2l.numpy(masked_softmax(X, no_valid_key, value).float()).round(3).ravel()}")
+    print(f"  d2l.masked_softmax: {d2l.numpy(d2l.masked_softmax(X, no_valid_key).float()).round(3).ravel()}")
+
+# %% [markdown]
+# `d2lmini` fills masked scores with −inf, which gives exactly zero weight in
+# every dtype, and then sets a row with no valid key to **all zeros**. Why
+# zeros rather than NaN or a uniform row?
+#
+# * The output of such a query is then the zero vector: "nothing to attend
+#   to" reads as nothing, not as an average of padding.
+# * NaN spreads. The attention output feeds later layers whose parameters
+#   are shared by every example in the batch (the output projection $W_o$ of
+#   chapter 05, for one). A single NaN row then makes the loss NaN and the
+#   gradient of those shared parameters NaN, and one optimiser step later
+#   the whole model is NaN. Here is that in miniature: two examples, the
+#   first with valid length 0, and a shared output matrix `W_o`.
+
+# %%
+torch.manual_seed(1)
+scores_2 = torch.randn(2, 3, 4).to(device)  # (batch, queries, keys)
+values = torch.randn(2, 4, 2).to(device)  # (batch, keys, value size)
+W_o = torch.randn(2, 2).to(device).requires_grad_()  # shared by both examples
+lens = torch.tensor([0, 3])
+for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, float("-inf"))),
+                      ("d2l.masked_softmax", d2l.masked_softmax(scores_2, lens))]:
+    W_o.grad = None
+    loss = (weights @ values @ W_o).sum()  # (batch, queries, value size) summed
+    loss.backward()
+    print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W_o.grad: "
+          f"{int(W_o.grad.isnan().sum())} of {W_o.numel()}")
+
+# %% [markdown]
+# PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
+# query that may attend to nothing (it calls a "safe" softmax that zeroes
+# such rows). On the CPU:
+
+# %%
+nothing_allowed = torch.zeros(1, 1, num_steps, dtype=torch.bool)
+print("SDPA, row with no allowed key:", d2l.numpy(sdpa_weights(empty_row.cpu(), nothing_allowed)).ravel())
+
+# %% [markdown]
+# Why not the dtype's minimum? It avoids NaN but gives the uniform row over
+# padding shown above. And as an *additive* mask it overflows: in float16,
+# score + min is −inf for any score of −16 or less, back to the NaN case.
+
+# %%
+min16 = torch.finfo(torch.float16).min
+print("float16 min:", min16, "| -20 + min in float16:", (torch.tensor(-20.0, dtype=torch.float16) + min16).item())
+
+# %% [markdown]
+# ## Causal masking: valid lengths 1, 2, …, n
+#
+# A decoder generates tokens one at a time, so query $i$ may look at keys
+# $0, \dots, i$ only, never at the future. That is a per-query valid length
+# of $i + 1$: the 2-D lengths $1, 2, \dots, n$ for every example, which
+# `d2l.causal_valid_lens` builds. As a boolean mask it is the lower triangle,
+# diagonal included, and the length of row $i$ is the number of True entries
+# in it.
+
+# %%
+n = 5
+causal_lens = d2l.causal_valid_lens(2, n)  # (batch, queries)
+print("causal valid lengths:", causal_lens.tolist())
+lower = torch.ones(n, n, dtype=torch.bool).tril()  # True on and below the diagonal
+print("lower-triangular mask (1 = may attend):")
+print(lower.int().numpy())
+print("True entries per row:", lower.sum(dim=1).tolist())
+
+# %%
+torch.manual_seed(2)
+self_scores = torch.randn(2, n, n).to(device)  # (batch, queries, keys)
+causal = d2l.masked_softmax(self_scores, causal_lens)
+from_triangle = torch.softmax(self_scores.masked_fill(~lower.to(device), float("-inf")), dim=-1)
+torch.testing.assert_close(causal, from_triangle)
+torch.testing.assert_close(causal, sdpa_weights(self_scores, is_causal=True))
+print("valid lengths 1..n = lower-triangular mask = SDPA with is_causal=True")
+
+fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
+                        titles=["example 0", "example 1"], figsize=(5, 2.6))
+
+# %% [markdown]
+# Query 0 has one key to attend to, so its weight is 1; each later query
+# spreads its weight over one more key.
+#
+# ## Summary
+#
+# * Padding makes a batch rectangular; the masked softmax gives padding keys
+#   exactly zero weight and renormalises the rest.
+# * `valid_lens` is `None`, 1-D (one length per example) or 2-D (one length
+#   per query); `sequence_mask` and a flatten do the rest.
+# * −1e6 becomes −inf in float16. Any fill that is −inf makes a row with no
+#   valid key NaN; a finite fill makes it uniform over the padding.
+# * `d2lmini` fills with −inf and gives rows with no valid key all-zero
+#   weights, so one empty row cannot turn the loss and the gradients of
+#   shared parameters into NaN. PyTorch's SDPA returns zeros for such rows
+#   too.
+# * Causal masking is masking with valid lengths $1, \dots, n$, the lower
+#   triangle of the score matrix.
+#
+# ## Exercises
+#
+# Fill in each function, run its cell, then run the check below it. A check
+# prints one line when your answer is right; otherwise it tells you what it
+# expected, what it got, and gives a hint.
+
+# %% [markdown]
+# ### Exercise 2.1 · A masked softmax from a boolean mask
+#
+# Valid lengths can only mask a *suffix* of the keys. A boolean mask can mask
+# any key. Write `masked_softmax_from_mask(X, mask)`: the softmax of `X`
+# over its last axis using only the entries where `mask` is True (as in
+# SDPA's `attn_mask`). `mask` has the shape of `X` or broadcasts to it. A row
+# whose mask is all False gets all-zero weights, as in `d2lmini`. Do not
+# modify `X`.
+
+# %% tags=["exercise"]
+def masked_softmax_from_mask(X, mask):
+    """Softmax of X over its last axis using only entries where mask is True."""
+    ### BEGIN SOLUTION
+    weights = torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1)
+    return weights.nan_to_num(nan=0.0)  # rows with no True entry: 0/0 -> 0
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch02.check_masked_softmax_from_mask(masked_softmax_from_mask)
+
+# %% [markdown]
+# ### Exercise 2.2 · A causal mask from valid lengths
+#
+# Write `causal_mask(num_steps)`: a boolean tensor of shape
+# (num_steps, num_steps), True where query $i$ (row) may attend to key $j$
+# (column). Build it from the valid lengths $1, \dots, n$ and a comparison
+# with `torch.arange`, as `sequence_mask` does, rather than with
+# `torch.tril`.
+
+# %% tags=["exercise"]
+def causal_mask(num_steps):
+    """Boolean (num_steps, num_steps) mask: True where key j <= query i."""
+    ### BEGIN SOLUTION
+    valid_lens = torch.arange(1, num_steps + 1)  # query i sees i + 1 keys
+    return torch.arange(num_steps)[None, :] < valid_lens[:, None]
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch02.check_causal_mask(causal_mask)
+
+# %% [markdown]
+# ### Exercise 2.3 · Mean pooling over the valid steps
+#
+# When every score is equal, attention pooling is a plain average. Use that
+# to write `masked_mean(values, valid_lens)`: for `values` of shape
+# (batch, steps, dim) and 1-D `valid_lens`, return the mean of the first
+# `valid_lens[b]` steps of each example, shape (batch, dim). Padding steps
+# must not count, and an example of length 0 gives a zero vector. Hint:
+# `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).
+
+# %% tags=["exercise"]
+def masked_mean(values, valid_lens):
+    """Mean of each example's first valid_lens[b] steps: (batch, steps, dim) -> (batch, dim)."""
+    ### BEGIN SOLUTION
+    scores = torch.zeros(values.shape[0], 1, values.shape[1], device=values.device)  # all equal
+    weights = d2l.masked_softmax(scores, valid_lens)  # (batch, 1, steps)
+    return (weights @ values).squeeze(1)  # (batch, dim)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch02.check_masked_mean(masked_mean)

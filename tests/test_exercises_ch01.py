@@ -1,0 +1,172 @@
+"""Chapter 01's checks accept right answers and explain typical wrong ones."""
+
+import pytest
+import torch
+
+import d2lmini as d2l
+from d2lmini.exercises import ExerciseError, ch01
+
+
+def epanechnikov_right(u):
+    return torch.clamp(1 - u ** 2, min=0)
+
+
+def best_sigma_right(x_train, y_train, x_val, y_val, sigmas):
+    errors = [((d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s)[0] - y_val) ** 2).mean()
+              for s in sigmas]
+    return sigmas[int(torch.stack(errors).argmin())]
+
+
+def loo_loss_right(x, y, sigma):
+    keys, values = d2l.leave_one_out(x, y)
+    return ((d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)[0] - y) ** 2).mean()
+
+
+def not_implemented(*args):
+    raise NotImplementedError
+
+
+# Exercise 1.1
+
+def test_epanechnikov_accepts_the_reference(capsys):
+    ch01.check_epanechnikov(epanechnikov_right)
+    assert capsys.readouterr().out.startswith("✓ Exercise 1.1: correct.")
+
+
+def test_epanechnikov_accepts_an_equivalent_formula():
+    ch01.check_epanechnikov(lambda u: torch.where(u.abs() < 1, 1 - u * u, torch.zeros_like(u)))
+
+
+def test_epanechnikov_without_clamp_is_told_to_clamp():
+    with pytest.raises(ExerciseError, match="not negative: clamp 1 - u\\*\\*2 at zero") as info:
+        ch01.check_epanechnikov(lambda u: 1 - u ** 2)
+    assert "expected: tensor of shape (2, 17)" in str(info.value)
+    assert "received: tensor of shape (2, 17), dtype torch.float32: [-3," in str(info.value)
+
+
+def test_epanechnikov_with_the_three_quarters_factor_is_told_to_drop_it():
+    with pytest.raises(ExerciseError, match="leave out the 3/4 factor"):
+        ch01.check_epanechnikov(lambda u: 0.75 * torch.clamp(1 - u ** 2, min=0))
+
+
+def test_epanechnikov_gaussian_instead_gets_the_formula_as_hint():
+    with pytest.raises(ExerciseError, match=r"hint: k\(u\) = max\(1 - u², 0\)"):
+        ch01.check_epanechnikov(d2l.gaussian)
+
+
+def test_epanechnikov_that_returns_a_list_is_told_to_return_a_tensor():
+    with pytest.raises(ExerciseError, match="expected: a torch.Tensor"):
+        ch01.check_epanechnikov(lambda u: torch.clamp(1 - u ** 2, min=0).tolist())
+
+
+def test_epanechnikov_that_writes_into_u_is_caught():
+    def in_place(u):
+        return u.pow_(2).neg_().add_(1).clamp_(min=0)
+
+    with pytest.raises(ExerciseError, match="u was modified in place"):
+        ch01.check_epanechnikov(in_place)
+
+
+def test_epanechnikov_stub_error_passes_through():
+    with pytest.raises(NotImplementedError):
+        ch01.check_epanechnikov(not_implemented)
+
+
+# Exercise 1.2
+
+def test_best_sigma_accepts_the_reference(capsys):
+    ch01.check_best_sigma(best_sigma_right)
+    assert capsys.readouterr().out == (
+        "✓ Exercise 1.2: correct. On two data sets the best widths are σ = 0.4 and σ = 0.05.\n"
+    )
+
+
+def test_best_sigma_accepts_a_tensor_answer():
+    ch01.check_best_sigma(lambda *args: torch.tensor(best_sigma_right(*args)))
+
+
+def test_best_sigma_chosen_by_training_error_is_explained():
+    def by_training_error(x_train, y_train, x_val, y_val, sigmas):
+        return best_sigma_right(x_train, y_train, x_train, y_train, sigmas)
+
+    with pytest.raises(ExerciseError, match="the width the training error picks") as info:
+        ch01.check_best_sigma(by_training_error)
+    assert "expected: σ = 0.4" in str(info.value) and "received: σ = 0.02" in str(info.value)
+
+
+def test_best_sigma_argmax_is_told_to_take_the_minimum():
+    def worst(x_train, y_train, x_val, y_val, sigmas):
+        errors = [((d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s)[0] - y_val) ** 2).mean()
+                  for s in sigmas]
+        return sigmas[int(torch.stack(errors).argmax())]
+
+    with pytest.raises(ExerciseError, match="LARGEST validation error"):
+        ch01.check_best_sigma(worst)
+
+
+def test_best_sigma_returning_the_index_is_told_to_return_the_width():
+    def index(x_train, y_train, x_val, y_val, sigmas):
+        return sigmas.index(best_sigma_right(x_train, y_train, x_val, y_val, sigmas))
+
+    with pytest.raises(ExerciseError, match=r"you returned the index 4; return the width itself"):
+        ch01.check_best_sigma(index)
+
+
+def test_best_sigma_returning_all_errors_is_told_to_return_one_width():
+    def errors(x_train, y_train, x_val, y_val, sigmas):
+        return torch.ones(len(sigmas))
+
+    with pytest.raises(ExerciseError, match="return a single width"):
+        ch01.check_best_sigma(errors)
+
+
+def test_best_sigma_constant_answer_fails_on_the_second_data_set():
+    with pytest.raises(ExerciseError, match="expected: σ = 0.05"):
+        ch01.check_best_sigma(lambda *args: 0.4)
+
+
+# Exercise 1.3
+
+def test_loo_loss_accepts_the_reference(capsys):
+    ch01.check_loo_loss(loo_loss_right)
+    assert capsys.readouterr().out == (
+        "✓ Exercise 1.3: correct. At σ = 0.01 your leave-one-out loss is 0.150, but with each "
+        "point's own key kept it is 0.002: each x_i just copies y_i.\n"
+    )
+
+
+def test_loo_loss_accepts_a_python_float():
+    ch01.check_loo_loss(lambda x, y, sigma: loo_loss_right(x, y, sigma).item())
+
+
+def test_loo_loss_keeping_the_own_key_is_explained():
+    def with_own_key(x, y, sigma):
+        return ((d2l.nadaraya_watson(x, x, y, "gaussian", sigma)[0] - y) ** 2).mean()
+
+    with pytest.raises(ExerciseError, match="each query x_i still sees its own key x_i") as info:
+        ch01.check_loo_loss(with_own_key)
+    assert "at σ = 0.05" in str(info.value)
+
+
+def test_loo_loss_sum_instead_of_mean_is_explained():
+    with pytest.raises(ExerciseError, match="sum of the squared errors; take their mean"):
+        ch01.check_loo_loss(lambda x, y, sigma: loo_loss_right(x, y, sigma) * len(x))
+
+
+def test_loo_loss_root_is_explained():
+    with pytest.raises(ExerciseError, match="leave out the square root"):
+        ch01.check_loo_loss(lambda x, y, sigma: loo_loss_right(x, y, sigma).sqrt())
+
+
+def test_loo_loss_per_point_errors_are_told_to_average():
+    def per_point(x, y, sigma):
+        keys, values = d2l.leave_one_out(x, y)
+        return (d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)[0] - y) ** 2
+
+    with pytest.raises(ExerciseError, match="average the squared errors into one number"):
+        ch01.check_loo_loss(per_point)
+
+
+def test_loo_loss_stub_error_passes_through():
+    with pytest.raises(NotImplementedError):
+        ch01.check_loo_loss(not_implemented)
