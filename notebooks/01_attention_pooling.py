@@ -321,8 +321,11 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queri
 # * Epanechnikov (exercise 1.1): a window like the boxcar, but with weights
 #   that fade towards its edges.
 
-# %% [markdown]
-# <!-- EXPLORER: explore_kernel_pooling -->
+# %%
+from d2lmini.widgets import explore_kernel_pooling
+
+explorer = explore_kernel_pooling()
+explorer
 
 # %% [markdown]
 # ## Learning the width

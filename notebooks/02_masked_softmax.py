@@ -206,8 +206,11 @@ d2l.plt.show()
 # * In per-query mode, give each query a longer length than the one above
 #   it: that is the causal mask of the last section.
 
-# %% [markdown]
-# <!-- EXPLORER: explore_masked_softmax -->
+# %%
+from d2lmini.widgets import explore_masked_softmax
+
+explorer = explore_masked_softmax()
+explorer
 
 # %% [markdown]
 # ## Which value should fill the masked scores?
