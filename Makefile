@@ -45,5 +45,10 @@ notebooks: install
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
 
+# Speed and peak memory of the attention paths against PyTorch's (a few
+# minutes on 2 CPU cores); prints Markdown tables.
+bench: install
+	$(PY) benchmarks/attention.py
+
 clean:
 	rm -rf build .pytest_cache .coverage

@@ -11,6 +11,8 @@ Conventions used throughout the package:
   on padding.
 """
 
+import math
+
 import torch
 
 from ._checks import check_tensor, shape_str
@@ -24,9 +26,11 @@ def _as_lengths(valid_lens, name="valid_lens"):
     if valid_lens.dtype == torch.bool or valid_lens.is_complex():
         raise TypeError(f"{name} must hold integer or float lengths, got dtype {valid_lens.dtype}")
     if valid_lens.numel() > 0:
-        if valid_lens.is_floating_point() and torch.isnan(valid_lens).any():
+        # One reduction checks both: the minimum is NaN if any length is NaN.
+        shortest = valid_lens.min().item()
+        if math.isnan(shortest):
             raise ValueError(f"{name} must not contain NaN, got {valid_lens.tolist()}")
-        if (valid_lens < 0).any():
+        if shortest < 0:
             raise ValueError(f"{name} must be non-negative, got {valid_lens.tolist()}")
     return valid_lens
 

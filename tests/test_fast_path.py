@@ -1,5 +1,8 @@
 """The fast path (need_weights=False, one SDPA call) gives the explicit path's answer."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -316,3 +319,21 @@ def test_fast_path_checks_valid_lens_like_the_explicit_path(lens, fragments, cau
             module(X, X, X, lens)
         for fragment in fragments:
             assert fragment in str(info.value), f"{fragment!r} missing from: {info.value}"
+
+
+# ---- the benchmark script --------------------------------------------------------------
+
+def test_benchmark_runs_end_to_end_on_a_tiny_workload(capsys):
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "attention.py"
+    spec = importlib.util.spec_from_file_location("attention_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    benchmark.main(["--device", "cpu", "--batch", "2", "--tokens", "16", "--width", "8", "--heads", "2",
+                    "--repeats", "1", "--warmup", "0", "--sweep", "8", "--mask-small", "2", "3", "4",
+                    "--mask-large", "2", "3", "4"])
+    out = capsys.readouterr().out
+    assert out.count("| book-style explicit (d2l book code) |") == 1
+    assert "| d2lmini fast path (need_weights=False) |" in out and "| 8 |" in out
+    assert "masked_softmax, in place (internal)" in out
+    difference = float(out.split("within ")[1].split(" ")[0])
+    assert difference < 1e-5  # every implementation computed the same attention
