@@ -246,7 +246,7 @@ def sweep_tables(args, device):
     for tokens in args.sweep:
         torch.manual_seed(0)
         X = torch.randn(args.sweep_batch, tokens, args.width, device=device)
-        repeats = args.repeats if tokens <= 1024 else max(2, args.repeats // 2)
+        repeats = sweep_repeats(args.repeats, tokens)
         with torch.no_grad():
             rows = attention_rows(X, args.heads)
             seconds = time_rows(rows, repeats, 1, device)
@@ -263,9 +263,14 @@ def sweep_tables(args, device):
     print("\nPeak MB per call:\n")
     print(markdown_table(["tokens"] + short,
                          [[t] + [f"{results[t][1][n] / 2**20:.1f}" for n in names] for t in args.sweep]))
-    print(f"\n{args.repeats} interleaved calls up to 1,024 tokens, "
-          f"{max(2, args.repeats // 2)} above, after one warm-up.")
+    counts = ", ".join(f"{sweep_repeats(args.repeats, t)} at {t}" for t in args.sweep)
+    print(f"\nMedians of interleaved calls after one warm-up ({counts} tokens).")
     return results
+
+
+def sweep_repeats(repeats, tokens):
+    """Fewer repeats for long sequences, whose calls are slow and their times steadier."""
+    return repeats if tokens <= 1024 else max(2, repeats * 1024 // tokens)
 
 
 def masking_table(args, device):
@@ -332,8 +337,8 @@ def parse_args(argv=None):
     parser.add_argument("--tokens", type=int, default=1024)
     parser.add_argument("--width", type=int, default=768)
     parser.add_argument("--heads", type=int, default=12)
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--sweep", type=int, nargs="*", default=[128, 256, 512, 1024, 2048, 4096],
                         help="sequence lengths for the sweep (none: skip it)")
     parser.add_argument("--sweep-batch", type=int, default=1)
@@ -346,12 +351,14 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     device = torch.device(args.device)
+    start = time.perf_counter()
     print(f"## Attention benchmark\n\nMachine: {describe_machine(device)}; torch {torch.__version__}.")
     workload_table(args, device)
     if args.sweep:
         sweep_tables(args, device)
     if not args.no_masking:
         masking_table(args, device)
+    print(f"\n(The benchmark took {time.perf_counter() - start:.0f} s.)")
 
 
 if __name__ == "__main__":

@@ -132,11 +132,13 @@ def masked_softmax(X, valid_lens, *, _inplace=False):
     valid_lens = _check_lengths(valid_lens, X.shape[0], X.shape[1], X.device,
                                 f"the scores X of shape {shape_str(X)}")
     lens = _lengths_column(valid_lens)  # (batch, 1 or queries, 1)
-    padding = torch.arange(X.shape[-1], device=X.device) >= lens  # (batch, 1 or queries, keys)
+    fill = X.masked_fill_ if _inplace else X.masked_fill
+    # The padding mask, True beyond each length, is (batch, 1 or queries, keys);
+    # built inline, it is freed before the softmax allocates the weights.
     # -inf gives masked keys exactly zero weight in every dtype; -1e6 would
     # overflow to -inf in float16 anyway and is not small enough in float64.
-    fill = X.masked_fill_ if _inplace else X.masked_fill
-    weights = torch.softmax(fill(padding, float("-inf")), dim=-1)
+    scores = fill(torch.arange(X.shape[-1], device=X.device) >= lens, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
     # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
     # lengths of zero produce such rows, so pay for the clean-up only then.
     empty_rows = lens <= 0  # (batch, 1 or queries, 1)
