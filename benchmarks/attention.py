@@ -141,14 +141,23 @@ def attention_rows(X, num_heads, kernel_row=False):
 
 
 def time_rows(rows, repeats, warmup, device):
-    """Median seconds per call of each row; the rounds interleave the rows."""
+    """Seconds per call of each row, one list per row.
+
+    Each round runs every row once, in reverse order every other round, so
+    that load from elsewhere and the order of the rows hit all rows alike.
+    """
     for _ in range(warmup):
         for fn in rows.values():
             fn()
     times = {name: [] for name in rows}
-    for _ in range(repeats):
-        for name, fn in rows.items():
-            times[name].append(_time_once(fn, device))
+    names = list(rows)
+    for round_ in range(repeats):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            times[name].append(_time_once(rows[name], device))
+    return times
+
+
+def medians(times):
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
@@ -227,16 +236,23 @@ def workload_table(args, device):
         rows = attention_rows(X, args.heads, kernel_row=True)
         reference = "F.scaled_dot_product_attention, direct"
         difference = max_difference({k: v for k, v in rows.items() if not k.startswith("(")}, reference)
-        seconds = time_rows(rows, args.repeats, args.warmup, device)
-        memory = {name: peak_bytes(fn, device) for name, fn in rows.items()}
-    lines = [[name, f"{seconds[name] * 1e3:.1f}", f"{seconds[name] / seconds[reference]:.2f}×",
+        memory = {name: peak_bytes(fn, device) for name, fn in rows.items()}  # also a first warm-up
+        times = time_rows(rows, args.repeats, args.warmup, device)
+    seconds = medians(times)
+    # The ratio is the median of per-round ratios: the two calls of a round ran
+    # close together in time, under the same load.
+    ratio = {name: statistics.median(t / r for t, r in zip(ts, times[reference]))
+             for name, ts in times.items()}
+    lines = [[name, f"{seconds[name] * 1e3:.1f}", f"{ratio[name]:.2f}×",
               f"{memory[name] / 2**20:.1f}", f"{memory[name] / memory[reference]:.1f}×"]
              for name in rows]
     print(f"\n### Causal multi-head self-attention: batch {args.batch}, {args.tokens} tokens, "
           f"width {args.width}, {args.heads} heads, float32\n")
     print(markdown_table(["implementation", "median ms", "time ÷ SDPA", "peak MB", "memory ÷ SDPA"],
                          lines))
-    print(f"\nMedian of {args.repeats} interleaved calls after {args.warmup} warm-up. "
+    print(f"\nMedian of {args.repeats} interleaved calls after {args.warmup + 1} warm-up (the first "
+          f"one measures the memory); time ÷ SDPA is "
+          f"the median of the per-round ratios. "
           f"Every row's output matches direct SDPA's within {difference:.1e} (largest difference).")
     return seconds, memory
 
@@ -249,8 +265,8 @@ def sweep_tables(args, device):
         repeats = sweep_repeats(args.repeats, tokens)
         with torch.no_grad():
             rows = attention_rows(X, args.heads)
-            seconds = time_rows(rows, repeats, 1, device)
-            memory = {name: peak_bytes(fn, device) for name, fn in rows.items()}
+            memory = {name: peak_bytes(fn, device) for name, fn in rows.items()}  # also the warm-up
+            seconds = medians(time_rows(rows, repeats, 0, device))
         results[tokens] = seconds, memory
         del rows, X
     names = list(results[args.sweep[0]][0])
@@ -264,7 +280,7 @@ def sweep_tables(args, device):
     print(markdown_table(["tokens"] + short,
                          [[t] + [f"{results[t][1][n] / 2**20:.1f}" for n in names] for t in args.sweep]))
     counts = ", ".join(f"{sweep_repeats(args.repeats, t)} at {t}" for t in args.sweep)
-    print(f"\nMedians of interleaved calls after one warm-up ({counts} tokens).")
+    print(f"\nMedians of interleaved calls after one warm-up that measures the memory ({counts} tokens).")
     return results
 
 
@@ -312,7 +328,7 @@ def time_masking(variants, scores, valid_lens, repeats, device):
             elapsed = _time_once(lambda: fn(X, valid_lens), device)
             if round_:
                 times[name].append(elapsed)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return medians(times)
 
 
 def repeats_note(small, large):

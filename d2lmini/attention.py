@@ -252,9 +252,10 @@ class MultiHeadAttention(nn.Module):
         keys = self.split_heads(self.W_k(keys))  # (batch, heads, keys, hiddens/heads)
         values = self.split_heads(self.W_v(values))  # (batch, heads, keys, hiddens/heads)
         dropout_p = self.attention.dropout.p if self.training else 0.0
-        output = _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)  # (batch, heads, queries, hiddens/heads)
+        output = _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)
         output = output.transpose(1, 2)  # (batch, queries, heads, hiddens/heads)
-        return self.W_o(output.reshape(output.shape[0], output.shape[1], -1))  # (batch, queries, hiddens)
+        output = output.reshape(output.shape[0], output.shape[1], -1)  # (batch, queries, hiddens)
+        return self.W_o(output)
 
     @property
     def attention_weights(self):

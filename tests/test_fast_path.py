@@ -1,5 +1,6 @@
 """The fast path (need_weights=False, one SDPA call) gives the explicit path's answer."""
 
+import copy
 import importlib.util
 from pathlib import Path
 
@@ -29,6 +30,11 @@ def make_lens(kind, batch, num_queries, num_keys, device):
     return lens
 
 
+def skip_if_unsupported(dtype, device):
+    if device.type == "mps" and dtype == torch.float64:
+        pytest.skip("MPS has no float64")
+
+
 def assert_close(actual, expected, dtype):
     tol = TOLERANCE[dtype]
     torch.testing.assert_close(actual, expected, atol=tol, rtol=tol)
@@ -49,6 +55,7 @@ def empty_queries(lens, batch, num_queries):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("num_queries,num_keys", [(5, 5), (3, 7), (6, 4)])
 def test_dot_product_fast_path_equals_explicit_path(dtype, kind, causal, num_queries, num_keys, device):
+    skip_if_unsupported(dtype, device)
     B, d, v = 4, 16, 6
     queries = torch.randn(B, num_queries, d, dtype=dtype, device=device)
     keys = torch.randn(B, num_keys, d, dtype=dtype, device=device)
@@ -146,6 +153,16 @@ def test_paths_are_fixed_at_construction(flag, module):
         setattr(module, flag, not getattr(module, flag))
 
 
+def test_a_copied_module_runs_its_own_path_with_its_own_weights():
+    mha = d2l.MultiHeadAttention(8, 2, 0.0, query_size=8, key_size=8, value_size=8, need_weights=False)
+    clone = copy.deepcopy(mha)
+    with torch.no_grad():
+        clone.W_o.weight.zero_()
+    X = torch.randn(1, 3, 8)
+    assert clone(X, X, X).eq(0).all() and mha(X, X, X).ne(0).any()
+    assert clone.need_weights is False and clone.attention_weights is None
+
+
 def test_fast_path_dropout_acts_in_training_mode_only():
     attention = d2l.DotProductAttention(0.5, need_weights=False)
     queries, keys = torch.randn(1, 400, 4), torch.randn(1, 400, 4)
@@ -165,6 +182,7 @@ def test_fast_path_dropout_acts_in_training_mode_only():
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("num_queries,num_keys", [(5, 5), (3, 6)])
 def test_multihead_fast_path_equals_explicit_path(dtype, kind, causal, num_queries, num_keys, device):
+    skip_if_unsupported(dtype, device)
     B, num_hiddens, num_heads = 3, 16, 4
     sizes = dict(query_size=num_hiddens, key_size=6, value_size=10)
     explicit = d2l.MultiHeadAttention(num_hiddens, num_heads, 0.2, bias=True, **sizes, causal=causal)
@@ -186,6 +204,7 @@ def test_multihead_fast_path_equals_explicit_path(dtype, kind, causal, num_queri
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("bias", [False, True])
 def test_multihead_fast_path_equals_torch_multihead(dtype, causal, bias, device):
+    skip_if_unsupported(dtype, device)
     B, T, num_hiddens, num_heads = 2, 6, 24, 3
     mha = d2l.MultiHeadAttention(num_hiddens, num_heads, 0.0, bias=bias, query_size=num_hiddens,
                                  key_size=num_hiddens, value_size=num_hiddens,
