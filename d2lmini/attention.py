@@ -77,7 +77,9 @@ def _sdpa(queries, keys, values, valid_lens, causal, dropout_p):
     ``valid_lens`` is None or already checked: ``(batch,)`` or ``(batch, queries)``.
     The only mask built here is boolean, ``(batch, 1, keys)`` for 1-D lengths and
     ``(batch, queries, keys)`` for 2-D or causal ones (a head axis of 1 is added
-    for 4-D inputs): never the float queries x keys scores.
+    for 4-D inputs, so every head shares it). SDPA turns it into a float mask of
+    the same shape: for 2-D lengths that is queries x keys per example, still
+    ``heads`` times smaller than the scores, which are never built.
     """
     if valid_lens is None:
         return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p,

@@ -174,9 +174,10 @@ print("first output row:", d2l.numpy(reference[0, 0]).round(3))
 # lengths its shape is $(B, 1, 1, n)$, one row per example, shared by every
 # query and head. For 2-D lengths, or lengths together with `causal=True`,
 # each query has its own row and the mask is $(B, 1, n, n)$: quadratic again,
-# but boolean (1 byte a number instead of 4) and shared by all $h$ heads, so
-# $4h$ times smaller than $S$. With `causal=True` and no `valid_lens` there
-# is no mask at all.
+# but shared by all $h$ heads. SDPA turns a boolean mask into a float mask of
+# the same shape, so it costs $1 + 4$ bytes per query–key pair, where $S$ and
+# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` there is no
+# mask at all.
 #
 # Both paths follow the package's rule for a query with no valid key (a
 # valid length of 0): its output row is zero, never NaN. Below, example 1
