@@ -67,6 +67,11 @@ solutions: install
 	rm -rf build/solutions
 	$(PY) tools/instructor.py solutions --out build/solutions $(NOTEBOOK_SOURCES:.py=.ipynb)
 
+# Speed and peak memory of the attention paths against PyTorch's (a few
+# minutes on 2 CPU cores); prints Markdown tables.
+bench: install
+	$(PY) benchmarks/attention.py
+
 clean:
 	rm -rf build .pytest_cache .coverage
 

@@ -3,12 +3,26 @@
 Shapes follow the book: queries ``(batch, queries, query_size)``, keys
 ``(batch, keys, key_size)``, values ``(batch, keys, value_size)``; the output
 is ``(batch, queries, value_size)`` and the weights ``(batch, queries, keys)``.
+
+``DotProductAttention`` and ``MultiHeadAttention`` have two paths, chosen once
+when the module is built:
+
+* ``need_weights=True`` (the default) is the explicit path the notebooks
+  teach: it computes the scores, the masked softmax and the weighted sum, and
+  keeps the weights in ``attention_weights`` for plotting;
+* ``need_weights=False`` is the fast path: one call to
+  ``torch.nn.functional.scaled_dot_product_attention`` (SDPA), which never
+  hands the queries x keys weights back, so ``attention_weights`` stays None.
+
+Both give the same output, including the package's rule that a query with no
+valid key gets a zero output row.
 """
 
 import math
 import warnings
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ._checks import (
@@ -19,7 +33,7 @@ from ._checks import (
     check_tensor,
     shape_str,
 )
-from .masking import masked_softmax
+from .masking import _check_lengths, _lengths_column, _with_causal, key_mask, masked_softmax
 
 
 def _linear(in_features, out_features, bias):
@@ -52,6 +66,43 @@ def _check_qkv(queries, keys, values):
     )
 
 
+def _check_flag(value, name):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+
+
+def _sdpa(queries, keys, values, valid_lens, causal, dropout_p):
+    """SDPA with the package's masking rules, for 3-D or 4-D (batch, heads, n, d) inputs.
+
+    ``valid_lens`` is None or already checked: ``(batch,)`` or ``(batch, queries)``.
+    The only mask built here is boolean, ``(batch, 1, keys)`` for 1-D lengths and
+    ``(batch, queries, keys)`` for 2-D or causal ones (a head axis of 1 is added
+    for 4-D inputs, so every head shares it). SDPA turns it into a float mask of
+    the same shape: for 2-D lengths that is queries x keys per example, still
+    ``heads`` times smaller than the scores, which are never built.
+    """
+    if valid_lens is None:
+        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p,
+                                              is_causal=causal)
+    if causal:
+        valid_lens = _with_causal(valid_lens, queries.shape[0], queries.shape[-2], queries.device)
+    allowed = key_mask(valid_lens, keys.shape[-2])  # (batch, 1 or queries, keys)
+    empty_rows = _lengths_column(valid_lens) <= 0  # (batch, 1 or queries, 1)
+    has_empty_rows = bool(empty_rows.any())
+    if has_empty_rows:
+        # What SDPA returns for a query with no allowed key depends on the torch
+        # release and the kernel (NaN in some). Let such queries see every key,
+        # so nothing is NaN, even in the gradients, then zero their outputs.
+        allowed = allowed | empty_rows
+    if queries.dim() == 4:
+        allowed, empty_rows = allowed.unsqueeze(1), empty_rows.unsqueeze(1)  # the same for every head
+    output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed,
+                                            dropout_p=dropout_p)
+    if has_empty_rows:
+        output = output.masked_fill(empty_rows, 0.0)
+    return output
+
+
 class AdditiveAttention(nn.Module):
     """Additive attention: a(q, k) = w_vᵀ tanh(W_q q + W_k k).
 
@@ -82,12 +133,33 @@ class AdditiveAttention(nn.Module):
 
 
 class DotProductAttention(nn.Module):
-    """Scaled dot-product attention: softmax(Q Kᵀ / √d) V."""
+    """Scaled dot-product attention: softmax(Q Kᵀ / √d) V.
 
-    def __init__(self, dropout, **kwargs):
+    ``need_weights=False`` picks the fast path (one SDPA call, no weights kept);
+    ``causal=True`` lets query ``i`` see keys ``0..i`` only, on top of any
+    ``valid_lens``. Both are fixed when the module is built.
+    """
+
+    def __init__(self, dropout, *, need_weights=True, causal=False, **kwargs):
         super().__init__(**kwargs)
         check_dropout(dropout)
+        _check_flag(need_weights, "need_weights")
+        _check_flag(causal, "causal")
         self.dropout = nn.Dropout(dropout)
+        self._need_weights, self._causal = need_weights, causal
+        self.attention_weights = None  # (batch, queries, keys) after an explicit call
+        # Chosen once here rather than tested on every call, as nanoGPT does.
+        self._attend = self._explicit_attention if need_weights else self._fast_attention
+
+    @property
+    def need_weights(self):
+        """True for the explicit path, False for the fast path (fixed at construction)."""
+        return self._need_weights
+
+    @property
+    def causal(self):
+        """Whether query ``i`` sees keys ``0..i`` only (fixed at construction)."""
+        return self._causal
 
     def forward(self, queries, keys, values, valid_lens=None):
         _check_qkv(queries, keys, values)
@@ -95,23 +167,40 @@ class DotProductAttention(nn.Module):
             {f"queries {shape_str(queries)}": queries.shape[-1], f"keys {shape_str(keys)}": keys.shape[-1]},
             "query and key sizes (last axis) for a dot product",
         )
+        if valid_lens is not None:
+            valid_lens = _check_lengths(valid_lens, queries.shape[0], queries.shape[1], queries.device,
+                                        f"queries of shape {shape_str(queries)}")
+        return self._attend(queries, keys, values, valid_lens)
+
+    def _explicit_attention(self, queries, keys, values, valid_lens):
+        if self.causal:
+            valid_lens = _with_causal(valid_lens, queries.shape[0], queries.shape[1], queries.device)
         d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (batch, queries, keys)
+        # Scaling the (queries, d) queries costs less than scaling the (queries, keys) scores.
+        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))  # (batch, queries, keys)
         self.attention_weights = masked_softmax(scores, valid_lens, _inplace=True)
         return torch.bmm(self.dropout(self.attention_weights), values)
+
+    def _fast_attention(self, queries, keys, values, valid_lens):
+        dropout_p = self.dropout.p if self.training else 0.0
+        return _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)
 
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with ``num_heads`` scaled dot-product heads.
 
-    Each head sees ``num_hiddens / num_heads`` features. The heads run in
-    parallel by folding them into the batch axis (``transpose_qkv``) and are
-    concatenated back (``transpose_output``) before ``W_o``. Input sizes are
-    inferred on the first call unless given as keywords.
+    Each head sees ``num_hiddens / num_heads`` features. On the explicit path
+    (``need_weights=True``, the default) the heads run in parallel folded into
+    the batch axis (``transpose_qkv``) and are concatenated back
+    (``transpose_output``) before ``W_o``. The fast path (``need_weights=False``)
+    keeps a head axis instead, ``(batch, heads, n, hiddens/heads)``, and makes
+    one SDPA call. ``causal=True`` gives decoder (causal) self-attention. Input
+    sizes are inferred on the first call unless given as keywords.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout, bias=False,
-                 query_size=None, key_size=None, value_size=None, **kwargs):
+                 query_size=None, key_size=None, value_size=None, *,
+                 need_weights=True, causal=False, **kwargs):
         super().__init__(**kwargs)
         check_positive_int(num_hiddens, "num_hiddens")
         check_positive_int(num_heads, "num_heads")
@@ -122,47 +211,73 @@ class MultiHeadAttention(nn.Module):
                 f"{[h for h in range(1, num_hiddens + 1) if num_hiddens % h == 0][:8]}"
             )
         self.num_heads = num_heads
-        self.attention = DotProductAttention(dropout)
+        self.attention = DotProductAttention(dropout, need_weights=need_weights, causal=causal)
         self.W_q = _linear(query_size, num_hiddens, bias)
         self.W_k = _linear(key_size, num_hiddens, bias)
         self.W_v = _linear(value_size, num_hiddens, bias)
         self.W_o = _linear(num_hiddens, num_hiddens, bias)
+        # Chosen once here rather than tested on every call, as nanoGPT does.
+        self._attend = self._folded_heads if need_weights else self._fast_heads
+
+    @property
+    def need_weights(self):
+        """True for the explicit path, False for the fast path (fixed at construction)."""
+        return self.attention.need_weights
+
+    @property
+    def causal(self):
+        """Whether query ``i`` sees keys ``0..i`` only (fixed at construction)."""
+        return self.attention.causal
 
     def forward(self, queries, keys, values, valid_lens=None):
         _check_qkv(queries, keys, values)
         check_linear_input(self.W_q, queries, "queries", "query_size")
         check_linear_input(self.W_k, keys, "keys", "key_size")
         check_linear_input(self.W_v, values, "values", "value_size")
-        batch, num_queries = queries.shape[0], queries.shape[1]
+        if valid_lens is not None:
+            valid_lens = _check_lengths(valid_lens, queries.shape[0], queries.shape[1], queries.device,
+                                        f"queries of shape {shape_str(queries)}")
+        return self._attend(queries, keys, values, valid_lens)
+
+    def _folded_heads(self, queries, keys, values, valid_lens):
         queries = self.transpose_qkv(self.W_q(queries))  # (batch*heads, queries, hiddens/heads)
         keys = self.transpose_qkv(self.W_k(keys))  # (batch*heads, keys, hiddens/heads)
         values = self.transpose_qkv(self.W_v(values))  # (batch*heads, keys, hiddens/heads)
         if valid_lens is not None:
-            if isinstance(valid_lens, (list, tuple)):
-                valid_lens = torch.tensor(valid_lens)
-            check_tensor(valid_lens, "valid_lens", ndim=(1, 2))
-            expected = (batch,) if valid_lens.dim() == 1 else (batch, num_queries)
-            if tuple(valid_lens.shape) != expected:
-                raise ValueError(
-                    f"valid_lens has shape {shape_str(valid_lens)} but queries have shape "
-                    f"(batch={batch}, queries={num_queries}, ...); "
-                    f"expected ({batch},) or ({batch}, {num_queries})"
-                )
             # Every head of example b uses example b's lengths.
             valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
         output = self.attention(queries, keys, values, valid_lens)  # (batch*heads, queries, hiddens/heads)
         return self.W_o(self.transpose_output(output))  # (batch, queries, hiddens)
 
+    def _fast_heads(self, queries, keys, values, valid_lens):
+        queries = self.split_heads(self.W_q(queries))  # (batch, heads, queries, hiddens/heads)
+        keys = self.split_heads(self.W_k(keys))  # (batch, heads, keys, hiddens/heads)
+        values = self.split_heads(self.W_v(values))  # (batch, heads, keys, hiddens/heads)
+        dropout_p = self.attention.dropout.p if self.training else 0.0
+        output = _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)
+        output = output.transpose(1, 2)  # (batch, queries, heads, hiddens/heads)
+        output = output.reshape(output.shape[0], output.shape[1], -1)  # (batch, queries, hiddens)
+        return self.W_o(output)
+
     @property
     def attention_weights(self):
-        """Per-head weights of the last call, shape ``(batch, heads, queries, keys)``."""
+        """Per-head weights of the last call, ``(batch, heads, queries, keys)``.
+
+        None before the first call, and always on the fast path.
+        """
         weights = self.attention.attention_weights  # (batch*heads, queries, keys)
+        if weights is None:
+            return None
         return weights.reshape(-1, self.num_heads, weights.shape[1], weights.shape[2])
+
+    def split_heads(self, X):
+        """(batch, n, hiddens) -> (batch, heads, n, hiddens/heads), a view."""
+        X = X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)  # (batch, n, heads, hiddens/heads)
+        return X.transpose(1, 2)
 
     def transpose_qkv(self, X):
         """(batch, n, hiddens) -> (batch*heads, n, hiddens/heads)."""
-        X = X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)  # (batch, n, heads, hiddens/heads)
-        X = X.permute(0, 2, 1, 3)  # (batch, heads, n, hiddens/heads)
+        X = self.split_heads(X)  # (batch, heads, n, hiddens/heads)
         return X.reshape(-1, X.shape[2], X.shape[3])
 
     def transpose_output(self, X):

@@ -11,6 +11,8 @@ Conventions used throughout the package:
   on padding.
 """
 
+import math
+
 import torch
 
 from ._checks import check_tensor, shape_str
@@ -24,9 +26,11 @@ def _as_lengths(valid_lens, name="valid_lens"):
     if valid_lens.dtype == torch.bool or valid_lens.is_complex():
         raise TypeError(f"{name} must hold integer or float lengths, got dtype {valid_lens.dtype}")
     if valid_lens.numel() > 0:
-        if valid_lens.is_floating_point() and torch.isnan(valid_lens).any():
+        # One reduction checks both: the minimum is NaN if any length is NaN.
+        shortest = valid_lens.min().item()
+        if math.isnan(shortest):
             raise ValueError(f"{name} must not contain NaN, got {valid_lens.tolist()}")
-        if (valid_lens < 0).any():
+        if shortest < 0:
             raise ValueError(f"{name} must be non-negative, got {valid_lens.tolist()}")
     return valid_lens
 
@@ -54,27 +58,34 @@ def sequence_mask(X, valid_len, value=0):
     return X.masked_fill(~keep, value)
 
 
-def _check_lengths_for_scores(X, valid_lens):
-    """Check ``valid_lens`` against scores ``X`` and return it on ``X``'s device."""
+def _check_lengths(valid_lens, batch, num_queries, device, source):
+    """Check ``valid_lens`` against ``batch`` and ``num_queries`` and move it to ``device``.
+
+    ``source`` names where those sizes come from, for the error message.
+    """
     valid_lens = _as_lengths(valid_lens)
-    batch, queries = X.shape[0], X.shape[1]
-    expected = f"({batch},) or ({batch}, {queries})"
-    if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
-        raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but the scores have batch size "
-            f"{batch} (scores shape {shape_str(X)}); expected {expected}"
-        )
-    if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, queries):
-        raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but the scores have shape "
-            f"{shape_str(X)}; a 2-D valid_lens needs one length per query: {expected}"
-        )
+    expected = f"({batch},) or ({batch}, {num_queries})"
     if valid_lens.dim() not in (1, 2):
         raise ValueError(
             f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; "
             f"expected {expected}"
         )
-    return valid_lens.to(X.device)
+    if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
+        raise ValueError(
+            f"valid_lens has shape {shape_str(valid_lens)} but {source} has batch size "
+            f"{batch}; expected {expected}"
+        )
+    if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, num_queries):
+        raise ValueError(
+            f"valid_lens has shape {shape_str(valid_lens)} but {source} has {num_queries} "
+            f"queries; a 2-D valid_lens needs one length per query: {expected}"
+        )
+    return valid_lens.to(device)
+
+
+def _lengths_column(valid_lens):
+    """Lengths shaped to compare with key positions: (batch, 1, 1) or (batch, queries, 1)."""
+    return valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
 
 
 def key_mask(valid_lens, num_keys):
@@ -84,9 +95,22 @@ def key_mask(valid_lens, num_keys):
     ``(batch, queries, keys)``: the comparison broadcasts, so no length is copied.
     """
     keys = torch.arange(num_keys, device=valid_lens.device)
+    return keys < _lengths_column(valid_lens)  # (batch, 1 or queries, keys)
+
+
+def _with_causal(valid_lens, batch_size, num_queries, device=None):
+    """2-D lengths that also hide the future: query ``i`` sees at most keys ``0..i``.
+
+    ``valid_lens`` is None (the plain causal mask, ``causal_valid_lens``), 1-D
+    ``(batch,)`` or 2-D ``(batch, queries)``; the result is ``(batch, queries)``.
+    Query ``i`` is lined up with key ``i``, as in SDPA's ``is_causal``.
+    """
+    causal = causal_valid_lens(batch_size, num_queries, device)  # (batch, queries)
+    if valid_lens is None:
+        return causal
     if valid_lens.dim() == 1:
-        return keys < valid_lens[:, None, None]  # (batch, 1, keys)
-    return keys < valid_lens[:, :, None]  # (batch, queries, keys)
+        valid_lens = valid_lens[:, None]  # (batch, 1)
+    return torch.minimum(valid_lens, causal)
 
 
 def masked_softmax(X, valid_lens, *, _inplace=False):
@@ -105,21 +129,21 @@ def masked_softmax(X, valid_lens, *, _inplace=False):
             f"X must be 3-D (batch, queries, keys) when valid_lens is given, "
             f"got shape {shape_str(X)}"
         )
-    valid_lens = _check_lengths_for_scores(X, valid_lens)
-    invalid = ~key_mask(valid_lens, X.shape[-1])
+    valid_lens = _check_lengths(valid_lens, X.shape[0], X.shape[1], X.device,
+                                f"the scores X of shape {shape_str(X)}")
+    lens = _lengths_column(valid_lens)  # (batch, 1 or queries, 1)
+    fill = X.masked_fill_ if _inplace else X.masked_fill
+    # The padding mask, True beyond each length, is (batch, 1 or queries, keys);
+    # built inline, it is freed before the softmax allocates the weights.
     # -inf gives masked keys exactly zero weight in every dtype; -1e6 would
     # overflow to -inf in float16 anyway and is not small enough in float64.
-    if _inplace:
-        scores = X.masked_fill_(invalid, float("-inf"))
-    else:
-        scores = X.masked_fill(invalid, float("-inf"))
+    scores = fill(torch.arange(X.shape[-1], device=X.device) >= lens, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
     # lengths of zero produce such rows, so pay for the clean-up only then.
-    empty_rows = valid_lens <= 0
+    empty_rows = lens <= 0  # (batch, 1 or queries, 1)
     if empty_rows.any():
-        shape = (-1, 1, 1) if valid_lens.dim() == 1 else (X.shape[0], X.shape[1], 1)
-        weights = weights.masked_fill(empty_rows.reshape(shape), 0.0)
+        weights = weights.masked_fill(empty_rows, 0.0)
     return weights
 
 

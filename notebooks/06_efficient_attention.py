@@ -1,0 +1,359 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Efficient attention: the same answer without the n × n matrix
+#
+# The explicit attention of chapters 04 and 05 is written to be read: scores,
+# masked softmax, weighted sum, each a tensor you can print and plot. That
+# clarity has a price that grows with the square of the sequence length. This
+# chapter measures the price and shows how to avoid it without changing the
+# answer.
+#
+# **In this notebook you will**
+# 1. count the memory of the explicit path and see why it grows as $n^2$;
+# 2. build attention that visits the keys block by block (the *online
+#    softmax*), so the full score matrix never exists, and check it against
+#    `d2lmini`;
+# 3. switch `d2lmini`'s attention to its fast path, one call to PyTorch's
+#    `scaled_dot_product_attention`, and check that both paths agree, masks
+#    included;
+# 4. time both paths on your machine.
+
+# %%
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import d2lmini as d2l
+from d2lmini.exercises import ch06
+
+_ = torch.manual_seed(0)
+
+# %% tags=["nbval-ignore-output"]
+device = d2l.try_gpu()
+print("this notebook runs on:", device)
+
+# %% [markdown]
+# ## Where the memory goes
+#
+# For a batch of $B$ sequences of $n$ tokens, with $h$ heads of width
+# $d = d_\text{model}/h$, the explicit path computes
+#
+# $$S = \frac{Q K^\top}{\sqrt d} \in \mathbb{R}^{B \times h \times n \times n},
+# \qquad A = \operatorname{softmax}(S), \qquad O = A V .$$
+#
+# $Q$, $K$, $V$ and $O$ hold $B \cdot n \cdot d_\text{model}$ numbers each: they
+# grow **linearly** with $n$. $S$ and $A$ hold $B \cdot h \cdot n^2$ numbers
+# each: they grow **quadratically**. During the softmax both exist at once, so
+# the explicit path needs at least $2 \cdot B h n^2$ numbers. Doubling the
+# sequence quadruples them.
+#
+# The explicit path keeps $A$ as `attention_weights`; measuring that tensor
+# shows the growth directly.
+
+# %%
+B, h, d_model = 2, 4, 64
+explicit = d2l.MultiHeadAttention(d_model, h, 0.0, query_size=d_model, key_size=d_model,
+                                  value_size=d_model).to(device).eval()
+
+lengths = [64, 128, 256, 512, 1024]
+weight_mb, input_mb = [], []
+print(" tokens | Q, K or V (MB) | weights kept (MB) | weights shape")
+for n in lengths:
+    X = torch.randn(B, n, d_model, device=device)
+    with torch.no_grad():
+        explicit(X, X, X)
+    weights = explicit.attention_weights  # (batch, heads, queries, keys)
+    weight_mb.append(weights.nelement() * weights.element_size() / 2**20)
+    input_mb.append(X.nelement() * X.element_size() / 2**20)
+    print(f"{n:7d} | {input_mb[-1]:14.2f} | {weight_mb[-1]:17.2f} | {tuple(weights.shape)}")
+
+# %%
+fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
+ax.loglog(lengths, weight_mb, "o-", label="weights $A$, $B h n^2$ numbers")
+ax.loglog(lengths, input_mb, "s-", label="input $X$, $B n d_{model}$ numbers")
+ax.set_xlabel("tokens n")
+ax.set_ylabel("MB (float32)")
+ax.set_title("Memory of one tensor against length")
+ax.legend()
+d2l.plt.show()
+
+# %% [markdown]
+# On the log-log plot the weights climb with slope 2, the input with slope 1.
+# At 1,024 tokens, batch 8 and 12 heads (a GPT-2-small layer), one float32
+# copy of $S$ is 384 MiB; at 4,096 tokens it is 6 GiB.
+#
+# ## The same answer, block by block
+#
+# The softmax of a row needs two numbers besides the scores: their maximum
+# (subtracted for stability) and the sum of the exponentials. Both can be
+# computed **incrementally**. Visit the keys in blocks; keep, for every query,
+# the largest score seen so far $m$, the running sum $\ell$ of $e^{s - m}$ and
+# the running weighted sum $o$ of the values. When a new block raises the
+# maximum from $m$ to $m'$, everything accumulated so far was scaled by
+# $e^{-m}$ instead of $e^{-m'}$, so multiply it by $e^{m - m'}$:
+#
+# $$m' = \max(m, \max_j s_j), \quad
+# \ell' = \ell\, e^{m - m'} + \sum_j e^{s_j - m'}, \quad
+# o' = o\, e^{m - m'} + \sum_j e^{s_j - m'} v_j .$$
+#
+# After the last block the output is $o / \ell$. Only one block of scores,
+# $n \times \text{block}$ per example, exists at any time. This is the idea
+# behind FlashAttention and behind the fused kernels PyTorch calls.
+
+# %%
+def blockwise_attention(queries, keys, values, block_size):
+    """softmax(Q Kᵀ / √d) V, visiting the keys block_size at a time."""
+    queries = queries / math.sqrt(queries.shape[-1])
+    m = torch.full(queries.shape[:-1] + (1,), float("-inf"), dtype=queries.dtype,
+                   device=queries.device)  # (batch, queries, 1): the largest score so far
+    total = torch.zeros_like(m)  # (batch, queries, 1): running sum of exp(score - m)
+    output = torch.zeros(queries.shape[:-1] + values.shape[-1:], dtype=queries.dtype,
+                         device=queries.device)  # (batch, queries, value_size)
+    for start in range(0, keys.shape[1], block_size):
+        block_keys = keys[:, start:start + block_size]  # (batch, block, d)
+        block_values = values[:, start:start + block_size]  # (batch, block, value_size)
+        scores = torch.bmm(queries, block_keys.transpose(1, 2))  # (batch, queries, block)
+        new_m = torch.maximum(m, scores.amax(dim=-1, keepdim=True))
+        rescale = torch.exp(m - new_m)  # 0 on the first block, where m = -inf
+        p = torch.exp(scores - new_m)  # (batch, queries, block)
+        total = total * rescale + p.sum(dim=-1, keepdim=True)
+        output = output * rescale + torch.bmm(p, block_values)
+        m = new_m
+    return output / total
+
+
+# %% [markdown]
+# Check it against `d2lmini`'s explicit `DotProductAttention`, for a block
+# size that divides the 50 keys, one that does not, and one key at a time:
+
+# %%
+queries = torch.randn(2, 7, 16, device=device)
+keys = torch.randn(2, 50, 16, device=device)
+values = torch.randn(2, 50, 3, device=device)
+reference = d2l.DotProductAttention(0.0)(queries, keys, values)
+for block_size in (10, 16, 1):
+    torch.testing.assert_close(blockwise_attention(queries, keys, values, block_size), reference)
+print("blockwise attention matches d2lmini.DotProductAttention for blocks of 10, 16 and 1")
+print("first output row:", d2l.numpy(reference[0, 0]).round(3))
+
+# %% [markdown]
+# A Python loop over blocks is slow; the fused kernels do the same arithmetic
+# in compiled code, block by block in fast memory. We use PyTorch's.
+#
+# ## The fast path in `d2lmini`
+#
+# `DotProductAttention` and `MultiHeadAttention` take a constructor flag,
+# `need_weights`. The default, `True`, is the explicit path that these
+# notebooks teach; it keeps `attention_weights` for the heatmaps.
+# `need_weights=False` builds the **fast path**: one call to
+# `torch.nn.functional.scaled_dot_product_attention` (SDPA), which never
+# returns the weights, so `attention_weights` stays `None`. The choice is made
+# once, when the module is built, as in nanoGPT. A second flag, `causal=True`,
+# lets query $i$ see keys $0..i$ only; the fast path passes it to SDPA as
+# `is_causal=True`, the explicit path turns it into 2-D valid lengths
+# $1, 2, \dots, n$.
+#
+# `valid_lens` becomes a boolean `attn_mask` built by broadcasting: for 1-D
+# lengths its shape is $(B, 1, 1, n)$, one row per example, shared by every
+# query and head. For 2-D lengths, or lengths together with `causal=True`,
+# each query has its own row and the mask is $(B, 1, n, n)$: quadratic again,
+# but shared by all $h$ heads. SDPA turns a boolean mask into a float mask of
+# the same shape, so it costs $1 + 4$ bytes per query–key pair, where $S$ and
+# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` there is no
+# mask at all.
+#
+# Both paths follow the package's rule for a query with no valid key (a
+# valid length of 0): its output row is zero, never NaN. Below, example 1
+# has no valid key at all.
+
+# %%
+torch.manual_seed(1)
+B, n, d_model, h = 2, 6, 16, 4
+sizes = dict(query_size=d_model, key_size=d_model, value_size=d_model)
+explicit = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True).to(device).eval()
+fast = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True, need_weights=False).to(device).eval()
+fast.load_state_dict(explicit.state_dict())  # the same W_q, W_k, W_v, W_o
+
+X = torch.randn(B, n, d_model, device=device)
+valid_lens = torch.tensor([4, 0], device=device)
+with torch.no_grad():
+    out_explicit = explicit(X, X, X, valid_lens)
+    out_fast = fast(X, X, X, valid_lens)
+torch.testing.assert_close(out_fast, out_explicit)
+print("fast path == explicit path:", torch.allclose(out_fast, out_explicit, atol=1e-6))
+print("example 1, no valid key, largest |output|:", out_fast[1].abs().max().item())
+print("explicit path keeps weights of shape", tuple(explicit.attention_weights.shape))
+print("fast path keeps:", fast.attention_weights)
+
+# %% [markdown]
+# These are the matrices the fast path never builds: example 0's four heads,
+# causal and limited to the first 4 keys.
+
+# %%
+fig = d2l.show_heatmaps(explicit.attention_weights[:1], xlabel="Keys", ylabel="Queries",
+                        titles=[f"head {i}" for i in range(h)], figsize=(8, 2.4))
+
+# %% [markdown]
+# The fast path also agrees with PyTorch's own `nn.MultiheadAttention`, to
+# which `d2l.to_torch_multihead` copies the weights. Its boolean masks use the
+# opposite convention, True where attention is *forbidden*, hence `triu(1)`
+# and `padding_mask`:
+
+# %%
+valid_lens = torch.tensor([4, 6], device=device)
+future = torch.ones(n, n, dtype=torch.bool, device=device).triu(1)  # True: may not attend
+torch_mha = d2l.to_torch_multihead(fast).eval()
+with torch.no_grad():
+    theirs, _ = torch_mha(X, X, X, key_padding_mask=d2l.padding_mask(valid_lens, n),
+                          attn_mask=future, need_weights=False)
+    ours = fast(X, X, X, valid_lens)
+torch.testing.assert_close(ours, theirs)
+print("fast path == nn.MultiheadAttention:", torch.allclose(ours, theirs, atol=1e-6))
+
+# %% [markdown]
+# One more difference: with dropout, the fast path asks SDPA to drop weights
+# (`dropout_p`) in training mode only, and draws its own random numbers, so
+# the two paths agree in evaluation mode, not draw for draw in training.
+#
+# ## Timing both paths
+#
+# Small sizes, so that this cell takes a second or two; the numbers depend on
+# your machine and on what else it is doing.
+
+# %% tags=["nbval-ignore-output"]
+def median_ms(fn, repeats=5):
+    """Median wall time of fn() in milliseconds, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+B, h, d_model = 2, 4, 64
+sizes = dict(query_size=d_model, key_size=d_model, value_size=d_model)
+explicit = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True).to(device).eval()
+fast = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True, need_weights=False).to(device).eval()
+timing_lengths = [64, 128, 256, 512]
+explicit_ms, fast_ms = [], []
+with torch.no_grad():
+    for n in timing_lengths:
+        X = torch.randn(B, n, d_model, device=device)
+        explicit_ms.append(median_ms(lambda: explicit(X, X, X)))
+        fast_ms.append(median_ms(lambda: fast(X, X, X)))
+        print(f"{n:4d} tokens: explicit {explicit_ms[-1]:7.2f} ms, fast {fast_ms[-1]:6.2f} ms, "
+              f"ratio {explicit_ms[-1] / fast_ms[-1]:4.1f}x")
+
+fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
+ax.loglog(timing_lengths, explicit_ms, "o-", label="explicit (need_weights=True)")
+ax.loglog(timing_lengths, fast_ms, "s-", label="fast (need_weights=False)")
+ax.set_xlabel("tokens n")
+ax.set_ylabel("median ms per call")
+ax.set_title(f"Causal multi-head attention on {device.type}")
+ax.legend()
+d2l.plt.show()
+
+# %% [markdown]
+# `make bench` measures the same comparison at full size: batch 8, 1,024
+# tokens, width 768, 12 heads, causal, float32, against the book's code,
+# `nn.MultiheadAttention` and a direct SDPA call, with peak memory too. The
+# README lists its results. On the 2-core CPU used there, the fast path runs
+# about as fast as a direct SDPA call and needs a fraction of the explicit
+# path's memory.
+#
+# ## Summary
+#
+# * The explicit path holds the $B \times h \times n \times n$ scores and
+#   weights: memory and time grow as $n^2$.
+# * The online softmax gives the exact same result visiting the keys block by
+#   block, so only one block of scores exists at a time.
+# * `need_weights=False` switches `d2lmini`'s attention to one SDPA call with
+#   the same answer, masks and zero rows included; `causal=True` maps to
+#   `is_causal`. Keep `need_weights=True` when you want to look at the
+#   weights.
+#
+# ## Exercises
+#
+# ### Exercise 6.1 · The bytes of the score matrix
+# Write `score_bytes(batch_size, num_heads, num_tokens, dtype)`: how many bytes
+# one score matrix $S$ of the explicit path takes (it has one number per head,
+# query and key). A `torch.dtype` knows its size in bytes as `dtype.itemsize`.
+
+# %% tags=["exercise"]
+def score_bytes(batch_size, num_heads, num_tokens, dtype):
+    """Bytes of a (batch_size, num_heads, num_tokens, num_tokens) tensor of dtype."""
+    ### BEGIN SOLUTION
+    return batch_size * num_heads * num_tokens ** 2 * dtype.itemsize
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch06.check_score_bytes(score_bytes)
+
+# %% [markdown]
+# ### Exercise 6.2 · A causal mask for SDPA
+# `is_causal=True` is a shortcut. Write `causal_mask(num_queries, num_keys)`:
+# the boolean `attn_mask` that makes SDPA do the same thing. Read the
+# convention carefully: for SDPA, True means *may attend*. Query $i$ lines up
+# with key $i$, even when there are more keys than queries.
+
+# %% tags=["exercise"]
+def causal_mask(num_queries, num_keys):
+    """Boolean (num_queries, num_keys): True where query i may attend to key j, i.e. j <= i."""
+    ### BEGIN SOLUTION
+    return torch.ones(num_queries, num_keys, dtype=torch.bool).tril()
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch06.check_causal_mask(causal_mask)
+
+# %% [markdown]
+# ### Exercise 6.3 · valid_lens as an SDPA mask
+# Write `lengths_to_mask(valid_lens, num_keys)`: a boolean mask, True on the
+# valid keys, for 1-D lengths `(batch,)` with shape `(batch, 1, num_keys)` and
+# for 2-D lengths `(batch, queries)` with shape `(batch, queries, num_keys)`.
+# Build it with one broadcast comparison, without copying the lengths for
+# every query.
+
+# %% tags=["exercise"]
+def lengths_to_mask(valid_lens, num_keys):
+    """Boolean mask, True where key j < valid length: (batch, 1, keys) or (batch, queries, keys)."""
+    ### BEGIN SOLUTION
+    lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
+    return torch.arange(num_keys, device=valid_lens.device) < lens
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch06.check_lengths_to_mask(lengths_to_mask)
+
+# %% [markdown]
+# ### Going further (no check)
+# * Extend `blockwise_attention` with a `causal` flag. Which key blocks can a
+#   block of queries skip entirely?
+# * Run `make bench` and compare the memory column with $2 \cdot B h n^2 \cdot
+#   4$ bytes. What else does the explicit path hold at its peak?
