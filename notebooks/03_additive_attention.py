@@ -334,7 +334,7 @@ explorer
 #
 # ## Exercises
 #
-# Fill in each function where it says `### BEGIN SOLUTION`, then run the check
+# Fill in the body of each function below, then run the check
 # cell below it.
 #
 # ### Exercise 3.1 · The concatenation form, batched
