@@ -21,8 +21,9 @@ install: $(STAMP)
 
 # The browser tests (tests/browser) drive Debian's Chromium through Playwright.
 # Install it when it is missing and we are root; otherwise those tests say how.
+CHROMIUM := /usr/bin/chromium
 install-browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "Installing chromium for the browser tests (apt-get)"; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		{ apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \

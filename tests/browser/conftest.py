@@ -7,7 +7,9 @@ skipped with a loud message, except under CI=true, where they fail.
 
 import json
 import os
+import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -186,6 +188,8 @@ def lab_server(tmp_path_factory):
         yield server
     finally:
         _stop(process)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, SCREENSHOTS / "jupyter-server.log")
 
 
 @pytest.fixture(scope="session")
@@ -200,17 +204,34 @@ def browser_context(lab_server):
 
 
 @pytest.fixture
-def page(browser_context, lab_server):
-    """A fresh page per notebook; its kernels are shut down afterwards."""
+def page(request, browser_context, lab_server):
+    """A fresh page per notebook; its kernels are shut down afterwards.
+
+    When the test fails, the page is saved as FAILED-<test>.png for a person to look at.
+    """
     page = browser_context.new_page()
     yield page
+    if getattr(request.node, "failed_in_call", False):
+        name = re.sub(r"[^\w.-]+", "_", request.node.name)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / f"FAILED-{name}.png")
     page.close()  # without running beforeunload, so an unsaved notebook cannot block it
     lab_server.shut_down_kernels()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call" and report.failed:
+        item.failed_in_call = True
+    return report
 
 
 @pytest.fixture(scope="session")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for stale in SCREENSHOTS.glob("FAILED-*.png"):
+        stale.unlink()
     return SCREENSHOTS
 
 

@@ -1,7 +1,7 @@
 """Drive one notebook in JupyterLab or Notebook 7 the way a learner does.
 
 `check_notebook` opens a notebook, runs all cells from the Run menu, saves it,
-moves every slider of every explorer with the keyboard and takes a screenshot.
+moves every slider of every explorer (keyboard or mouse) and takes a screenshot.
 It returns what it saw as a `NotebookReport`; the tests decide what is wrong.
 """
 
@@ -128,7 +128,7 @@ class NotebookDriver:
             expect(self.page.locator("#jp-main-statusbar")).to_contain_text("Idle")
         # A widget view shows "Loading widget..." until it is drawn or fails.
         self._wait_for_js(
-            "() => !document.querySelector('.jp-Notebook').innerText.includes('Loading widget...')",
+            "() => !document.querySelector('.jp-Notebook').textContent.includes('Loading widget...')",
             WIDGETS_TIMEOUT,
             "a widget output still reads 'Loading widget...'",
         )
@@ -149,9 +149,11 @@ class NotebookDriver:
     # -- what the page shows ---------------------------------------------------
 
     def page_errors(self):
-        """Texts of front-end failures shown in output areas."""
-        texts = self.page.locator(".jp-OutputArea-output").all_inner_texts()
-        patterns = ("Error displaying widget", "Javascript Error", "Error rendering output item")
+        """Output texts that only the page produces: a widget that cannot be drawn
+        (ipywidgets) or an output renderer that threw (JupyterLab)."""
+        # textContent, not innerText: cells scrolled out of view are not rendered.
+        texts = self.page.locator(".jp-OutputArea-output").all_text_contents()
+        patterns = ("Error displaying widget", "Javascript Error")
         return [t.strip()[:200] for t in texts if any(p in t for p in patterns)]
 
     def explorers(self):
@@ -174,9 +176,9 @@ class NotebookDriver:
         moves = []
         for slider in explorer.locator(".widget-slider").filter(has=self.page.locator(".noUi-handle")).all():
             handle = slider.locator(".noUi-handle").first
-            label = slider.locator(".widget-label").inner_text().strip()
+            label = slider.locator(".widget-label").text_content().strip()
             readout = slider.locator(".widget-readout")
-            readout_before = readout.inner_text().strip()
+            readout_before = readout.text_content().strip()
             upward = handle.get_attribute("aria-valuenow") != handle.get_attribute("aria-valuemax")
             sources = explorer.evaluate(IMAGE_SOURCES_JS)
             digests = explorer.evaluate(IMAGE_DIGESTS_JS)
@@ -196,7 +198,7 @@ class NotebookDriver:
                 changed = explorer.evaluate(IMAGE_DIGESTS_JS) != digests
             except PlaywrightError:
                 changed = False
-            moves.append(SliderMove(label, gesture, readout_before, readout.inner_text().strip(), changed))
+            moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed))
         return moves
 
     def _drag(self, slider, handle, upward):
