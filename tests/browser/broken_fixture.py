@@ -22,11 +22,13 @@ from IPython.display import display
 red_square = base64.b64decode(  # an 8x8 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEUlEQVR4nGM4ISeHFTEMLQkAkL9BAbKfPiIAAAAASUVORK5CYII="
 )
-frozen = widgets.VBox([widgets.IntSlider(value=3, max=10, description="ignored"), widgets.Image(value=red_square, width=64)])
+slider = widgets.IntSlider(value=3, max=10, description="ignored")
+frozen = widgets.VBox([slider, widgets.Image(value=red_square, width=64)])  # nothing observes the slider
 frozen
 
 # %%
-display({"application/vnd.jupyter.widget-view+json": {"model_id": "no-such-model", "version_major": 2, "version_minor": 0}}, raw=True)
+missing_model = {"model_id": "no-such-model", "version_major": 2, "version_minor": 0}
+display({"application/vnd.jupyter.widget-view+json": missing_model}, raw=True)
 
 # %%
 raise ValueError("deliberate failure")
