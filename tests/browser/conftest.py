@@ -1,0 +1,270 @@
+"""One JupyterLab server and one headless Chromium, shared by every browser test.
+
+The browser is Debian's `chromium` package, driven by Playwright (whose own
+browser download does not work on these machines). Without it the tests are
+skipped with a loud message, except under CI=true, where they fail.
+"""
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+SERVER_START_TIMEOUT = 90  # seconds
+
+REPO = Path(__file__).resolve().parents[2]
+SELFTEST_SOURCES = sorted(Path(__file__).resolve().parent.glob("*_fixture.py"))
+SCREENSHOTS = REPO / "build" / "screenshots"
+INSTALL_HINT = (
+    "install Debian's Chromium: run `make test` as root (it runs apt-get for you), "
+    "or `sudo apt-get update && sudo apt-get install -y chromium`"
+)
+
+# Filled in during the session, printed at its end.
+REPORTS = []
+SKIPPED = []
+
+
+def _why_no_browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"{CHROMIUM} is missing"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package playwright is missing (make install installs it)"
+    return None
+
+
+WHY_NO_BROWSER = _why_no_browser()
+
+
+def _in_ci():
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@dataclass
+class LabServer:
+    url: str
+    token: str
+    root: Path
+    pid: int
+    log: Path
+
+    def api(self, endpoint, method="GET"):
+        request = urllib.request.Request(
+            f"{self.url}/api/{endpoint}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shut_down_kernels(self):
+        for session in self.api("sessions"):
+            self.api(f"sessions/{session['id']}", method="DELETE")
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _prepare_root(root):
+    """The chapters and the self-test notebooks, with their stored outputs removed.
+
+    Every prompt then starts as [ ], so an execution count in the page can only
+    come from this run. Working on copies keeps the repository's files untouched
+    when the page saves.
+    """
+    (root / "notebooks").mkdir(parents=True)
+    for source in sorted((REPO / "notebooks").glob("*.ipynb")):
+        notebook = nbformat.read(source, as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                cell.outputs = []
+                cell.execution_count = None
+        nbformat.write(notebook, root / "notebooks" / source.name)
+    (root / "selftest").mkdir()
+    for source in SELFTEST_SOURCES:
+        jupytext.write(jupytext.read(source), root / "selftest" / f"{source.stem}.ipynb")
+
+
+def _write_settings(settings_dir):
+    """Turn off the news and update notifications, which would cover the page."""
+    plugin = settings_dir / "@jupyterlab" / "apputils-extension"
+    plugin.mkdir(parents=True)
+    (plugin / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+
+
+def _stop(process):
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """JupyterLab from this environment, on 127.0.0.1, a free port and a token."""
+    if WHY_NO_BROWSER:
+        message = f"browser tests need Chromium: {WHY_NO_BROWSER}; {INSTALL_HINT}"
+        if _in_ci():
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        SKIPPED.append(message)
+        pytest.skip(message)
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "root"
+    _prepare_root(root)
+    config = base / "config"
+    _write_settings(config / "lab" / "user-settings")
+    env = {
+        **os.environ,
+        # Nothing from the user's own Jupyter set-up (settings, kernels, extensions).
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_DATA_DIR": str(base / "data"),
+        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+    }
+    token = secrets.token_hex(16)
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",  # a taken port fails instead of moving silently
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.user_settings_dir={config / 'lab' / 'user-settings'}",
+        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+    ]  # fmt: skip
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = base / "server.log"
+    with open(log, "w") as log_file:
+        # Started directly (no shell), so process.pid is the server's own PID.
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=root)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, process.pid, log)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                server.api("status")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not answer in {SERVER_START_TIMEOUT} s; log: {log}")
+                time.sleep(0.2)
+        yield server
+    finally:
+        _stop(process)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, SCREENSHOTS / "jupyter-server.log")
+
+
+@pytest.fixture(scope="session")
+def browser_context(lab_server):
+    """One Chromium and one context, so every page after the first loads Lab from the cache."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser.new_context(viewport=VIEWPORT)
+        browser.close()
+
+
+@pytest.fixture
+def page(request, browser_context, lab_server):
+    """A fresh page per notebook; its kernels are shut down afterwards.
+
+    When the test fails, the page is saved as FAILED-<test>.png for a person to look at.
+    """
+    page = browser_context.new_page()
+    yield page
+    if getattr(request.node, "failed_in_call", False):
+        name = re.sub(r"[^\w.-]+", "_", request.node.name)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / f"FAILED-{name}.png")
+    page.close()  # without running beforeunload, so an unsaved notebook cannot block it
+    lab_server.shut_down_kernels()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call" and report.failed:
+        item.failed_in_call = True
+    return report
+
+
+@pytest.fixture(scope="session")
+def screenshots():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for stale in SCREENSHOTS.glob("FAILED-*.png"):
+        stale.unlink()
+    return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def reports():
+    """What each browser test saw, for the summary at the end of the session."""
+    return REPORTS
+
+
+def _summary_line(report):
+    moves = report.slider_moves
+    if report.explorers:
+        changed = sum(move.image_changed for move in moves)
+        sliders = f"{len(report.explorers)} explorer(s), {changed}/{len(moves)} slider moves changed the heatmap"
+    else:
+        sliders = "no slider"
+    return (
+        f"{report.ui:9} {report.path:40} {report.code_cells:3} code cells run, "
+        f"{len(report.error_outputs)} errors, {sliders}; {sum(report.seconds.values()):.1f} s "
+        f"({', '.join(f'{phase} {seconds:.1f}' for phase, seconds in report.seconds.items())})"
+    )
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SKIPPED:
+        terminalreporter.write_sep("!", "BROWSER TESTS SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(f"No notebook was opened in a real browser: {WHY_NO_BROWSER}.")
+        terminalreporter.write_line(f"To run them, {INSTALL_HINT}.")
+    if not REPORTS:
+        return
+    lines = [_summary_line(report) for report in REPORTS]
+    (SCREENSHOTS / "summary.txt").write_text("\n".join(lines) + "\n")
+    terminalreporter.write_sep("=", "notebooks checked in a real browser")
+    for line in lines:
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"screenshots: {SCREENSHOTS}")

@@ -1,0 +1,336 @@
+"""Drive one notebook in JupyterLab or Notebook 7 the way a learner does.
+
+`check_notebook` opens a notebook, runs all cells from the Run menu, saves it,
+moves every slider of every explorer (keyboard or mouse) and takes a screenshot.
+It returns what it saw as a `NotebookReport`; the tests decide what is wrong.
+"""
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import expect
+
+# Seconds. Generous for a loaded 2-core machine; a healthy notebook needs a
+# fraction of each.
+KERNEL_READY_TIMEOUT = 60
+RUN_START_TIMEOUT = 20
+RUN_TIMEOUT = 180
+WIDGETS_TIMEOUT = 30
+SAVE_TIMEOUT = 20
+SLIDER_TIMEOUT = 15
+
+PROMPTS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+    .map(e => e.textContent.trim())"""
+
+# SHA-256 of the bytes behind each <img> (blob: or data: URL alike), so that a
+# new URL carrying the same picture does not count as a change.
+IMAGE_DIGESTS_JS = """async (root) => {
+    const digests = [];
+    for (const img of root.querySelectorAll('img')) {
+        const bytes = await (await fetch(img.src)).arrayBuffer();
+        const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+        digests.push(Array.from(hash, b => b.toString(16).padStart(2, '0')).join(''));
+    }
+    return digests;
+}"""
+
+IMAGE_SOURCES_JS = "root => [...root.querySelectorAll('img')].map(img => img.src)"
+
+
+@dataclass
+class SliderMove:
+    label: str
+    gesture: str
+    readout_before: str
+    readout_after: str
+    image_changed: bool
+
+
+@dataclass
+class NotebookReport:
+    path: str
+    ui: str
+    code_cells: int
+    unexecuted_cells: list = field(default_factory=list)
+    error_outputs: list = field(default_factory=list)
+    page_errors: list = field(default_factory=list)
+    explorers: list = field(default_factory=list)  # one list of SliderMove per explorer
+    screenshot: Path | None = None
+    seconds: dict = field(default_factory=dict)  # phase -> seconds spent in it
+
+    @property
+    def slider_moves(self):
+        return [move for explorer in self.explorers for move in explorer]
+
+
+class NotebookDriver:
+    """One notebook open in one page, served by `server` (see conftest.py)."""
+
+    def __init__(self, page, server, path, ui="lab"):
+        if ui not in ("lab", "notebook7"):
+            raise ValueError(f"ui must be 'lab' or 'notebook7', got {ui!r}")
+        self.page = page
+        self.server = server
+        self.path = path
+        self.ui = ui
+
+    # -- opening and running -------------------------------------------------
+
+    def open(self):
+        if self.ui == "lab":
+            url = f"{self.server.url}/lab/tree/{self.path}?reset&token={self.server.token}"
+        else:
+            url = f"{self.server.url}/notebooks/{self.path}?token={self.server.token}"
+        self.page.goto(url)
+        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=KERNEL_READY_TIMEOUT * 1000)
+
+    def wait_for_kernel(self):
+        """Idle in the status bar (Lab) and a connected, idle kernel on the server.
+
+        The execution indicator in the notebook toolbar reads idle before the
+        kernel is connected, so it is not used.
+        """
+        if self.ui == "lab":
+            expect(self.page.locator("#jp-main-statusbar")).to_contain_text(
+                "Idle", timeout=KERNEL_READY_TIMEOUT * 1000
+            )
+        self._wait_for(
+            lambda: self._kernel_state() == ("idle", True),
+            KERNEL_READY_TIMEOUT,
+            lambda: f"kernel for {self.path} never connected and went idle: {self._kernel_state()}",
+        )
+
+    def run_all(self):
+        self.page.get_by_role("menuitem", name="Run", exact=True).click()
+        self.page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # Cells arrive here unexecuted ("[ ]:"), so any other prompt means the run began.
+        self._wait_for_js(
+            f"() => ({PROMPTS_JS})().some(p => p !== '[ ]:')",
+            RUN_START_TIMEOUT,
+            "Run All Cells did nothing: every prompt still reads [ ]",
+        )
+        # Done when nothing is queued or running and the kernel is idle again.
+        self._wait_for_js(
+            f"() => !({PROMPTS_JS})().includes('[*]:')",
+            RUN_TIMEOUT,
+            "cells were still running",
+        )
+        self._wait_for(
+            lambda: self._kernel_state()[0] == "idle",
+            RUN_TIMEOUT,
+            lambda: f"kernel never went idle after Run All: {self._kernel_state()}",
+        )
+        if self.ui == "lab":
+            expect(self.page.locator("#jp-main-statusbar")).to_contain_text("Idle")
+        # A widget view shows "Loading widget..." until it is drawn or fails.
+        self._wait_for_js(
+            "() => !document.querySelector('.jp-Notebook').textContent.includes('Loading widget...')",
+            WIDGETS_TIMEOUT,
+            "a widget output still reads 'Loading widget...'",
+        )
+
+    def save_and_read(self):
+        """Save from the page (Ctrl+S) and return the notebook as written on disk."""
+        file = self.server.root / self.path
+        before = file.stat().st_mtime_ns
+        self.page.locator(".jp-Notebook").first.focus()
+        self.page.keyboard.press("Control+s")
+        self._wait_for(
+            lambda: file.stat().st_mtime_ns != before,
+            SAVE_TIMEOUT,
+            lambda: f"{self.path} was not saved after Ctrl+S",
+        )
+        return json.loads(file.read_text())
+
+    # -- what the page shows ---------------------------------------------------
+
+    def page_errors(self):
+        """Output texts that only the page produces: a widget that cannot be drawn
+        (ipywidgets) or an output renderer that threw (JupyterLab)."""
+        # textContent, not innerText: cells scrolled out of view are not rendered.
+        texts = self.page.locator(".jp-OutputArea-output").all_text_contents()
+        patterns = ("Error displaying widget", "Javascript Error")
+        return [t.strip()[:200] for t in texts if any(p in t for p in patterns)]
+
+    def explorers(self):
+        """Output areas holding a slider and an image: the chapters' explorers."""
+        outputs = self.page.locator(".jp-OutputArea-output")
+        return (
+            outputs.filter(has=self.page.locator(".noUi-handle"))
+            .filter(has=self.page.locator("img"))
+            .all()
+        )
+
+    def move_sliders(self, explorer, method="keyboard", timeout=SLIDER_TIMEOUT):
+        """Move each slider one notch (keyboard) or a quarter of its track (mouse).
+
+        Returns a SliderMove per slider, saying whether an image of the
+        explorer changed: its URL and then the bytes behind it.
+        """
+        if method not in ("keyboard", "mouse"):
+            raise ValueError(f"method must be 'keyboard' or 'mouse', got {method!r}")
+        moves = []
+        for slider in explorer.locator(".widget-slider").filter(has=self.page.locator(".noUi-handle")).all():
+            handle = slider.locator(".noUi-handle").first
+            label = slider.locator(".widget-label").text_content().strip()
+            readout = slider.locator(".widget-readout")
+            readout_before = readout.text_content().strip()
+            upward = handle.get_attribute("aria-valuenow") != handle.get_attribute("aria-valuemax")
+            sources = explorer.evaluate(IMAGE_SOURCES_JS)
+            digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+            if method == "keyboard":
+                gesture = "ArrowRight" if upward else "ArrowLeft"
+                handle.focus()
+                self.page.keyboard.press(gesture)
+            else:
+                gesture = "drag " + ("up" if upward else "down")
+                self._drag(slider, handle, upward)
+            try:
+                self.page.wait_for_function(
+                    f"([root, before]) => JSON.stringify(({IMAGE_SOURCES_JS})(root)) !== JSON.stringify(before)",
+                    arg=[explorer.element_handle(), sources],
+                    timeout=timeout * 1000,
+                )
+                changed = explorer.evaluate(IMAGE_DIGESTS_JS) != digests
+            except PlaywrightError:
+                changed = False
+            moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed))
+        return moves
+
+    def _drag(self, slider, handle, upward):
+        """Drag the handle a quarter of the track towards the maximum (or the minimum)."""
+        handle.scroll_into_view_if_needed()
+        box = handle.bounding_box()
+        track = slider.locator(".noUi-base").bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        sign = 1 if upward else -1
+        if "widget-vslider" in slider.get_attribute("class"):
+            x_to, y_to = x, y - sign * track["height"] / 4
+        else:
+            x_to, y_to = x + sign * track["width"] / 4, y
+        self.page.mouse.move(x, y)
+        self.page.mouse.down()
+        self.page.mouse.move(x_to, y_to, steps=5)
+        self.page.mouse.up()
+
+    def screenshot(self, path, explorer=None):
+        """Screenshot with the first explorer, or else the first image, in view."""
+        target = explorer
+        if target is None:
+            images = self.page.locator(".jp-OutputArea-output img")
+            target = images.first if images.count() else None
+        if target is not None:
+            target.evaluate("e => e.scrollIntoView({block: 'start'})")
+            self.page.wait_for_timeout(300)  # let the notebook finish laying out the scrolled cells
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=path)
+        return path
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _kernel_state(self):
+        """(execution_state, connected) of this notebook's kernel, or (None, False)."""
+        for session in self.server.api("sessions"):
+            if session["path"] == self.path:
+                kernel = session["kernel"]
+                return kernel["execution_state"], kernel["connections"] > 0
+        return None, False
+
+    def _wait_for_js(self, predicate, timeout, what):
+        try:
+            self.page.wait_for_function(predicate, timeout=timeout * 1000)
+        except PlaywrightError as error:
+            raise AssertionError(f"{self.path} ({self.ui}): after {timeout} s, {what}; {self._dialogs()}") from error
+
+    def _wait_for(self, condition, timeout, message):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.path} ({self.ui}): {message()}; {self._dialogs()}")
+            time.sleep(0.1)
+
+    def _dialogs(self):
+        dialogs = self.page.locator(".jp-Dialog").all_inner_texts()
+        return f"open dialogs: {dialogs}" if dialogs else "no dialog open"
+
+
+def errors_in(notebook):
+    """'cell N: Name: value' for each error output of a saved notebook."""
+    found = []
+    for number, cell in enumerate(notebook["cells"], start=1):
+        for output in cell.get("outputs", []):
+            if output["output_type"] == "error":
+                found.append(f"cell {number}: {output['ename']}: {output['evalue']}")
+    return found
+
+
+def unexecuted_in(notebook):
+    """Numbers of the code cells without an execution count."""
+    cells = enumerate(notebook["cells"], start=1)
+    return [n for n, cell in cells if cell["cell_type"] == "code" and cell.get("execution_count") is None]
+
+
+def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", slider_timeout=SLIDER_TIMEOUT):
+    """Open, run all, save, move every explorer's sliders, screenshot; report it all."""
+    driver = NotebookDriver(page, server, path, ui)
+    clock = _PhaseClock()
+    driver.open()
+    clock.lap("open")
+    driver.wait_for_kernel()
+    clock.lap("kernel")
+    driver.run_all()
+    clock.lap("run all")
+    saved = driver.save_and_read()
+    report = NotebookReport(
+        path=path,
+        ui=ui,
+        code_cells=sum(cell["cell_type"] == "code" for cell in saved["cells"]),
+        unexecuted_cells=unexecuted_in(saved),
+        error_outputs=errors_in(saved),
+        page_errors=driver.page_errors(),
+    )
+    clock.lap("save and check")
+    explorers = driver.explorers()
+    report.explorers = [driver.move_sliders(e, method, slider_timeout) for e in explorers]
+    clock.lap("sliders")
+    report.screenshot = driver.screenshot(screenshot, explorers[0] if explorers else None)
+    clock.lap("screenshot")
+    report.seconds = clock.laps
+    return report
+
+
+class _PhaseClock:
+    def __init__(self):
+        self.laps = {}
+        self._last = time.monotonic()
+
+    def lap(self, phase):
+        now = time.monotonic()
+        self.laps[phase] = now - self._last
+        self._last = now
+
+
+def chapter_number(path):
+    """The two-digit chapter number a notebook's name starts with, or None."""
+    match = re.match(r"(\d\d)_", Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def assert_runs_cleanly(report):
+    where = f"{report.path} in {report.ui}"
+    assert report.error_outputs == [], f"{where}: error outputs {report.error_outputs}"
+    assert report.unexecuted_cells == [], f"{where}: code cells {report.unexecuted_cells} did not run"
+    assert report.page_errors == [], f"{where}: the page shows {report.page_errors}"
+
+
+def assert_sliders_move_heatmaps(report):
+    for move in report.slider_moves:
+        where = f"{report.path} in {report.ui}, slider {move.label!r}"
+        assert move.readout_after != move.readout_before, f"{where}: {move.gesture} did not move it"
+        assert move.image_changed, (
+            f"{where}: moved {move.readout_before} -> {move.readout_after}, but no image in the explorer changed"
+        )

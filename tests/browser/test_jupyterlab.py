@@ -1,0 +1,37 @@
+"""Every chapter notebook runs in JupyterLab in a real browser, and its sliders move the heatmaps."""
+
+from pathlib import Path
+
+import pytest
+from jupyter_ui import assert_runs_cleanly, assert_sliders_move_heatmaps, chapter_number, check_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+CHAPTERS = [f"notebooks/{p.name}" for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+SELFTEST = "selftest/slider_fixture.ipynb"
+# Chapters 01-05 teach with an explorer; 00 (the tour) and 06 need not have one.
+CHAPTERS_WITH_EXPLORER = range(1, 6)
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, SELFTEST], ids=lambda path: Path(path).stem)
+def test_notebook_runs_and_its_sliders_move_the_heatmaps(page, lab_server, screenshots, reports, path):
+    report = check_notebook(page, lab_server, path, screenshots / f"{Path(path).stem}.png")
+    reports.append(report)
+    assert_runs_cleanly(report)
+    if path == SELFTEST or chapter_number(path) in CHAPTERS_WITH_EXPLORER:
+        assert report.explorers, (
+            f"{path} shows no explorer (a widget output holding a slider and an image) after Run All"
+        )
+    assert_sliders_move_heatmaps(report)
+
+
+def test_the_checks_catch_a_broken_notebook(page, lab_server, screenshots):
+    """The suite's own faults fixture: each fault must be reported, or the checks are blind."""
+    report = check_notebook(
+        page, lab_server, "selftest/broken_fixture.ipynb", screenshots / "broken_fixture.png", slider_timeout=3
+    )
+    assert report.error_outputs == ["cell 4: ValueError: deliberate failure"]
+    assert report.unexecuted_cells == [5]
+    assert report.page_errors and all("Error displaying widget" in text for text in report.page_errors)
+    [move] = report.slider_moves
+    assert move.readout_before == "3" and move.readout_after == "4"
+    assert not move.image_changed
