@@ -45,6 +45,9 @@ import d2lmini as d2l
 from d2lmini.exercises import ch01
 
 device = d2l.try_gpu()
+# Every tensor here holds at most a few thousand numbers. For such small work
+# one CPU thread is faster than waking a second one for each operation.
+torch.set_num_threads(1)
 
 # %% [markdown]
 # ## Toy data
