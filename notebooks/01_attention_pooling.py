@@ -45,6 +45,9 @@ import d2lmini as d2l
 from d2lmini.exercises import ch01
 
 device = d2l.try_gpu()
+# Every tensor here holds at most a few thousand numbers. For such small work
+# one CPU thread is faster than waking a second one for each operation.
+torch.set_num_threads(1)
 
 # %% [markdown]
 # ## Toy data
@@ -140,13 +143,6 @@ for ours, package_kernel in [(gaussian, d2l.gaussian), (boxcar, d2l.boxcar), (co
     torch.testing.assert_close(ours(u), package_kernel(u))
 print("our three kernels match d2lmini's")
 
-fig, axes = plt.subplots(1, 3, figsize=(9, 2.2), sharey=True)
-for ax, kernel in zip(axes, (gaussian, boxcar, constant)):
-    ax.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
-    ax.set(title=kernel.__name__, xlabel="u = (q − x) / σ")
-axes[0].set_ylabel("k(u)")
-plt.show()
-
 # %% [markdown]
 # ## Nadaraya–Watson pooling from scratch
 #
@@ -179,11 +175,19 @@ for kernel in (gaussian, boxcar, constant):
 torch.testing.assert_close(fits["constant"], avg_predictions)
 print("the constant kernel gives average pooling exactly")
 
+# %% [markdown]
+# Each kernel (top, as a function of $u$) and the fit it gives at
+# $\sigma = 0.5$ (bottom):
+
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(10, 2.8), sharey=True)
-for ax, (name, predictions) in zip(axes, fits.items()):
-    plot_fit(ax, predictions, f"{name}, σ = {sigma}")
-axes[0].legend(fontsize=7)
+fig, axes = plt.subplots(2, 3, figsize=(10, 5), sharey="row")
+for (ax_kernel, ax_fit), kernel in zip(axes.T, (gaussian, boxcar, constant)):
+    ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
+    ax_kernel.set(title=f"{kernel.__name__} kernel", xlabel="u = (q − x) / σ")
+    plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} pooling, σ = {sigma}")
+axes[0, 0].set_ylabel("k(u)")
+axes[1, 0].legend(fontsize=7)
+fig.tight_layout()
 plt.show()
 
 # %% [markdown]
@@ -378,14 +382,25 @@ net_loo, losses_loo, sigmas_loo = train_width(keys_loo, values_loo, "leave-one-o
 # %%
 net_all, losses_all, sigmas_all = train_width(x_train, y_train, "all keys")
 
+# %% [markdown]
+# The loss curves and the widths (top), and the fits that the two learned
+# widths give on the query grid, with all 40 training points as keys
+# (bottom):
+
 # %%
-fig, (ax_loss, ax_sigma) = plt.subplots(1, 2, figsize=(9, 2.8))
+fig, ((ax_loss, ax_sigma), (ax_fit_loo, ax_fit_all)) = plt.subplots(2, 2, figsize=(9, 5.6))
 for losses, sigmas, label in [(losses_loo, sigmas_loo, "leave-one-out"), (losses_all, sigmas_all, "all keys")]:
     ax_loss.plot(losses, label=label)
     ax_sigma.plot(sigmas, label=label)
 ax_loss.set(xlabel="SGD steps taken", ylabel="training loss (MSE)", title="Loss curve")
 ax_sigma.set(xlabel="SGD steps taken", ylabel="σ", yscale="log", title="Width")
 ax_loss.legend(fontsize=8)
+for ax, net, label in [(ax_fit_loo, net_loo, "leave-one-out"), (ax_fit_all, net_all, "all keys")]:
+    sigma = net.sigma.detach()
+    predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
+    plot_fit(ax, predictions, f"trained with {label}: σ = {sigma.item():.3f}")
+ax_fit_loo.legend(fontsize=7)
+fig.tight_layout()
 plt.show()
 
 # %% [markdown]
@@ -423,14 +438,6 @@ loo_losses = ((loo_predictions - y_train) ** 2).mean(dim=-1)  # (widths,)
 best = loo_losses.argmin()
 print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
       f"(loss {loo_losses[best].item():.3f}); SGD found σ = {net_loo.sigma.item():.2f}")
-
-fig, axes = plt.subplots(1, 2, figsize=(9, 2.8), sharey=True)
-for ax, net, label in [(axes[0], net_loo, "leave-one-out"), (axes[1], net_all, "all keys")]:
-    sigma = net.sigma.detach()
-    predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    plot_fit(ax, predictions, f"trained with {label}: σ = {sigma.item():.3f}")
-axes[0].legend(fontsize=7)
-plt.show()
 
 # %% [markdown]
 # ## A bridge to dot-product attention
