@@ -229,32 +229,51 @@ def markdown_table(header, lines):
     return "\n".join(out)
 
 
+BOOK, EXPLICIT, FAST = ("book-style explicit (d2l book code)", "d2lmini explicit path (need_weights=True)",
+                        "d2lmini fast path (need_weights=False)")
+SDPA = "F.scaled_dot_product_attention, direct"
+
+
 def workload_table(args, device):
     torch.manual_seed(0)
     X = torch.randn(args.batch, args.tokens, args.width, device=device)
     with torch.no_grad():
         rows = attention_rows(X, args.heads, kernel_row=True)
-        reference = "F.scaled_dot_product_attention, direct"
-        difference = max_difference({k: v for k, v in rows.items() if not k.startswith("(")}, reference)
+        difference = max_difference({k: v for k, v in rows.items() if not k.startswith("(")}, SDPA)
         memory = {name: peak_bytes(fn, device) for name, fn in rows.items()}  # also a first warm-up
         times = time_rows(rows, args.repeats, args.warmup, device)
+        pair = time_rows({FAST: rows[FAST], SDPA: rows[SDPA]}, args.pair_repeats, 0, device)
     seconds = medians(times)
-    # The ratio is the median of per-round ratios: the two calls of a round ran
-    # close together in time, under the same load.
-    ratio = {name: statistics.median(t / r for t, r in zip(ts, times[reference]))
-             for name, ts in times.items()}
+    ratio = {name: paired_ratios(ts, times[SDPA])[1] for name, ts in times.items()}
     lines = [[name, f"{seconds[name] * 1e3:.1f}", f"{ratio[name]:.2f}×",
-              f"{memory[name] / 2**20:.1f}", f"{memory[name] / memory[reference]:.1f}×"]
+              f"{memory[name] / 2**20:.1f}", f"{memory[name] / memory[SDPA]:.1f}×"]
              for name in rows]
     print(f"\n### Causal multi-head self-attention: batch {args.batch}, {args.tokens} tokens, "
           f"width {args.width}, {args.heads} heads, float32\n")
     print(markdown_table(["implementation", "median ms", "time ÷ SDPA", "peak MB", "memory ÷ SDPA"],
                          lines))
     print(f"\nMedian of {args.repeats} interleaved calls after {args.warmup + 1} warm-up (the first "
-          f"one measures the memory); time ÷ SDPA is "
-          f"the median of the per-round ratios. "
+          f"one measures the memory); time ÷ SDPA is the median of the per-round ratios. "
           f"Every row's output matches direct SDPA's within {difference:.1e} (largest difference).")
-    return seconds, memory
+    fast = paired_ratios(pair[FAST], pair[SDPA])
+    explicit = paired_ratios(times[EXPLICIT], times[BOOK])
+    print(f"\nGoals, as medians of paired ratios (first and third quartiles in brackets):\n\n"
+          f"- fast path ÷ direct SDPA = {fast[1]:.2f} [{fast[0]:.2f}, {fast[2]:.2f}] over "
+          f"{args.pair_repeats} more rounds of these two rows alone; goal ≤ 1.10: "
+          f"{'met' if fast[1] <= 1.10 else 'NOT met'};\n"
+          f"- d2lmini explicit ÷ book-style = {explicit[1]:.2f} [{explicit[0]:.2f}, {explicit[2]:.2f}]; "
+          f"goal ≤ 1.00: {'met' if explicit[1] <= 1.0 else 'NOT met'}.")
+
+
+def paired_ratios(times, reference_times):
+    """First quartile, median and third quartile of time / reference time, round by round.
+
+    A round's two calls ran close together in time, under the same load from elsewhere.
+    """
+    ratios = [t / r for t, r in zip(times, reference_times)]
+    if len(ratios) == 1:
+        return ratios * 3
+    return statistics.quantiles(ratios, n=4, method="inclusive")  # [q1, median, q3]
 
 
 def sweep_tables(args, device):
@@ -355,6 +374,8 @@ def parse_args(argv=None):
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--pair-repeats", type=int, default=15,
+                        help="extra rounds of the fast path against direct SDPA alone")
     parser.add_argument("--sweep", type=int, nargs="*", default=[128, 256, 512, 1024, 2048, 4096],
                         help="sequence lengths for the sweep (none: skip it)")
     parser.add_argument("--sweep-batch", type=int, default=1)
