@@ -187,7 +187,7 @@ for (ax_kernel, ax_fit), kernel in zip(axes.T, (gaussian, boxcar, constant)):
     plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} pooling, σ = {sigma}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
-fig.tight_layout()
+fig.subplots_adjust(hspace=0.5, wspace=0.1)
 plt.show()
 
 # %% [markdown]
@@ -397,7 +397,7 @@ for ax, net, label in [(ax_fit_loo, net_loo, "leave-one-out"), (ax_fit_all, net_
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
     plot_fit(ax, predictions, f"trained with {label}: σ = {sigma.item():.3f}")
 ax_fit_loo.legend(fontsize=7)
-fig.tight_layout()
+fig.subplots_adjust(hspace=0.5, wspace=0.25)
 plt.show()
 
 # %% [markdown]
