@@ -187,7 +187,7 @@ for (ax_kernel, ax_fit), kernel in zip(axes.T, (gaussian, boxcar, constant)):
     plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} pooling, σ = {sigma}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
-fig.tight_layout()
+fig.subplots_adjust(hspace=0.5, wspace=0.1)
 plt.show()
 
 # %% [markdown]
@@ -353,15 +353,22 @@ print("row 0 starts with x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
       "| x_0, x_1, x_2 are", d2l.numpy(x_train[:3]).round(3))
 
 # %% [markdown]
-# We train twice from $\sigma = 1$, with the same optimiser: once with
-# leave-one-out keys, once with the full training set as keys. A progress bar
-# follows each run.
+# The loss is $L = \frac1n \sum_i \big(\hat f(x_i) - y_i\big)^2$ over the 40
+# training points, and each step of stochastic gradient descent (SGD, here
+# on the whole training set at once) moves the parameter against its
+# gradient with a learning rate $\eta$:
+#
+# $$\log\sigma \leftarrow \log\sigma - \eta\, \frac{\partial L}{\partial \log\sigma} .$$
+#
+# With a single parameter we write that step out; it is the update
+# `torch.optim.SGD` makes. We train twice from $\sigma = 1$ with
+# $\eta = 2$: once with leave-one-out keys, once with the full training set
+# as keys. A progress bar follows each run.
 
 # %%
 def train_width(keys, values, description, num_steps=50, lr=2.0):
     """Fit NWKernelRegression's width by SGD; return the model and its history."""
     net = d2l.NWKernelRegression(sigma=1.0).to(device)
-    optimizer = torch.optim.SGD(net.parameters(), lr=lr)
     progress = widgets.IntProgress(value=0, max=num_steps, description=description)
     display(progress)
     losses, sigmas = [], []
@@ -371,9 +378,10 @@ def train_width(keys, values, description, num_steps=50, lr=2.0):
         sigmas.append(net.sigma.item())  # the width this loss was computed with
         progress.value = step
         if step < num_steps:
-            optimizer.zero_grad()
             loss.backward()
-            optimizer.step()
+            with torch.no_grad():
+                net.log_sigma -= lr * net.log_sigma.grad  # the SGD step
+            net.log_sigma.grad = None
     return net, losses, sigmas
 
 
@@ -400,7 +408,7 @@ for ax, net, label in [(ax_fit_loo, net_loo, "leave-one-out"), (ax_fit_all, net_
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
     plot_fit(ax, predictions, f"trained with {label}: σ = {sigma.item():.3f}")
 ax_fit_loo.legend(fontsize=7)
-fig.tight_layout()
+fig.subplots_adjust(hspace=0.5, wspace=0.25)
 plt.show()
 
 # %% [markdown]
