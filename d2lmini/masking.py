@@ -52,6 +52,11 @@ def sequence_mask(X, valid_len, value=0):
             f"valid_len must have shape ({X.shape[0]},), one length per example of X, "
             f"got shape {shape_str(valid_len)} for X of shape {shape_str(X)}"
         )
+    if X.is_floating_point() and abs(value) != float("inf") and abs(value) > torch.finfo(X.dtype).max:
+        raise ValueError(
+            f"value={value} does not fit in X's dtype {X.dtype} (largest magnitude "
+            f"{torch.finfo(X.dtype).max:.6g}); use float('-inf') or torch.finfo(X.dtype).min"
+        )
     steps = torch.arange(X.shape[1], device=X.device)
     keep = steps[None, :] < valid_len.to(X.device)[:, None]  # (batch, steps)
     keep = keep.reshape(keep.shape + (1,) * (X.dim() - 2))

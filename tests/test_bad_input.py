@@ -41,6 +41,7 @@ CASES = [
     ("boolean lengths", lambda: d2l.masked_softmax(X3, torch.tensor([True, False])), TypeError, ["valid_lens", "bool"]),
     ("lengths as a string", lambda: d2l.masked_softmax(X3, "2"), TypeError, ["valid_lens", "str"]),
     ("sequence_mask on 1-D X", lambda: d2l.sequence_mask(torch.zeros(3), torch.tensor([1])), ValueError, ["X", "(3,)"]),
+    ("sequence_mask, fill overflows float16", lambda: d2l.sequence_mask(torch.zeros(2, 3, dtype=torch.float16), torch.tensor([1, 2]), value=-1e6), ValueError, ["value=-1000000.0", "torch.float16", "65504"]),
     ("sequence_mask, wrong batch", lambda: d2l.sequence_mask(torch.zeros(2, 3), torch.tensor([1, 2, 3])), ValueError, ["valid_len", "(2,)", "(3,)"]),
     ("dot product, 2-D queries", dot(**qkv(q=(3, 4))), ValueError, ["queries", "3-D", "(3, 4)"]),
     ("dot product, batch mismatch", dot(**qkv(q=(3, 3, 4))), ValueError, ["batch", "(3, 3, 4)", "(2, 5, 4)"]),

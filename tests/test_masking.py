@@ -138,3 +138,10 @@ def test_causal_valid_lens_give_a_lower_triangular_mask():
 
 def test_padding_mask_marks_padding_as_true():
     assert d2l.padding_mask(torch.tensor([1, 3]), 3).tolist() == [[False, True, True], [False, False, False]]
+
+
+def test_sequence_mask_accepts_infinite_and_dtype_minimum_fills_in_float16():
+    X = torch.zeros(1, 3, dtype=torch.float16)
+    assert d2l.sequence_mask(X, torch.tensor([1]), value=float("-inf"))[0, 1:].isinf().all()
+    smallest = torch.finfo(torch.float16).min
+    assert d2l.sequence_mask(X, torch.tensor([1]), value=smallest)[0, 2].item() == smallest
