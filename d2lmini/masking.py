@@ -143,7 +143,10 @@ def masked_softmax(X, valid_lens, *, _inplace=False):
     # lengths of zero produce such rows, so pay for the clean-up only then.
     empty_rows = lens <= 0  # (batch, 1 or queries, 1)
     if empty_rows.any():
-        weights = weights.masked_fill(empty_rows, 0.0)
+        # The weights are a fresh tensor of our own: zero them in place, unless
+        # autograd still needs the softmax's output as it is.
+        zero = weights.masked_fill if weights.requires_grad else weights.masked_fill_
+        weights = zero(empty_rows, 0.0)
     return weights
 
 
