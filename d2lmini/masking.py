@@ -141,12 +141,14 @@ def masked_softmax(X, valid_lens, *, _inplace=False):
     weights = torch.softmax(scores, dim=-1)
     # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
     # lengths of zero produce such rows, so pay for the clean-up only then.
-    empty_rows = lens <= 0  # (batch, 1 or queries, 1)
+    empty_rows = valid_lens <= 0  # (batch,) or (batch, queries)
     if empty_rows.any():
-        # The weights are a fresh tensor of our own: zero them in place, unless
-        # autograd still needs the softmax's output as it is.
-        zero = weights.masked_fill if weights.requires_grad else weights.masked_fill_
-        weights = zero(empty_rows, 0.0)
+        if weights.requires_grad:
+            # Autograd needs the softmax's output unchanged: zero a copy.
+            weights = weights.masked_fill(_lengths_column(empty_rows), 0.0)
+        else:
+            # The weights are our own fresh tensor: write zeros into the empty rows only.
+            weights[empty_rows.nonzero(as_tuple=True)] = 0.0
     return weights
 
 
