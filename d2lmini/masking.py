@@ -72,13 +72,13 @@ def _check_lengths(valid_lens, batch, num_queries, device, source):
         )
     if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
         raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but {source} has batch size "
-            f"{batch}; expected {expected}"
+            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
+            f"(batch size {batch}); expected {expected}"
         )
     if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, num_queries):
         raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but {source} has {num_queries} "
-            f"queries; a 2-D valid_lens needs one length per query: {expected}"
+            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
+            f"({num_queries} queries): a 2-D valid_lens needs one length per query; expected {expected}"
         )
     return valid_lens.to(device)
 
