@@ -52,18 +52,21 @@ def _check_qkv(queries, keys, values):
     check_tensor(queries, "queries", ndim=3, floating=True)
     check_tensor(keys, "keys", ndim=3, floating=True)
     check_tensor(values, "values", ndim=3, floating=True)
-    check_same(
-        {
-            f"queries {shape_str(queries)}": queries.shape[0],
-            f"keys {shape_str(keys)}": keys.shape[0],
-            f"values {shape_str(values)}": values.shape[0],
-        },
-        "batch sizes (axis 0)",
-    )
-    check_same(
-        {f"keys {shape_str(keys)}": keys.shape[1], f"values {shape_str(values)}": values.shape[1]},
-        "numbers of keys and values (axis 1)",
-    )
+    # The messages name every shape: build them only when a size disagrees.
+    if not queries.shape[0] == keys.shape[0] == values.shape[0]:
+        check_same(
+            {
+                f"queries {shape_str(queries)}": queries.shape[0],
+                f"keys {shape_str(keys)}": keys.shape[0],
+                f"values {shape_str(values)}": values.shape[0],
+            },
+            "batch sizes (axis 0)",
+        )
+    if keys.shape[1] != values.shape[1]:
+        check_same(
+            {f"keys {shape_str(keys)}": keys.shape[1], f"values {shape_str(values)}": values.shape[1]},
+            "numbers of keys and values (axis 1)",
+        )
 
 
 def _check_flag(value, name):
@@ -163,10 +166,12 @@ class DotProductAttention(nn.Module):
 
     def forward(self, queries, keys, values, valid_lens=None):
         _check_qkv(queries, keys, values)
-        check_same(
-            {f"queries {shape_str(queries)}": queries.shape[-1], f"keys {shape_str(keys)}": keys.shape[-1]},
-            "query and key sizes (last axis) for a dot product",
-        )
+        if queries.shape[-1] != keys.shape[-1]:
+            check_same(
+                {f"queries {shape_str(queries)}": queries.shape[-1],
+                 f"keys {shape_str(keys)}": keys.shape[-1]},
+                "query and key sizes (last axis) for a dot product",
+            )
         if valid_lens is not None:
             valid_lens = _check_lengths(valid_lens, queries.shape[0], queries.shape[1], queries.device,
                                         f"queries of shape {shape_str(queries)}")

@@ -77,13 +77,13 @@ def _check_lengths(valid_lens, batch, num_queries, device, source):
         )
     if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
         raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but {source} has batch size "
-            f"{batch}; expected {expected}"
+            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
+            f"(batch size {batch}); expected {expected}"
         )
     if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, num_queries):
         raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)} but {source} has {num_queries} "
-            f"queries; a 2-D valid_lens needs one length per query: {expected}"
+            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
+            f"({num_queries} queries): a 2-D valid_lens needs one length per query; expected {expected}"
         )
     return valid_lens.to(device)
 
@@ -146,9 +146,14 @@ def masked_softmax(X, valid_lens, *, _inplace=False):
     weights = torch.softmax(scores, dim=-1)
     # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
     # lengths of zero produce such rows, so pay for the clean-up only then.
-    empty_rows = lens <= 0  # (batch, 1 or queries, 1)
+    empty_rows = valid_lens <= 0  # (batch,) or (batch, queries)
     if empty_rows.any():
-        weights = weights.masked_fill(empty_rows, 0.0)
+        if weights.requires_grad:
+            # Autograd needs the softmax's output unchanged: zero a copy.
+            weights = weights.masked_fill(_lengths_column(empty_rows), 0.0)
+        else:
+            # The weights are our own fresh tensor: write zeros into the empty rows only.
+            weights[empty_rows.nonzero(as_tuple=True)] = 0.0
     return weights
 
 
