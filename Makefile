@@ -94,3 +94,9 @@ clean:
 .PHONY: bench-widgets
 bench-widgets: install
 	$(PY) benchmarks/widget_latency.py
+
+# Per-notebook execution time in a fresh kernel (and through nbconvert), against
+# a baseline notebook that only imports torch and d2lmini.
+.PHONY: bench-notebooks
+bench-notebooks: install
+	$(PY) benchmarks/notebook_times.py --cli
