@@ -70,6 +70,9 @@ notebooks: install
 	$(PY) tools/instructor.py nbgrader-metadata $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
+	# Drop cell timings and give widget models stable ids, so that a re-run
+	# changes the .ipynb only where an output changed.
+	$(PY) tools/stable_outputs.py $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
 
 # Student notebooks (solutions replaced by stubs, no outputs) with d2lmini

@@ -30,7 +30,7 @@ import torch
 
 import d2lmini as d2l
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # manual_seed returns the generator; naming it keeps it off the screen
 
 # %% [markdown]
 # ## Attention pooling in one formula
