@@ -50,6 +50,9 @@ CASES = [
      [("valid_len", [2, 4, 6, 3, 5]), ("causal", [True, False])]),
     ("multi-head, switching heads", widgets.explore_multihead, {}, "1 to 8",
      [("num_heads", [4, 8, 1, 2]), ("head", [0, "all"])]),
+    # The colour scale follows the weights: a new upper end redraws the colorbar once.
+    ("kernel pooling, colours fit to weights", widgets.explore_kernel_pooling, {"colour_scale": "fit"},
+     "1 + fit", [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS)]),
 ]
 
 # Worst cases: every change shows a background never drawn before.
@@ -84,6 +87,15 @@ def _as_baseline(explorer):
     return explorer
 
 
+def _explorer(factory, kwargs):
+    """``factory(**kwargs)``, with the colour scale (a control, not an argument) set afterwards."""
+    kwargs = dict(kwargs)
+    colour_scale = kwargs.pop("colour_scale", "fixed")
+    explorer = factory(**kwargs)
+    explorer.controls["colour_scale"].value = colour_scale
+    return explorer
+
+
 def _timed_set(explorer, name, value):
     before = explorer.image.value
     start = time.perf_counter()
@@ -99,7 +111,7 @@ def _timed_set(explorer, name, value):
 def measure(case, changes):
     """Median ms per change, overall and per control, for the explorer and the baseline."""
     label, factory, kwargs, panels, plan = case
-    fast, slow = factory(**kwargs), _as_baseline(factory(**kwargs))
+    fast, slow = _explorer(factory, kwargs), _as_baseline(_explorer(factory, kwargs))
     times = {"fast": {name: [] for name, _ in plan}, "slow": {name: [] for name, _ in plan}}
     positions = dict.fromkeys((name for name, _ in plan), 0)
     for i in range(changes):

@@ -21,6 +21,9 @@ How an update works, and why:
   nbval.
 * An exception while updating is shown in the explorer (and kept as
   ``last_error``); the previous picture stays, and the next change redraws.
+* Every explorer has a ``colour_scale`` control: ``"fixed"`` (0 to 1) or
+  ``"fit"`` (0 to ``scale_top(weights)``). The heatmaps and the colorbar share
+  one ``Normalize``, so one assignment recolours them all.
 """
 
 import contextlib
@@ -74,23 +77,38 @@ def _check_valid_lens(valid_lens, batch, num_keys):
         _check_range(length, f"valid_lens[{b}]", 0, num_keys, integer=True)
 
 
-def _heatmap(ax, num_queries, num_keys, xlabel="Keys", ylabel="Queries"):
-    """An animated (queries, keys) heatmap on the fixed scale 0..1, query 0 at the top.
+def _heatmap(ax, norm, num_queries, num_keys, xlabel="Keys", ylabel="Queries"):
+    """An animated (queries, keys) heatmap coloured by the figure's shared ``norm``, query 0 at the top.
 
     Cell (i, j) is centred on (j, i), as with ``imshow``. It is a QuadMesh
     because that draws these small grids several times faster than an image.
     """
     mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
-                         np.zeros((num_queries, num_keys)), cmap=CMAP, vmin=0, vmax=1, animated=True)
+                         np.zeros((num_queries, num_keys)), cmap=CMAP, norm=norm, animated=True)
     ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=xlabel, ylabel=ylabel)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return mesh
 
 
-def _colorbar(fig, axes):
-    """One colorbar for ``axes``, true for all of them: every heatmap is on 0..1."""
-    fig.colorbar(ScalarMappable(Normalize(0, 1), CMAP), ax=axes, shrink=0.9, label="attention weight")
+def _colorbar(fig, axes, norm):
+    """One colorbar for ``axes``, true for all of them: every heatmap shares ``norm``."""
+    fig.colorbar(ScalarMappable(norm, CMAP), ax=axes, shrink=0.9, label="attention weight")
+
+
+# Upper ends for the "fit to weights" colour scale. Rounding the largest weight
+# up to one of these keeps the colorbar's ticks readable, and lets a kept
+# background be reused: the colorbar is part of it.
+SCALE_TOPS = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+
+
+def scale_top(weights):
+    """The smallest of ``SCALE_TOPS`` at or above the largest weight (1 when all are 0)."""
+    largest = float(weights.max()) if weights.numel() else 0.0
+    if largest <= 0:
+        return 1.0
+    # Float32 stores 0.1 as 0.10000000149: uniform weights over 10 keys must still get 0.1.
+    return min((top for top in SCALE_TOPS if top >= largest * (1 - 1e-6)), default=1.0)
 
 
 def _png_chunk(tag, data):
@@ -136,15 +154,17 @@ def _error_html(error):
 class _Plot:
     """A figure built once and redrawn by blitting its animated artists.
 
-    ``build(figure)`` adds the axes and artists and returns the parts the
+    ``build(figure, norm)`` adds the axes and artists and returns the parts the
     explorer moves; artists created with ``animated=True`` are left out of the
-    kept background and drawn on every render.
+    kept background and drawn on every render. Every heatmap and the colorbar
+    share ``norm``, so changing its upper end recolours them all at once.
     """
 
     def __init__(self, figsize, build):
         self.figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
         self.canvas = FigureCanvasAgg(self.figure)
-        self.parts = build(self.figure)
+        self.norm = Normalize(0, 1)
+        self.parts = build(self.figure, self.norm)
         self.backgrounds = {}  # background state -> pixels of everything not animated
         self.state = None
         self.animated = []
@@ -196,8 +216,14 @@ class Explorer(widgets.VBox):
 
     repr_controls = ()  # the controls named in repr: short and deterministic for nbval
 
+    COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
+
     def __init__(self, controls, rows, filename):
         super().__init__()
+        # The fixed scale compares pictures honestly; fitting it makes small
+        # weights (a wide kernel, many keys) visible. The colorbar is true either way.
+        controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
+                                                         description="colours")
         self.controls = controls
         self.weights = None
         self.last_error = None
@@ -212,8 +238,8 @@ class Explorer(widgets.VBox):
         self._refresh()  # a failure here raises: the constructor's caller sees it
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.children = [*rows, self.caption, self.image, widgets.HBox([self.save_path, self.save_button]),
-                         self.message]
+        self.children = [*rows, controls["colour_scale"], self.caption, self.image,
+                         widgets.HBox([self.save_path, self.save_button]), self.message]
 
     @property
     def figure(self):
@@ -239,11 +265,17 @@ class Explorer(widgets.VBox):
     def _refresh(self):
         with _one_thread():
             data = self._compute()
-        state = self._draw(data)
-        self.image.value = self._plot.render(state)
+        state = self._draw(data)  # may choose self._plot
+        caption = data["caption"]
+        top = 1.0
+        if self.controls["colour_scale"].value == "fit":
+            top = scale_top(data["weights"])
+            caption += f"; colours 0 to {top:g}"
+        self._plot.norm.vmax = top  # recolours the heatmaps and the colorbar
+        self.image.value = self._plot.render((state, top))
         self.weights = data["weights"]
-        self._caption_text = data["caption"]
-        self.caption.value = f"<b>{html.escape(data['caption'])}</b>"
+        self._caption_text = caption
+        self.caption.value = f"<b>{html.escape(caption)}</b>"
 
     def _sync_controls(self, owner):
         """Adjust other controls after ``owner`` changed (none by default)."""
@@ -310,7 +342,7 @@ class KernelPoolingExplorer(Explorer):
         y_train = _toy_function(x_train) + 0.5 * torch.randn(n, generator=generator)  # (n,)
         return x_train, y_train
 
-    def _build(self, fig):
+    def _build(self, fig, norm):
         ax_fit, ax_map = fig.subplots(1, 2)
         x = torch.linspace(0, 5, 200)
         ax_fit.plot(x, _toy_function(x), "--", color="gray", label="truth")
@@ -320,8 +352,8 @@ class KernelPoolingExplorer(Explorer):
         ax_fit.legend(loc="upper left", fontsize="small")
         ax_fit.set_title("Nadaraya–Watson regression")
         ax_map.set_title("attention weights")
-        _colorbar(fig, ax_map)
-        return SimpleNamespace(points=points, fit=fit, ax_map=ax_map, heatmaps={})  # number of keys -> mesh
+        _colorbar(fig, ax_map, norm)
+        return SimpleNamespace(points=points, fit=fit, ax_map=ax_map, norm=norm, heatmaps={})  # number of keys -> mesh
 
     def _compute(self):
         sigma, kernel, n = (self.controls[name].value for name in self.repr_controls)
@@ -339,7 +371,8 @@ class KernelPoolingExplorer(Explorer):
         weights = data["weights"].numpy()  # (queries, keys)
         num_keys = weights.shape[1]
         if num_keys not in parts.heatmaps:  # a mesh has a fixed shape: one per number of keys
-            parts.heatmaps[num_keys] = _heatmap(parts.ax_map, *weights.shape, ylabel="Queries (sorted)",
+            parts.heatmaps[num_keys] = _heatmap(parts.ax_map, parts.norm, *weights.shape,
+                                                ylabel="Queries (sorted)",
                                                 xlabel="Keys (training inputs, sorted)")
         for keys, heatmap in parts.heatmaps.items():
             heatmap.set_visible(keys == num_keys)
@@ -380,12 +413,12 @@ class MaskedSoftmaxExplorer(Explorer):
                          "masked_softmax.png")
         self._sync_controls(controls["mode"])
 
-    def _build(self, fig):
+    def _build(self, fig, norm):
         axes = fig.subplots(1, self._shape[0], sharey=True)
-        heatmaps = [_heatmap(ax, *self.scores.shape[1:]) for ax in axes]
+        heatmaps = [_heatmap(ax, norm, *self.scores.shape[1:]) for ax in axes]
         for b, ax in enumerate(axes):
             ax.set_title(f"example {b}")
-        _colorbar(fig, axes)
+        _colorbar(fig, axes, norm)
         return SimpleNamespace(heatmaps=heatmaps)
 
     def _sync_controls(self, owner):
@@ -451,16 +484,16 @@ class AdditiveExplorer(Explorer):
         generator = torch.Generator().manual_seed(seed)
         return torch.ones(self._keys_shape) + noise * torch.randn(self._keys_shape, generator=generator)
 
-    def _build(self, fig):
+    def _build(self, fig, norm):
         axes = fig.subplots(2, 2, sharex=True, sharey=True)
         heatmaps = []
         for b in range(2):
             for m, method in enumerate(("additive", "scaled dot product")):
-                heatmaps.append(_heatmap(axes[b, m], self.queries.shape[1], self._keys_shape[1]))
+                heatmaps.append(_heatmap(axes[b, m], norm, self.queries.shape[1], self._keys_shape[1]))
                 axes[b, m].set_title(f"{method}, example {b}", fontsize="medium")
         for ax in axes.flat:
             ax.label_outer()
-        _colorbar(fig, axes)
+        _colorbar(fig, axes, norm)
         return SimpleNamespace(heatmaps=heatmaps)
 
     def _compute(self):
@@ -513,12 +546,12 @@ class DotProductExplorer(Explorer):
                 widgets.HBox([controls["valid_len"], controls["causal"]])]
         super().__init__(controls, rows, "dot_product.png")
 
-    def _build(self, fig):
+    def _build(self, fig, norm):
         num_tokens = self.all_queries.shape[1]
         ax_map, ax_entropy = fig.subplots(1, 2, sharey=True, width_ratios=(3, 2))
-        heatmap = _heatmap(ax_map, num_tokens, num_tokens)
+        heatmap = _heatmap(ax_map, norm, num_tokens, num_tokens)
         ax_map.set_title("attention weights")
-        _colorbar(fig, ax_map)
+        _colorbar(fig, ax_map, norm)
         bars = ax_entropy.barh(range(num_tokens), np.zeros(num_tokens), height=0.6, color="C3",
                                animated=True)
         uniform = math.log(num_tokens)
@@ -637,21 +670,21 @@ class MultiHeadExplorer(Explorer):
             cols = min(num_panels, 4)
             rows = math.ceil(num_panels / cols)
             self._plots[num_panels] = _Plot((2.1 * cols + 1.4, 2.1 * rows + 0.5),
-                                            lambda fig: self._build(fig, rows, cols))
+                                            lambda fig, norm: self._build(fig, norm, rows, cols))
         return self._plots[num_panels]
 
-    def _build(self, fig, rows, cols):
+    def _build(self, fig, norm, rows, cols):
         axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
         ticks = range(len(self.TOKENS))
         heatmaps, titles = [], []
         for h, ax in enumerate(axes.flat):
-            heatmaps.append(_heatmap(ax, len(self.TOKENS), len(self.TOKENS)))
+            heatmaps.append(_heatmap(ax, norm, len(self.TOKENS), len(self.TOKENS)))
             # With several panels they are heads 0, 1, ... in order; a single panel can be any head.
             titles.append(ax.set_title(f"head {h}", animated=axes.size == 1))
             ax.set_xticks(ticks, self.TOKENS, rotation=90)
             ax.set_yticks(ticks, self.TOKENS)
             ax.label_outer()
-        _colorbar(fig, axes)
+        _colorbar(fig, axes, norm)
         return SimpleNamespace(heatmaps=heatmaps, titles=titles)
 
     def _draw(self, data):

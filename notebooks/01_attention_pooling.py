@@ -324,6 +324,9 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queri
 # * Constant: every row is uniform, whatever $\sigma$ is.
 # * Epanechnikov (exercise 1.1): a window like the boxcar, but with weights
 #   that fade towards its edges.
+# * At a large $\sigma$ the heatmap is nearly white on the 0 to 1 scale. Switch
+#   **colours** to *fit to weights*: the colorbar now ends at 0.05 or so, and
+#   the faint structure of the weights shows.
 
 # %%
 from d2lmini.widgets import explore_kernel_pooling

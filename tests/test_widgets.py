@@ -344,6 +344,65 @@ def test_multihead_panels_share_one_scale_and_colorbar(multihead):
     Sweep(multihead).set(num_heads=2)
 
 
+# The colour scale ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("largest,top", [
+    (1.0, 1.0), (0.6, 1.0), (0.5, 0.5), (0.3, 0.5), (0.1, 0.1), (0.11, 0.2), (0.025, 0.05),
+    (0.0004, 0.001), (0.0, 1.0),  # a fully masked picture keeps the fixed scale
+])
+def test_scale_top_rounds_the_largest_weight_up_to_a_readable_end(largest, top):
+    weights = torch.tensor([[0.0, largest / 2], [largest, 0.0]])
+    assert widgets.scale_top(weights) == top
+    assert widgets.scale_top(torch.empty(0, 3)) == 1.0
+
+
+def colorbar_top(explorer):
+    colorbar, = [ax for ax in explorer.figure.axes if ax.get_label() == "<colorbar>"]
+    return colorbar.get_ylim()[1]
+
+
+@pytest.mark.parametrize("name", ["kernel", "masked", "additive", "dot", "multihead"])
+def test_fit_to_weights_recolours_heatmaps_and_colorbar_together(name, request):
+    explorer = request.getfixturevalue(name)
+    fixed_image, fixed_caption = bytes(explorer.image.value), explorer.caption.value
+    Sweep(explorer).set(colour_scale="fit")
+    top = widgets.scale_top(explorer.weights)
+    assert explorer._plot.norm.vmax == top == colorbar_top(explorer)
+    assert f"colours 0 to {top:g}" in explorer.caption.value
+    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated()]
+    assert meshes and {m.get_clim() for m in meshes} == {(0.0, top)}
+    # the darkest cell is the largest weight, at the top of the colour map
+    mesh = next(m for m in meshes if m.get_visible())
+    colours = mesh.to_rgba(mesh.get_array())
+    largest = np.unravel_index(np.argmax(mesh.get_array()), mesh.get_array().shape)
+    expected = plt.get_cmap(widgets.CMAP)(float(mesh.get_array()[largest]) / top)
+    np.testing.assert_allclose(colours[largest], expected, atol=1e-6)
+    if top < 1:
+        assert explorer.image.value != fixed_image
+    Sweep(explorer).set(colour_scale="fixed")
+    assert explorer._plot.norm.vmax == 1.0 == colorbar_top(explorer)
+    assert explorer.image.value == fixed_image and explorer.caption.value == fixed_caption
+
+
+def test_fit_to_weights_makes_a_wide_kernel_visible(kernel):
+    sweep = Sweep(kernel)
+    sweep.set(sigma=8.0)  # nearly uniform weights over 40 keys
+    assert kernel.weights.max() < 0.05
+    sweep.set(colour_scale="fit")
+    assert colorbar_top(kernel) == 0.05
+    sweep.set(n_train=100)  # the scale follows the weights it draws
+    assert kernel.weights.max() < 0.02 and colorbar_top(kernel) == 0.02
+    sweep.set(n_train=40, sigma=0.5, colour_scale="fixed")
+
+
+def test_fit_to_weights_follows_the_multihead_panel_layout(multihead):
+    sweep = Sweep(multihead)
+    sweep.set(colour_scale="fit", num_heads=8)
+    assert multihead._plot.norm.vmax == widgets.scale_top(multihead.weights) == colorbar_top(multihead)
+    sweep.set(num_heads=2, colour_scale="fixed")
+    assert colorbar_top(multihead) == 1.0
+
+
 # Every explorer ------------------------------------------------------------------------------
 
 REPRS = {

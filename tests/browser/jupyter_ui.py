@@ -51,6 +51,12 @@ class SliderMove:
 
 
 @dataclass
+class ColourSwitch:
+    caption: str  # the explorer's caption after the switch
+    image_changed: bool
+
+
+@dataclass
 class NotebookReport:
     path: str
     ui: str
@@ -59,6 +65,7 @@ class NotebookReport:
     error_outputs: list = field(default_factory=list)
     page_errors: list = field(default_factory=list)
     explorers: list = field(default_factory=list)  # one list of SliderMove per explorer
+    colour_switches: list = field(default_factory=list)  # per explorer: a ColourSwitch, or None
     screenshot: Path | None = None
     seconds: dict = field(default_factory=dict)  # phase -> seconds spent in it
 
@@ -201,6 +208,24 @@ class NotebookDriver:
             moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed))
         return moves
 
+    def switch_colours(self, explorer, label="fit to weights", timeout=SLIDER_TIMEOUT):
+        """Click the explorer's colour-scale button ``label``; None if it has no such button.
+
+        Waits for the caption to name the scale, then says whether an image
+        of the explorer changed.
+        """
+        button = explorer.locator("button.widget-toggle-button", has_text=label)
+        if not button.count():
+            return None
+        digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+        button.first.click()
+        caption = explorer.locator(".widget-html").filter(has_text="colours 0 to")
+        try:
+            caption.first.wait_for(timeout=timeout * 1000)
+        except PlaywrightError:
+            return ColourSwitch("", explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
+        return ColourSwitch(caption.first.text_content().strip(), explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
+
     def _drag(self, slider, handle, upward):
         """Drag the handle a quarter of the track towards the maximum (or the minimum)."""
         handle.scroll_into_view_if_needed()
@@ -297,6 +322,8 @@ def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", 
     explorers = driver.explorers()
     report.explorers = [driver.move_sliders(e, method, slider_timeout) for e in explorers]
     clock.lap("sliders")
+    report.colour_switches = [driver.switch_colours(e, timeout=slider_timeout) for e in explorers]
+    clock.lap("colours")
     report.screenshot = driver.screenshot(screenshot, explorers[0] if explorers else None)
     clock.lap("screenshot")
     report.seconds = clock.laps

@@ -22,6 +22,22 @@ def test_notebook_runs_and_its_sliders_move_the_heatmaps(page, lab_server, scree
             f"{path} shows no explorer (a widget output holding a slider and an image) after Run All"
         )
     assert_sliders_move_heatmaps(report)
+    if path != SELFTEST:
+        assert_colour_switch_works(report)
+
+
+def assert_colour_switch_works(report):
+    """Every chapter explorer has the colour-scale toggle, and its caption names the scale.
+
+    01's kernel explorer never has a weight above 0.5 at its starting width,
+    so there the fitted scale must also change the picture.
+    """
+    for number, switch in enumerate(report.colour_switches):
+        where = f"{report.path}, explorer {number}"
+        assert switch is not None, f"{where}: no 'fit to weights' button"
+        assert "colours 0 to" in switch.caption, f"{where}: the caption did not name the fitted scale"
+    if chapter_number(report.path) == 1:
+        assert report.colour_switches[0].image_changed, f"{report.path}: fitting the colours left the picture"
 
 
 def test_the_checks_catch_a_broken_notebook(page, lab_server, screenshots):
