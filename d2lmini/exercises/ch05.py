@@ -90,8 +90,9 @@ def check_parameter_count(multihead_parameter_count):
     cases = [(8, 1, 8, 8, 8, False), (8, 4, 8, 8, 8, False), (12, 3, 5, 7, 6, False), (12, 6, 5, 7, 6, True)]
     counts = []
     for num_hiddens, num_heads, query_size, key_size, value_size, bias in cases:
-        module = MultiHeadAttention(num_hiddens, num_heads, 0.0, bias=bias, query_size=query_size,
-                                    key_size=key_size, value_size=value_size)
+        with seeded(54):  # building a module draws its initial weights
+            module = MultiHeadAttention(num_hiddens, num_heads, 0.0, bias=bias, query_size=query_size,
+                                        key_size=key_size, value_size=value_size)
         expected = sum(parameter.numel() for parameter in module.parameters())
         received = multihead_parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias)
         weights_only = num_hiddens * (query_size + key_size + value_size + num_hiddens)

@@ -6,20 +6,31 @@ import torch.nn.functional as F
 from ..attention import DotProductAttention, MultiHeadAttention
 from ..masking import key_mask
 from ._feedback import expect, expect_close, passed
+from ._support import seeded
 
 BYTES = "Exercise 6.1 · The bytes of the score matrix"
 CAUSAL = "Exercise 6.2 · A causal mask for SDPA"
 LENGTHS = "Exercise 6.3 · valid_lens as an SDPA mask"
 
 
+def _sdpa_agrees(mask, attention, batch, num_queries, num_keys, exercise, hint, valid_lens=None):
+    """SDPA with the learner's boolean ``mask`` must give what d2lmini's ``attention`` gives."""
+    with seeded(60):
+        queries, keys = torch.randn(batch, num_queries, 4), torch.randn(batch, num_keys, 4)
+        values = torch.randn(batch, num_keys, 3)
+    expect_close(F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask),
+                 attention(queries, keys, values, valid_lens), exercise, hint)
+
+
 def check_score_bytes(score_bytes):
     """``score_bytes(batch_size, num_heads, num_tokens, dtype)``: bytes of the explicit weights."""
     for batch, heads, tokens, dtype in ((2, 4, 16, torch.float32), (1, 3, 10, torch.float16),
                                         (3, 1, 7, torch.float64)):
-        mha = MultiHeadAttention(2 * heads, heads, 0.0, query_size=2 * heads, key_size=2 * heads,
-                                 value_size=2 * heads).to(dtype)
-        X = torch.randn(batch, tokens, 2 * heads, dtype=dtype)
-        mha(X, X, X)
+        with seeded(61):
+            mha = MultiHeadAttention(2 * heads, heads, 0.0, query_size=2 * heads, key_size=2 * heads,
+                                     value_size=2 * heads).to(dtype)
+            X = torch.randn(batch, tokens, 2 * heads, dtype=dtype)
+            mha(X, X, X)
         weights = mha.attention_weights  # (batch, heads, tokens, tokens): what the explicit path keeps
         expected = weights.nelement() * weights.element_size()
         received = score_bytes(batch, heads, tokens, dtype)
@@ -63,10 +74,7 @@ def check_causal_mask(causal_mask):
             hint = "query i may attend to keys 0..i: the lower triangle, torch.tril"
         expect_close(received.float(), expected.float(), CAUSAL, hint)
         # The mask must make SDPA do what is_causal does.
-        queries, keys = torch.randn(2, num_queries, 4), torch.randn(2, num_keys, 4)
-        values = torch.randn(2, num_keys, 3)
-        expect_close(F.scaled_dot_product_attention(queries, keys, values, attn_mask=received),
-                     DotProductAttention(0.0, causal=True)(queries, keys, values), CAUSAL, hint)
+        _sdpa_agrees(received, DotProductAttention(0.0, causal=True), 2, num_queries, num_keys, CAUSAL, hint)
     passed(CAUSAL)
 
 
@@ -97,8 +105,5 @@ def check_lengths_to_mask(lengths_to_mask):
         else:
             hint = "key j of example b is valid when j < valid_lens[b] (or valid_lens[b, i] for query i)"
         expect_close(received.float(), expected.float(), LENGTHS, hint)
-        queries, keys = torch.randn(3, num_queries, 4), torch.randn(3, num_keys, 4)
-        values = torch.randn(3, num_keys, 2)
-        expect_close(F.scaled_dot_product_attention(queries, keys, values, attn_mask=received),
-                     DotProductAttention(0.0)(queries, keys, values, valid_lens), LENGTHS, hint)
+        _sdpa_agrees(received, DotProductAttention(0.0), 3, num_queries, num_keys, LENGTHS, hint, valid_lens)
     passed(LENGTHS)
