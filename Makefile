@@ -23,7 +23,14 @@ $(STAMP): requirements.txt pyproject.toml
 		nbgrader.server_extensions.,formgrader validate_assignment assignment_list course_list)
 	touch $@
 
-install: $(STAMP)
+# Jupyter settings the project ships (binder/overrides.json, also installed by
+# binder/postBuild): arrow keys move a focused slider in Notebook 7 as they do
+# in JupyterLab. Defaults for this environment only; a user's own settings win.
+OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(OVERRIDES): binder/overrides.json $(STAMP)
+	install -D -m 644 $< $@
+
+install: $(STAMP) $(OVERRIDES)
 
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)

@@ -190,6 +190,12 @@ def test_fresh_binder_env_has_cpu_torch_and_the_working_tree_d2lmini(binder_env)
     assert Path(d2lmini_init) == ROOT / "d2lmini" / "__init__.py"  # editable, as postBuild installs it
 
 
+def test_fresh_binder_env_has_the_projects_jupyter_settings(binder_env):
+    prefix = _run([binder_env["python"], "-c", "import sys; print(sys.prefix)"], env=binder_env["env"]).strip()
+    installed = Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert installed.read_text() == (BINDER / "overrides.json").read_text()  # postBuild put it there
+
+
 def test_fresh_binder_env_satisfies_every_dependency(binder_env):
     # postBuild installs d2lmini with --no-deps: its dependencies must already be there.
     _run([binder_env["python"], "-m", "pip", "check"], env=binder_env["env"])

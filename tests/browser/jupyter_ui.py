@@ -226,6 +226,25 @@ class NotebookDriver:
             return ColourSwitch("", explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
         return ColourSwitch(caption.first.text_content().strip(), explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
 
+    def arrow_keys_on_a_heading(self, index=1):
+        """Select markdown cell ``index`` (a section heading) in command mode, press
+        ArrowLeft then ArrowRight, and return how many cells were hidden before,
+        after the first key (collapsed) and after the second (expanded)."""
+        self.page.locator(".jp-Notebook .jp-MarkdownCell").nth(index).click()
+        self.page.keyboard.press("Escape")
+        hidden_js = ("() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+                     ".filter(cell => cell.classList.contains('lm-mod-hidden')).length")
+        counts = [self.page.evaluate(hidden_js)]
+        for key in ("ArrowLeft", "ArrowRight"):
+            self.page.keyboard.press(key)
+            try:
+                self.page.wait_for_function(f"before => ({hidden_js})() !== before", arg=counts[-1],
+                                            timeout=SLIDER_TIMEOUT * 1000)
+            except PlaywrightError:
+                pass  # nothing changed: the caller sees equal counts
+            counts.append(self.page.evaluate(hidden_js))
+        return counts
+
     def _drag(self, slider, handle, upward):
         """Drag the handle a quarter of the track towards the maximum (or the minimum)."""
         handle.scroll_into_view_if_needed()
@@ -300,7 +319,12 @@ def unexecuted_in(notebook):
 
 
 def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", slider_timeout=SLIDER_TIMEOUT):
-    """Open, run all, save, move every explorer's sliders, screenshot; report it all."""
+    """Open, run all, save, move every explorer's sliders, screenshot; report it all.
+
+    ``method`` is "keyboard", "mouse", or a tuple of both to move every slider
+    each way in turn.
+    """
+    methods = (method,) if isinstance(method, str) else tuple(method)
     driver = NotebookDriver(page, server, path, ui)
     clock = _PhaseClock()
     driver.open()
@@ -320,7 +344,8 @@ def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", 
     )
     clock.lap("save and check")
     explorers = driver.explorers()
-    report.explorers = [driver.move_sliders(e, method, slider_timeout) for e in explorers]
+    report.explorers = [[move for method in methods for move in driver.move_sliders(e, method, slider_timeout)]
+                        for e in explorers]
     clock.lap("sliders")
     report.colour_switches = [driver.switch_colours(e, timeout=slider_timeout) for e in explorers]
     clock.lap("colours")
