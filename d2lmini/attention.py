@@ -36,13 +36,34 @@ from ._checks import (
 from .masking import _check_lengths, _lengths_column, _with_causal, key_mask, masked_softmax
 
 
+class _LazyLinear(nn.LazyLinear):
+    """``nn.LazyLinear`` whose first weights do not depend on the device of the first input.
+
+    ``nn.LazyLinear`` draws its weights where they are created, so a layer
+    first called on a GPU draws them from that GPU's generator, and the same
+    seed gives other numbers than on the CPU. Here they are always drawn on the
+    CPU, exactly as an ``nn.Linear`` of the same size would draw them, then
+    copied across.
+    """
+
+    def reset_parameters(self):
+        if self.has_uninitialized_params() or self.in_features == 0:
+            return
+        # nn.Linear's constructor draws the weight, then the bias, from the CPU generator.
+        reference = nn.Linear(self.in_features, self.out_features, bias=self.bias is not None)
+        with torch.no_grad():
+            self.weight.copy_(reference.weight)
+            if self.bias is not None:
+                self.bias.copy_(reference.bias)
+
+
 def _linear(in_features, out_features, bias):
-    """``nn.Linear``, or ``nn.LazyLinear`` when the input size is left to the first call."""
+    """``nn.Linear``, or a lazy one when the input size is left to the first call."""
     if in_features is None:
         with warnings.catch_warnings():
             # Older torch releases warn that lazy modules are experimental.
             warnings.simplefilter("ignore", UserWarning)
-            return nn.LazyLinear(out_features, bias=bias)
+            return _LazyLinear(out_features, bias=bias)
     check_positive_int(in_features, "input size")
     return nn.Linear(in_features, out_features, bias=bias)
 

@@ -49,6 +49,53 @@ def test_additive_attention_book_toy_example(style, device):
     assert weights[0, 0, 2:].eq(0).all() and weights[1, 0, 6:].eq(0).all()
 
 
+def _first_call(module, device, dtype, sizes=(5, 3, 4)):
+    """Seed, move ``module`` to ``device``, call it once on inputs drawn from a private generator."""
+    generator = torch.Generator().manual_seed(1)
+    q_size, k_size, v_size = sizes
+    inputs = [torch.randn(2, n, size, generator=generator, dtype=dtype).to(device)
+              for n, size in ((3, q_size), (6, k_size), (6, v_size))]
+    torch.manual_seed(7)
+    module = module().to(device, dtype)
+    state = torch.get_rng_state()
+    output = module(*inputs)
+    return module, state, output
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lazy_layers_draw_their_weights_on_the_cpu_whatever_the_device(device, dtype, bias):
+    """From one seed, a lazy layer gets the same first weights on every device:
+    those an nn.Linear of the inferred size draws from the CPU generator."""
+    def build():
+        return d2l.MultiHeadAttention(8, 2, 0.0, bias=bias)  # W_q, W_k, W_v lazy; W_o eager
+
+    on_cpu, _, cpu_output = _first_call(build, torch.device("cpu"), dtype)
+    on_device, state, output = _first_call(build, device, dtype)
+    for name, parameter in on_cpu.named_parameters():
+        drawn = dict(on_device.named_parameters())[name]
+        assert drawn.device.type == device.type and drawn.dtype == dtype
+        torch.testing.assert_close(drawn.cpu(), parameter, rtol=0, atol=0, msg=name)
+    torch.testing.assert_close(output.cpu(), cpu_output)
+    # The first lazy layer (W_q, 5 -> 8) drew exactly what nn.Linear(5, 8) draws from that point.
+    torch.set_rng_state(state)
+    reference = torch.nn.Linear(5, 8, bias=bias)
+    torch.testing.assert_close(on_device.W_q.weight.cpu(), reference.weight.to(dtype), rtol=0, atol=0)
+    if bias:
+        torch.testing.assert_close(on_device.W_q.bias.cpu(), reference.bias.to(dtype), rtol=0, atol=0)
+
+
+def test_additive_attention_lazy_layers_are_device_independent(device):
+    def build():
+        return d2l.AdditiveAttention(6, 0.0)
+
+    on_cpu, _, cpu_output = _first_call(build, torch.device("cpu"), torch.float32, sizes=(4, 2, 3))
+    on_device, _, output = _first_call(build, device, torch.float32, sizes=(4, 2, 3))
+    torch.testing.assert_close(on_device.W_k.weight.cpu(), on_cpu.W_k.weight, rtol=0, atol=0)
+    torch.testing.assert_close(on_device.W_q.weight.cpu(), on_cpu.W_q.weight, rtol=0, atol=0)
+    torch.testing.assert_close(output.cpu(), cpu_output)
+
+
 @pytest.mark.parametrize("q_size,k_size", [(20, 2), (3, 3), (1, 7)])
 def test_additive_attention_matches_a_plain_torch_formula(q_size, k_size):
     attention = d2l.AdditiveAttention(5, 0.0)
