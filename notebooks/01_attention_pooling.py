@@ -114,16 +114,18 @@ plt.show()
 #
 # A kernel $k(u)$ turns the scaled distance $u = (q - x_i)/\sigma$ into a
 # non-negative similarity. The **width** $\sigma$ sets what "close" means.
-# Three kernels:
+# Four kernels:
 #
 # | kernel | $k(u)$ | in words |
 # |---|---|---|
 # | Gaussian | $\exp(-u^2/2)$ | every key counts, nearer keys much more |
 # | boxcar | $1$ if $\lvert u\rvert < 1$, else $0$ | plain average over a window of half-width $\sigma$ |
 # | constant | $1$ | every key the same: average pooling again |
+# | Epanechnikov | $\max(1 - u^2, 0)$ | a window like the boxcar, with weights that fade towards its edges |
 #
-# A fourth, the Epanechnikov kernel, is exercise 1.1. We write the three in
-# plain `torch` and check them against `d2lmini`'s.
+# (Statistics books multiply the Epanechnikov kernel by $3/4$ so that it
+# integrates to 1; the factor cancels when the weights are normalised.) We
+# write the four in plain `torch` and check them against `d2lmini`'s.
 
 # %%
 def gaussian(u):
@@ -138,10 +140,15 @@ def constant(u):
     return torch.ones_like(u)
 
 
+def epanechnikov(u):
+    return torch.clamp(1 - u ** 2, min=0)
+
+
+kernels = (gaussian, boxcar, constant, epanechnikov)
 u = torch.linspace(-3, 3, 121, device=device)
-for ours, package_kernel in [(gaussian, d2l.gaussian), (boxcar, d2l.boxcar), (constant, d2l.constant)]:
-    torch.testing.assert_close(ours(u), package_kernel(u))
-print("our three kernels match d2lmini's")
+for ours in kernels:
+    torch.testing.assert_close(ours(u), d2l.KERNELS[ours.__name__](u))
+print("our four kernels match d2lmini's")
 
 # %% [markdown]
 # ## Nadaraya–Watson pooling from scratch
@@ -164,7 +171,7 @@ def kernel_pooling(queries, keys, values, kernel, sigma):
 
 sigma = 0.5
 fits = {}
-for kernel in (gaussian, boxcar, constant):
+for kernel in kernels:
     ours, our_weights = kernel_pooling(x_val, x_train, y_train, kernel, sigma)
     theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, kernel.__name__, sigma)
     torch.testing.assert_close(our_weights, their_weights)
@@ -180,20 +187,20 @@ print("the constant kernel gives average pooling exactly")
 # $\sigma = 0.5$ (bottom):
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(10, 5), sharey="row")
-for (ax_kernel, ax_fit), kernel in zip(axes.T, (gaussian, boxcar, constant)):
+fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
+for (ax_kernel, ax_fit), kernel in zip(axes.T, kernels):
     ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
     ax_kernel.set(title=f"{kernel.__name__} kernel", xlabel="u = (q − x) / σ")
-    plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} pooling, σ = {sigma}")
+    plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} fit, σ = {sigma}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.1)
 plt.show()
 
 # %% [markdown]
-# The Gaussian and the boxcar follow the curve; the constant kernel is the
-# flat baseline again. A local kernel cuts the squared error against $f$ from
-# 0.86 to 0.11 (Gaussian) or 0.05 (boxcar).
+# The three local kernels follow the curve; the constant kernel is the flat
+# baseline again. A local kernel cuts the squared error against $f$ from 0.86
+# to 0.11 (Gaussian), 0.05 (boxcar) or 0.04 (Epanechnikov).
 #
 # ## Narrow kernels: where the textbook formula breaks
 #
@@ -322,8 +329,8 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queri
 # * Boxcar at a small $\sigma$: rows with no key in their window turn white
 #   (all-zero weights) and their predictions drop to 0.
 # * Constant: every row is uniform, whatever $\sigma$ is.
-# * Epanechnikov (exercise 1.1): a window like the boxcar, but with weights
-#   that fade towards its edges.
+# * Epanechnikov next to the boxcar at the same $\sigma$: the same window, but
+#   its weights fade towards the window's edges.
 # * At a large $\sigma$ the heatmap is nearly white on the 0 to 1 scale. Switch
 #   **colours** to *fit to weights*: the colorbar now ends at 0.05 or so, and
 #   the faint structure of the weights shows.
@@ -519,24 +526,26 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 # expected, what it got, and gives a hint.
 
 # %% [markdown]
-# ### Exercise 1.1 · The Epanechnikov kernel
+# ### Exercise 1.1 · The triangular kernel
 #
-# The Epanechnikov kernel is the parabola $k(u) = \max(1 - u^2, 0)$: 1 at
-# $u = 0$, falling to 0 at $\lvert u\rvert = 1$ and 0 beyond. (Statistics
-# books multiply it by $3/4$ so that it integrates to 1; leave that factor
-# out, it cancels when the weights are normalised.) Write it for a tensor `u`
-# of any shape, elementwise.
+# The triangular kernel is a tent, $k(u) = \max(1 - \lvert u\rvert, 0)$: 1 at
+# $u = 0$, falling in a straight line to 0 at $\lvert u\rvert = 1$, and 0
+# beyond. It has the window of the boxcar and the Epanechnikov kernel, but
+# not their profile: compare $k(0.5)$ for the three. Write it for a tensor
+# `u` of any shape, elementwise, without changing `u`. `d2lmini` does not
+# provide this one; once it passes, the check hands your function to
+# `d2l.nadaraya_watson`, which takes any kernel function as well as a name.
 
 # %% tags=["exercise"]
-def epanechnikov_kernel(u):
-    """Return max(1 - u**2, 0) elementwise."""
+def triangular_kernel(u):
+    """Return max(1 - |u|, 0) elementwise."""
     ### BEGIN SOLUTION
-    return torch.clamp(1 - u ** 2, min=0)
+    return torch.clamp(1 - u.abs(), min=0)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch01.check_epanechnikov(epanechnikov_kernel)
+ch01.check_triangular(triangular_kernel)
 
 # %% [markdown]
 # ### Exercise 1.2 · Choose σ on held-out data
