@@ -351,47 +351,56 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 # expected, what it got, and gives a hint.
 
 # %% [markdown]
-# ### Exercise 2.1 · A masked softmax from a boolean mask
+# ### Exercise 2.1 · Padded queries, not just padded keys
 #
-# Valid lengths can only mask a *suffix* of the keys. A boolean mask can mask
-# any key. Write `masked_softmax_from_mask(X, mask)`: the softmax of `X`
-# over its last axis using only the entries where `mask` is True (as in
-# SDPA's `attn_mask`). `mask` has the shape of `X` or broadcasts to it. A row
-# whose mask is all False gets all-zero weights, as in `d2lmini`. Do not
-# modify `X`.
+# In self-attention every token is a query as well as a key, padding
+# included. A 1-D `valid_lens` hides the padded *keys*, but each padded
+# query still gets a full row of weights: attention computed for a token
+# that does not exist. Write `self_attention_weights(scores, valid_lens)`:
+# for self-attention scores of shape (batch, steps, steps) and 1-D
+# `valid_lens`, return the weights in which a real query
+# ($i <$ `valid_lens[b]`) attends to the real keys only and a padded query's
+# row is all zeros. Do not modify `scores`. Hint: 2-D valid lengths give each
+# query a length of its own.
 
 # %% tags=["exercise"]
-def masked_softmax_from_mask(X, mask):
-    """Softmax of X over its last axis using only entries where mask is True."""
+def self_attention_weights(scores, valid_lens):
+    """Masked softmax of (batch, steps, steps) scores: padded keys and padded queries get no weight."""
     ### BEGIN SOLUTION
-    weights = torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1)
-    return weights.nan_to_num(nan=0.0)  # rows with no True entry: 0/0 -> 0
+    is_real = torch.arange(scores.shape[1], device=valid_lens.device) < valid_lens[:, None]  # (batch, queries)
+    lens = torch.where(is_real, valid_lens[:, None], 0)  # (batch, queries): 0 for a padded query
+    return d2l.masked_softmax(scores, lens)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch02.check_masked_softmax_from_mask(masked_softmax_from_mask)
+ch02.check_padded_queries(self_attention_weights)
 
 # %% [markdown]
-# ### Exercise 2.2 · A causal mask from valid lengths
+# ### Exercise 2.2 · A sliding-window causal mask
 #
-# Write `causal_mask(num_steps)`: a boolean tensor of shape
+# With a causal mask the last of $n$ queries attends to all $n$ keys, so the
+# cost still grows as $n^2$. Some models (Mistral 7B, for one) let each query
+# see only the `window` most recent keys, itself included: query $i$ attends
+# to keys $i - \text{window} + 1, \dots, i$. Write
+# `local_causal_mask(num_steps, window)`: a boolean tensor of shape
 # (num_steps, num_steps), True where query $i$ (row) may attend to key $j$
-# (column). Build it from the valid lengths $1, \dots, n$ and a comparison
-# with `torch.arange`, as `sequence_mask` does, rather than with
-# `torch.tril`.
+# (column), as in SDPA's `attn_mask`. Build it from comparisons with
+# `torch.arange`, as `sequence_mask` does: the causal lengths $i + 1$ give
+# each row its last key, and the window gives it a first one.
 
 # %% tags=["exercise"]
-def causal_mask(num_steps):
-    """Boolean (num_steps, num_steps) mask: True where key j <= query i."""
+def local_causal_mask(num_steps, window):
+    """Boolean (num_steps, num_steps) mask: True where i - window < j <= i."""
     ### BEGIN SOLUTION
-    valid_lens = torch.arange(1, num_steps + 1)  # query i sees i + 1 keys
-    return torch.arange(num_steps)[None, :] < valid_lens[:, None]
+    steps = torch.arange(num_steps)
+    queries, keys = steps[:, None], steps[None, :]  # (num_steps, 1), (1, num_steps)
+    return (keys <= queries) & (keys > queries - window)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch02.check_causal_mask(causal_mask)
+ch02.check_local_causal_mask(local_causal_mask)
 
 # %% [markdown]
 # ### Exercise 2.3 · Mean pooling over the valid steps

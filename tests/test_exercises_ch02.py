@@ -7,12 +7,17 @@ import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ch02
 
 
-def from_mask_right(X, mask):
-    return torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(nan=0.0)
+def is_real(scores, valid_lens):
+    return torch.arange(scores.shape[1]) < valid_lens[:, None]  # (batch, steps)
 
 
-def causal_mask_right(num_steps):
-    return torch.arange(num_steps)[None, :] < torch.arange(1, num_steps + 1)[:, None]
+def padded_queries_right(scores, valid_lens):
+    return d2l.masked_softmax(scores, torch.where(is_real(scores, valid_lens), valid_lens[:, None], 0))
+
+
+def local_causal_mask_right(num_steps, window):
+    steps = torch.arange(num_steps)
+    return (steps[None, :] <= steps[:, None]) & (steps[None, :] > steps[:, None] - window)
 
 
 def masked_mean_right(values, valid_lens):
@@ -26,114 +31,152 @@ def not_implemented(*args):
 
 # Exercise 2.1
 
-def test_from_mask_accepts_the_reference(capsys):
-    ch02.check_masked_softmax_from_mask(from_mask_right)
+def test_padded_queries_accepts_the_reference(capsys):
+    ch02.check_padded_queries(padded_queries_right)
     assert capsys.readouterr().out == (
-        "✓ Exercise 2.1: correct. Any pattern of allowed keys works, and a row with none gets zeros.\n"
+        "✓ Exercise 2.1: correct. The real queries ignore the padding, and the 11 padded queries of "
+        "this batch (an empty example among them) get all-zero rows.\n"
     )
 
 
-def test_from_mask_accepts_where_and_explicit_zeroing():
-    def with_where(X, mask):
-        weights = torch.softmax(torch.where(mask, X, torch.tensor(float("-inf"))), dim=-1)
-        return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros(()))
+def test_padded_queries_accepts_a_mask_on_both_axes_with_explicit_zeroing():
+    def both_axes(scores, valid_lens):
+        real = is_real(scores, valid_lens)
+        allowed = real[:, :, None] & real[:, None, :]  # (batch, queries, keys)
+        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+        return torch.where(allowed.any(dim=-1, keepdim=True), weights, torch.zeros(()))
 
-    ch02.check_masked_softmax_from_mask(with_where)
+    ch02.check_padded_queries(both_axes)
 
 
-def test_from_mask_without_nan_clean_up_is_told_about_empty_rows():
-    def leaves_nan(X, mask):
-        return torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1)
+def test_padded_queries_masking_keys_only_is_told_the_padded_queries_still_attend():
+    with pytest.raises(ExerciseError, match="the padded queries still attend") as info:
+        ch02.check_padded_queries(lambda scores, valid_lens: d2l.masked_softmax(scores, valid_lens))
+    assert "expected: tensor of shape (4, 5, 5), dtype torch.float32: [1, 0, 0, 0, 0, 0, ...]" in str(info.value)
+    assert "received: tensor of shape (4, 5, 5), dtype torch.float32: [1, 0, 0, 0, 0, 1, ...]" in str(info.value)
+
+
+def test_padded_queries_masking_queries_only_is_told_the_padded_keys_get_weight():
+    def queries_only(scores, valid_lens):
+        return torch.softmax(scores, dim=-1) * is_real(scores, valid_lens)[:, :, None]
+
+    with pytest.raises(ExerciseError, match="the padded keys still get weight"):
+        ch02.check_padded_queries(queries_only)
+
+
+@pytest.mark.parametrize("axes", ["both", "keys"])
+def test_padded_queries_masking_the_weights_after_the_softmax_is_explained(axes):
+    def after(scores, valid_lens):
+        real = is_real(scores, valid_lens)
+        keep = real[:, None, :] & (real[:, :, None] if axes == "both" else True)
+        return torch.softmax(scores, dim=-1) * keep
+
+    with pytest.raises(ExerciseError, match="you masked the weights after the softmax"):
+        ch02.check_padded_queries(after)
+
+
+@pytest.mark.parametrize("fill", [-1e6, torch.finfo(torch.float32).min])
+def test_padded_queries_with_uniform_padded_rows_are_told_they_must_be_zero(fill):
+    def finite_fill(scores, valid_lens):
+        real = is_real(scores, valid_lens)
+        return torch.softmax(scores.masked_fill(~(real[:, :, None] & real[:, None, :]), fill), dim=-1)
+
+    with pytest.raises(ExerciseError, match="a padded query's row is uniform") as info:
+        ch02.check_padded_queries(finite_fill)
+    assert "[1, 0, 0, 0, 0, 0.2, ...]" in str(info.value)
+
+
+def test_padded_queries_with_nan_rows_are_told_to_zero_them():
+    def leaves_nan(scores, valid_lens):
+        real = is_real(scores, valid_lens)
+        allowed = real[:, :, None] & real[:, None, :]
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
 
     with pytest.raises(ExerciseError, match="expected: no NaN values") as info:
-        ch02.check_masked_softmax_from_mask(leaves_nan)
-    assert "0/0 = NaN: set such rows to zero" in str(info.value)
+        ch02.check_padded_queries(leaves_nan)
+    assert "softmax(-inf, ..., -inf) = 0/0 = NaN" in str(info.value)
 
 
-def test_from_mask_with_the_classic_fill_is_told_to_use_minus_inf():
-    def classic(X, mask):
-        return torch.softmax(X.masked_fill(~mask, -1e6), dim=-1)
+def test_padded_queries_that_write_into_the_scores_are_caught():
+    def in_place(scores, valid_lens):
+        real = is_real(scores, valid_lens)
+        scores.masked_fill_(~real[:, None, :], float("-inf"))
+        return padded_queries_right(scores, valid_lens)
 
-    with pytest.raises(ExerciseError, match=r"fill with float\('-inf'\) rather than -1e6") as info:
-        ch02.check_masked_softmax_from_mask(classic)
-    assert "Exercise 2.1 (a (2, 3, 5) mask with one all-False row)" in str(info.value)
-
-
-def test_from_mask_with_the_mask_inverted_is_told_what_true_means():
-    def inverted(X, mask):
-        return from_mask_right(X, ~mask)
-
-    with pytest.raises(ExerciseError, match="True means 'may attend'"):
-        ch02.check_masked_softmax_from_mask(inverted)
+    with pytest.raises(ExerciseError, match="scores was modified in place"):
+        ch02.check_padded_queries(in_place)
 
 
-def test_from_mask_that_writes_into_x_is_caught():
-    def in_place(X, mask):
-        return torch.softmax(X.masked_fill_(~mask, float("-inf")), dim=-1).nan_to_num(nan=0.0)
-
-    with pytest.raises(ExerciseError, match="X was modified in place"):
-        ch02.check_masked_softmax_from_mask(in_place)
+def test_padded_queries_of_the_wrong_shape_are_told_to_keep_the_shape_of_the_scores():
+    with pytest.raises(ExerciseError, match=r"hint: return the weights, a tensor with the shape of scores"):
+        ch02.check_padded_queries(lambda scores, valid_lens: padded_queries_right(scores, valid_lens)[:, 0])
 
 
-def test_from_mask_that_ignores_broadcasting_fails_on_the_second_case():
-    def first_query_only(X, mask):
-        return from_mask_right(X, mask[:, :1, :].expand_as(X))
-
-    with pytest.raises(ExerciseError, match=r"Exercise 2.1 \(a \(2, 3, 5\) mask"):
-        ch02.check_masked_softmax_from_mask(first_query_only)
+def test_padded_queries_with_other_wrong_values_get_the_general_hint():
+    with pytest.raises(ExerciseError, match="Give each query its own length in a 2-D valid_lens"):
+        ch02.check_padded_queries(lambda scores, valid_lens: 0.5 * padded_queries_right(scores, valid_lens))
 
 
-def test_from_mask_stub_error_passes_through():
+def test_padded_queries_stub_error_passes_through():
     with pytest.raises(NotImplementedError):
-        ch02.check_masked_softmax_from_mask(not_implemented)
+        ch02.check_padded_queries(not_implemented)
 
 
 # Exercise 2.2
 
-def test_causal_mask_accepts_the_reference(capsys):
-    ch02.check_causal_mask(causal_mask_right)
-    assert capsys.readouterr().out.startswith("✓ Exercise 2.2: correct.")
+def test_local_causal_mask_accepts_the_reference(capsys):
+    ch02.check_local_causal_mask(local_causal_mask_right)
+    assert capsys.readouterr().out == (
+        "✓ Exercise 2.2: correct. Each query sees at most `window` keys: at 1,024 steps a window of 128 "
+        "keeps 122,944 of the causal mask's 524,800 entries (23%).\n"
+    )
 
 
-def test_causal_mask_accepts_tril():
-    ch02.check_causal_mask(lambda n: torch.ones(n, n, dtype=torch.bool).tril())
+def test_local_causal_mask_accepts_a_band_of_tril_and_triu():
+    ch02.check_local_causal_mask(lambda n, w: torch.ones(n, n, dtype=torch.bool).tril().triu(1 - w))
 
 
-def test_causal_mask_without_the_diagonal_is_told_about_i_plus_one():
-    def strict(num_steps):
-        return torch.arange(num_steps)[None, :] < torch.arange(num_steps)[:, None]
-
-    with pytest.raises(ExerciseError, match=r"its valid length is i \+ 1, not i") as info:
-        ch02.check_causal_mask(strict)
-    assert "expected: for num_steps=4:\n    1000\n    1100\n    1110\n    1111\n" in str(info.value)
-    assert "received: for num_steps=4:\n    0000\n    1000\n    1100\n    1110\n" in str(info.value)
-
-
-def test_causal_mask_transposed_is_told_rows_are_queries():
-    with pytest.raises(ExerciseError, match="rows are queries and columns are keys") as info:
-        ch02.check_causal_mask(lambda n: causal_mask_right(n).T)
-    assert "received: for num_steps=4:\n    1111\n    0111\n    0011\n    0001" in str(info.value)
+def test_local_causal_mask_shows_both_masks_row_by_row():
+    with pytest.raises(ExerciseError) as info:
+        ch02.check_local_causal_mask(lambda n, w: local_causal_mask_right(n, w + 1))
+    assert ("expected: from local_causal_mask(6, 3):\n    100000\n    110000\n    111000\n    011100\n"
+            "    001110\n    000111\n") in str(info.value)
+    assert ("received: from local_causal_mask(6, 3):\n    100000\n    110000\n    111000\n    111100\n"
+            "    011110\n    001111\n") in str(info.value)
 
 
-def test_causal_mask_inverted_is_told_the_sdpa_convention():
-    with pytest.raises(ExerciseError, match="True should mark the keys a query MAY attend to"):
-        ch02.check_causal_mask(lambda n: ~causal_mask_right(n))
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda n, w: local_causal_mask_right(n, w + 1), "one key too many"),
+    (lambda n, w: local_causal_mask_right(n, w - 1), "one key too few"),
+    (lambda n, w: local_causal_mask_right(n, w) & ~torch.eye(n, dtype=torch.bool), "the diagonal is missing"),
+    (lambda n, w: torch.ones(n, n, dtype=torch.bool).tril(), "this is the plain causal mask: the window is missing"),
+    (lambda n, w: (torch.arange(n)[None, :] - torch.arange(n)[:, None]).abs() < w,
+     "the window also reaches into the future"),
+    (lambda n, w: local_causal_mask_right(n, w).T, "rows are queries and columns are keys"),
+    (lambda n, w: ~local_causal_mask_right(n, w), "True should mark the keys a query MAY attend to"),
+    (lambda n, w: local_causal_mask_right(n, w).float(), "return a boolean mask"),
+    (lambda n, w: torch.eye(n, dtype=torch.bool), "query i may attend to key j when i - window < j <= i"),
+], ids=["window+1", "window-1", "no diagonal", "plain causal", "two-sided band", "transposed", "inverted",
+        "floats", "other"])
+def test_local_causal_mask_names_each_typical_mistake(wrong, hint):
+    with pytest.raises(ExerciseError, match="Exercise 2.2") as info:
+        ch02.check_local_causal_mask(wrong)
+    assert f"hint: {hint}" in str(info.value)
 
 
-def test_causal_mask_as_floats_is_told_to_return_booleans():
-    with pytest.raises(ExerciseError, match="return a boolean mask") as info:
-        ch02.check_causal_mask(lambda n: causal_mask_right(n).float())
-    assert "received: dtype torch.float32" in str(info.value)
+def test_local_causal_mask_of_the_wrong_shape_is_reported():
+    with pytest.raises(ExerciseError, match=r"expected: shape \(6, 6\) from local_causal_mask\(6, 3\)"):
+        ch02.check_local_causal_mask(lambda n, w: local_causal_mask_right(n + 1, w))
 
 
-def test_causal_mask_of_the_wrong_shape_is_reported():
-    with pytest.raises(ExerciseError, match=r"expected: shape \(4, 4\) for num_steps=4"):
-        ch02.check_causal_mask(lambda n: causal_mask_right(n + 1))
+def test_local_causal_mask_returning_a_list_is_told_to_return_a_tensor():
+    with pytest.raises(ExerciseError, match="expected: a torch.Tensor"):
+        ch02.check_local_causal_mask(lambda n, w: local_causal_mask_right(n, w).tolist())
 
 
-def test_causal_mask_stub_error_passes_through():
+def test_local_causal_mask_stub_error_passes_through():
     with pytest.raises(NotImplementedError):
-        ch02.check_causal_mask(not_implemented)
+        ch02.check_local_causal_mask(not_implemented)
 
 
 # Exercise 2.3
@@ -170,16 +213,6 @@ def test_masked_mean_that_keeps_the_query_axis_is_told_to_squeeze():
 def test_masked_mean_stub_error_passes_through():
     with pytest.raises(NotImplementedError):
         ch02.check_masked_mean(not_implemented)
-
-
-def test_from_mask_of_the_wrong_shape_is_told_to_keep_the_shape_of_x():
-    with pytest.raises(ExerciseError, match="hint: return the weights, a tensor with the shape of X"):
-        ch02.check_masked_softmax_from_mask(lambda X, mask: from_mask_right(X, mask)[:, 0])
-
-
-def test_causal_mask_of_another_pattern_gets_the_general_hint():
-    with pytest.raises(ExerciseError, match="query i has valid length i \\+ 1"):
-        ch02.check_causal_mask(lambda n: torch.eye(n, dtype=torch.bool))
 
 
 def test_masked_mean_with_other_wrong_values_gets_the_general_hint():

@@ -1,4 +1,4 @@
-"""What the chapter checks share: private random inputs, and naming a typical mistake."""
+"""What the chapter checks share: private random inputs, naming a typical mistake, showing a mask."""
 
 import contextlib
 
@@ -29,3 +29,8 @@ def hint_for(received, default, mistakes):
                     received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4):
                 return hint
     return default
+
+
+def mask_rows(mask):
+    """A boolean matrix as indented rows of 1 and 0, one line per query, for an ``ExerciseError``."""
+    return "\n    " + "\n    ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())

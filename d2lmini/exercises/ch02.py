@@ -1,111 +1,132 @@
-"""Checks for chapter 02's exercises: boolean masks, causal masks, masked means.
+"""Checks for chapter 02's exercises: padded queries, sliding-window masks, masked means.
 
 Each check builds its own inputs from a fixed seed on the CPU, calls the
-learner's function, and compares the answer with d2lmini's own computation.
+learner's function, and compares the answer with d2lmini's own computation or,
+where d2lmini has no such function (the sliding window), with a private one.
 """
 
 import torch
 
 from ..masking import masked_softmax
 from ._feedback import ExerciseError, expect, expect_close, passed
-
-
-def _describe_bool(mask):
-    return "\n    " + "\n    ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
+from ._support import hint_for, mask_rows
 
 
 # Exercise 2.1
 
-def _reference_from_mask(X, mask):
-    """Softmax over the allowed entries; a row with none allowed is all zeros."""
-    weights = torch.softmax(X.masked_fill(~mask, float("-inf")), dim=-1)
-    return weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+def _padded_self_attention(scores, valid_lens):
+    """Weights over the real keys for each real query, all-zero rows for the padded queries."""
+    real = torch.arange(scores.shape[1]) < valid_lens[:, None]  # (batch, queries)
+    lens = torch.where(real, valid_lens[:, None], 0)  # (batch, queries): 0 for a padded query
+    return masked_softmax(scores, lens)
 
 
-def _same(a, b):
-    """Equal up to rounding, counting NaN as 0 on both sides."""
-    return torch.allclose(a.nan_to_num(nan=0.0), b.nan_to_num(nan=0.0), atol=1e-5)
+def _padded_queries_hint(received, scores, valid_lens):
+    if not (isinstance(received, torch.Tensor) and received.shape == scores.shape):
+        return "return the weights, a tensor with the shape of scores: (batch, queries, keys)"
+    if received.detach().isnan().any():
+        return ("a padded query has no key left, and softmax(-inf, ..., -inf) = 0/0 = NaN: set such "
+                "rows to zero, or let d2l.masked_softmax do it with a valid length of 0")
+    real = torch.arange(scores.shape[1]) < valid_lens[:, None]  # (batch, steps)
+    both = real[:, :, None] & real[:, None, :]  # (batch, queries, keys)
+    plain = torch.softmax(scores, dim=-1)
+    after = ("you masked the weights after the softmax, so the rows of the real queries no longer "
+             "sum to 1: mask the scores before the softmax, as d2l.masked_softmax does")
+    return hint_for(received, "a real query i < valid_lens[b] attends to the real keys only; a padded "
+                    "query's row is all zeros. Give each query its own length in a 2-D valid_lens "
+                    "for d2l.masked_softmax: valid_lens[b] for a real query, 0 for a padded one", [
+                        (masked_softmax(scores, valid_lens),
+                         "the padded queries still attend: rows i ≥ valid_lens[b] must be all zero. A 1-D "
+                         "valid_lens masks keys only; give each padded query a length of 0 (2-D lengths)"),
+                        (plain * real[:, :, None],
+                         "the padded keys still get weight: a real query must ignore keys j ≥ valid_lens[b]"),
+                        (plain * both, after),
+                        (plain * real[:, None, :], after),
+                        (torch.softmax(scores.masked_fill(~both, -1e6), dim=-1),
+                         "a padded query's row is uniform: filled with a finite number (-1e6 or the dtype's "
+                         "minimum) everywhere, its softmax spreads the weight evenly over padding. It must "
+                         "be all zeros: fill with -inf and zero the empty rows, or use d2l.masked_softmax"),
+                    ])
 
 
-def _from_mask_hint(received, X, mask):
-    if not (isinstance(received, torch.Tensor) and received.shape == X.shape):
-        return "return the weights, a tensor with the shape of X"
-    received = received.detach().float()
-    inverted = torch.softmax(X.masked_fill(mask, float("-inf")), dim=-1)
-    if _same(received, inverted):
-        return ("the weights sit where the mask is False. True means 'may attend' (as in SDPA's "
-                "attn_mask): fill the scores where ~mask, not where mask")
-    if received.isnan().any():
-        return ("a row whose mask is all False is softmax(-inf, ..., -inf) = 0/0 = NaN: set such "
-                "rows to zero afterwards, e.g. with .nan_to_num(nan=0.0)")
-    empty = ~mask.expand_as(X).any(dim=-1)  # rows with nothing allowed
-    if (received[empty] != 0).any():
-        return ("a row with nothing allowed must get all-zero weights, not weight on masked "
-                "entries: fill with float('-inf') rather than -1e6 or the dtype's minimum, then "
-                "turn the NaN rows into zeros")
-    return ("fill the scores where the mask is False with -inf, take the softmax over the last "
-            "axis, and zero the rows with nothing allowed")
-
-
-def check_masked_softmax_from_mask(masked_softmax_from_mask):
-    """Exercise 2.1: softmax over the entries a boolean mask allows; empty rows are zeros."""
+def check_padded_queries(self_attention_weights):
+    """Exercise 2.1: padded keys get no weight, and padded queries get all-zero rows."""
     exercise = "Exercise 2.1"
     generator = torch.Generator().manual_seed(21)
-    X = torch.randn(2, 3, 5, generator=generator)  # (batch, queries, keys)
-    full_mask = torch.tensor([[[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]],
-                              [[0, 0, 0, 1, 0], [1, 1, 0, 0, 1], [0, 1, 1, 0, 0]]], dtype=torch.bool)
-    key_mask = torch.tensor([[[1, 1, 0, 1, 0]], [[0, 1, 1, 1, 1]]], dtype=torch.bool)  # (batch, 1, keys)
-    cases = [("a (2, 3, 5) mask with one all-False row", full_mask),
-             ("a (2, 1, 5) mask broadcast over the queries", key_mask)]
-    for what, mask in cases:
-        given = X.clone()
-        received = masked_softmax_from_mask(given, mask.clone())
-        expect_close(received, _reference_from_mask(X, mask), f"{exercise} ({what})",
-                     _from_mask_hint(received, X, mask))
-        expect(torch.equal(given, X), exercise, "X left unchanged", "X was modified in place",
-               "use X.masked_fill(...), which returns a new tensor, not X.masked_fill_(...)")
-    prefix = torch.arange(5) < torch.tensor([[2], [4]])  # valid lengths 2 and 4 as a mask
-    expect_close(masked_softmax_from_mask(X.clone(), prefix[:, None, :]),
-                 masked_softmax(X, torch.tensor([2, 4])), f"{exercise} (lengths as a mask)",
-                 "a mask of valid lengths must give the same weights as d2l.masked_softmax")
-    passed(exercise, "Any pattern of allowed keys works, and a row with none gets zeros.")
+    scores = torch.randn(4, 5, 5, generator=generator)  # (batch, queries, keys): self-attention
+    valid_lens = torch.tensor([1, 3, 5, 0])  # a report starts with a real row, then a padded one
+    given = scores.clone()
+    received = self_attention_weights(given, valid_lens.clone())
+    expected = _padded_self_attention(scores, valid_lens)
+    expect_close(received, expected, exercise, _padded_queries_hint(received, scores, valid_lens))
+    expect(torch.equal(given, scores), exercise, "scores left unchanged", "scores was modified in place",
+           "use scores.masked_fill(...), which returns a new tensor, not scores.masked_fill_(...)")
+    padded_rows = int((~(torch.arange(5) < valid_lens[:, None])).sum())
+    passed(exercise, f"The real queries ignore the padding, and the {padded_rows} padded queries of "
+                     f"this batch (an empty example among them) get all-zero rows.")
 
 
 # Exercise 2.2
 
-def _causal_hint(received, expected):
-    n = expected.shape[0]
+def _local_causal(num_steps, window):
+    """True where key j lies in query i's window of the last ``window`` steps: i - window < j <= i."""
+    steps = torch.arange(num_steps)
+    return (steps[None, :] <= steps[:, None]) & (steps[None, :] > steps[:, None] - window)
+
+
+def _local_causal_hint(received, num_steps, window):
     if received.dtype != torch.bool:
-        return ("return a boolean mask (a comparison such as a < b gives one). SDPA adds a float "
-                "attn_mask to the scores instead of masking with it")
-    if torch.equal(received, expected.T):
-        return "rows are queries and columns are keys: query 0 may see key 0 only, so row 0 is 1000..."
-    if torch.equal(received, expected & ~torch.eye(n, dtype=torch.bool)):
-        return ("the diagonal is missing: query i may attend to itself, so its valid length is "
-                "i + 1, not i (use torch.arange(1, num_steps + 1))")
-    if torch.equal(received, ~expected):
-        return ("True should mark the keys a query MAY attend to, as in SDPA's attn_mask "
-                "(nn.MultiheadAttention's boolean attn_mask uses the opposite convention)")
-    return "query i has valid length i + 1: compare torch.arange(num_steps) with the lengths 1..num_steps"
+        return ("return a boolean mask (a comparison such as a < b gives one, and & combines two). SDPA "
+                "adds a float attn_mask to the scores instead of masking with it")
+    expected = _local_causal(num_steps, window)
+    steps = torch.arange(num_steps)
+    mistakes = [
+        (~expected, "True should mark the keys a query MAY attend to, as in SDPA's attn_mask "
+                    "(nn.MultiheadAttention's boolean attn_mask uses the opposite convention)"),
+        (expected.T, "rows are queries and columns are keys: row i is True from column "
+                     "i - window + 1 to column i"),
+        (_local_causal(num_steps, window + 1),
+         "one key too many: query i sees `window` keys, i - window + 1 to i, itself included; "
+         "you also let it see key i - window"),
+        (_local_causal(num_steps, window - 1),
+         "one key too few: query i sees `window` keys, i - window + 1 to i; the query itself counts "
+         "as one of them"),
+        (expected & ~torch.eye(num_steps, dtype=torch.bool),
+         "the diagonal is missing: query i may attend to itself, so key j = i is True"),
+        (torch.ones(num_steps, num_steps, dtype=torch.bool).tril(),
+         "this is the plain causal mask: the window is missing, so query i still sees every key "
+         "before i - window + 1"),
+        ((steps[None, :] - steps[:, None]).abs() < window,
+         "the window also reaches into the future: keys j > i must be False"),
+    ]
+    for wrong, hint in mistakes:
+        if torch.equal(received, wrong):
+            return hint
+    return ("query i may attend to key j when i - window < j <= i: compare a column "
+            "torch.arange(num_steps)[:, None] with a row torch.arange(num_steps)[None, :] twice, "
+            "and combine the two masks with &")
 
 
-def check_causal_mask(causal_mask):
-    """Exercise 2.2: the learner's mask is the lower triangle, diagonal included."""
+def check_local_causal_mask(local_causal_mask):
+    """Exercise 2.2: query i attends to keys i - window + 1 .. i only."""
     exercise = "Exercise 2.2"
-    for n in (4, 7, 1):
-        expected = torch.ones(n, n, dtype=torch.bool).tril()
-        received = causal_mask(n)
+    for num_steps, window in ((6, 3), (5, 1), (4, 10)):
+        expected = _local_causal(num_steps, window)
+        call = f"local_causal_mask({num_steps}, {window})"
+        received = local_causal_mask(num_steps, window)
         expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor",
                f"{type(received).__name__}", "return the comparison's result, a boolean tensor")
-        expect(received.shape == expected.shape, exercise, f"shape ({n}, {n}) for num_steps={n}",
+        expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)} from {call}",
                f"shape {tuple(received.shape)}", "one row per query and one column per key")
         received = received.cpu()
         if received.dtype != torch.bool or not torch.equal(received, expected):
-            shown = (f"for num_steps={n}:{_describe_bool(received)}" if received.dtype == torch.bool
+            shown = (f"from {call}:{mask_rows(received)}" if received.dtype == torch.bool
                      else f"dtype {received.dtype}")
-            raise ExerciseError(exercise, f"for num_steps={n}:{_describe_bool(expected)}",
-                                shown, _causal_hint(received, expected))
-    passed(exercise, "Query i attends to keys 0..i: the lower triangle, diagonal included.")
+            raise ExerciseError(exercise, f"from {call}:{mask_rows(expected)}", shown,
+                                _local_causal_hint(received, num_steps, window))
+    kept, causal = int(_local_causal(1024, 128).sum()), 1024 * 1025 // 2
+    passed(exercise, f"Each query sees at most `window` keys: at 1,024 steps a window of 128 keeps "
+                     f"{kept:,} of the causal mask's {causal:,} entries ({kept / causal:.0%}).")
 
 
 # Exercise 2.3
