@@ -314,42 +314,56 @@ def score_bytes(batch_size, num_heads, num_tokens, dtype):
 ch06.check_score_bytes(score_bytes)
 
 # %% [markdown]
-# ### Exercise 6.2 · A causal mask for SDPA
-# `is_causal=True` is a shortcut. Write `causal_mask(num_queries, num_keys)`:
-# the boolean `attn_mask` that makes SDPA do the same thing. Read the
-# convention carefully: for SDPA, True means *may attend*. Query $i$ lines up
-# with key $i$, even when there are more keys than queries.
+# ### Exercise 6.2 · A causal mask for cached decoding
+# A model that generates text keeps the keys and values of the tokens it has
+# already processed (the *KV cache*) and runs only the new tokens' queries
+# against all of them. With `num_keys` tokens in all, of which the last
+# `num_queries` are new, new query $i$ is the token at position
+# `num_keys - num_queries + i`. SDPA's `is_causal=True` does not know that:
+# it lines query $i$ up with key $i$ (the top-left corner), which is right
+# only when there are as many queries as keys. Write
+# `decode_mask(num_queries, num_keys)`: the boolean `attn_mask`, shape
+# (num_queries, num_keys), True where a new query may attend. The check runs
+# SDPA with your mask and compares the new tokens' outputs with causal
+# attention over all the tokens.
 
 # %% tags=["exercise"]
-def causal_mask(num_queries, num_keys):
-    """Boolean (num_queries, num_keys): True where query i may attend to key j, i.e. j <= i."""
+def decode_mask(num_queries, num_keys):
+    """Boolean (num_queries, num_keys): the new queries are the last num_queries of num_keys tokens."""
     ### BEGIN SOLUTION
-    return torch.ones(num_queries, num_keys, dtype=torch.bool).tril()
+    positions = torch.arange(num_keys - num_queries, num_keys)  # each new query's place in the sequence
+    return torch.arange(num_keys)[None, :] <= positions[:, None]
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch06.check_causal_mask(causal_mask)
+ch06.check_decode_mask(decode_mask)
 
 # %% [markdown]
-# ### Exercise 6.3 · valid_lens as an SDPA mask
-# Write `lengths_to_mask(valid_lens, num_keys)`: a boolean mask, True on the
-# valid keys, for 1-D lengths `(batch,)` with shape `(batch, 1, num_keys)` and
-# for 2-D lengths `(batch, queries)` with shape `(batch, queries, num_keys)`.
-# Build it with one broadcast comparison, without copying the lengths for
-# every query.
+# ### Exercise 6.3 · Left padding for batched generation
+# To generate for several prompts at once, a batch is usually padded on the
+# **left**, so that every prompt ends at the last position and the next
+# tokens line up. `valid_lens` then counts the *last* positions of each
+# example. Write `left_padded_mask(valid_lens, num_steps)`: the boolean
+# `attn_mask` of causal self-attention over such a batch, shape
+# (batch, num_steps, num_steps). Query $i$ of example $b$ may attend to key
+# $j$ when $j \le i$ and key $j$ is a real token; a padding query, with no
+# real key at or before it, gets a row of False. The check compares each
+# real token's output with a run of its sequence alone, without padding.
 
 # %% tags=["exercise"]
-def lengths_to_mask(valid_lens, num_keys):
-    """Boolean mask, True where key j < valid length: (batch, 1, keys) or (batch, queries, keys)."""
+def left_padded_mask(valid_lens, num_steps):
+    """Boolean (batch, num_steps, num_steps): causal, and the first num_steps - valid_lens[b] keys are padding."""
     ### BEGIN SOLUTION
-    lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
-    return torch.arange(num_keys, device=valid_lens.device) < lens
+    steps = torch.arange(num_steps, device=valid_lens.device)
+    causal = steps[None, :] <= steps[:, None]  # (queries, keys): key j <= query i
+    real = steps[None, :] >= (num_steps - valid_lens)[:, None]  # (batch, keys): the last valid_lens[b]
+    return causal[None, :, :] & real[:, None, :]  # (batch, queries, keys)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch06.check_lengths_to_mask(lengths_to_mask)
+ch06.check_left_padded_mask(left_padded_mask)
 
 # %% [markdown]
 # ### Going further (no check)

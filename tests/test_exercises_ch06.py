@@ -36,60 +36,114 @@ def test_a_students_stub_fails_with_its_own_error():
     def stub(*args):
         raise NotImplementedError
 
-    for check in (ch06.check_score_bytes, ch06.check_causal_mask, ch06.check_lengths_to_mask):
+    for check in (ch06.check_score_bytes, ch06.check_decode_mask, ch06.check_left_padded_mask):
         with pytest.raises(NotImplementedError):
             check(stub)
 
 
-# ---- 6.2 a causal mask for SDPA ----
+# ---- 6.2 a causal mask for cached decoding ----
 
-def causal_mask(num_queries, num_keys):
-    return torch.ones(num_queries, num_keys, dtype=torch.bool).tril()
+def decode_mask(num_queries, num_keys):
+    return torch.arange(num_keys)[None, :] <= torch.arange(num_keys - num_queries, num_keys)[:, None]
 
 
-def test_causal_mask_accepts_the_lower_triangle(capsys):
-    ch06.check_causal_mask(causal_mask)
-    assert capsys.readouterr().out == "✓ Exercise 6.2 · A causal mask for SDPA: correct.\n"
+def test_decode_mask_accepts_a_comparison_of_positions(capsys):
+    ch06.check_decode_mask(decode_mask)
+    assert capsys.readouterr().out == (
+        "✓ Exercise 6.2 · A causal mask for cached decoding: correct. SDPA with your mask gives the new "
+        "tokens the outputs that causal attention over all the tokens gives them. One new token (1 query, "
+        "5 keys) needs no mask at all, and with as many queries as keys the mask is is_causal's.\n")
+
+
+def test_decode_mask_accepts_tril_with_the_offset():
+    ch06.check_decode_mask(lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q))
+
+
+def test_decode_mask_shows_both_masks_row_by_row():
+    with pytest.raises(ExerciseError) as info:
+        ch06.check_decode_mask(lambda q, k: torch.ones(q, k, dtype=torch.bool).tril())
+    assert "expected: from decode_mask(3, 7):\n    1111100\n    1111110\n    1111111\n" in str(info.value)
+    assert "received: from decode_mask(3, 7):\n    1000000\n    1100000\n    1110000\n" in str(info.value)
 
 
 @pytest.mark.parametrize("wrong,hint", [
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(1), "nn.MultiheadAttention's convention"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q), "top-left"),
-    (lambda q, k: torch.ones(q, k).tril(), "boolean"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(-1), "keys 0..i"),
-])
-def test_causal_mask_explains_typical_mistakes(wrong, hint):
+    (lambda q, k: ~decode_mask(q, k), "nn.MultiheadAttention's convention"),
+    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(), "this lines query i up with key i (top-left), "
+                                                             "as SDPA's is_causal does"),
+    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q - 1), "a new token may attend to itself"),
+    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q + 1), "one key too many"),
+    (lambda q, k: torch.ones(q, k, dtype=torch.bool), "right only for a single new token"),
+    (lambda q, k: decode_mask(q, k).float(), "1.0 and 0.0 would hide nothing"),
+    (lambda q, k: decode_mask(k, k), "one row per NEW query"),
+    (lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(), "True for keys 0 up to that position"),
+], ids=["inverted", "top-left", "no diagonal", "one too many", "all keys", "floats", "all queries", "other"])
+def test_decode_mask_explains_typical_mistakes(wrong, hint):
     with pytest.raises(ExerciseError) as info:
-        ch06.check_causal_mask(wrong)
+        ch06.check_decode_mask(wrong)
     assert hint in str(info.value) and "6.2" in str(info.value)
 
 
-# ---- 6.3 valid_lens as an SDPA mask ----
+# ---- 6.3 left padding for batched generation ----
 
-def lengths_to_mask(valid_lens, num_keys):
-    column = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
-    return torch.arange(num_keys) < column
-
-
-def test_lengths_to_mask_accepts_a_broadcast_comparison(capsys):
-    ch06.check_lengths_to_mask(lengths_to_mask)
-    assert capsys.readouterr().out == "✓ Exercise 6.3 · valid_lens as an SDPA mask: correct.\n"
+def causal(num_steps):
+    steps = torch.arange(num_steps)
+    return steps[None, :] <= steps[:, None]  # (queries, keys)
 
 
-def copied_per_query(valid_lens, num_keys):
-    lens = valid_lens[:, None].expand(-1, 4) if valid_lens.dim() == 1 else valid_lens
-    return torch.arange(num_keys) < lens[..., None]  # (batch, queries, keys) even for 1-D lengths
+def first_real(valid_lens, num_steps):
+    return (num_steps - valid_lens)[:, None, None]  # (batch, 1, 1)
+
+
+def left_padded_mask(valid_lens, num_steps):
+    return causal(num_steps) & (torch.arange(num_steps) >= first_real(valid_lens, num_steps))
+
+
+def test_left_padded_mask_accepts_a_causal_and_a_padding_mask_combined(capsys):
+    ch06.check_left_padded_mask(left_padded_mask)
+    assert capsys.readouterr().out == (
+        "✓ Exercise 6.3 · Left padding for batched generation: correct. Every real token gets the output "
+        "of its sequence run alone, without padding, and a padding token has no key to attend to.\n")
+
+
+def test_left_padded_mask_accepts_masking_the_padded_queries_as_well():
+    def both_axes(valid_lens, num_steps):
+        real = torch.arange(num_steps) >= num_steps - valid_lens[:, None]  # (batch, steps)
+        return causal(num_steps) & real[:, :, None] & real[:, None, :]
+
+    ch06.check_left_padded_mask(both_axes)
+
+
+def test_left_padded_mask_shows_the_first_example_that_differs():
+    def wrong_for_long_sequences(valid_lens, num_steps):
+        mask = left_padded_mask(valid_lens, num_steps)
+        mask[valid_lens == 6] = causal(num_steps).T
+        return mask
+
+    with pytest.raises(ExerciseError) as info:
+        ch06.check_left_padded_mask(wrong_for_long_sequences)
+    assert ("expected: for example 1 (valid length 6) of left_padded_mask(torch.tensor([3, 6, 1, 5]), 6):\n"
+            "    100000\n    110000\n") in str(info.value)
+    assert "received: for example 1 (valid length 6)" in str(info.value)
 
 
 @pytest.mark.parametrize("wrong,hint", [
-    (lambda lens, k: torch.arange(k) <= (lens[:, None, None] if lens.dim() == 1 else lens[..., None]),
-     "use <, not <="),
-    (lambda lens, k: torch.arange(k) >= (lens[:, None, None] if lens.dim() == 1 else lens[..., None]),
-     "True where a query may attend"),
-    (copied_per_query, "keep a query axis of size 1"),
-    (lambda lens, k: (torch.arange(k) < lens[:, None]).float(), "already boolean"),
-])
-def test_lengths_to_mask_explains_typical_mistakes(wrong, hint):
+    (lambda lens, n: ~left_padded_mask(lens, n), "nn.MultiheadAttention's convention"),
+    (lambda lens, n: causal(n) & (torch.arange(n) < lens[:, None, None]), "this puts the padding on the right"),
+    (lambda lens, n: (torch.arange(n) >= first_real(lens, n)).expand(-1, n, n), "the future is visible"),
+    (lambda lens, n: causal(n).expand(len(lens), n, n), "the padding gets weight"),
+    (lambda lens, n: causal(n) & (torch.arange(n) > first_real(lens, n)), "one real key is missing"),
+    (lambda lens, n: causal(n) & (torch.arange(n) >= first_real(lens, n) - 1), "one padding key is visible"),
+    (lambda lens, n: left_padded_mask(lens, n) & ~torch.eye(n, dtype=torch.bool), "the diagonal is missing"),
+    (lambda lens, n: left_padded_mask(lens, n) | torch.eye(n, dtype=torch.bool),
+     "the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False"),
+    (lambda lens, n: left_padded_mask(lens, n).float(), "1.0 and 0.0 would hide nothing"),
+    (lambda lens, n: torch.arange(n) >= first_real(lens, n), "a (batch, 1, num_steps) mask can only hide padding"),
+    (lambda lens, n: causal(n), "one (queries, keys) mask per example"),
+    (lambda lens, n: left_padded_mask(lens, n).transpose(1, 2), "a (steps, steps) causal mask and a (batch, 1, "
+                                                                "steps) padding mask, combined with &"),
+], ids=["inverted", "right padding", "not causal", "no padding", "one real key short", "one padding key",
+        "no diagonal", "padded queries attend", "floats", "no query axis", "one mask for all", "other"])
+def test_left_padded_mask_explains_typical_mistakes(wrong, hint):
     with pytest.raises(ExerciseError) as info:
-        ch06.check_lengths_to_mask(wrong)
+        ch06.check_left_padded_mask(wrong)
     assert hint in str(info.value) and "6.3" in str(info.value)

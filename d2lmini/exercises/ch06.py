@@ -1,26 +1,38 @@
-"""Checks for the exercises of notebook 06 · Efficient attention."""
+"""Checks for the exercises of notebook 06 · Efficient attention.
+
+The two masks asked for here are ones d2lmini does not build (its causal mask
+lines query i up with key i, and its valid lengths pad on the right), so their
+references live in this module, private.
+"""
 
 import torch
 import torch.nn.functional as F
 
 from ..attention import DotProductAttention, MultiHeadAttention
-from ..masking import key_mask
 from ._feedback import expect, expect_close, passed
-from ._support import seeded
+from ._support import mask_rows, seeded
 
 BYTES = "Exercise 6.1 · The bytes of the score matrix"
-CAUSAL = "Exercise 6.2 · A causal mask for SDPA"
-LENGTHS = "Exercise 6.3 · valid_lens as an SDPA mask"
+DECODE = "Exercise 6.2 · A causal mask for cached decoding"
+LEFT = "Exercise 6.3 · Left padding for batched generation"
 
 
-def _sdpa_agrees(mask, attention, batch, num_queries, num_keys, exercise, hint, valid_lens=None):
-    """SDPA with the learner's boolean ``mask`` must give what d2lmini's ``attention`` gives."""
-    with seeded(60):
-        queries, keys = torch.randn(batch, num_queries, 4), torch.randn(batch, num_keys, 4)
-        values = torch.randn(batch, num_keys, 3)
-    expect_close(F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask),
-                 attention(queries, keys, values, valid_lens), exercise, hint)
+def _expect_bool_tensor(received, exercise, call):
+    expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, exercise,
+           f"a boolean tensor from {call}",
+           f"{type(received).__name__}" + (f" of dtype {received.dtype}" if isinstance(received, torch.Tensor)
+                                           else ""),
+           "SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing: return the "
+           "booleans of a comparison, True where a query may attend")
 
+
+def _random_qkv(seed, batch, num_queries, num_keys):
+    """Queries, keys and values of size 4, 4 and 3, from the check's own seed."""
+    with seeded(seed):
+        return torch.randn(batch, num_queries, 4), torch.randn(batch, num_keys, 4), torch.randn(batch, num_keys, 3)
+
+
+# Exercise 6.1
 
 def check_score_bytes(score_bytes):
     """``score_bytes(batch_size, num_heads, num_tokens, dtype)``: bytes of the explicit weights."""
@@ -52,58 +64,137 @@ def check_score_bytes(score_bytes):
                   f"{score_bytes(8, 12, 4096, torch.float32) / 2**30:.1f} GiB in float32.")
 
 
-def check_causal_mask(causal_mask):
-    """``causal_mask(num_queries, num_keys)``: boolean, True where a query may attend."""
-    for num_queries, num_keys in ((4, 4), (3, 5), (5, 3)):
-        received = causal_mask(num_queries, num_keys)
-        call = f"causal_mask({num_queries}, {num_keys})"
-        expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, CAUSAL,
-               f"a boolean tensor from {call}",
-               f"{type(received).__name__}" + (f" of dtype {received.dtype}"
-                                               if isinstance(received, torch.Tensor) else ""),
-               "SDPA reads a boolean attn_mask as 'may attend'; build it with torch.ones(..., dtype=torch.bool)")
-        expected = torch.ones(num_queries, num_keys, dtype=torch.bool).tril()
-        if received.shape == expected.shape and torch.equal(received, ~expected):
-            hint = ("this is True where attention is forbidden, nn.MultiheadAttention's convention; "
-                    "SDPA's boolean mask is True where a query MAY attend")
-        elif received.shape == expected.shape and torch.equal(
-                received, torch.ones(num_queries, num_keys, dtype=torch.bool).tril(num_keys - num_queries)):
-            hint = ("query i lines up with key i (top-left), as SDPA's is_causal does, "
-                    "not with the last key")
-        else:
-            hint = "query i may attend to keys 0..i: the lower triangle, torch.tril"
-        expect_close(received.float(), expected.float(), CAUSAL, hint)
-        # The mask must make SDPA do what is_causal does.
-        _sdpa_agrees(received, DotProductAttention(0.0, causal=True), 2, num_queries, num_keys, CAUSAL, hint)
-    passed(CAUSAL)
+# Exercise 6.2
+
+def _decode_reference(num_queries, num_keys):
+    """New query i is the token at position num_keys - num_queries + i: it sees keys up to there."""
+    positions = torch.arange(num_keys - num_queries, num_keys)[:, None]  # (queries, 1)
+    return torch.arange(num_keys)[None, :] <= positions  # (queries, keys)
 
 
-def check_lengths_to_mask(lengths_to_mask):
-    """``lengths_to_mask(valid_lens, num_keys)``: a broadcastable boolean attn_mask."""
-    cases = (torch.tensor([2, 5, 1]), torch.tensor([[1, 2, 3, 4], [4, 4, 1, 2], [5, 5, 5, 5]]))
-    for valid_lens in cases:
-        num_queries, num_keys = 4, 5
-        received = lengths_to_mask(valid_lens, num_keys)
-        expected = key_mask(valid_lens, num_keys)  # (batch, 1 or queries, keys)
-        call = f"lengths_to_mask of {valid_lens.dim()}-D lengths {tuple(valid_lens.shape)}"
-        expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, LENGTHS,
-               f"a boolean tensor from {call}", f"{type(received).__name__}" + (
-                   f" of dtype {received.dtype}" if isinstance(received, torch.Tensor) else ""),
-               "compare key positions with the lengths: the result of < is already boolean")
-        if valid_lens.dim() == 1 and received.dim() == 3 and received.shape[1] == num_queries:
-            shape_hint = ("a 1-D valid_lens is the same for every query: keep a query axis of size 1 "
-                          "(valid_lens[:, None, None]) and let SDPA broadcast, instead of a copy per query")
-        else:
-            shape_hint = ("(batch, 1, keys) for 1-D lengths, (batch, queries, keys) for 2-D: "
-                          "compare torch.arange(num_keys) with the lengths by broadcasting")
-        expect(received.shape == expected.shape, LENGTHS, f"shape {tuple(expected.shape)} for {call}",
-               f"shape {tuple(received.shape)}", shape_hint)
-        if torch.equal(received, key_mask(valid_lens + 1, num_keys)):
-            hint = "key j is valid when j < valid_len (positions start at 0): use <, not <="
-        elif torch.equal(received, ~expected):
-            hint = "SDPA's boolean mask is True where a query may attend, i.e. on the valid keys"
-        else:
-            hint = "key j of example b is valid when j < valid_lens[b] (or valid_lens[b, i] for query i)"
-        expect_close(received.float(), expected.float(), LENGTHS, hint)
-        _sdpa_agrees(received, DotProductAttention(0.0), 3, num_queries, num_keys, LENGTHS, hint, valid_lens)
-    passed(LENGTHS)
+def _decode_hint(received, num_queries, num_keys):
+    cached = num_keys - num_queries
+    everything = torch.ones(num_queries, num_keys, dtype=torch.bool)
+    mistakes = [
+        (~_decode_reference(num_queries, num_keys),
+         "this is True where attention is forbidden, nn.MultiheadAttention's convention; SDPA's "
+         "boolean mask is True where a query MAY attend"),
+        (everything.tril(),
+         "this lines query i up with key i (top-left), as SDPA's is_causal does. In decoding the "
+         f"{num_queries} new queries are the LAST {num_queries} of {num_keys} tokens: query i is "
+         f"token {cached} + i, so its row ends {cached} columns further right (torch.tril's diagonal)"),
+        (everything.tril(cached - 1),
+         "a new token may attend to itself: its own key is already in the cache, so key "
+         "num_keys - num_queries + i is True for query i"),
+        (everything.tril(cached + 1),
+         "each query sees one key too many, a token from its future: query i's last key is "
+         "num_keys - num_queries + i"),
+        (everything, "every key is visible, the new tokens' future ones too: that is right only for a "
+                     "single new token. Query i may see keys 0 .. num_keys - num_queries + i"),
+    ]
+    for wrong, hint in mistakes:
+        if torch.equal(received, wrong):
+            return hint
+    return ("new query i is the token at position num_keys - num_queries + i: True for keys 0 up to "
+            "that position, False after it")
+
+
+def check_decode_mask(decode_mask):
+    """``decode_mask(num_queries, num_keys)``: the new queries are the last of num_keys tokens."""
+    for num_queries, num_keys in ((3, 7), (1, 5), (4, 4)):
+        call = f"decode_mask({num_queries}, {num_keys})"
+        received = decode_mask(num_queries, num_keys)
+        _expect_bool_tensor(received, DECODE, call)
+        expected = _decode_reference(num_queries, num_keys)
+        expect(received.shape == expected.shape, DECODE, f"shape {tuple(expected.shape)} from {call}",
+               f"shape {tuple(received.shape)}", "one row per NEW query and one column per key, the "
+               "cached keys included: (num_queries, num_keys)")
+        received = received.cpu()
+        hint = _decode_hint(received, num_queries, num_keys)
+        expect(torch.equal(received, expected), DECODE, f"from {call}:{mask_rows(expected)}",
+               f"from {call}:{mask_rows(received)}", hint)
+        # All num_keys tokens under ordinary causal attention: the new tokens are its last rows.
+        queries, keys, values = _random_qkv(62, 2, num_keys, num_keys)
+        full = DotProductAttention(0.0, causal=True)(queries, keys, values)  # (2, keys, 3)
+        expect_close(F.scaled_dot_product_attention(queries[:, -num_queries:], keys, values, attn_mask=received),
+                     full[:, -num_queries:].detach(), DECODE, hint)
+    passed(DECODE, "SDPA with your mask gives the new tokens the outputs that causal attention over all "
+                   "the tokens gives them. One new token (1 query, 5 keys) needs no mask at all, and with "
+                   "as many queries as keys the mask is is_causal's.")
+
+
+# Exercise 6.3
+
+def _left_padded_reference(valid_lens, num_steps):
+    """Causal, and only the last valid_lens[b] positions of example b are real keys."""
+    steps = torch.arange(num_steps)
+    causal = steps[None, :] <= steps[:, None]  # (queries, keys)
+    real = steps[None, :] >= num_steps - valid_lens[:, None]  # (batch, keys)
+    return causal & real[:, None, :]  # (batch, queries, keys)
+
+
+def _left_padded_hint(received, valid_lens, num_steps):
+    expected = _left_padded_reference(valid_lens, num_steps)
+    steps = torch.arange(num_steps)
+    causal = steps[None, :] <= steps[:, None]  # (queries, keys)
+    first_real = (num_steps - valid_lens)[:, None, None]  # (batch, 1, 1)
+    real_query = steps[None, :, None] >= first_real  # (batch, queries, 1)
+    mistakes = [
+        (~expected, "this is True where attention is forbidden, nn.MultiheadAttention's convention; "
+                    "SDPA's boolean mask is True where a query MAY attend"),
+        (causal & (steps < valid_lens[:, None, None]),
+         "this puts the padding on the right (keys j < valid_lens[b]). Here it is on the LEFT: the real "
+         "keys of example b are its last valid_lens[b] positions, j ≥ num_steps - valid_lens[b]"),
+        ((steps >= first_real).expand_as(expected),
+         "the future is visible: a token may attend to keys j ≤ i only, so combine the padding mask "
+         "with the causal one"),
+        (causal.expand_as(expected),
+         "the padding gets weight: a real token must ignore the first num_steps - valid_lens[b] "
+         "positions of example b"),
+        (causal & (steps > first_real),
+         "one real key is missing: example b's first real token sits at position "
+         "num_steps - valid_lens[b], and that key is True"),
+        (causal & (steps >= first_real - 1),
+         "one padding key is visible: keys before position num_steps - valid_lens[b] are padding"),
+        (expected & ~torch.eye(num_steps, dtype=torch.bool),
+         "the diagonal is missing: a token may attend to itself"),
+    ]
+    for wrong, hint in mistakes:
+        if torch.equal(received, wrong):
+            return hint
+    if torch.equal(received & real_query, expected):
+        return ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False: a "
+                "padding token attends to nothing")
+    return ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]: a "
+            "(steps, steps) causal mask and a (batch, 1, steps) padding mask, combined with &")
+
+
+def check_left_padded_mask(left_padded_mask):
+    """``left_padded_mask(valid_lens, num_steps)``: causal, with the padding on the left."""
+    valid_lens, num_steps = torch.tensor([3, 6, 1, 5]), 6
+    call = f"left_padded_mask(torch.tensor({valid_lens.tolist()}), {num_steps})"
+    received = left_padded_mask(valid_lens.clone(), num_steps)
+    _expect_bool_tensor(received, LEFT, call)
+    expected = _left_padded_reference(valid_lens, num_steps)
+    if received.dim() == 3 and received.shape[1] == 1:
+        shape_hint = ("the causal part gives each query a row of its own: a (batch, 1, num_steps) mask "
+                      "can only hide padding")
+    else:
+        shape_hint = "one (queries, keys) mask per example: (batch, num_steps, num_steps)"
+    expect(received.shape == expected.shape, LEFT, f"shape {tuple(expected.shape)} from {call}",
+           f"shape {tuple(received.shape)}", shape_hint)
+    received = received.cpu()
+    hint = _left_padded_hint(received, valid_lens, num_steps)
+    for b, length in enumerate(valid_lens.tolist()):
+        example = f"example {b} (valid length {length}) of {call}:"
+        expect(torch.equal(received[b], expected[b]), LEFT, f"for {example}{mask_rows(expected[b])}",
+               f"for {example}{mask_rows(received[b])}", hint)
+    # The real tokens must get the outputs of their sequence run alone, without padding.
+    queries, keys, values = _random_qkv(63, len(valid_lens), num_steps, num_steps)  # padding holds noise too
+    output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=received)  # (batch, steps, 3)
+    causal = DotProductAttention(0.0, causal=True)
+    for b, length in enumerate(valid_lens.tolist()):
+        alone = causal(queries[b:b + 1, -length:], keys[b:b + 1, -length:], values[b:b + 1, -length:])
+        expect_close(output[b, -length:], alone[0].detach(), f"{LEFT} (example {b})", hint)
+    passed(LEFT, "Every real token gets the output of its sequence run alone, without padding, and "
+                 "a padding token has no key to attend to.")
