@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import DotProductAttention, MultiHeadAttention
-from ..masking import key_mask
+from ..masking import attention_mask
 from ._feedback import expect, expect_close, passed
 from ._support import seeded
 
@@ -84,7 +84,7 @@ def check_lengths_to_mask(lengths_to_mask):
     for valid_lens in cases:
         num_queries, num_keys = 4, 5
         received = lengths_to_mask(valid_lens, num_keys)
-        expected = key_mask(valid_lens, num_keys)  # (batch, 1 or queries, keys)
+        expected = attention_mask(valid_lens, len(valid_lens), num_queries, num_keys)  # (batch, 1 or queries, keys)
         call = f"lengths_to_mask of {valid_lens.dim()}-D lengths {tuple(valid_lens.shape)}"
         expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, LENGTHS,
                f"a boolean tensor from {call}", f"{type(received).__name__}" + (
@@ -98,7 +98,7 @@ def check_lengths_to_mask(lengths_to_mask):
                           "compare torch.arange(num_keys) with the lengths by broadcasting")
         expect(received.shape == expected.shape, LENGTHS, f"shape {tuple(expected.shape)} for {call}",
                f"shape {tuple(received.shape)}", shape_hint)
-        if torch.equal(received, key_mask(valid_lens + 1, num_keys)):
+        if torch.equal(received, attention_mask(valid_lens + 1, len(valid_lens), num_queries, num_keys)):
             hint = "key j is valid when j < valid_len (positions start at 0): use <, not <="
         elif torch.equal(received, ~expected):
             hint = "SDPA's boolean mask is True where a query may attend, i.e. on the valid keys"
