@@ -33,8 +33,8 @@ from .kernels import (
     leave_one_out,
     nadaraya_watson,
 )
-from .masking import causal_valid_lens, masked_softmax, padding_mask, sequence_mask
-from .plotting import plt, show_heatmaps, use_svg_display
+from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_mask, sequence_mask
+from .plotting import plt, show_heatmaps, show_weights, use_svg_display
 
 __version__ = "0.1.0"
 
@@ -44,6 +44,6 @@ __all__ = [
     "ones", "reshape", "tensor", "try_all_gpus", "try_gpu", "zeros",
     "KERNELS", "NWKernelRegression", "boxcar", "constant", "epanechnikov", "gaussian",
     "leave_one_out", "nadaraya_watson",
-    "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
-    "plt", "show_heatmaps", "use_svg_display",
+    "attention_mask", "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
+    "plt", "show_heatmaps", "show_weights", "use_svg_display",
 ]

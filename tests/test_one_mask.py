@@ -203,3 +203,14 @@ def test_no_module_imports_a_private_name_from_another():
     found = {str(path.relative_to(PACKAGE)): list(_private_imports(path))
              for path in sorted(PACKAGE.rglob("*.py"))}
     assert {path: names for path, names in found.items() if names} == {}
+
+
+def test_overhead_benchmark_runs_against_this_revision(capsys):
+    import importlib.util
+    path = PACKAGE.parent / "benchmarks" / "overhead.py"
+    spec = importlib.util.spec_from_file_location("overhead_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    benchmark.main(["--before", "HEAD", "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert "| MultiHeadAttention, fast, 1-D lengths |" in out and "host reads" in out
