@@ -355,7 +355,7 @@ def time_masking(variants, scores, valid_lens, repeats, device):
     for round_ in range(repeats + 1):  # round 0 warms up
         for name, fn in variants.items():
             X = scores.clone()
-            elapsed = _time_once(lambda: fn(X, valid_lens), device)[0]
+            elapsed = _time_once(lambda fn=fn, X=X: fn(X, valid_lens), device)[0]
             if round_:
                 times[name].append(elapsed)
     return medians(times)

@@ -362,8 +362,8 @@ def test_benchmark_runs_end_to_end_on_a_tiny_workload(capsys):
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
     benchmark.main(["--device", "cpu", "--batch", "2", "--tokens", "16", "--width", "8", "--heads", "2",
-                    "--repeats", "1", "--warmup", "0", "--pair-repeats", "2", "--sweep", "8", "--mask-small", "2", "3", "4",
-                    "--mask-large", "2", "3", "4"])
+                    "--repeats", "1", "--warmup", "0", "--pair-repeats", "2", "--sweep", "8",
+                    "--mask-small", "2", "3", "4", "--mask-large", "2", "3", "4"])
     out = capsys.readouterr().out
     assert out.count("| book-style explicit (d2l book code) |") == 1
     assert "| d2lmini fast path (need_weights=False) |" in out and "| 8 |" in out
