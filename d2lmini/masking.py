@@ -40,16 +40,17 @@ def _as_lengths(valid_lens, batch_size, num_queries):
     check_tensor(valid_lens, "valid_lens")
     if valid_lens.dtype == torch.bool or valid_lens.is_complex():
         raise TypeError(f"valid_lens must hold integer or float lengths, got dtype {valid_lens.dtype}")
-    expected = f"({batch_size},) or ({batch_size}, {num_queries})"
+    def expected():
+        return f"expected ({batch_size},) or ({batch_size}, {num_queries})"
+
     if valid_lens.dim() not in (1, 2):
-        raise ValueError(f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; "
-                         f"expected {expected}")
+        raise ValueError(f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; {expected()}")
     if valid_lens.shape[0] != batch_size:
         raise ValueError(f"valid_lens has shape {shape_str(valid_lens)}, which does not fit a batch of "
-                         f"{batch_size} examples; expected {expected}")
+                         f"{batch_size} examples; {expected()}")
     if valid_lens.dim() == 2 and valid_lens.shape[1] != num_queries:
         raise ValueError(f"valid_lens has shape {shape_str(valid_lens)}, but there are {num_queries} "
-                         f"queries: a 2-D valid_lens needs one length per query; expected {expected}")
+                         f"queries: a 2-D valid_lens needs one length per query; {expected()}")
     if valid_lens.device.type == "cpu" and valid_lens.numel() > 0:
         shortest = valid_lens.min().item()  # NaN if any length is NaN: one reduction checks both
         if math.isnan(shortest):
@@ -111,9 +112,9 @@ def zero_empty_rows(x, mask, *, inplace=False):
     usually skips the work; on a GPU that question would synchronise, so the
     fill always runs there.
     """
-    empty = empty_rows(mask)
-    if x.device.type == "cpu" and not empty.any():
+    if x.device.type == "cpu" and mask.any(dim=-1).all():  # every query sees a key: nothing to zero
         return x
+    empty = empty_rows(mask)
     return x.masked_fill_(empty, 0.0) if inplace else x.masked_fill(empty, 0.0)
 
 
