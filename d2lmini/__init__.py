@@ -1,8 +1,12 @@
 """d2lmini: a small attention toolkit for the attention-notebooks collection.
 
 ``import d2lmini as d2l`` gives the names that the d2l book's attention
-chapters use. Modules, one concept each (imports flow one way):
-widgets -> plotting -> attention -> masking -> device.
+chapters use. One module per concept: ``device``, ``masking`` (the one place
+that reads ``valid_lens``), ``attention`` (the explicit and fast paths),
+``kernels`` and ``plotting``, each importing only ``_checks`` and the modules
+below it; ``widgets`` and ``exercises`` are imported on demand.
+docs/architecture.md has the import table (kept true by a test) and says how
+to add a chapter or an explorer.
 """
 
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention, to_torch_multihead
