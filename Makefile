@@ -8,8 +8,8 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-browser lab test unit-test browser-test notebook-test notebooks bench clean
-.PHONY: student solutions
+.PHONY: install install-browser lab test lint unit-test browser-test notebook-test notebooks student \
+	solutions bench bench-widgets bench-notebooks bench-overhead clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -52,14 +52,18 @@ lab: install
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real
 # browser (JupyterLab and Notebook 7, screenshots in build/screenshots).
-test: install install-browser
+test: install install-browser lint
 	$(PY) -m pytest $(PYTEST_NOTEBOOKS) --cov=d2lmini --cov-report=term-missing:skip-covered \
 		--cov-fail-under=90 tests notebooks
+
+# ruff's rules and exceptions are in pyproject.toml.
+lint: install
+	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks
 
 unit-test: install
 	$(PY) -m pytest -p no:nbval --ignore=tests/browser tests
 
-browser-test: install install-browser
+browser-test: install install-browser lint
 	$(PY) -m pytest -p no:nbval tests/browser
 
 notebook-test: install
@@ -101,12 +105,16 @@ clean:
 	rm -rf build .pytest_cache .coverage
 
 # Latency of the widget explorers against a new figure per change (prints Markdown tables).
-.PHONY: bench-widgets
 bench-widgets: install
 	$(PY) benchmarks/widget_latency.py
 
 # Per-notebook execution time in a fresh kernel (and through nbconvert), against
 # a baseline notebook that only imports torch and d2lmini.
-.PHONY: bench-notebooks
 bench-notebooks: install
 	$(PY) benchmarks/notebook_times.py --cli
+
+# Per-call overhead and host reads of the attention modules against an earlier
+# revision, in one run: make bench-overhead BEFORE=<git revision>.
+BEFORE ?= HEAD~1
+bench-overhead: install
+	$(PY) benchmarks/overhead.py --before $(BEFORE)

@@ -37,7 +37,7 @@ from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
 import d2lmini as d2l
-from d2lmini.masking import key_mask
+from d2lmini.masking import attention_mask
 
 # ---- the book's explicit multi-head attention, written out for comparison ----
 
@@ -324,12 +324,12 @@ def masking_table(args, device):
     variants = {
         "book: -1e6 by boolean index assignment": book_masked_softmax,
         "masked_fill copy, -1e6": lambda X, lens: torch.softmax(
-            X.masked_fill(~key_mask(lens, X.shape[-1]), -1e6), dim=-1),
+            X.masked_fill(~attention_mask(lens, *X.shape), -1e6), dim=-1),
         "masked_fill copy, -inf, then nan_to_num": lambda X, lens: torch.softmax(
-            X.masked_fill(~key_mask(lens, X.shape[-1]), float("-inf")), dim=-1).nan_to_num(0.0),
+            X.masked_fill(~attention_mask(lens, *X.shape), float("-inf")), dim=-1).nan_to_num(0.0),
         "d2lmini masked_softmax (public: copies)": d2l.masked_softmax,
-        "d2lmini masked_softmax, in place (internal)":
-            lambda X, lens: d2l.masked_softmax(X, lens, _inplace=True),
+        "d2lmini masked_softmax, inplace=True":
+            lambda X, lens: d2l.masked_softmax(X, lens, inplace=True),
     }
     lines = []
     large_repeats = max(3, args.repeats // 2)
@@ -355,7 +355,7 @@ def time_masking(variants, scores, valid_lens, repeats, device):
     for round_ in range(repeats + 1):  # round 0 warms up
         for name, fn in variants.items():
             X = scores.clone()
-            elapsed = _time_once(lambda: fn(X, valid_lens), device)[0]
+            elapsed = _time_once(lambda fn=fn, X=X: fn(X, valid_lens), device)[0]
             if round_:
                 times[name].append(elapsed)
     return medians(times)

@@ -1,8 +1,12 @@
 """d2lmini: a small attention toolkit for the attention-notebooks collection.
 
 ``import d2lmini as d2l`` gives the names that the d2l book's attention
-chapters use. Modules, one concept each (imports flow one way):
-widgets -> plotting -> attention -> masking -> device.
+chapters use. One module per concept: ``device``, ``masking`` (the one place
+that reads ``valid_lens``), ``attention`` (the explicit and fast paths),
+``kernels`` and ``plotting``, each importing only ``_checks`` and the modules
+below it; ``widgets`` and ``exercises`` are imported on demand.
+docs/architecture.md has the import table (kept true by a test) and says how
+to add a chapter or an explorer.
 """
 
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention, to_torch_multihead
@@ -33,8 +37,8 @@ from .kernels import (
     leave_one_out,
     nadaraya_watson,
 )
-from .masking import causal_valid_lens, masked_softmax, padding_mask, sequence_mask
-from .plotting import plt, show_heatmaps, use_svg_display
+from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_mask, sequence_mask
+from .plotting import plt, show_heatmaps, show_weights, use_svg_display
 
 __version__ = "0.1.0"
 
@@ -44,6 +48,6 @@ __all__ = [
     "ones", "reshape", "tensor", "try_all_gpus", "try_gpu", "zeros",
     "KERNELS", "NWKernelRegression", "boxcar", "constant", "epanechnikov", "gaussian",
     "leave_one_out", "nadaraya_watson",
-    "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
-    "plt", "show_heatmaps", "use_svg_display",
+    "attention_mask", "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
+    "plt", "show_heatmaps", "show_weights", "use_svg_display",
 ]

@@ -4,8 +4,12 @@ Shapes follow the book: queries ``(batch, queries, query_size)``, keys
 ``(batch, keys, key_size)``, values ``(batch, keys, value_size)``; the output
 is ``(batch, queries, value_size)`` and the weights ``(batch, queries, keys)``.
 
-``DotProductAttention`` and ``MultiHeadAttention`` have two paths, chosen once
-when the module is built:
+``valid_lens`` is read once per call: ``forward`` hands it to
+``masking.attention_mask``, which checks it and returns the boolean mask that
+everything after it uses.
+
+``DotProductAttention`` and ``MultiHeadAttention`` have two paths, fixed when
+the module is built and visible as one ``if`` in ``DotProductAttention.attend``:
 
 * ``need_weights=True`` (the default) is the explicit path the notebooks
   teach: it computes the scores, the masked softmax and the weighted sum, and
@@ -15,7 +19,9 @@ when the module is built:
   hands the queries x keys weights back, so ``attention_weights`` stays None.
 
 Both give the same output, including the package's rule that a query with no
-valid key gets a zero output row.
+valid key gets a zero output row. Neither reads a tensor's values back to the
+host, so on a GPU a forward pass never waits for the device (see
+``attention_mask`` for how the lengths are checked without that).
 """
 
 import math
@@ -33,7 +39,7 @@ from ._checks import (
     check_tensor,
     shape_str,
 )
-from .masking import _check_lengths, _lengths_column, _with_causal, key_mask, masked_softmax
+from .masking import attention_mask, empty_rows, masked_softmax, zero_empty_rows
 
 
 class _LazyLinear(nn.LazyLinear):
@@ -52,9 +58,10 @@ class _LazyLinear(nn.LazyLinear):
         # nn.Linear's constructor draws the weight, then the bias, from the CPU generator.
         reference = nn.Linear(self.in_features, self.out_features, bias=self.bias is not None)
         with torch.no_grad():
-            self.weight.copy_(reference.weight)
+            # non_blocking: a first call on a GPU must not make the host wait (see attention_mask).
+            self.weight.copy_(reference.weight, non_blocking=True)
             if self.bias is not None:
-                self.bias.copy_(reference.bias)
+                self.bias.copy_(reference.bias, non_blocking=True)
 
 
 def _linear(in_features, out_features, bias):
@@ -95,38 +102,6 @@ def _check_flag(value, name):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
 
 
-def _sdpa(queries, keys, values, valid_lens, causal, dropout_p):
-    """SDPA with the package's masking rules, for 3-D or 4-D (batch, heads, n, d) inputs.
-
-    ``valid_lens`` is None or already checked: ``(batch,)`` or ``(batch, queries)``.
-    The only mask built here is boolean, ``(batch, 1, keys)`` for 1-D lengths and
-    ``(batch, queries, keys)`` for 2-D or causal ones (a head axis of 1 is added
-    for 4-D inputs, so every head shares it). SDPA turns it into a float mask of
-    the same shape: for 2-D lengths that is queries x keys per example, still
-    ``heads`` times smaller than the scores, which are never built.
-    """
-    if valid_lens is None:
-        return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p,
-                                              is_causal=causal)
-    if causal:
-        valid_lens = _with_causal(valid_lens, queries.shape[0], queries.shape[-2], queries.device)
-    allowed = key_mask(valid_lens, keys.shape[-2])  # (batch, 1 or queries, keys)
-    empty_rows = _lengths_column(valid_lens) <= 0  # (batch, 1 or queries, 1)
-    has_empty_rows = bool(empty_rows.any())
-    if has_empty_rows:
-        # What SDPA returns for a query with no allowed key depends on the torch
-        # release and the kernel (NaN in some). Let such queries see every key,
-        # so nothing is NaN, even in the gradients, then zero their outputs.
-        allowed = allowed | empty_rows
-    if queries.dim() == 4:
-        allowed, empty_rows = allowed.unsqueeze(1), empty_rows.unsqueeze(1)  # the same for every head
-    output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed,
-                                            dropout_p=dropout_p)
-    if has_empty_rows:
-        output = output.masked_fill(empty_rows, 0.0)
-    return output
-
-
 class AdditiveAttention(nn.Module):
     """Additive attention: a(q, k) = w_vᵀ tanh(W_q q + W_k k).
 
@@ -152,7 +127,7 @@ class AdditiveAttention(nn.Module):
         # (batch, queries, 1, h) + (batch, 1, keys, h) -> (batch, queries, keys, h)
         features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))
         scores = self.w_v(features).squeeze(-1)  # (batch, queries, keys)
-        self.attention_weights = masked_softmax(scores, valid_lens, _inplace=True)
+        self.attention_weights = masked_softmax(scores, valid_lens, inplace=True)
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
@@ -172,8 +147,6 @@ class DotProductAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self._need_weights, self._causal = need_weights, causal
         self.attention_weights = None  # (batch, queries, keys) after an explicit call
-        # Chosen once here rather than tested on every call, as nanoGPT does.
-        self._attend = self._explicit_attention if need_weights else self._fast_attention
 
     @property
     def need_weights(self):
@@ -193,23 +166,36 @@ class DotProductAttention(nn.Module):
                  f"keys {shape_str(keys)}": keys.shape[-1]},
                 "query and key sizes (last axis) for a dot product",
             )
-        if valid_lens is not None:
-            valid_lens = _check_lengths(valid_lens, queries.shape[0], queries.shape[1], queries.device,
-                                        f"queries of shape {shape_str(queries)}")
-        return self._attend(queries, keys, values, valid_lens)
+        mask = attention_mask(valid_lens, queries.shape[0], queries.shape[1], keys.shape[1],
+                              causal=self.causal, device=queries.device)  # (batch, 1 or queries, keys)
+        return self.attend(queries, keys, values, mask, only_causal=self.causal and valid_lens is None)
 
-    def _explicit_attention(self, queries, keys, values, valid_lens):
-        if self.causal:
-            valid_lens = _with_causal(valid_lens, queries.shape[0], queries.shape[1], queries.device)
-        d = queries.shape[-1]
-        # Scaling the (queries, d) queries costs less than scaling the (queries, keys) scores.
-        scores = torch.bmm(queries / math.sqrt(d), keys.transpose(1, 2))  # (batch, queries, keys)
-        self.attention_weights = masked_softmax(scores, valid_lens, _inplace=True)
-        return torch.bmm(self.dropout(self.attention_weights), values)
+    def attend(self, queries, keys, values, mask, only_causal=False):
+        """Attention of checked inputs ``(..., n, d)`` under a boolean ``mask`` (or None).
 
-    def _fast_attention(self, queries, keys, values, valid_lens):
+        ``mask`` comes from ``attention_mask`` and broadcasts against the
+        scores ``(..., queries, keys)``. ``only_causal`` says that it is the
+        plain causal mask, which the fast path lets SDPA apply by itself.
+        """
+        if self.need_weights:
+            # Explicit path (the default): the scores and weights that the notebooks
+            # teach and plot, kept in attention_weights.
+            d = queries.shape[-1]
+            # Scaling the (queries, d) queries costs less than scaling the (queries, keys) scores.
+            scores = (queries / math.sqrt(d)) @ keys.transpose(-2, -1)  # (..., queries, keys)
+            self.attention_weights = masked_softmax(scores, mask=mask, inplace=True)
+            return self.dropout(self.attention_weights) @ values
+        # Fast path (need_weights=False): one fused SDPA call that never builds the weights.
         dropout_p = self.dropout.p if self.training else 0.0
-        return _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)
+        if mask is None or only_causal:
+            return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p,
+                                                  is_causal=only_causal)
+        # What SDPA returns for a query with no allowed key depends on the torch
+        # release and the kernel (NaN in some, in the gradients too). Such a query
+        # sees every key here, and the package's policy zeroes its output.
+        output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask | empty_rows(mask),
+                                                dropout_p=dropout_p)
+        return zero_empty_rows(output, mask)
 
 
 class MultiHeadAttention(nn.Module):
@@ -242,8 +228,6 @@ class MultiHeadAttention(nn.Module):
         self.W_k = _linear(key_size, num_hiddens, bias)
         self.W_v = _linear(value_size, num_hiddens, bias)
         self.W_o = _linear(num_hiddens, num_hiddens, bias)
-        # Chosen once here rather than tested on every call, as nanoGPT does.
-        self._attend = self._folded_heads if need_weights else self._fast_heads
 
     @property
     def need_weights(self):
@@ -260,30 +244,29 @@ class MultiHeadAttention(nn.Module):
         check_linear_input(self.W_q, queries, "queries", "query_size")
         check_linear_input(self.W_k, keys, "keys", "key_size")
         check_linear_input(self.W_v, values, "values", "value_size")
-        if valid_lens is not None:
-            valid_lens = _check_lengths(valid_lens, queries.shape[0], queries.shape[1], queries.device,
-                                        f"queries of shape {shape_str(queries)}")
-        return self._attend(queries, keys, values, valid_lens)
-
-    def _folded_heads(self, queries, keys, values, valid_lens):
-        queries = self.transpose_qkv(self.W_q(queries))  # (batch*heads, queries, hiddens/heads)
-        keys = self.transpose_qkv(self.W_k(keys))  # (batch*heads, keys, hiddens/heads)
-        values = self.transpose_qkv(self.W_v(values))  # (batch*heads, keys, hiddens/heads)
-        if valid_lens is not None:
-            # Every head of example b uses example b's lengths.
-            valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
-        output = self.attention(queries, keys, values, valid_lens)  # (batch*heads, queries, hiddens/heads)
-        return self.W_o(self.transpose_output(output))  # (batch, queries, hiddens)
-
-    def _fast_heads(self, queries, keys, values, valid_lens):
+        batch_size, num_queries = queries.shape[:2]
+        mask = attention_mask(valid_lens, batch_size, num_queries, keys.shape[1],
+                              causal=self.causal, device=queries.device)  # (batch, 1 or queries, keys)
+        if mask is not None:
+            mask = mask.unsqueeze(1)  # (batch, 1, 1 or queries, keys): every head of an example shares it
+        only_causal = self.causal and valid_lens is None
+        if self.need_weights:
+            # Explicit path: the heads folded into the batch axis, as chapter 05 builds it,
+            # so that self.attention keeps every head's weights.
+            queries = self.transpose_qkv(self.W_q(queries))  # (batch*heads, queries, hiddens/heads)
+            keys = self.transpose_qkv(self.W_k(keys))  # (batch*heads, keys, hiddens/heads)
+            values = self.transpose_qkv(self.W_v(values))  # (batch*heads, keys, hiddens/heads)
+            if mask is not None:
+                mask = mask.expand(batch_size, self.num_heads, *mask.shape[2:]).flatten(0, 1)
+            output = self.attention.attend(queries, keys, values, mask, only_causal)
+            return self.W_o(self.transpose_output(output))  # (batch, queries, hiddens)
+        # Fast path: a head axis instead of the fold, and one SDPA call for all heads.
         queries = self.split_heads(self.W_q(queries))  # (batch, heads, queries, hiddens/heads)
         keys = self.split_heads(self.W_k(keys))  # (batch, heads, keys, hiddens/heads)
         values = self.split_heads(self.W_v(values))  # (batch, heads, keys, hiddens/heads)
-        dropout_p = self.attention.dropout.p if self.training else 0.0
-        output = _sdpa(queries, keys, values, valid_lens, self.causal, dropout_p)
+        output = self.attention.attend(queries, keys, values, mask, only_causal)
         output = output.transpose(1, 2)  # (batch, queries, heads, hiddens/heads)
-        output = output.reshape(output.shape[0], output.shape[1], -1)  # (batch, queries, hiddens)
-        return self.W_o(output)
+        return self.W_o(output.reshape(batch_size, num_queries, -1))  # (batch, queries, hiddens)
 
     @property
     def attention_weights(self):

@@ -1,14 +1,24 @@
-"""Sequence masks and the masked softmax.
+"""Masks: which keys each query may attend to, and the softmax that respects them.
 
 Conventions used throughout the package:
 
-* scores have shape ``(batch, queries, keys)``;
+* scores have shape ``(batch, queries, keys)`` (the multi-head fast path adds
+  a head axis after the batch);
 * ``valid_lens`` is ``None``, 1-D ``(batch,)`` with one length per example, or
   2-D ``(batch, queries)`` with one length per query;
 * key ``j`` is valid for a row when ``j < valid_len``, so a length above the
   number of keys means "every key is valid", and float lengths work too;
-* a row with no valid key gets all-zero weights: never NaN, and never weight
-  on padding.
+* a mask is boolean and True where a query *may* attend to a key, as in
+  ``torch.nn.functional.scaled_dot_product_attention`` (SDPA).
+
+One rule, one place:
+
+* ``attention_mask`` is the only function that reads ``valid_lens``. Every
+  entry point (``masked_softmax``, ``sequence_mask``, ``padding_mask``, both
+  paths of the attention modules, the explorers) turns lengths into a mask
+  through it, once per call.
+* ``empty_rows`` and ``zero_empty_rows`` hold the policy for a query with no
+  valid key: its row is all zeros, never NaN and never weight on padding.
 """
 
 import math
@@ -18,21 +28,94 @@ import torch
 from ._checks import check_tensor, shape_str
 
 
-def _as_lengths(valid_lens, name="valid_lens"):
-    """Turn ``valid_lens`` into a tensor and check its values."""
+def _as_lengths(valid_lens, batch_size, num_queries):
+    """``valid_lens`` as a tensor whose shape fits the batch, checked once.
+
+    Shapes are metadata, so checking them is free on every device. Values are
+    only read back from CPU tensors: reading a GPU tensor's values would make
+    the host wait for the GPU (a synchronisation) on every forward pass.
+    """
     if isinstance(valid_lens, (list, tuple)):
         valid_lens = torch.tensor(valid_lens)
-    check_tensor(valid_lens, name)
+    check_tensor(valid_lens, "valid_lens")
     if valid_lens.dtype == torch.bool or valid_lens.is_complex():
-        raise TypeError(f"{name} must hold integer or float lengths, got dtype {valid_lens.dtype}")
-    if valid_lens.numel() > 0:
-        # One reduction checks both: the minimum is NaN if any length is NaN.
-        shortest = valid_lens.min().item()
+        raise TypeError(f"valid_lens must hold integer or float lengths, got dtype {valid_lens.dtype}")
+    def expected():
+        return f"expected ({batch_size},) or ({batch_size}, {num_queries})"
+
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; {expected()}")
+    if valid_lens.shape[0] != batch_size:
+        raise ValueError(f"valid_lens has shape {shape_str(valid_lens)}, which does not fit a batch of "
+                         f"{batch_size} examples; {expected()}")
+    if valid_lens.dim() == 2 and valid_lens.shape[1] != num_queries:
+        raise ValueError(f"valid_lens has shape {shape_str(valid_lens)}, but there are {num_queries} "
+                         f"queries: a 2-D valid_lens needs one length per query; {expected()}")
+    if valid_lens.device.type == "cpu" and valid_lens.numel() > 0:
+        shortest = valid_lens.min().item()  # NaN if any length is NaN: one reduction checks both
         if math.isnan(shortest):
-            raise ValueError(f"{name} must not contain NaN, got {valid_lens.tolist()}")
+            raise ValueError(f"valid_lens must not contain NaN, got {valid_lens.tolist()}")
         if shortest < 0:
-            raise ValueError(f"{name} must be non-negative, got {valid_lens.tolist()}")
+            raise ValueError(f"valid_lens must be non-negative, got {valid_lens.tolist()}")
     return valid_lens
+
+
+def attention_mask(valid_lens, batch_size, num_queries, num_keys, *, causal=False, device=None):
+    """The boolean mask for ``valid_lens``: True where query ``i`` may attend to key ``j``.
+
+    ``valid_lens`` is None, 1-D ``(batch_size,)``, 2-D ``(batch_size,
+    num_queries)``, or a list of lengths. With ``causal=True`` query ``i``
+    also sees keys ``0..i`` only (query ``i`` lines up with key ``i``, as with
+    SDPA's ``is_causal``); combined with lengths, a key must pass both.
+
+    Returns None when nothing is masked, else a mask that broadcasts against
+    scores ``(batch, queries, keys)``: ``(batch, 1, keys)`` for 1-D lengths,
+    ``(batch, queries, keys)`` for 2-D or causal lengths, ``(1, queries,
+    keys)`` for the causal mask alone. It lives on ``device`` (by default the
+    lengths' device, or the CPU).
+
+    The lengths are checked here and nowhere else, with an error that names
+    what was received and what was expected. Their values (no NaN, none
+    negative) are checked only for CPU tensors, where reading them is free;
+    lengths on a GPU are never read back, so building the mask does not
+    synchronise. There, a NaN or negative length simply allows no key.
+    """
+    if valid_lens is None and not causal:
+        return None
+    mask = None
+    if valid_lens is not None:
+        valid_lens = _as_lengths(valid_lens, batch_size, num_queries)
+        if device is not None:
+            valid_lens = valid_lens.to(device, non_blocking=True)
+        device = valid_lens.device
+        lengths = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
+        mask = torch.arange(num_keys, device=device) < lengths  # (batch, 1 or queries, keys)
+    if causal:
+        keys = torch.arange(num_keys, device=device)
+        queries = torch.arange(num_queries, device=device)
+        past = keys <= queries[:, None]  # (queries, keys)
+        mask = past[None] if mask is None else mask & past
+    return mask
+
+
+def empty_rows(mask):
+    """True for a query that may attend to no key at all: shape ``(..., 1 or queries, 1)``."""
+    return ~mask.any(dim=-1, keepdim=True)
+
+
+def zero_empty_rows(x, mask, *, inplace=False):
+    """``x`` with the rows of queries that see no key set to zero: the package's policy.
+
+    ``x`` holds one row per query, ``(..., queries, n)``: attention weights or
+    attention outputs. ``inplace=True`` writes into ``x`` (for a temporary
+    the caller owns). On the CPU, asking whether any row is empty is free and
+    usually skips the work; on a GPU that question would synchronise, so the
+    fill always runs there.
+    """
+    if x.device.type == "cpu" and mask.any(dim=-1).all():  # every query sees a key: nothing to zero
+        return x
+    empty = empty_rows(mask)
+    return x.masked_fill_(empty, 0.0) if inplace else x.masked_fill(empty, 0.0)
 
 
 def sequence_mask(X, valid_len, value=0):
@@ -46,115 +129,45 @@ def sequence_mask(X, valid_len, value=0):
         raise ValueError(
             f"X must have at least 2 dimensions (batch, steps, ...), got shape {shape_str(X)}"
         )
-    valid_len = _as_lengths(valid_len, "valid_len")
-    if valid_len.shape != X.shape[:1]:
-        raise ValueError(
-            f"valid_len must have shape ({X.shape[0]},), one length per example of X, "
-            f"got shape {shape_str(valid_len)} for X of shape {shape_str(X)}"
-        )
     if X.is_floating_point() and abs(value) != float("inf") and abs(value) > torch.finfo(X.dtype).max:
         raise ValueError(
             f"value={value} does not fit in X's dtype {X.dtype} (largest magnitude "
             f"{torch.finfo(X.dtype).max:.6g}); use float('-inf') or torch.finfo(X.dtype).min"
         )
-    steps = torch.arange(X.shape[1], device=X.device)
-    keep = steps[None, :] < valid_len.to(X.device)[:, None]  # (batch, steps)
+    keep = attention_mask(valid_len, X.shape[0], 1, X.shape[1], device=X.device)[:, 0]  # (batch, steps)
     keep = keep.reshape(keep.shape + (1,) * (X.dim() - 2))
     return X.masked_fill(~keep, value)
 
 
-def _check_lengths(valid_lens, batch, num_queries, device, source):
-    """Check ``valid_lens`` against ``batch`` and ``num_queries`` and move it to ``device``.
+def masked_softmax(X, valid_lens=None, *, mask=None, inplace=False):
+    """Softmax over the last axis of ``X``, ignoring the keys that are masked.
 
-    ``source`` names where those sizes come from, for the error message.
-    """
-    valid_lens = _as_lengths(valid_lens)
-    expected = f"({batch},) or ({batch}, {num_queries})"
-    if valid_lens.dim() not in (1, 2):
-        raise ValueError(
-            f"valid_lens must be 1-D or 2-D, got shape {shape_str(valid_lens)}; "
-            f"expected {expected}"
-        )
-    if valid_lens.dim() == 1 and valid_lens.shape[0] != batch:
-        raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
-            f"(batch size {batch}); expected {expected}"
-        )
-    if valid_lens.dim() == 2 and tuple(valid_lens.shape) != (batch, num_queries):
-        raise ValueError(
-            f"valid_lens has shape {shape_str(valid_lens)}, which does not fit {source} "
-            f"({num_queries} queries): a 2-D valid_lens needs one length per query; expected {expected}"
-        )
-    return valid_lens.to(device)
-
-
-def _lengths_column(valid_lens):
-    """Lengths shaped to compare with key positions: (batch, 1, 1) or (batch, queries, 1)."""
-    return valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[:, :, None]
-
-
-def key_mask(valid_lens, num_keys):
-    """Boolean mask, True where a key is valid, broadcastable to (batch, queries, keys).
-
-    A 1-D ``valid_lens`` gives shape ``(batch, 1, keys)`` and a 2-D one
-    ``(batch, queries, keys)``: the comparison broadcasts, so no length is copied.
-    """
-    keys = torch.arange(num_keys, device=valid_lens.device)
-    return keys < _lengths_column(valid_lens)  # (batch, 1 or queries, keys)
-
-
-def _with_causal(valid_lens, batch_size, num_queries, device=None):
-    """2-D lengths that also hide the future: query ``i`` sees at most keys ``0..i``.
-
-    ``valid_lens`` is None (the plain causal mask, ``causal_valid_lens``), 1-D
-    ``(batch,)`` or 2-D ``(batch, queries)``; the result is ``(batch, queries)``.
-    Query ``i`` is lined up with key ``i``, as in SDPA's ``is_causal``.
-    """
-    causal = causal_valid_lens(batch_size, num_queries, device)  # (batch, queries)
-    if valid_lens is None:
-        return causal
-    if valid_lens.dim() == 1:
-        valid_lens = valid_lens[:, None]  # (batch, 1)
-    return torch.minimum(valid_lens, causal)
-
-
-def masked_softmax(X, valid_lens, *, _inplace=False):
-    """Softmax over the last axis of ``X``, ignoring keys beyond ``valid_lens``.
-
-    ``X`` holds scores of shape ``(batch, queries, keys)``. With ``valid_lens``
-    None this is a plain softmax (and ``X`` may have any rank). Masked keys get
-    weight exactly 0; a row with no valid key gets all-zero weights. ``X`` is
-    never modified (``_inplace`` is for the package's own temporary scores).
+    Give either ``valid_lens`` (the book's way: ``X`` is then ``(batch,
+    queries, keys)``) or a boolean ``mask`` from ``attention_mask`` that
+    broadcasts against ``X``. With neither this is a plain softmax. Masked
+    keys get weight exactly 0, and a row with no valid key gets all-zero
+    weights. ``X`` is left untouched unless ``inplace=True``, which fills the
+    masked scores in place (for scores the caller has just computed and owns).
     """
     check_tensor(X, "X", floating=True)
-    if valid_lens is None:
+    if valid_lens is not None:
+        if mask is not None:
+            raise ValueError("give valid_lens or mask, not both")
+        if X.dim() != 3:
+            raise ValueError(f"X must be 3-D (batch, queries, keys) when valid_lens is given, "
+                             f"got shape {shape_str(X)}")
+        mask = attention_mask(valid_lens, *X.shape, device=X.device)
+    if mask is None:
         return torch.softmax(X, dim=-1)
-    if X.dim() != 3:
-        raise ValueError(
-            f"X must be 3-D (batch, queries, keys) when valid_lens is given, "
-            f"got shape {shape_str(X)}"
-        )
-    valid_lens = _check_lengths(valid_lens, X.shape[0], X.shape[1], X.device,
-                                f"the scores X of shape {shape_str(X)}")
-    lens = _lengths_column(valid_lens)  # (batch, 1 or queries, 1)
-    fill = X.masked_fill_ if _inplace else X.masked_fill
-    # The padding mask, True beyond each length, is (batch, 1 or queries, keys);
-    # built inline, it is freed before the softmax allocates the weights.
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a boolean tensor (True = may attend), got "
+                        f"{getattr(mask, 'dtype', type(mask).__name__)}")
     # -inf gives masked keys exactly zero weight in every dtype; -1e6 would
     # overflow to -inf in float16 anyway and is not small enough in float64.
-    scores = fill(torch.arange(X.shape[-1], device=X.device) >= lens, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    # A row whose keys are all masked is softmax(-inf, ..., -inf) = NaN. Only
-    # lengths of zero produce such rows, so pay for the clean-up only then.
-    empty_rows = valid_lens <= 0  # (batch,) or (batch, queries)
-    if empty_rows.any():
-        if weights.requires_grad:
-            # Autograd needs the softmax's output unchanged: zero a copy.
-            weights = weights.masked_fill(_lengths_column(empty_rows), 0.0)
-        else:
-            # The weights are our own fresh tensor: write zeros into the empty rows only.
-            weights[empty_rows.nonzero(as_tuple=True)] = 0.0
-    return weights
+    scores = (X.masked_fill_ if inplace else X.masked_fill)(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # a row with every key masked is NaN here
+    # The weights are our own new tensor; autograd needs them unchanged only when it tracks them.
+    return zero_empty_rows(weights, mask, inplace=not weights.requires_grad)
 
 
 def causal_valid_lens(batch_size, num_queries, device=None):
@@ -170,12 +183,14 @@ def padding_mask(valid_lens, num_keys):
     """PyTorch's ``key_padding_mask`` from 1-D lengths: True marks padding.
 
     This is the form ``torch.nn.MultiheadAttention`` expects, shape
-    ``(batch, keys)``.
+    ``(batch, keys)``: the opposite convention to ``attention_mask``.
     """
-    valid_lens = _as_lengths(valid_lens)
+    if isinstance(valid_lens, (list, tuple)):
+        valid_lens = torch.tensor(valid_lens)
+    check_tensor(valid_lens, "valid_lens")
     if valid_lens.dim() != 1:
         raise ValueError(
             f"valid_lens must be 1-D (batch,) for a key padding mask, got shape "
             f"{shape_str(valid_lens)}"
         )
-    return torch.arange(num_keys, device=valid_lens.device) >= valid_lens[:, None]
+    return ~attention_mask(valid_lens, valid_lens.shape[0], 1, num_keys)[:, 0]

@@ -61,3 +61,45 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
                 ax.set_title(titles[j])
     fig.colorbar(image, ax=axes, shrink=0.6)
     return fig
+
+
+def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".2f",
+                 xlabel="Keys", ylabel="Queries", colorbar=True):
+    """One small (queries, keys) weight matrix with each weight printed in its cell.
+
+    ``mask`` (True = may attend, as from ``attention_mask``) marks the cells
+    that were masked out: they are hatched and left blank, so a masked key
+    never looks like a key that merely got weight 0. The colours run from 0 to
+    1, and the colorbar (``colorbar=False`` leaves it out) says so. Drawn with seaborn into ``ax`` (a new figure if
+    None); returns the axes. Meant for matrices of up to about 12 × 12.
+    """
+    import seaborn as sns  # imported on first use: it takes most of a second
+
+    weights = _to_4d(weights)
+    if weights.shape[:2] != (1, 1):
+        raise ValueError(f"weights must be one (queries, keys) matrix, got shape {shape_str(weights)}")
+    weights = weights[0, 0]
+    hidden = None
+    if mask is not None:
+        mask = torch.as_tensor(mask).detach().cpu()
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got {mask.dtype}")
+        try:
+            hidden = (~mask.expand(weights.shape)).numpy()
+        except RuntimeError:
+            raise ValueError(f"mask of shape {shape_str(mask)} does not broadcast to the weights' "
+                             f"shape {tuple(weights.shape)}") from None
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.55 * weights.shape[1] + 1.5, 0.45 * weights.shape[0] + 0.9),
+                             layout="constrained")
+    # Masked cells are not drawn; this hatched background shows through them.
+    ax.set_facecolor("#eeeeee")
+    ax.patch.set_hatch("//")
+    ax.patch.set_edgecolor("#bbbbbb")
+    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap="Reds", annot=True, fmt=fmt,
+                annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
+                xticklabels=xlabels if xlabels is not None else "auto",
+                yticklabels=ylabels if ylabels is not None else "auto",
+                cbar=colorbar, cbar_kws={"label": "attention weight"})
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    return ax

@@ -169,6 +169,18 @@ torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0,
 # %% [markdown]
 # Exactly as predicted: weight 1/2 on each of the two valid keys, 1/6 on each
 # of six, zero on the padding, and outputs [2, 3, 4, 5] and [10, 11, 12, 13].
+# `d2l.show_weights` prints each weight in its cell and hatches the keys that
+# the mask removed (`d2l.attention_mask` turns the valid lengths into that
+# mask, True where a query may look), so a masked key cannot be mistaken for a
+# key that merely got weight 0:
+
+# %%
+mask = d2l.attention_mask(valid_lens, batch_size=2, num_queries=1, num_keys=10)  # (batch, 1, keys)
+fig, axes = d2l.plt.subplots(2, 1, figsize=(7, 2.4), layout="constrained")
+for b, ax in enumerate(axes):
+    d2l.show_weights(attention.attention_weights[b], mask=mask[b], ax=ax, ylabels=["query"],
+                     ylabel=f"example {b}", xlabel="Keys" if b == 1 else "", colorbar=False)
+_ = fig.colorbar(axes[0].collections[0], ax=axes, label="attention weight", shrink=0.9)
 #
 # ## Checking against `d2lmini`
 #

@@ -3,7 +3,6 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 import d2lmini as d2l
 

@@ -102,7 +102,8 @@ def test_weight_gap_accepts_the_right_gap_and_reports_both(capsys):
 def test_weight_gap_names_comparing_outputs():
     def output_gap(additive, queries, keys, values, valid_lens):
         dot_product = d2l.DotProductAttention(dropout=0.0)
-        return (additive(queries, keys, values, valid_lens) - dot_product(queries, keys, values, valid_lens)).abs().max()
+        gap = additive(queries, keys, values, valid_lens) - dot_product(queries, keys, values, valid_lens)
+        return gap.abs().max()
 
     with pytest.raises(ExerciseError, match=r"\(random keys\).*(?s:.*)you compared the outputs"):
         ch03.check_weight_gap(output_gap)

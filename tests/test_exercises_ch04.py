@@ -105,7 +105,8 @@ def test_attention_cost_success_line_reports_quadratic_growth(capsys):
 @pytest.mark.parametrize("wrong,message", [
     (lambda nq, nk, d, bytes_per_element=4: (nq * nk * d, nq * nk * bytes_per_element), "you counted QKᵀ only"),
     (lambda nq, nk, d, bytes_per_element=4: (2 * (nq + nk) * d, nq * nk * bytes_per_element), "not their sum"),
-    (lambda nq, nk, d, bytes_per_element=4: (2 * nq * nk * d, nq * nk), "one float32 \\(4 bytes\\) per \\(query, key\\) pair"),
+    (lambda nq, nk, d, bytes_per_element=4: (2 * nq * nk * d, nq * nk),
+     "one float32 \\(4 bytes\\) per \\(query, key\\) pair"),
     (lambda nq, nk, d, bytes_per_element=4: (2 * nq * nk * d, nq * nk * 4), "multiply by bytes_per_element"),
     (lambda nq, nk, d, bytes_per_element=4: 2 * nq * nk * d, "return two numbers, as a tuple"),
 ])

@@ -37,7 +37,7 @@ def test_one_round_reports_every_phase_and_a_ratio_to_the_baseline(bench, capsys
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert set(rows) == {bench.BASELINE, "00_start_here"}
-    for start, cells, shutdown, total, worst, ratio in rows.values():
+    for start, cells, shutdown, total, worst, _ratio in rows.values():
         assert total == pytest.approx(start + cells + shutdown, abs=0.02)  # printed to 2 decimals
         assert worst == pytest.approx(total, abs=0.01)  # one round: the median is the maximum
     assert rows[bench.BASELINE][-1] == 1.0

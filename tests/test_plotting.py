@@ -35,3 +35,33 @@ def test_constant_matrix_still_gets_a_scale():
     fig = d2l.show_heatmaps(torch.zeros(2, 2), "Keys", "Queries")
     vmin, vmax = fig.axes[0].get_images()[0].get_clim()
     assert vmax > vmin
+
+
+def test_show_weights_prints_each_weight_and_leaves_masked_cells_blank():
+    mask = d2l.attention_mask(torch.tensor([2]), 1, 2, 4)[0]  # (1, keys): keys 0 and 1 valid
+    weights = d2l.masked_softmax(torch.zeros(1, 2, 4), torch.tensor([2]))[0]  # (2, 4)
+    ax = d2l.show_weights(weights, mask=mask, xlabels=list("abcd"))
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts == ["0.50"] * 4  # two queries x two valid keys; the masked cells print nothing
+    assert ax.get_xlabel() == "Keys" and ax.get_ylabel() == "Queries"
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abcd")
+    assert ax.collections[0].get_clim() == (0, 1)
+    assert ax.patch.get_hatch() == "//"  # what shows through a masked cell
+
+
+def test_show_weights_shows_a_zero_weight_that_is_not_masked():
+    weights = torch.tensor([[1.0, 0.0]])
+    ax = d2l.show_weights(weights, mask=torch.tensor([[True, True]]))
+    assert sorted(t.get_text() for t in ax.texts) == ["0.00", "1.00"]
+
+
+@pytest.mark.parametrize("call,error,fragment", [
+    (lambda: d2l.show_weights(torch.rand(2, 2, 2)), ValueError, "one (queries, keys) matrix"),
+    (lambda: d2l.show_weights(torch.rand(2, 3), mask=torch.ones(2, 3)), TypeError, "boolean"),
+    (lambda: d2l.show_weights(torch.rand(2, 3), mask=torch.ones(2, 2, dtype=torch.bool)), ValueError,
+     "does not broadcast"),
+])
+def test_show_weights_bad_input(call, error, fragment):
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value)

@@ -86,7 +86,8 @@ def test_models_no_output_displays_keep_a_content_order():
 
 def test_a_notebook_without_widgets_only_loses_its_timings():
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell("1", metadata={"execution": {"shell.execute_reply": "2026-01-01T00:00:00Z"}, "tags": ["t"]})]
+    timing = {"shell.execute_reply": "2026-01-01T00:00:00Z"}
+    notebook.cells = [nbformat.v4.new_code_cell("1", metadata={"execution": timing, "tags": ["t"]})]
     stable_outputs.stabilise(notebook, "plain")
     assert notebook.cells[0].metadata == {"tags": ["t"]}
 

@@ -183,7 +183,7 @@ def lab_server(tmp_path_factory):
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not answer in {SERVER_START_TIMEOUT} s; log: {log}")
+                    raise RuntimeError(f"JupyterLab did not answer in {SERVER_START_TIMEOUT} s; log: {log}") from None
                 time.sleep(0.2)
         yield server
     finally:

@@ -1,0 +1,216 @@
+"""One mask, one switch: valid_lens are read in one place, once, and never synchronise a GPU.
+
+* ``masking.attention_mask`` turns every kind of length into the mask;
+* a query with no valid key gets a zero row at every entry point;
+* each public call checks its lengths exactly once;
+* a forward pass reads no tensor value back from its device;
+* no module of the package imports another module's private names.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+import torch
+
+import d2lmini as d2l
+from d2lmini import masking
+
+PACKAGE = Path(d2l.__file__).resolve().parent
+
+
+# ---- the mask ------------------------------------------------------------------------
+
+def test_attention_mask_of_1d_lengths_is_one_row_per_example():
+    mask = masking.attention_mask(torch.tensor([1, 3]), 2, 4, 3)
+    assert mask.shape == (2, 1, 3)
+    assert mask.tolist() == [[[True, False, False]], [[True, True, True]]]
+
+
+def test_attention_mask_of_2d_lengths_is_one_row_per_query():
+    mask = masking.attention_mask([[0, 2], [3, 1]], 2, 2, 3)
+    assert mask.tolist() == [[[False, False, False], [True, True, False]],
+                             [[True, True, True], [True, False, False]]]
+
+
+def test_attention_mask_causal_alone_is_the_lower_triangle_shared_by_the_batch():
+    mask = masking.attention_mask(None, 5, 3, 4, causal=True)
+    assert mask.shape == (1, 3, 4)
+    assert torch.equal(mask[0], torch.ones(3, 4, dtype=torch.bool).tril())
+
+
+def test_attention_mask_causal_and_lengths_must_both_allow_a_key():
+    # Example 0 has length 2: query 2 would see keys 0..2 causally, but key 2 is padding.
+    mask = masking.attention_mask(torch.tensor([2, 4]), 2, 3, 4, causal=True)
+    assert mask.int().tolist() == [[[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 0, 0]],
+                                   [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]]
+    lens = torch.tensor([[0, 3, 1], [4, 4, 4]])  # per query, then causal on top
+    combined = masking.attention_mask(lens, 2, 3, 4, causal=True)
+    assert combined.int().tolist() == [[[0, 0, 0, 0], [1, 1, 0, 0], [1, 0, 0, 0]],
+                                       [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]]
+
+
+def test_attention_mask_is_none_when_nothing_is_masked():
+    assert masking.attention_mask(None, 2, 3, 4) is None
+
+
+def test_attention_mask_float_and_oversized_lengths():
+    mask = masking.attention_mask(torch.tensor([1.5, 9.0]), 2, 1, 3)
+    assert mask.int().tolist() == [[[1, 1, 0]], [[1, 1, 1]]]
+
+
+# ---- the empty-row policy, pinned once for every entry point -------------------------
+
+QUERIES, KEYS = 3, 4
+LENS = torch.tensor([[0, 2, 0], [4, 0, 1]])  # (batch, queries): queries with no valid key
+
+
+def _inputs():
+    generator = torch.Generator().manual_seed(5)
+    q = torch.randn(2, QUERIES, 8, generator=generator)
+    k = torch.randn(2, KEYS, 8, generator=generator)
+    v = torch.randn(2, KEYS, 8, generator=generator) + 3  # no value row is near zero
+    return q, k, v
+
+
+def _multihead(need_weights):
+    torch.manual_seed(0)
+    return d2l.MultiHeadAttention(8, 2, 0.0, query_size=8, key_size=8, value_size=8,
+                                  need_weights=need_weights)
+
+
+ENTRY_POINTS = {
+    "masked_softmax with valid_lens": lambda q, k, v, lens: d2l.masked_softmax(q @ k.transpose(1, 2), lens),
+    "masked_softmax with a mask": lambda q, k, v, lens: d2l.masked_softmax(
+        q @ k.transpose(1, 2), mask=masking.attention_mask(lens, 2, QUERIES, KEYS)),
+    "AdditiveAttention": lambda q, k, v, lens: d2l.AdditiveAttention(8, 0.0)(q, k, v, lens),
+    "DotProductAttention, explicit": lambda q, k, v, lens: d2l.DotProductAttention(0.0)(q, k, v, lens),
+    "DotProductAttention, fast": lambda q, k, v, lens: d2l.DotProductAttention(
+        0.0, need_weights=False)(q, k, v, lens),
+    "DotProductAttention, causal": lambda q, k, v, lens: d2l.DotProductAttention(
+        0.0, causal=True)(q, k, v, lens),
+    "DotProductAttention, causal fast": lambda q, k, v, lens: d2l.DotProductAttention(
+        0.0, need_weights=False, causal=True)(q, k, v, lens),
+    "MultiHeadAttention, explicit": lambda q, k, v, lens: _multihead(True)(q, k, v, lens),
+    "MultiHeadAttention, fast": lambda q, k, v, lens: _multihead(False)(q, k, v, lens),
+}
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS.values(), ids=ENTRY_POINTS.keys())
+def test_a_query_with_no_valid_key_gets_a_zero_row_and_no_nan(entry):
+    q, k, v = _inputs()
+    rows = entry(q, k, v, LENS)  # weights or outputs: one row per query
+    empty = LENS == 0
+    assert not rows.isnan().any()
+    assert rows[empty].eq(0).all()
+    assert rows[~empty].abs().sum(-1).gt(1e-3).all()  # the other queries are not zeroed
+
+
+def test_the_masked_softmax_explorer_shows_the_same_zero_rows():
+    from d2lmini.widgets import explore_masked_softmax
+    explorer = explore_masked_softmax(valid_lens=(0, 3))
+    assert explorer.weights[0].eq(0).all()
+    torch.testing.assert_close(explorer.weights[1].sum(-1), torch.ones(explorer.weights.shape[1]))
+
+
+# ---- lengths are checked once per call --------------------------------------------------
+
+CALLS = {
+    "masked_softmax": lambda X, lens: d2l.masked_softmax(X @ X.transpose(1, 2), lens),
+    "sequence_mask": lambda X, lens: d2l.sequence_mask(X, lens[:, 0]),
+    "AdditiveAttention": lambda X, lens: d2l.AdditiveAttention(4, 0.0)(X, X, X, lens),
+    "DotProductAttention": lambda X, lens: d2l.DotProductAttention(0.0)(X, X, X, lens),
+    "DotProductAttention, fast, causal": lambda X, lens: d2l.DotProductAttention(
+        0.0, need_weights=False, causal=True)(X, X, X, lens),
+    "MultiHeadAttention": lambda X, lens: d2l.MultiHeadAttention(4, 2, 0.0)(X, X, X, lens),
+    "MultiHeadAttention, fast": lambda X, lens: d2l.MultiHeadAttention(
+        4, 2, 0.0, need_weights=False)(X, X, X, lens),
+}
+
+
+@pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
+def test_valid_lens_are_checked_once_per_call(call, monkeypatch):
+    checks = []
+    check = masking._as_lengths
+
+    def counted(*args):
+        checks.append(args)
+        return check(*args)
+
+    monkeypatch.setattr(masking, "_as_lengths", counted)
+    call(torch.randn(2, 3, 4), torch.tensor([[1, 2, 3], [3, 0, 2]]))
+    assert len(checks) == 1
+
+
+# ---- no host synchronisation ------------------------------------------------------------
+
+def _forward_passes(device):
+    """Every attention forward pass, with lengths of every kind, on ``device``."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, n, 8, device=device) for n in (3, 5, 5))
+    lengths = [None, torch.tensor([1, 4], device=device), torch.tensor([[1, 0, 5], [2, 2, 2]], device=device)]
+    for need_weights in (True, False):
+        for causal in (False, True):
+            modules = [d2l.DotProductAttention(0.0, need_weights=need_weights, causal=causal),
+                       d2l.MultiHeadAttention(8, 2, 0.0, query_size=8, key_size=8, value_size=8,
+                                              need_weights=need_weights, causal=causal).to(device)]
+            for module in modules:
+                for lens in lengths:
+                    yield module(q, k, v, lens)
+    additive = d2l.AdditiveAttention(8, 0.0, key_size=8, query_size=8).to(device)
+    for lens in lengths:
+        yield additive(q, k, v, lens)
+        yield d2l.masked_softmax(q @ k.transpose(1, 2), lens)
+
+
+def test_a_forward_pass_reads_no_value_back_from_its_device():
+    # A meta tensor has a shape and a dtype but no values: any .item(), bool() or
+    # .tolist() on one raises. So a pass that runs on the meta device is a pass
+    # that never asks a device for a value, which on a GPU is what synchronises.
+    outputs = list(_forward_passes(torch.device("meta")))
+    assert len(outputs) == 30 and all(out.device.type == "meta" for out in outputs)
+
+
+@pytest.mark.gpu
+def test_a_forward_pass_on_cuda_never_synchronises():
+    if not torch.cuda.is_available():
+        pytest.skip("no cuda device on this machine")
+    device = torch.device("cuda")
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        outputs = list(_forward_passes(device))
+        # Lazy layers take their first weights without waiting, and CPU lengths travel without a sync.
+        lazy = d2l.MultiHeadAttention(8, 2, 0.0, need_weights=False, causal=True).to(device)
+        X = torch.randn(2, 3, 8, device=device)
+        outputs.append(lazy(X, X, X, torch.tensor([1, 3])))
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert len(outputs) == 31
+
+
+# ---- one home per rule -------------------------------------------------------------------
+
+def _private_imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            for alias in node.names:
+                if alias.name.startswith("_"):
+                    yield f"from {'.' * node.level}{node.module or ''} import {alias.name}"
+
+
+def test_no_module_imports_a_private_name_from_another():
+    found = {str(path.relative_to(PACKAGE)): list(_private_imports(path))
+             for path in sorted(PACKAGE.rglob("*.py"))}
+    assert {path: names for path, names in found.items() if names} == {}
+
+
+def test_overhead_benchmark_runs_against_this_revision(capsys):
+    import importlib.util
+    path = PACKAGE.parent / "benchmarks" / "overhead.py"
+    spec = importlib.util.spec_from_file_location("overhead_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    benchmark.main(["--before", "HEAD", "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert "| MultiHeadAttention, fast, 1-D lengths |" in out and "host reads" in out
