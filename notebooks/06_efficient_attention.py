@@ -38,7 +38,6 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
 
 import d2lmini as d2l
 from d2lmini.exercises import ch06
@@ -238,15 +237,15 @@ print("fast path == nn.MultiheadAttention:", torch.allclose(ours, theirs, atol=1
 # your machine and on what else it is doing.
 
 # %% tags=["nbval-ignore-output"]
-def median_ms(fn, repeats=5):
-    """Median wall time of fn() in milliseconds, after one warm-up call."""
-    fn()
+def median_ms(fn, *args, repeats=5):
+    """Median wall time of fn(*args) in milliseconds, after one warm-up call."""
+    fn(*args)
     times = []
     for _ in range(repeats):
         if device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        fn()
+        fn(*args)
         if device.type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
@@ -262,8 +261,8 @@ explicit_ms, fast_ms = [], []
 with torch.no_grad():
     for n in timing_lengths:
         X = torch.randn(B, n, d_model, device=device)
-        explicit_ms.append(median_ms(lambda: explicit(X, X, X)))
-        fast_ms.append(median_ms(lambda: fast(X, X, X)))
+        explicit_ms.append(median_ms(explicit, X, X, X))
+        fast_ms.append(median_ms(fast, X, X, X))
         print(f"{n:4d} tokens: explicit {explicit_ms[-1]:7.2f} ms, fast {fast_ms[-1]:6.2f} ms, "
               f"ratio {explicit_ms[-1] / fast_ms[-1]:4.1f}x")
 

@@ -5,7 +5,6 @@ import torch
 
 from d2lmini.exercises import ExerciseError, ch06
 
-
 # ---- 6.1 the bytes of the score matrix ----
 
 def score_bytes(batch_size, num_heads, num_tokens, dtype):

@@ -11,7 +11,6 @@ from ..masking import masked_softmax
 from ._feedback import ExerciseError, expect, expect_close, passed
 from ._support import hint_for, mask_rows
 
-
 # Exercise 2.1
 
 def _padded_self_attention(scores, valid_lens):
