@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ch04
 
 
@@ -135,3 +136,23 @@ def test_causal_attention_names_a_mask_that_was_never_applied():
 
     with pytest.raises(ExerciseError, match="the mask has no effect"):
         ch04.check_causal_attention(discarded_mask)
+
+
+@pytest.mark.parametrize("shortcut", [
+    lambda q, k, v: d2l.DotProductAttention(0.0, causal=True)(q, k, v),
+    lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+    lambda q, k, v: d2l.DotProductAttention(0.0)(q, k, v, d2l.causal_valid_lens(2, 5)),
+    lambda q, k, v: d2l.masked_softmax(
+        q @ k.transpose(1, 2) / 2, mask=d2l.attention_mask(None, 2, 5, 5, causal=True)) @ v,
+])
+def test_causal_attention_cannot_be_imported_away(shortcut):
+    with pytest.raises(ExerciseError, match="does the whole exercise for you"):
+        ch04.check_causal_attention(shortcut)
+
+
+def test_the_package_is_whole_again_after_a_refused_shortcut():
+    with pytest.raises(ExerciseError):
+        ch04.check_causal_attention(lambda q, k, v: d2l.DotProductAttention(0.0, causal=True)(q, k, v))
+    X = torch.randn(1, 3, 4)
+    assert d2l.DotProductAttention(0.0, causal=True)(X, X, X).shape == (1, 3, 4)
+    assert d2l.attention_mask(None, 1, 2, 2, causal=True).shape == (1, 2, 2)

@@ -131,3 +131,24 @@ def test_output_without_head_names_an_unchanged_output():
 def test_parameter_count_names_each_typical_mistake(wrong, message):
     with pytest.raises(ExerciseError, match=message):
         ch05.check_parameter_count(wrong)
+
+
+@pytest.mark.parametrize("shortcut", [
+    lambda queries, keys, values, mha: mha(queries, keys, values),
+    lambda queries, keys, values, mha: mha.attention(*(mha.transpose_qkv(w(x)) for w, x in (
+        (mha.W_q, queries), (mha.W_k, keys), (mha.W_v, values)))),
+])
+def test_einsum_multihead_cannot_be_answered_by_calling_the_module(shortcut):
+    with pytest.raises(ExerciseError, match="does the whole exercise for you"):
+        ch05.check_einsum_multihead(shortcut)
+
+
+def test_head_weights_cannot_be_read_off_the_module():
+    def read_off(mha, X, head):
+        mha(X, X, X)
+        return mha.attention_weights[:, head]
+
+    with pytest.raises(ExerciseError, match="does the whole exercise for you"):
+        ch05.check_head_weights(read_off)
+    with pytest.raises((ExerciseError, TypeError)):
+        ch05.check_head_weights(lambda mha, X, head: mha.attention_weights[:, head])

@@ -34,3 +34,30 @@ def hint_for(received, default, mistakes):
 def mask_rows(mask):
     """A boolean matrix as indented rows of 1 and 0, one line per query, for an ``ExerciseError``."""
     return "\n    " + "\n    ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
+
+
+@contextlib.contextmanager
+def without(exercise, task, *targets):
+    """Run the learner's code with the package functions that would do the exercise for them switched off.
+
+    Each target is ``(owner, attribute name, what to call it in the message)``.
+    Calling one raises an ``ExerciseError`` that says the exercise is to do it
+    by hand: the answer cannot be imported away.
+    """
+    from ._feedback import ExerciseError
+
+    def refuse(label):
+        def refused(*args, **kwargs):
+            raise ExerciseError(exercise, task, f"a call to {label}",
+                                f"{label} does the whole exercise for you: {task} yourself")
+        return refused
+
+    saved = [(owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))
+             for owner, name, _ in targets]
+    try:
+        for owner, name, label in targets:
+            setattr(owner, name, refuse(label))
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)

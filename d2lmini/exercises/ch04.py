@@ -1,11 +1,14 @@
 """Checks for chapter 04, scaled dot-product attention."""
 
 import torch
+import torch.nn.functional as F
+
+import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
 from ._feedback import expect, expect_close, passed
-from ._support import hint_for, seeded
+from ._support import hint_for, seeded, without
 
 
 def check_distance_scores(distance_scores):
@@ -93,7 +96,12 @@ def check_causal_attention(causal_attention):
         queries, keys, values = torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
     attention = DotProductAttention(dropout=0.0)
     expected = attention(queries, keys, values, causal_valid_lens(2, 5))
-    received = causal_attention(queries, keys, values)
+    with without(exercise, "build the mask with torch.tril and apply it to the scores",
+                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
+                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+                 (d2lmini, "attention_mask", "d2l.attention_mask"),
+                 (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
+        received = causal_attention(queries, keys, values)
 
     scores = torch.bmm(queries, keys.transpose(1, 2)) / 2  # √d = 2
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)

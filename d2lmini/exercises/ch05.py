@@ -4,9 +4,9 @@ import math
 
 import torch
 
-from ..attention import MultiHeadAttention
+from ..attention import DotProductAttention, MultiHeadAttention
 from ._feedback import expect, expect_close, passed
-from ._support import hint_for, seeded
+from ._support import hint_for, seeded, without
 
 
 def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
@@ -25,7 +25,10 @@ def check_einsum_multihead(einsum_multihead):
         mha = MultiHeadAttention(12, 3, 0.0, query_size=5, key_size=7, value_size=6).eval()
         queries, keys, values = torch.randn(2, 3, 5), torch.randn(2, 4, 7), torch.randn(2, 4, 6)
     expected = mha(queries, keys, values).detach()
-    received = einsum_multihead(queries, keys, values, mha)
+    with without(exercise, "compute it with torch.einsum from mha's weights",
+                 (MultiHeadAttention, "forward", "mha(...)"),
+                 (DotProductAttention, "forward", "mha.attention(...)")):
+        received = einsum_multihead(queries, keys, values, mha)
     expect_close(received, expected, exercise,
                  "project with each weight's transpose, reshape to (batch, n, heads, p) with p = "
                  "num_hiddens / num_heads (head i owns features i*p to (i+1)*p - 1), divide the scores "
@@ -39,10 +42,15 @@ def check_head_weights(head_weights):
     exercise = "Exercise 5.2 · one head's weights by hand"
     mha, X = _random_layer(52)
     mha(X, X, X)
+    all_heads = mha.attention_weights.detach()  # (batch, heads, n, n)
+    mha.attention.attention_weights = None  # the learner computes them, rather than reading them off
     p = 12 // 3
     for head in range(3):
-        expected = mha.attention_weights[:, head].detach()
-        received = head_weights(mha, X, head)
+        expected = all_heads[:, head]
+        with without(exercise, "compute the head's weights from its rows of W_q and W_k",
+                     (MultiHeadAttention, "forward", "mha(...)"),
+                     (DotProductAttention, "forward", "mha.attention(...)")):
+            received = head_weights(mha, X, head)
         q, k = mha.transpose_qkv(mha.W_q(X)), mha.transpose_qkv(mha.W_k(X))  # (batch*heads, n, p)
         scores = (q @ k.transpose(1, 2)).reshape(2, 3, 4, 4)[:, head].detach()  # (batch, n, n)
         interleaved = X @ mha.W_q.weight[head::3].T @ (X @ mha.W_k.weight[head::3].T).transpose(1, 2)
