@@ -108,12 +108,17 @@ def zero_empty_rows(x, mask, *, inplace=False):
 
     ``x`` holds one row per query, ``(..., queries, n)``: attention weights or
     attention outputs. ``inplace=True`` writes into ``x`` (for a temporary
-    the caller owns). On the CPU, asking whether any row is empty is free and
-    usually skips the work; on a GPU that question would synchronise, so the
-    fill always runs there.
+    the caller owns). On the CPU, reading the mask back is free: the work is
+    skipped when no row is empty, and in place only the empty rows are
+    written. On a GPU that read would synchronise, so the fill always runs
+    over the whole of ``x`` there.
     """
-    if x.device.type == "cpu" and mask.any(dim=-1).all():  # every query sees a key: nothing to zero
-        return x
+    if x.device.type == "cpu":
+        if mask.any(dim=-1).all():  # every query sees a key: nothing to zero
+            return x
+        if inplace:
+            x[empty_rows(mask)[..., 0].expand(x.shape[:-1])] = 0.0  # the empty rows alone
+            return x
     empty = empty_rows(mask)
     return x.masked_fill_(empty, 0.0) if inplace else x.masked_fill(empty, 0.0)
 
