@@ -1,27 +1,46 @@
 """How long from setting a control to the new picture in ``explorer.image.value``.
 
-For each explorer, a series of control changes (cycling over the controls
-named below) is applied twice, interleaved change by change so that both see
-the same machine load:
+Three versions of every explorer see the same control changes, interleaved
+change by change (their order alternating) so that all see the same machine
+load:
 
-* to the explorer itself, which redraws its kept figure (blitting);
-* to a baseline copy, whose controls instead call what an ``interact``
-  callback would do: compute the same weights, draw them with
-  ``d2l.show_heatmaps`` on a new pyplot figure, save it as PNG and close it.
+* **this** version, the working tree's ``d2lmini.widgets``;
+* the **baseline** version, ``d2lmini`` at a git revision (``--baseline``,
+  default ``main``), extracted with ``git archive`` and imported as
+  ``d2lmini_baseline``, so both run in one process on one load;
+* an **interact**-style callback on a copy of this version: compute the same
+  weights, draw them with ``d2l.show_heatmaps`` on a new pyplot figure, save
+  it as PNG and close it (heatmaps only, no fit or entropy panel: it errs in
+  that baseline's favour).
 
-The baseline draws only the heatmaps (not the fit or entropy panel), and both
-compute on one thread, so the speed-up compares drawing strategies alone and
-errs in the baseline's favour.
+Tables (Markdown):
+
+1. per explorer, the median over 30 changes cycling over its controls;
+2. first views, the worst cases: a picture whose layout or colour scale has
+   not been shown before (a new number of training points, a new number of
+   heads, the first switch to "fit to weights");
+3. construction, and the idle-time work of this version (in a Jupyter kernel
+   an explorer draws its other layouts between messages; here the benchmark
+   runs an event loop and waits for that before the first change, as a
+   learner's first key press would);
+4. per control, the medians behind table 1.
+
+Every row gives this version ÷ baseline: the acceptance bar is 1.1.
 
 Run: ``make bench-widgets`` (or ``python benchmarks/widget_latency.py``).
-Prints Markdown tables: one row per explorer, then one per control.
 """
 
 import argparse
+import asyncio
+import importlib
 import io
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import matplotlib
 
@@ -31,44 +50,70 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import d2lmini as d2l  # noqa: E402
 from d2lmini import widgets  # noqa: E402
+from d2lmini.widgets.base import one_thread  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 KERNELS = list(d2l.KERNELS)[1:] + list(d2l.KERNELS)[:1]  # start away from the default
+IDLE_TIMEOUT = 10.0  # seconds to wait for an explorer's idle-time work
 
-# (label, factory, keyword arguments, heatmap panels, [(control, values to cycle through)])
+# (label, factory name, keyword arguments, heatmap panels, [(control, values to cycle through)])
 CASES = [
-    ("kernel pooling", widgets.explore_kernel_pooling, {}, "1 + fit",
+    ("kernel pooling", "explore_kernel_pooling", {}, "1 + fit",
      [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS), ("n_train", [20, 40, 60])]),
-    ("masked softmax", widgets.explore_masked_softmax, {}, "2",
+    ("masked softmax", "explore_masked_softmax", {}, "2",
      [("valid_len_0", [0, 3, 6, 8]), ("valid_len_1", [1, 4, 7]), ("mode", ["per query", "per example"])]),
-    ("additive vs dot product", widgets.explore_additive, {}, "4",
+    ("additive vs dot product", "explore_additive", {}, "4",
      [("noise", [0.1, 0.5, 1.0, 2.0, 0.0]), ("seed", [1, 2, 3]), ("valid_len_0", [4, 10, 2]),
       ("valid_len_1", [3, 10, 6])]),
-    ("scaled dot product", widgets.explore_dot_product, {}, "1 + entropy",
+    ("scaled dot product", "explore_dot_product", {}, "1 + entropy",
      [("d", [1, 64, 512, 16]), ("scale", [False, True]), ("temperature", [0.2, 3.0, 1.0]),
       ("valid_len", [3, 6, 8]), ("causal", [True, False])]),
-    ("multi-head, 8 heads", widgets.explore_multihead, {"num_heads": 8}, "8 (2 × 4)",
+    ("multi-head, 8 heads", "explore_multihead", {"num_heads": 8}, "8 (2 × 4)",
      [("valid_len", [2, 4, 6, 3, 5]), ("causal", [True, False])]),
-    ("multi-head, switching heads", widgets.explore_multihead, {}, "1 to 8",
+    ("multi-head, switching heads", "explore_multihead", {}, "1 to 8",
      [("num_heads", [4, 8, 1, 2]), ("head", [0, "all"])]),
-    # The colour scale follows the weights: a new upper end redraws the colorbar once.
-    ("kernel pooling, colours fit to weights", widgets.explore_kernel_pooling, {"colour_scale": "fit"},
+    # The colour scale follows the weights: each upper end is drawn once, then kept.
+    ("kernel pooling, colours fit to weights", "explore_kernel_pooling", {"colour_scale": "fit"},
      "1 + fit", [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS)]),
 ]
 
-# Worst cases: every change shows a background never drawn before.
-FIRST_VISITS = [
-    ("kernel pooling, a new n_train each time", widgets.explore_kernel_pooling, {}, "1 + fit",
-     [("n_train", list(range(5, 105, 5)))]),
+# First views: (label, factory name, kwargs, [(control, value)] changes, each new to a fresh
+# explorer). Every round builds a fresh pair of explorers and times each change once.
+FIRST_VIEWS = [
+    ("kernel pooling, a new n_train", "explore_kernel_pooling", {},
+     [("n_train", n) for n in range(5, 105, 5) if n != 40]),
+    ("multi-head, a new number of heads", "explore_multihead", {},
+     [("num_heads", 4), ("num_heads", 8), ("num_heads", 1)]),
+    ("multi-head, a single head (1 panel)", "explore_multihead", {}, [("head", 1)]),
+    # Where the largest weight is under 0.5, so that the fitted scale is new (the masked
+    # softmax and multi-head explorers start with weights above 0.5: their scale stays 0 to 1).
+    *[(f"{label}, first switch to fit", factory, {}, [("colour_scale", "fit")])
+      for label, factory in [("kernel pooling", "explore_kernel_pooling"),
+                             ("additive vs dot product", "explore_additive"),
+                             ("scaled dot product", "explore_dot_product")]],
 ]
 
+CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_additive",
+                "explore_dot_product", "explore_multihead"]
 
-def _baseline_callback(explorer):
+
+def load_baseline(revision, folder):
+    """``d2lmini`` at ``revision``, imported as ``d2lmini_baseline`` from ``folder``."""
+    archive = subprocess.run(["git", "archive", revision, "d2lmini"], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    (Path(folder) / "d2lmini").rename(Path(folder) / "d2lmini_baseline")
+    sys.path.insert(0, folder)
+    return importlib.import_module("d2lmini_baseline.widgets")
+
+
+def _interact_callback(explorer):
     """An interact-style callback: compute, new pyplot figure, PNG, close."""
     width, height = explorer.figure.get_size_inches()
 
     def update(change):
-        with widgets._one_thread():
-            weights = explorer._compute()["weights"]
+        with one_thread():
+            weights = explorer.compute(explorer.state)["weights"]
         if weights.dim() == 3 and weights.shape[0] > 4:  # the multi-head grid: 2 rows of 4
             weights = weights.reshape(2, -1, *weights.shape[1:])
         fig = d2l.show_heatmaps(weights, "Keys", "Queries", figsize=(width, height), vmin=0, vmax=1)
@@ -80,81 +125,162 @@ def _baseline_callback(explorer):
     return update
 
 
-def _as_baseline(explorer):
+def _as_interact(explorer):
     for control in explorer.controls.values():
-        control.unobserve(explorer._on_change, names="value")
-        control.observe(_baseline_callback(explorer), names="value")
+        control.unobserve_all("value")
+        control.observe(_interact_callback(explorer), names="value")
     return explorer
 
 
-def _explorer(factory, kwargs):
-    """``factory(**kwargs)``, with the colour scale (a control, not an argument) set afterwards."""
+async def settle(explorer):
+    """Let the event loop run until the explorer's idle-time work is done."""
+    deadline = time.perf_counter() + IDLE_TIMEOUT
+    while len(getattr(explorer, "plots", ())) < len(getattr(explorer, "layouts", ())):
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"{explorer!r} did not prepare its layouts in {IDLE_TIMEOUT} s")
+        await asyncio.sleep(0.05)
+
+
+async def build(module, factory, kwargs):
+    """``factory(**kwargs)`` of ``module`` with its colour scale set (a control, not an
+    argument), once its idle-time work is done."""
     kwargs = dict(kwargs)
     colour_scale = kwargs.pop("colour_scale", "fixed")
-    explorer = factory(**kwargs)
+    explorer = getattr(module, factory)(**kwargs)
     explorer.controls["colour_scale"].value = colour_scale
+    await settle(explorer)
     return explorer
 
 
-def _timed_set(explorer, name, value):
+def timed_set(explorer, name, value):
     before = explorer.image.value
     start = time.perf_counter()
     explorer.controls[name].value = value
     elapsed = time.perf_counter() - start
-    if explorer.last_error is not None:
+    if getattr(explorer, "last_error", None) is not None:
         raise explorer.last_error
     if explorer.image.value is before:
         raise RuntimeError(f"setting {name}={value!r} did not replace the image")
     return elapsed * 1e3
 
 
-def measure(case, changes):
-    """Median ms per change, overall and per control, for the explorer and the baseline."""
+def interleaved(explorers, name, value, times, step):
+    """Set ``name`` on every explorer, in an order that alternates with ``step``."""
+    order = list(explorers) if step % 2 == 0 else list(reversed(explorers))
+    for version in order:
+        times[version].append(timed_set(explorers[version], name, value))
+
+
+async def measure_medians(case, versions, changes):
     label, factory, kwargs, panels, plan = case
-    fast, slow = _explorer(factory, kwargs), _as_baseline(_explorer(factory, kwargs))
-    times = {"fast": {name: [] for name, _ in plan}, "slow": {name: [] for name, _ in plan}}
-    positions = dict.fromkeys((name for name, _ in plan), 0)
+    explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
+    explorers["interact"] = _as_interact(await build(versions["this"], factory, kwargs))
+    times = {name: {version: [] for version in explorers} for name, _ in plan}
+    positions = dict.fromkeys(times, 0)
     for i in range(changes):
         name, values = plan[i % len(plan)]
         value = values[positions[name] % len(values)]
         positions[name] += 1
-        times["fast"][name].append(_timed_set(fast, name, value))
-        times["slow"][name].append(_timed_set(slow, name, value))
+        interleaved(explorers, name, value, times[name], i)
     return label, panels, times
+
+
+async def measure_first_views(case, versions, rounds):
+    label, factory, kwargs, plan = case
+    times = {version: [] for version in versions}
+    for r in range(rounds):
+        explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
+        for i, (name, value) in enumerate(plan):
+            interleaved(explorers, name, value, times, r + i)
+    return label, times
+
+
+async def measure_construction(factory, versions, rounds):
+    """Construction ms per version, and this version's idle-time work (ms of `prepare`)."""
+    times = {version: [] for version in versions}
+    idle = []
+    for r in range(rounds):
+        order = list(versions) if r % 2 == 0 else list(reversed(versions))
+        for version in order:
+            start = time.perf_counter()
+            explorer = getattr(versions[version], factory)()
+            times[version].append((time.perf_counter() - start) * 1e3)
+            if version == "this":
+                start = time.perf_counter()
+                explorer.prepare()  # what the event loop would do, here timed in one go
+                idle.append((time.perf_counter() - start) * 1e3)
+        await asyncio.sleep(0)
+    return factory, times, idle
 
 
 def _row(cells):
     return "| " + " | ".join(cells) + " |"
 
 
-def _medians(fast, slow):
-    fast_ms, slow_ms = statistics.median(fast), statistics.median(slow)
-    return [f"{fast_ms:.1f}", f"{slow_ms:.1f}", f"{slow_ms / fast_ms:.1f}×"]
+def _ms(values):
+    return statistics.median(values)
 
 
-def main():
+def _ratio(this, baseline):
+    ratio = _ms(this) / _ms(baseline)
+    return f"{ratio:.2f}" + ("" if ratio <= 1.1 else " ⚠")
+
+
+async def run(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=30, help="control changes per explorer")
-    args = parser.parse_args()
-    results = [measure(case, args.changes) for case in CASES]
-    first_visits = [measure(case, len(case[4][0][1])) for case in FIRST_VISITS]
+    parser.add_argument("--rounds", type=int, default=5, help="fresh explorers per first-view row")
+    parser.add_argument("--baseline", default="main", help="git revision of d2lmini to compare with")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        versions = {"this": widgets, "baseline": load_baseline(args.baseline, folder)}
+        medians = [await measure_medians(case, versions, args.changes) for case in CASES]
+        first_views = [await measure_first_views(case, versions, args.rounds) for case in FIRST_VIEWS]
+        constructions = [await measure_construction(f, versions, args.rounds) for f in CONSTRUCTION]
 
-    print(f"{args.changes} changes per explorer; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} CPUs; figures at {widgets.DPI} dpi\n")
-    print(_row(["explorer", "heatmap panels", "median ms", "baseline median ms", "speed-up"]))
-    print(_row(["---", "---", "---:", "---:", "---:"]))
-    for label, panels, times in results + first_visits:
-        fast = [t for ts in times["fast"].values() for t in ts]
-        slow = [t for ts in times["slow"].values() for t in ts]
-        print(_row([label, panels, *_medians(fast, slow)]))
+    print(f"{args.changes} changes per explorer, {args.rounds} rounds per first view and construction; "
+          f"baseline: {args.baseline}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+          f"figures at {widgets.DPI} dpi\n")
+    print(_row(["explorer", "heatmap panels", "median ms", f"{args.baseline} ms", f"÷ {args.baseline}",
+                "interact-style ms", "speed-up"]))
+    print(_row(["---", "---", "---:", "---:", "---:", "---:", "---:"]))
+    for label, panels, times in medians:
+        this, baseline, interact = ([t for ts in times.values() for t in ts[version]]
+                                    for version in ("this", "baseline", "interact"))
+        print(_row([label, panels, f"{_ms(this):.1f}", f"{_ms(baseline):.1f}", _ratio(this, baseline),
+                    f"{_ms(interact):.1f}", f"{_ms(interact) / _ms(this):.1f}×"]))
 
     print()
-    print(_row(["explorer", "control", "changes", "median ms", "baseline median ms", "speed-up"]))
+    print(_row(["first view", "changes", "median ms", "max ms", f"{args.baseline} median ms",
+                f"{args.baseline} max ms", f"÷ {args.baseline}"]))
+    print(_row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]))
+    for label, times in first_views:
+        this, baseline = times["this"], times["baseline"]
+        print(_row([label, str(len(this)), f"{_ms(this):.1f}", f"{max(this):.1f}", f"{_ms(baseline):.1f}",
+                    f"{max(baseline):.1f}", _ratio(this, baseline)]))
+
+    print()
+    print(_row(["construction", "median ms", f"{args.baseline} median ms", f"÷ {args.baseline}",
+                "idle-time work ms"]))
+    print(_row(["---", "---:", "---:", "---:", "---:"]))
+    for factory, times, idle in constructions:
+        print(_row([f"`{factory}()`", f"{_ms(times['this']):.0f}", f"{_ms(times['baseline']):.0f}",
+                    _ratio(times["this"], times["baseline"]), f"{_ms(idle):.0f}"]))
+
+    print()
+    print(_row(["explorer", "control", "changes", "median ms", f"{args.baseline} ms", f"÷ {args.baseline}"]))
     print(_row(["---", "---", "---:", "---:", "---:", "---:"]))
-    for label, _, times in results:
-        for name in times["fast"]:
-            fast, slow = times["fast"][name], times["slow"][name]
-            print(_row([label, name, str(len(fast)), *_medians(fast, slow)]))
+    for label, _, times in medians:
+        for name, by_version in times.items():
+            this, baseline = by_version["this"], by_version["baseline"]
+            if not this:  # fewer changes than controls
+                continue
+            print(_row([label, name, str(len(this)), f"{_ms(this):.1f}", f"{_ms(baseline):.1f}",
+                        _ratio(this, baseline)]))
+
+
+def main(argv=None):
+    asyncio.run(run(argv))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ import io
 import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
+import ipywidgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from PIL import Image
 
 import d2lmini as d2l
 from d2lmini import widgets
+from d2lmini.widgets import masked as masked_module
 from d2lmini.widgets import (
     explore_additive,
     explore_dot_product,
@@ -71,10 +74,14 @@ class Sweep:
         return explorer.weights
 
 
+def heatmaps(explorer):
+    """The registered heatmaps (meshes and images) of the figure shown now, in panel order."""
+    return [a for ax in explorer.figure.axes for a in (*ax.collections, *ax.images) if a.get_animated()]
+
+
 def drawn(explorer):
     """The arrays of the heatmaps now drawn, in panel order (colorbars excluded)."""
-    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated() and c.get_visible()]
-    return torch.tensor(np.stack([m.get_array() for m in meshes]))
+    return torch.tensor(np.stack([m.get_array() for m in heatmaps(explorer) if m.get_visible()]))
 
 
 def assert_masked_weights(weights, valid_lens):
@@ -98,7 +105,7 @@ def test_kernel_pooling_draws_nadaraya_watson_for_every_kernel_and_width(kernel,
         predictions, expected = d2l.nadaraya_watson(kernel.queries, x_train, y_train, kernel_name, sigma)
         torch.testing.assert_close(weights, expected)
         torch.testing.assert_close(drawn(kernel)[0], weights)
-        np.testing.assert_allclose(kernel._plot.parts.fit.get_ydata(), predictions.numpy())
+        np.testing.assert_allclose(kernel.fit.get_ydata(), predictions.numpy())
         sums = weights.sum(dim=1)
         full_rows = (sums - 1).abs() < 1e-5
         if kernel_name in ("gaussian", "constant"):
@@ -122,7 +129,26 @@ def test_kernel_pooling_training_points_slider(kernel):
         assert weights.shape == (50, n) and drawn(kernel).shape == (1, 50, n)
         assert torch.all(kernel.x_train[1:] >= kernel.x_train[:-1]), "keys must be sorted"
         assert 0 <= kernel.x_train.min() and kernel.x_train.max() < 5
-        assert kernel._plot.parts.ax_map.get_xlim() == (-0.5, n - 0.5)
+
+
+def test_kernel_pooling_draws_each_key_at_its_position_on_a_fixed_axis(kernel):
+    """Key j's column spans the inputs nearer to x_j than to any other key; query i's row is
+    centred on its x. The axes never change, so a new n_train draws nothing in full."""
+    sweep = Sweep(kernel)
+    full_draws = kernel.plot.full_draws
+    for n in (5, 15, 100, 40):
+        weights = sweep.set(n_train=n)
+        x = kernel.x_train.numpy()
+        for i in (0, 17, 49):  # query x = i / 10, in the middle of its row
+            row = [kernel.heatmap.get_cursor_data(SimpleNamespace(xdata=xj, ydata=i / 10)) for xj in x]
+            np.testing.assert_array_equal(row, weights[i].numpy())
+            # just short of the midpoint between two keys: still the nearer key's cell
+            between = (x[1:] + x[:-1]) / 2
+            left = [kernel.heatmap.get_cursor_data(SimpleNamespace(xdata=b - 1e-4, ydata=i / 10)) for b in between]
+            np.testing.assert_array_equal(left, weights[i, :-1].numpy())
+        ax = kernel.heatmap.axes
+        assert ax.get_xlim() == (0, 5) and ax.get_ylim() == pytest.approx((4.95, -0.05))
+    assert kernel.plot.full_draws == full_draws
 
 
 def test_kernel_pooling_caption_names_the_values(kernel):
@@ -163,8 +189,8 @@ def test_masked_softmax_per_example_lengths(masked):
 def test_masked_softmax_per_query_mode(masked):
     sweep = Sweep(masked)
     sweep.set(mode="per query")
-    assert masked._per_example_row.layout.display == "none"
-    assert masked._per_query_rows.layout.display is None
+    assert masked.per_example_row.layout.display == "none"
+    assert masked.per_query_rows.layout.display is None
     for b in range(2):
         for q in range(4):
             for length in (0, 3, 8):
@@ -174,7 +200,7 @@ def test_masked_softmax_per_query_mode(masked):
                 assert_masked_weights(weights, masked.valid_lens)
     assert "valid_lens=[[8, 8, 8, 8], [8, 8, 8, 8]]" in masked.caption.value
     sweep.set(mode="per example")
-    assert masked._per_query_rows.layout.display == "none"
+    assert masked.per_query_rows.layout.display == "none"
     assert masked.valid_lens.tolist() == [2, 5]
 
 
@@ -247,7 +273,7 @@ def check_dot_product(explorer, weights):
     assert_masked_weights(weights[None], lens)
     entropy = -torch.where(weights > 0, weights * weights.log(), torch.zeros(())).sum(-1)
     torch.testing.assert_close(explorer.entropy, entropy)
-    widths = [bar.get_width() for bar in explorer._plot.parts.bars]
+    widths = [bar.get_width() for bar in explorer.bars]
     np.testing.assert_allclose(widths, entropy.numpy(), rtol=1e-6)
     torch.testing.assert_close(drawn(explorer)[0], weights)
 
@@ -280,6 +306,22 @@ def test_dot_product_causal_first_query_sees_only_itself(dot):
     check_dot_product(dot, weights)
     assert weights[0, 0] == 1 and torch.all(weights.triu(diagonal=1) == 0)
     sweep.set(causal=False)
+
+
+def test_causal_masking_is_the_packages_causal_module_with_the_valid_length(dot, multihead):
+    """No explorer builds causal lengths itself: the module built with causal=True combines
+    them with the valid length, and the explorer passes that length alone."""
+    assert dot.attention[True].causal and not dot.attention[False].causal
+    weights = Sweep(dot).set(causal=True, valid_len=5)
+    assert dot.valid_lens.tolist() == [5] and "valid_lens = [5], causal" in dot.caption.value
+    reference = d2l.DotProductAttention(0.0, causal=True)
+    q, k = dot.all_queries[..., :16], dot.all_keys[..., :16]
+    reference(q, k, k, torch.tensor([5]))
+    torch.testing.assert_close(weights, reference.attention_weights[0])
+    Sweep(dot).set(causal=False, valid_len=8)
+    Sweep(multihead).set(causal=True)
+    assert multihead.attention(2, causal=True).causal and multihead.valid_lens.tolist() == [6]
+    Sweep(multihead).set(causal=False)
 
 
 # Multi-head ------------------------------------------------------------------------------------
@@ -367,9 +409,9 @@ def test_fit_to_weights_recolours_heatmaps_and_colorbar_together(name, request):
     fixed_image, fixed_caption = bytes(explorer.image.value), explorer.caption.value
     Sweep(explorer).set(colour_scale="fit")
     top = widgets.scale_top(explorer.weights)
-    assert explorer._plot.norm.vmax == top == colorbar_top(explorer)
+    assert explorer.plot.norm.vmax == top == colorbar_top(explorer)
     assert f"colours 0 to {top:g}" in explorer.caption.value
-    meshes = [c for ax in explorer.figure.axes for c in ax.collections if c.get_animated()]
+    meshes = heatmaps(explorer)
     assert meshes and {m.get_clim() for m in meshes} == {(0.0, top)}
     # the darkest cell is the largest weight, at the top of the colour map
     mesh = next(m for m in meshes if m.get_visible())
@@ -380,8 +422,19 @@ def test_fit_to_weights_recolours_heatmaps_and_colorbar_together(name, request):
     if top < 1:
         assert explorer.image.value != fixed_image
     Sweep(explorer).set(colour_scale="fixed")
-    assert explorer._plot.norm.vmax == 1.0 == colorbar_top(explorer)
+    assert explorer.plot.norm.vmax == 1.0 == colorbar_top(explorer)
     assert explorer.image.value == fixed_image and explorer.caption.value == fixed_caption
+
+
+@pytest.mark.parametrize("name", ["kernel", "masked", "additive", "dot", "multihead"])
+def test_a_new_colour_scale_redraws_the_colorbar_not_the_whole_figure(name, request):
+    explorer = request.getfixturevalue(name)
+    sweep = Sweep(explorer)
+    sweep.set(colour_scale="fixed")
+    full_draws = explorer.plot.full_draws
+    sweep.set(colour_scale="fit")
+    sweep.set(colour_scale="fixed")
+    assert explorer.plot.full_draws == full_draws
 
 
 def test_fit_to_weights_makes_a_wide_kernel_visible(kernel):
@@ -398,7 +451,7 @@ def test_fit_to_weights_makes_a_wide_kernel_visible(kernel):
 def test_fit_to_weights_follows_the_multihead_panel_layout(multihead):
     sweep = Sweep(multihead)
     sweep.set(colour_scale="fit", num_heads=8)
-    assert multihead._plot.norm.vmax == widgets.scale_top(multihead.weights) == colorbar_top(multihead)
+    assert multihead.plot.norm.vmax == widgets.scale_top(multihead.weights) == colorbar_top(multihead)
     sweep.set(num_heads=2, colour_scale="fixed")
     assert colorbar_top(multihead) == 1.0
 
@@ -429,7 +482,7 @@ def test_fresh_explorer_has_a_short_fixed_text_form_and_leaks_nothing(factory):
     assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
     assert plt.get_fignums() == [], "an explorer must not create pyplot figures"
     assert bytes(explorer.image.value).startswith(b"\x89PNG\r\n\x1a\n")
-    assert isinstance(explorer.image, widgets.widgets.Image) and explorer.weights is not None
+    assert isinstance(explorer.image, ipywidgets.Image) and explorer.weights is not None
 
 
 @pytest.mark.parametrize("name", ["kernel", "masked", "additive", "dot", "multihead"])
@@ -437,10 +490,10 @@ def test_error_in_a_callback_is_shown_escaped_and_the_next_change_works(name, mo
     explorer = request.getfixturevalue(name)
     before_image, before_weights = bytes(explorer.image.value), explorer.weights.clone()
 
-    def broken():
+    def broken(state):
         raise RuntimeError("scores <b>exploded</b>")
 
-    monkeypatch.setattr(explorer, "_compute", broken)
+    monkeypatch.setattr(explorer, "compute", broken)
     control = next(c for n, c in explorer.controls.items() if n != "mode")
     first = control.value
     control.value = _another_value(control)
@@ -469,7 +522,7 @@ def test_an_error_from_the_package_shows_in_the_explorer(masked, monkeypatch):
     def failing_softmax(X, valid_lens):
         raise ValueError("valid_lens must be non-negative, got [-1]")
 
-    monkeypatch.setattr(widgets, "masked_softmax", failing_softmax)
+    monkeypatch.setattr(masked_module, "masked_softmax", failing_softmax)
     masked.controls["valid_len_0"].value = 3
     assert isinstance(masked.last_error, ValueError)
     assert "ValueError: valid_lens must be non-negative" in masked.message.value
@@ -487,7 +540,7 @@ def test_save_writes_png_or_svg_by_extension(name, suffix, magic, request, tmp_p
     content = path.read_bytes()
     assert content.startswith(magic)
     if suffix == ".svg":
-        assert b"<svg" in content and explorer._caption_text.encode() in content
+        assert b"<svg" in content and explorer.caption_text.encode() in content
     assert plt.get_fignums() == []
     control = next(c for n, c in explorer.controls.items() if n != "mode")
     first = control.value

@@ -1,0 +1,36 @@
+"""Interactive heatmap explorers: move a slider, see the attention weights change.
+
+Each ``explore_*`` function returns an explorer, an ``ipywidgets.VBox`` with
+its controls, a caption with the values drawn, the picture (an
+``ipywidgets.Image`` of PNG bytes), a Save row and a message line. An explorer
+exposes ``controls`` (name -> widget), ``image``, ``weights`` (the tensor drawn
+now), ``figure`` and ``save(path)``.
+
+Modules: ``base`` is the framework (the kept figure redrawn by blitting, the
+controls, the colour scale, errors, Save); each other module is one explorer.
+``docs/explorers.md`` explains the framework and how to add an explorer.
+"""
+
+from .additive import AdditiveExplorer, explore_additive
+from .base import (
+    CMAP,
+    DPI,
+    SCALE_TOPS,
+    BlitFigure,
+    Explorer,
+    Shown,
+    png_bytes,
+    scale_top,
+)
+from .dot_product import DotProductExplorer, explore_dot_product
+from .kernel import KernelPoolingExplorer, explore_kernel_pooling
+from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
+from .multihead import MultiHeadExplorer, explore_multihead
+
+__all__ = [
+    "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
+    "explore_multihead",
+    "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
+    "MultiHeadExplorer",
+    "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
+]

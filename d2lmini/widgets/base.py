@@ -1,0 +1,545 @@
+"""The explorer framework: controls in, a redrawn picture of one kept figure out.
+
+An explorer is an ``ipywidgets.VBox``: its controls, a caption with the values
+drawn, the picture (an ``ipywidgets.Image`` of PNG bytes), a Save row and a
+message line. A subclass declares four things and nothing else:
+
+* its **controls**, passed to ``Explorer.__init__`` (the helpers below build
+  them and check each starting value against the control's own bounds);
+* ``build(plot)``: the axes and artists of ``plot.figure``; every artist that
+  changes is registered with ``plot.animate(artist)`` (``plot.heatmap`` does it);
+* ``compute(state)``: the control values (a dict) -> a dict with ``"weights"``,
+  ``"caption"`` and whatever ``draw`` needs; it draws nothing;
+* ``draw(result)``: moves the registered artists.
+
+The base does the rest, as matplotlib's "Faster rendering by using blitting"
+tutorial does with its ``BlitManager`` (``BlitFigure`` below): the figure is
+drawn in full once, without the registered artists, and kept as a background;
+an update pastes the background back and draws the registered artists over it.
+An explorer whose picture changes shape (the multi-head grid) declares one
+figure per ``layout``; each is drawn ahead, at construction, so a layout shown
+for the first time costs no more than any other change.
+
+Nothing can be forgotten silently: registering an artist twice raises, an
+artist made ``animated=True`` but never registered makes the background draw
+raise, and a ``draw`` that changes an unregistered artist (which the kept
+background would hide) raises too. The error is shown in the explorer.
+
+Other behaviour every explorer shares:
+
+* the weights come from d2lmini's own functions, so the picture shows what the
+  package computes;
+* the figure is a ``matplotlib.figure.Figure`` on an Agg canvas, never a
+  pyplot figure, so nothing leaks into the notebook's inline output;
+* the cell output is the container alone, and its text form is a short repr of
+  the control values, so a notebook displaying an explorer passes strict nbval;
+* an exception while updating is shown in the explorer (and kept as
+  ``last_error``); the previous picture stays, and the next change redraws;
+* a ``colour_scale`` control: ``"fixed"`` (0 to 1) or ``"fit"`` (0 to
+  ``scale_top(weights)``); the heatmaps and the colorbar share one
+  ``Normalize``, so one assignment recolours them all.
+"""
+
+import asyncio
+import contextlib
+import html
+import struct
+import time
+import traceback
+import zlib
+from pathlib import Path
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+from IPython import get_ipython
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.ticker import MaxNLocator
+
+DPI = 80  # modest: the PNG is re-encoded and sent to the browser on every change
+CMAP = "Reds"  # as d2l.show_heatmaps
+WIDE = {"description_width": "initial"}
+
+# Upper ends for the "fit to weights" colour scale. Rounding the largest weight
+# up to one of these keeps the colorbar's ticks readable, and lets a kept
+# picture of the colorbar be reused.
+SCALE_TOPS = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+
+# Seconds of quiet (no cell run, no control moved) before an explorer prepares its
+# other layouts in the kernel's idle time, and between two layouts prepared.
+IDLE_DELAY, IDLE_STEP = 0.5, 0.1
+
+
+def scale_top(weights):
+    """The smallest of ``SCALE_TOPS`` at or above the largest weight (1 when all are 0)."""
+    largest = float(weights.max()) if weights.numel() else 0.0
+    if largest <= 0:
+        return 1.0
+    # Float32 stores 0.1 as 0.10000000149: uniform weights over 10 keys must still get 0.1.
+    return min((top for top in SCALE_TOPS if top >= largest * (1 - 1e-6)), default=1.0)
+
+
+# PNG encoding ----------------------------------------------------------------------------------
+
+def _png_chunk(tag, data):
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+
+def png_bytes(rgba):
+    """PNG bytes of an (height, width, 4) uint8 array, alpha dropped (the figure is opaque).
+
+    Written by hand because it is the largest cost of an update otherwise:
+    Pillow tries five row filters on every row, while filter 0 ("none") with
+    zlib level 1 is about three times faster, and flat-coloured plots compress
+    well without filters.
+    """
+    height, width, _ = rgba.shape
+    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # each row: filter byte 0, then RGB
+    np.copyto(rows[:, 1:].reshape(height, width, 3), rgba[..., :3])
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows, 1)) + _png_chunk(b"IEND", b""))
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread: the tensors here are tiny, and waking torch's
+    worker threads after an idle pause costs more than the whole computation
+    (8 ms for a (50, 40) softmax on a busy 2-core machine, against 0.1 ms)."""
+    num_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(num_threads)
+
+
+def error_html(error):
+    """The error in one red line, its traceback folded beneath."""
+    summary = html.escape(f"{type(error).__name__}: {error}")
+    details = html.escape("".join(traceback.format_exception(error)))
+    return (f'<details style="color:#b00020"><summary>⚠ {summary}</summary>'
+            f"<pre>{details}</pre></details>")
+
+
+# Controls: each helper checks its starting value against its own bounds -------------------------
+# ``name`` is the argument the learner passed, so that a mistake reads in their terms.
+
+def check_number(value, name, low, high, integer=False):
+    """``value`` is an int (or, unless ``integer``, a float) between ``low`` and ``high``."""
+    kinds, wanted = ((int,), "an int") if integer else ((int, float), "a number")
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
+
+
+def check_choice(value, name, choices):
+    """``value`` is one of ``choices``."""
+    # True == 1 in Python: a bool is only a valid choice among bools, and an int never is.
+    if isinstance(value, bool) != isinstance(choices[0], bool) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def check_per_example(values, name, count):
+    """``values`` is a list or tuple of ``count`` starting values, one per example."""
+    if not isinstance(values, (list, tuple)) or len(values) != count:
+        raise ValueError(f"{name} must be a list or tuple of {count} lengths, one per example, "
+                         f"got {values!r}")
+    return list(values)
+
+
+def int_slider(name, value, low, high, **options):
+    check_number(value, name, low, high, integer=True)
+    return widgets.IntSlider(value=value, min=low, max=high, **options)
+
+
+def float_slider(name, value, low, high, **options):
+    check_number(value, name, low, high)
+    return widgets.FloatSlider(value=value, min=low, max=high, **options)
+
+
+def log_slider(name, value, base, low_exponent, high_exponent, **options):
+    """A slider over ``base ** exponent``, for widths and temperatures."""
+    check_number(value, name, float(base) ** low_exponent, float(base) ** high_exponent)
+    return widgets.FloatLogSlider(value=value, base=base, min=low_exponent, max=high_exponent, **options)
+
+
+def selection_slider(name, value, choices, **options):
+    check_choice(value, name, choices)
+    return widgets.SelectionSlider(options=choices, value=value, **options)
+
+
+def dropdown(name, value, options, **more):
+    """A menu; ``options`` are values, or (label, value) pairs."""
+    values = [option[1] if isinstance(option, tuple) else option for option in options]
+    check_choice(value, name, values)
+    return widgets.Dropdown(options=options, value=value, **more)
+
+
+def checkbox(name, value, **options):
+    check_choice(value, name, [True, False])
+    return widgets.Checkbox(value=value, **options)
+
+
+# The figure ------------------------------------------------------------------------------------
+
+def _draws_something(artist):
+    # Drawing skips an invisible artist or an empty text without marking it fresh:
+    # they stay stale, harmlessly, until they are shown.
+    return artist.get_visible() and not (isinstance(artist, Text) and not artist.get_text())
+
+
+class BlitFigure:
+    """A figure drawn in full once; afterwards only its registered artists are redrawn.
+
+    The ``BlitManager`` of matplotlib's blitting tutorial, on an Agg canvas with
+    no window. ``animate(artist)`` registers an artist and sets
+    ``animated=True``, which keeps it out of full draws. The first ``render``
+    draws everything else and keeps it as the background; every ``render``
+    pastes a kept background back, draws the registered artists over it and
+    returns PNG bytes.
+
+    The colorbar lies in between: it changes with the colour scale's upper end,
+    rarely. The background is drawn without it, and for each upper end a copy
+    with the colorbar drawn over it is kept, so a new end costs one colorbar,
+    not a full draw. Every heatmap and the colorbar share ``norm``.
+    """
+
+    def __init__(self, figsize, layout=None):
+        self.figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+        self.canvas = FigureCanvasAgg(self.figure)
+        self.norm = Normalize(0, 1)
+        self.layout = layout  # which of its explorer's figures this is (None: the only one)
+        self.artists = []  # registered, in drawing order (zorder)
+        self.colorbar_axes = None
+        self.full_draws = 0  # how many times the background was drawn: once, unless saved
+        self._background = None  # pixels of everything but the artists and the colorbar
+        self._with_colorbar = {}  # upper end of the colour scale -> background and colorbar
+
+    def animate(self, artist):
+        """Register ``artist`` to be redrawn on every render; returns it."""
+        if artist in self.artists:
+            raise ValueError(f"{artist} is registered twice: register each artist once")
+        if artist.figure is not self.figure:
+            raise ValueError(f"{artist} belongs to another figure: register it with that figure's plot")
+        if not artist.get_animated():
+            self._forget_backgrounds()  # a kept background may show it
+            artist.set_animated(True)
+        self.artists.append(artist)
+        self.artists.sort(key=lambda a: a.get_zorder())  # stable: equal zorders keep their order
+        return artist
+
+    def heatmap(self, ax, num_queries, num_keys, xlabel="Keys", ylabel="Queries"):
+        """A registered (queries, keys) heatmap coloured by ``norm``, query 0 at the top.
+
+        Cell (i, j) is centred on (j, i), as with ``imshow``. It is a QuadMesh
+        because that draws these small grids several times faster than an image.
+        """
+        mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
+                             np.zeros((num_queries, num_keys)), cmap=CMAP, norm=self.norm)
+        ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=xlabel, ylabel=ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        return self.animate(mesh)
+
+    def colorbar(self, axes):
+        """One colorbar for ``axes``, true for all of them: every heatmap shares ``norm``."""
+        colorbar = self.figure.colorbar(ScalarMappable(self.norm, CMAP), ax=axes, shrink=0.9,
+                                        label="attention weight")
+        self.colorbar_axes = colorbar.ax
+
+    def render(self, top=1.0):
+        """PNG bytes of the figure with the colour scale ending at ``top``."""
+        self._paste_background(top)
+        for artist in self.artists:
+            self.figure.draw_artist(artist)
+        return png_bytes(np.asarray(self.canvas.buffer_rgba()))  # buffer: (height, width, 4)
+
+    def prepare(self):
+        """Draw and keep what a first render needs, if it is not kept yet: the
+        background, and the colorbar on the default 0 to 1 scale."""
+        if 1.0 not in self._with_colorbar:
+            self._paste_background(1.0)
+
+    def _paste_background(self, top):
+        """Put the background and the colorbar for ``top`` on the canvas, drawing
+        what is not kept yet: the background once, the colorbar once per ``top``."""
+        self.norm.vmax = top  # recolours the heatmaps and the colorbar
+        if self._background is None:
+            self._draw_background()
+        if top in self._with_colorbar:
+            self.canvas.restore_region(self._with_colorbar[top])
+            return
+        self.canvas.restore_region(self._background)
+        if self.colorbar_axes is not None:
+            self.figure.draw_artist(self.colorbar_axes)
+        self._with_colorbar[top] = self.canvas.copy_from_bbox(self.figure.bbox)
+
+    def check_unchanged(self):
+        """Raise if an artist of the axes drawn in the background has changed since: the
+        background would hide the change. Moving an artist never registered does this."""
+        if self._background is None:
+            return
+        changed = [child for ax in self.figure.axes if ax is not self.colorbar_axes
+                   for child in (*ax.get_children(), ax)
+                   if child.stale and not child.get_animated() and _draws_something(child)]
+        if changed:
+            raise RuntimeError(f"{changed[0]} changed, but it is drawn once, in the kept background: "
+                               "register the artists that draw() moves with plot.animate(artist)")
+
+    def save(self, path, fmt, dpi, caption):
+        """Write the whole figure, registered artists included, with ``caption`` above it."""
+        title = self.figure.text(0.5, 1.0, caption, ha="center", va="bottom")
+        try:  # "tight" grows the saved area to take in the caption above the frozen layout
+            self.figure.savefig(path, format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight")
+        finally:
+            title.remove()
+            self._forget_backgrounds()  # saving redrew the canvas, maybe at another dpi
+
+    def _draw_background(self):
+        registered = set(self.artists)
+        strays = [child for ax in self.figure.axes for child in ax.get_children()
+                  if child.get_animated() and child not in registered]
+        if strays:
+            raise ValueError(f"{strays[0]} is animated but not registered, so it would never be drawn: "
+                             "register it with plot.animate(artist)")
+        if self.full_draws == 0:
+            # Lay out once, colorbar included, and keep that layout: constrained
+            # layout costs more than a whole update, and the axes do not move.
+            self.figure.get_layout_engine().execute(self.figure)
+            self.figure.set_layout_engine("none")
+        if self.colorbar_axes is not None:
+            self.colorbar_axes.set_visible(False)
+        try:
+            self.canvas.draw()  # everything but the registered artists (and the colorbar)
+        finally:
+            if self.colorbar_axes is not None:
+                self.colorbar_axes.set_visible(True)
+        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        self.full_draws += 1
+
+    def _forget_backgrounds(self):
+        self._background = None
+        self._with_colorbar.clear()
+
+
+# The explorer ----------------------------------------------------------------------------------
+
+class Shown:
+    """An explorer attribute that reads ``result[name]`` of the picture shown now.
+
+    ``x_train = Shown()`` in a class body gives ``explorer.x_train``.
+    """
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, explorer, owner=None):
+        if explorer is None:
+            return self
+        return explorer.result[self.name]
+
+
+class Explorer(widgets.VBox):
+    """Controls, a picture of a kept figure, a Save row and a message line.
+
+    A subclass passes its ``controls`` (name -> widget) and, optionally, their
+    layout ``rows`` (one row of all of them by default), the ``figsize`` of its
+    figure, or ``layouts`` (layout -> figsize) for several figures, and the
+    default ``filename`` for Save. It defines ``build(plot)``,
+    ``compute(state)`` and ``draw(result)`` (see the module's docstring), and
+    may define ``sync_controls(owner)`` to adjust other controls after one
+    changed. ``compute`` picks the figure with ``result["layout"]``.
+    """
+
+    repr_controls = ()  # the controls named in repr: short and deterministic for nbval
+
+    COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
+
+    weights = Shown()  # the tensor drawn now
+
+    def __init__(self, controls, rows=None, *, figsize=(6.4, 3.2), layouts=None, filename="explorer.png"):
+        super().__init__()
+        rows = [widgets.HBox(list(controls.values()))] if rows is None else rows
+        # The fixed scale compares pictures honestly; fitting it makes small
+        # weights (a wide kernel, many keys) visible. The colorbar is true either way.
+        controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
+                                                         description="colours")
+        self.controls = controls
+        self.layouts = layouts or {None: figsize}  # layout -> figure size in inches
+        self.plots = {}  # layout -> BlitFigure, built when first needed
+        self.plot = None  # the BlitFigure shown now
+        self.result = None  # what compute returned for the picture shown now
+        self.caption_text = ""
+        self.last_error = None
+        self._syncing = False
+        self._last_activity = time.monotonic()
+        self.caption = widgets.HTML()  # the values drawn, as text: drawing text in the figure is slow
+        self.image = widgets.Image(format="png")
+        self.message = widgets.HTML()
+        self.save_path = widgets.Text(value=filename, description="save as", style=WIDE)
+        self.save_button = widgets.Button(description="Save", icon="download",
+                                          tooltip="Save the figure as PNG or SVG, chosen by the file extension")
+        self.save_button.on_click(self._on_save)
+        self.refresh()  # a failure here raises: the constructor's caller sees it
+        self._prepare_when_idle()
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.children = [*rows, controls["colour_scale"], self.caption, self.image,
+                         widgets.HBox([self.save_path, self.save_button]), self.message]
+
+    # What a subclass defines.
+
+    def build(self, plot):
+        """Add axes and artists to ``plot.figure``; register those that change."""
+        raise NotImplementedError
+
+    def compute(self, state):
+        """Control values -> a dict with "weights", "caption" and what ``draw`` needs."""
+        raise NotImplementedError
+
+    def draw(self, result):
+        """Move the registered artists to show ``result``."""
+        raise NotImplementedError
+
+    def sync_controls(self, owner):
+        """Adjust other controls after ``owner`` changed (none by default)."""
+
+    # The machinery.
+
+    @property
+    def figure(self):
+        """The matplotlib figure shown now."""
+        return self.plot.figure
+
+    @property
+    def state(self):
+        """The control values, name -> value."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def __repr__(self):
+        values = ", ".join(f"{name}={self.controls[name].value!r}" for name in self.repr_controls)
+        return f"{type(self).__name__}({values})"
+
+    def plot_for(self, layout):
+        """The BlitFigure of ``layout``, built now if it is not yet."""
+        if layout not in self.plots:
+            plot = BlitFigure(self.layouts[layout], layout)
+            self.build(plot)
+            self.plots[layout] = plot
+        return self.plots[layout]
+
+    def prepare(self):
+        """Build every layout not shown yet and draw its background now, so that none
+        is drawn in full when first shown. In a Jupyter kernel this happens by itself,
+        in idle time."""
+        for layout in self.layouts:
+            if layout not in self.plots:
+                self.plot_for(layout).prepare()
+
+    def _prepare_when_idle(self):
+        """Build and draw the layouts not shown yet while the kernel is idle, so that a
+        layout shown for the first time draws nothing in full.
+
+        Idle means that no cell ran and no control of this explorer moved for
+        ``IDLE_DELAY`` seconds: a notebook run from top to bottom (nbval,
+        nbconvert) never waits for this work. It runs between the kernel's
+        messages, one layout per turn of its event loop, so a message arriving
+        meanwhile waits for one layout at most. Without a running event loop
+        (a script), a layout is built when it is first shown.
+        """
+        pending = [layout for layout in self.layouts if layout not in self.plots]
+        if not pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        shell = get_ipython()  # None outside IPython
+        self._last_activity = time.monotonic()
+
+        def note_activity(*args):
+            self._last_activity = time.monotonic()
+
+        def prepare_next():
+            quiet = time.monotonic() - self._last_activity
+            if quiet < IDLE_DELAY:
+                loop.call_later(IDLE_DELAY - quiet, prepare_next)
+                return
+            layout = pending.pop(0)
+            try:
+                self.plot_for(layout).prepare()
+            except Exception:  # not lost: showing this layout raises it again, in the explorer
+                pass
+            if pending:
+                loop.call_later(IDLE_STEP, prepare_next)
+            elif shell is not None:
+                for event in ("pre_execute", "post_execute"):
+                    shell.events.unregister(event, note_activity)
+
+        if shell is not None:
+            for event in ("pre_execute", "post_execute"):  # a cell starts, a cell ends
+                shell.events.register(event, note_activity)
+        loop.call_later(IDLE_DELAY, prepare_next)
+
+    def refresh(self):
+        """Compute from the controls, draw, and put the new picture in ``image``."""
+        state = self.state
+        with one_thread():
+            result = self.compute(state)
+        plot = self.plot_for(result.get("layout"))
+        self.draw(result)
+        plot.check_unchanged()
+        caption = result["caption"]
+        top = 1.0
+        if state["colour_scale"] == "fit":
+            top = scale_top(result["weights"])
+            caption += f"; colours 0 to {top:g}"
+        self.image.value = plot.render(top)
+        self.plot, self.result, self.caption_text = plot, result, caption
+        self.caption.value = f"<b>{html.escape(caption)}</b>"
+
+    def save(self, path, dpi=150):
+        """Save the current view with its caption to ``path``, PNG or SVG by the extension.
+
+        Returns the path.
+        """
+        path = Path(path)
+        fmt = path.suffix.lower().lstrip(".")
+        if fmt not in ("png", "svg"):
+            raise ValueError(f"path must end in .png or .svg, got {str(path)!r}")
+        self.plot.save(path, fmt, dpi, self.caption_text)
+        return path
+
+    def _on_change(self, change):
+        self._last_activity = time.monotonic()  # postpones the idle-time work
+        if self._syncing:  # a control adjusted by sync_controls: one redraw follows
+            return
+        self._syncing = True
+        try:
+            self.sync_controls(change["owner"])
+            self.refresh()
+        except Exception as error:  # shown in the explorer and kept, never swallowed
+            self._show_error(error)
+        else:
+            self.last_error = None
+            self.message.value = ""
+        finally:
+            self._syncing = False
+
+    def _on_save(self, button):
+        try:
+            path = self.save(self.save_path.value)
+        except Exception as error:  # shown in the explorer and kept, never swallowed
+            self._show_error(error)
+        else:
+            self.message.value = f"saved {html.escape(str(path))}"
+
+    def _show_error(self, error):
+        self.last_error = error
+        self.message.value = error_html(error)

@@ -1,0 +1,77 @@
+"""Scaled dot-product weights for random queries and keys, with each row's entropy."""
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+
+from ..attention import DotProductAttention
+from .base import Explorer, Shown, checkbox, int_slider, log_slider, selection_slider
+
+
+class DotProductExplorer(Explorer):
+    """Scaled dot-product weights for random queries and keys, with each row's entropy."""
+
+    repr_controls = ("d", "scale", "temperature", "valid_len", "causal")
+    D_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    entropy, valid_lens = Shown(), Shown()
+
+    def __init__(self, d=16, scale=True, temperature=1.0, valid_len=8, causal=False, seed=0):
+        num_tokens = 8
+        generator = torch.Generator().manual_seed(seed)
+        # Unit-variance coordinates, so an unscaled score q·k has variance d.
+        # A smaller d uses the first d coordinates of the same vectors.
+        self.all_queries = torch.randn(1, num_tokens, max(self.D_CHOICES), generator=generator)
+        self.all_keys = torch.randn(1, num_tokens, max(self.D_CHOICES), generator=generator)
+        # The causal one hides the future on top of valid_lens: the package combines the two.
+        self.attention = {flag: DotProductAttention(dropout=0.0, causal=flag) for flag in (False, True)}
+        controls = {
+            "d": selection_slider("d", d, self.D_CHOICES, description="dimension d"),
+            "scale": checkbox("scale", scale, description="divide by √d"),
+            "temperature": log_slider("temperature", temperature, 10, -1, 1, step=0.05,
+                                      description="temperature", readout_format=".2g"),
+            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len"),
+            "causal": checkbox("causal", causal, description="causal"),
+        }
+        rows = [widgets.HBox([controls["d"], controls["scale"], controls["temperature"]]),
+                widgets.HBox([controls["valid_len"], controls["causal"]])]
+        super().__init__(controls, rows, figsize=(7, 3), filename="dot_product.png")
+
+    def build(self, plot):
+        num_tokens = self.all_queries.shape[1]
+        ax_map, ax_entropy = plot.figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+        self.heatmap = plot.heatmap(ax_map, num_tokens, num_tokens)
+        ax_map.set_title("attention weights")
+        plot.colorbar(ax_map)
+        bars = ax_entropy.barh(range(num_tokens), np.zeros(num_tokens), height=0.6, color="C3")
+        self.bars = [plot.animate(bar) for bar in bars]
+        uniform = math.log(num_tokens)
+        ax_entropy.axvline(uniform, color="gray", linestyle="--")
+        ax_entropy.set(xlim=(0, 1.05 * uniform), xlabel="nats (dashed: uniform)", title="row entropy")
+
+    def compute(self, state):
+        d, scale, temperature = state["d"], state["scale"], state["temperature"]
+        queries = self.all_queries[..., :d]  # (1, queries, d)
+        keys = self.all_keys[..., :d]  # (1, keys, d)
+        # DotProductAttention divides the scores by √d: multiply it back in when
+        # the scale is off, and divide by the temperature.
+        factor = (1.0 if scale else math.sqrt(d)) / temperature
+        valid_lens = torch.tensor([state["valid_len"]])  # (1,)
+        attention = self.attention[state["causal"]]
+        attention(queries * factor, keys, keys, valid_lens)
+        weights = attention.attention_weights[0]  # (queries, keys)
+        entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (queries,); 0 log 0 = 0
+        caption = (f"d = {d}, {'scaled by 1/√d' if scale else 'unscaled'}, temperature {temperature:.2g}, "
+                   f"valid_lens = {valid_lens.tolist()}{', causal' if state['causal'] else ''}")
+        return {"weights": weights, "entropy": entropy, "valid_lens": valid_lens, "caption": caption}
+
+    def draw(self, result):
+        self.heatmap.set_array(result["weights"].numpy())
+        for bar, value in zip(self.bars, result["entropy"].tolist()):
+            bar.set_width(value)
+
+
+def explore_dot_product(d=16, scale=True, temperature=1.0, valid_len=8, causal=False):
+    """Scaled dot-product attention: d, the 1/√d scale, temperature, valid length, causal."""
+    return DotProductExplorer(d, scale, temperature, valid_len, causal)

@@ -1,0 +1,29 @@
+"""The widget latency benchmark runs end to end, against a git revision, and prints every table."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "widget_latency.py"
+
+
+def test_widget_benchmark_compares_with_a_git_revision_on_a_tiny_workload(capsys, monkeypatch):
+    spec = importlib.util.spec_from_file_location("widget_latency", PATH)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the baseline's folder is added, then removed
+    # One case of each kind, to keep it short.
+    monkeypatch.setattr(benchmark, "CASES", [c for c in benchmark.CASES if c[0] == "multi-head, switching heads"])
+    monkeypatch.setattr(benchmark, "FIRST_VIEWS", [c for c in benchmark.FIRST_VIEWS if "new number of heads" in c[0]])
+    monkeypatch.setattr(benchmark, "CONSTRUCTION", ["explore_dot_product"])
+    benchmark.main(["--changes", "3", "--rounds", "1", "--baseline", "HEAD"])
+    sys.modules.pop("d2lmini_baseline", None)
+    for name in [n for n in sys.modules if n.startswith("d2lmini_baseline.")]:
+        sys.modules.pop(name)
+    out = capsys.readouterr().out
+    assert "baseline: HEAD" in out
+    for row in ("| multi-head, switching heads | 1 to 8 |", "| multi-head, a new number of heads | 3 |",
+                "| `explore_dot_product()` |", "| multi-head, switching heads | num_heads | 2 |",
+                "| multi-head, switching heads | head | 1 |"):
+        assert row in out
+    assert out.count("÷ HEAD |") == 4  # one ratio column per table
