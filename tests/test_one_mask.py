@@ -205,6 +205,20 @@ def test_no_module_imports_a_private_name_from_another():
     assert {path: names for path, names in found.items() if names} == {}
 
 
+def test_only_the_masking_module_reads_valid_lens():
+    # Every other module passes valid_lens on to attention_mask (or to a public function
+    # that does) and never compares or indexes it itself. The exercise checks are left
+    # out: each holds its own reference computation, on purpose.
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "masking.py" or path.parent.name == "exercises":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            presence = isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+            if isinstance(node, (ast.Compare, ast.Subscript)) and not presence:  # "is None" asks, it does not read
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                assert "valid_lens" not in names, f"{path.relative_to(PACKAGE)}:{node.lineno} reads valid_lens"
+
+
 def test_overhead_benchmark_runs_against_this_revision(capsys):
     import importlib.util
     path = PACKAGE.parent / "benchmarks" / "overhead.py"

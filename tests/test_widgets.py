@@ -15,7 +15,6 @@ from PIL import Image
 
 import d2lmini as d2l
 from d2lmini import widgets
-from d2lmini.widgets import masked as masked_module
 from d2lmini.widgets import (
     explore_additive,
     explore_dot_product,
@@ -23,6 +22,7 @@ from d2lmini.widgets import (
     explore_masked_softmax,
     explore_multihead,
 )
+from d2lmini.widgets import masked as masked_module
 
 FACTORIES = [explore_kernel_pooling, explore_masked_softmax, explore_additive, explore_dot_product,
              explore_multihead]

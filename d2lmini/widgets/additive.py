@@ -33,8 +33,8 @@ class AdditiveExplorer(Explorer):
             "noise": float_slider("noise", noise, 0.0, 2.0, step=0.05, description="key noise", style=WIDE),
             "seed": int_slider("seed", seed, 0, 9, description="noise seed", style=WIDE),
         }
-        for b in range(batch):
-            controls[f"valid_len_{b}"] = int_slider(f"valid_lens[{b}]", valid_lens[b], 0, num_keys,
+        for b, start in enumerate(valid_lens):  # slider positions to start from, checked above
+            controls[f"valid_len_{b}"] = int_slider(f"valid_lens[{b}]", start, 0, num_keys,
                                                     description=f"valid_len, example {b}", style=WIDE)
         rows = [widgets.HBox([controls["noise"], controls["seed"]]),
                 widgets.HBox([controls["valid_len_0"], controls["valid_len_1"]])]

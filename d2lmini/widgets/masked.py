@@ -21,8 +21,8 @@ class MaskedSoftmaxExplorer(Explorer):
         self.scores = torch.randn(batch, num_queries, num_keys, generator=generator)  # (batch, queries, keys)
         per_query_start = [[1, 2, 3, 4], [8, 6, 4, 2]]  # a causal staircase, and a shrinking window
         controls = {"mode": widgets.ToggleButtons(options=self.MODES, description="lengths")}
-        for b in range(batch):
-            controls[f"valid_len_{b}"] = int_slider(f"valid_lens[{b}]", valid_lens[b], 0, num_keys,
+        for b, start in enumerate(valid_lens):  # slider positions to start from, checked above
+            controls[f"valid_len_{b}"] = int_slider(f"valid_lens[{b}]", start, 0, num_keys,
                                                     description=f"valid_len, example {b}", style=WIDE)
         for b in range(batch):
             for q in range(num_queries):
