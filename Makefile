@@ -62,8 +62,10 @@ install-browser:
 			|| echo "Could not install chromium: the browser tests will be skipped (they fail under CI=true)"; \
 	fi
 
+# The server listens on 127.0.0.1 only; `make lab PORT=8899` picks another port.
+PORT ?= 8888
 lab: install
-	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
+	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real

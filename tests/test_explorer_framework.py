@@ -2,6 +2,7 @@
 it redraws in place, and an artist cannot be forgotten silently."""
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -150,7 +151,10 @@ def test_without_an_event_loop_a_layout_is_built_when_first_shown():
 def _run_in_event_loop(scenario, monkeypatch, delay=0.05):
     monkeypatch.setattr(base, "IDLE_DELAY", delay)
     monkeypatch.setattr(base, "IDLE_STEP", 0.01)
-    return asyncio.run(scenario())
+    # Playwright's sync API (the browser tests, same session) keeps an event loop
+    # running in the main thread: give the scenario a thread and a loop of its own.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, scenario()).result()
 
 
 async def _until(condition, timeout=20.0):
