@@ -16,7 +16,7 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test install-browser lab test lint unit-test browser-test notebook-test notebooks student \
+.PHONY: install install-test install-browser lab lab-instructor learner test lint unit-test browser-test notebook-test notebooks student \
 	solutions bench bench-widgets bench-notebooks bench-overhead clean
 
 $(STAMP): requirements.txt pyproject.toml
@@ -62,10 +62,25 @@ install-browser:
 			|| echo "Could not install chromium: the browser tests will be skipped (they fail under CI=true)"; \
 	fi
 
-# The server listens on 127.0.0.1 only; `make lab PORT=8899` picks another port.
+# The learner edition, in ./learner (git-ignored): every chapter once, exercises
+# as stubs, the outputs of every other cell kept. A rebuild writes a notebook
+# only if it is absent or unchanged since it was written; a learner's edited
+# notebook is kept, the collection's newer version goes to learner/updated/,
+# and a message names both (tools/instructor.py, build_learner).
+LEARNER := learner
+learner: install
+	$(PY) tools/instructor.py learner --out $(LEARNER) $(NOTEBOOK_SOURCES:.py=.ipynb)
+
+# `make lab` opens the learner edition: no answer on screen. The server listens
+# on 127.0.0.1 only; `make lab PORT=8899` picks another port.
 PORT ?= 8888
-lab: install
-	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=notebooks $(ALLOW_ROOT)
+JUPYTER_LAB = $(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ALLOW_ROOT)
+lab: learner
+	$(JUPYTER_LAB) --ServerApp.root_dir=$(LEARNER)
+
+# The instructor notebooks, answers included, with their .py sources.
+lab-instructor: install
+	$(JUPYTER_LAB) --ServerApp.root_dir=notebooks
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real
@@ -119,6 +134,7 @@ solutions: install-test
 bench: install-test
 	$(PY) benchmarks/attention.py
 
+# Never learner/: it holds the learner's work.
 clean:
 	rm -rf build .pytest_cache .coverage
 

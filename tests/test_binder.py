@@ -185,7 +185,9 @@ def binder_env():
         _run([base_python, "-m", "venv", venv])
         # --no-compile: the kernel compiles what it imports; pip would compile all of torch.
         _run([python, "-m", "pip", "install", "--no-compile", "-r", requirements], env=env, timeout=900)
-        _run([BINDER / "postBuild"], cwd=ROOT, env=env, timeout=300)
+        # The learner edition goes here rather than into the working tree's learner/.
+        learner = Path(tmp) / "learner"
+        _run([BINDER / "postBuild"], cwd=ROOT, env={**env, "LEARNER_DIR": str(learner)}, timeout=300)
         timings["install"] = (time.perf_counter() - start, _cpu_seconds_of_children() - cpu)
 
         def execute(notebook):
@@ -197,7 +199,7 @@ def binder_env():
         with ThreadPoolExecutor(max_workers=2) as pool:
             runs = dict(zip(NOTEBOOKS, pool.map(execute, NOTEBOOKS)))
         timings["notebooks"] = (time.perf_counter() - start, _cpu_seconds_of_children() - cpu)
-        yield {"python": python, "env": env, "runs": runs, "timings": timings}
+        yield {"python": python, "env": env, "runs": runs, "timings": timings, "learner": learner}
 
 
 def test_fresh_binder_env_has_cpu_torch_and_the_working_tree_d2lmini(binder_env):
@@ -216,6 +218,17 @@ def test_fresh_binder_env_has_the_projects_jupyter_settings(binder_env):
     prefix = _run([binder_env["python"], "-c", "import sys; print(sys.prefix)"], env=binder_env["env"]).strip()
     installed = Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     assert installed.read_text() == (BINDER / "overrides.json").read_text()  # postBuild put it there
+
+
+def test_postbuild_built_the_learner_edition_the_badge_opens(binder_env):
+    learner = binder_env["learner"]
+    assert sorted(path.name for path in learner.iterdir() if not path.name.startswith(".")) == \
+        [path.name for path in NOTEBOOKS]  # each chapter once: no .py, nothing else in view
+    for notebook in NOTEBOOKS:
+        text = (learner / notebook.name).read_text()
+        assert "SOLUTION" not in text
+        if "BEGIN SOLUTION" in notebook.read_text():
+            assert "raise NotImplementedError(" in text, notebook.name
 
 
 def test_fresh_binder_env_satisfies_every_dependency(binder_env):

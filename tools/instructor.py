@@ -1,6 +1,7 @@
-"""Instructor builds: nbgrader metadata, student notebooks and the solution key.
+"""Editions of the notebooks: nbgrader metadata, the learner edition, student notebooks, the solution key.
 
     python tools/instructor.py nbgrader-metadata notebooks/*.ipynb
+    python tools/instructor.py learner   --out learner         notebooks/*.ipynb
     python tools/instructor.py student   --out build/student   notebooks/*.ipynb
     python tools/instructor.py solutions --out build/solutions notebooks/*.ipynb
 
@@ -13,7 +14,10 @@ notebooks unchanged (Jupytext keeps that metadata out of the .py sources).
 ``student`` writes copies with every solution region replaced by a stub that
 raises ``NotImplementedError``, with outputs and Jupytext pairing removed.
 ``solutions`` executes the instructor notebooks into a solution key (.ipynb and
-.html). Neither build writes to the notebooks it reads.
+.html). ``learner`` writes the edition that ``make lab`` and Binder open:
+stubs as in ``student``, the outputs of every other cell kept, and a learner's
+edited notebook never overwritten (see ``build_learner``). No build writes to
+the notebooks it reads.
 
 Like nbgrader, any line that contains ``BEGIN SOLUTION`` or ``END SOLUTION``
 is a marker, so the two tools agree on what is an answer.
@@ -21,6 +25,8 @@ is a marker, so the two tools agree on what is an answer.
 
 import argparse
 import ast
+import hashlib
+import json
 import re
 import shutil
 import sys
@@ -203,26 +209,132 @@ def _exercise_label(cells, index):
     return "This exercise"
 
 
-def student_notebook(nb, name="notebook"):
-    """A student copy: stubs for solutions, no outputs, no Jupytext pairing, no nbgrader metadata."""
+def _stubbed(nb, name, keep):
+    """A copy of ``nb`` with every solution region stubbed and no nbgrader metadata.
+
+    A code cell keeps its outputs where ``keep(cell)`` is true; the others lose them.
+    """
     _check_markers(nb, name)
-    student = nbformat.from_dict(nb)
-    for key in ("jupytext", "widgets"):
-        student.metadata.pop(key, None)
-    for index, cell in enumerate(student.cells):
+    edition = nbformat.from_dict(nb)
+    for index, cell in enumerate(edition.cells):
         for key in ("nbgrader", "execution"):
             cell.metadata.pop(key, None)
         if cell.cell_type != "code":
             continue
-        cell.outputs, cell.execution_count = [], None
+        if not keep(cell):
+            cell.outputs, cell.execution_count = [], None
         if EXERCISE in tags(cell):
             cell.source = strip_solutions(cell.source, _exercise_label(nb.cells, index), f"{name}, cell {index}")
+    return edition
+
+
+def student_notebook(nb, name="notebook"):
+    """A student copy: stubs for solutions, no outputs, no Jupytext pairing, no nbgrader metadata."""
+    student = _stubbed(nb, name, keep=lambda cell: False)
+    for key in ("jupytext", "widgets"):
+        student.metadata.pop(key, None)
     return student
+
+
+def learner_notebook(nb, name="notebook"):
+    """The learner edition of a chapter: stubs for solutions, the figures a reader needs already there.
+
+    Exercise and check cells lose their outputs (a check's would say the answer
+    is right); every other cell keeps its outputs, and the widget state they
+    show. Jupytext pairing is pinned off (``formats: ipynb``): in a folder
+    under this repository's jupytext.toml, as on Binder, saving the notebook
+    would otherwise write a .py twin beside it.
+    """
+    learner = _stubbed(nb, name, keep=lambda cell: not {EXERCISE, CHECK} & set(tags(cell)))
+    learner.metadata["jupytext"] = {"formats": "ipynb"}
+    return learner
 
 
 def _refuse_to_overwrite_sources(paths, out):
     if any(path.resolve().parent == out.resolve() for path in paths):
         raise ValueError(f"--out {out} holds the notebooks being read; choose another folder")
+
+
+LEARNER_MANIFEST = ".learner-edition.json"
+LEARNER_UPDATES = "updated"
+
+
+def _sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha256(path):
+    return _sha256(path.read_bytes()) if path.is_file() else None
+
+
+def _read_manifest(out):
+    """{path relative to out: sha256 of the bytes this build last wrote there}; empty if unreadable."""
+    try:
+        written = json.loads((out / LEARNER_MANIFEST).read_text())["written"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return written if isinstance(written, dict) else {}
+
+
+def build_learner(paths, out):
+    """Write or update the learner edition in ``out``; return messages about the notebooks kept.
+
+    A hidden manifest in ``out`` records the SHA-256 of every file this build
+    wrote. A notebook is (re)written only when it is absent, or still holds the
+    bytes last written there: a notebook the learner changed (or one this
+    build never wrote) is kept as it is. When the collection has a newer
+    version of a kept notebook, that version goes to ``out/updated/`` and a
+    message names both files. A learner takes it by deleting or renaming
+    their own and building again. Files this build wrote that are no longer
+    needed (an updated copy once the chapter is current again, a chapter
+    that left the collection) are removed, unless the learner changed them.
+    """
+    paths, out = [Path(p) for p in paths], Path(out)
+    _refuse_to_overwrite_sources(paths, out)
+    editions = {}
+    for path in paths:
+        text = nbformat.writes(learner_notebook(nbformat.read(path, as_version=4), path.name))
+        editions[path.name] = (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    recorded, written, messages = _read_manifest(out), {}, []
+
+    def write(relative, data):
+        target = out / relative
+        if _file_sha256(target) != _sha256(data):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        written[relative] = _sha256(data)
+
+    for name, data in editions.items():
+        target, current = out / name, _file_sha256(out / name)
+        if current in (None, recorded.get(name), _sha256(data)):
+            write(name, data)
+            continue
+        # The learner's notebook. Keep the version it started from on record.
+        if name in recorded:
+            written[name] = recorded[name]
+        if recorded.get(name) == _sha256(data):
+            continue  # nothing new in the collection since it was written
+        aside = f"{LEARNER_UPDATES}/{name}"
+        if _file_sha256(out / aside) in (None, recorded.get(aside), _sha256(data)):
+            write(aside, data)
+            messages.append(f"Kept your edited {target}. The collection's newer version of it is {out / aside}; "
+                            f"to start over from that one, delete or rename yours and build again (make lab).")
+        else:
+            messages.append(f"Kept your edited {target} and your edited {out / aside}. To get the collection's "
+                            f"newer version of this chapter, delete or rename {out / aside} and build again.")
+    for relative, digest in recorded.items():
+        target = out / relative
+        inside = target.resolve().parent in (out.resolve(), (out / LEARNER_UPDATES).resolve())
+        if relative not in written and inside and _file_sha256(target) == digest:
+            target.unlink()  # written by this build, unchanged, and no longer needed
+    updates = out / LEARNER_UPDATES
+    if updates.is_dir() and not any(updates.iterdir()):
+        updates.rmdir()
+    manifest = out / LEARNER_MANIFEST
+    manifest.with_suffix(".tmp").write_text(json.dumps({"written": written}, indent=1, sort_keys=True) + "\n")
+    manifest.with_suffix(".tmp").replace(manifest)
+    return messages
 
 
 def build_student(paths, out):
@@ -274,7 +386,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("nbgrader-metadata", help="set nbgrader cell metadata from the tags, in place")
-    for command in ("student", "solutions"):
+    for command in ("learner", "student", "solutions"):
         commands.add_parser(command).add_argument("--out", required=True, type=Path)
     for command in commands.choices.values():
         command.add_argument("notebooks", nargs="+", type=Path)
@@ -282,6 +394,9 @@ def main(argv=None):
     try:
         if args.command == "nbgrader-metadata":
             _write_nbgrader_metadata(args.notebooks)
+        elif args.command == "learner":
+            for message in build_learner(args.notebooks, args.out):
+                print(message)
         elif args.command == "student":
             build_student(args.notebooks, args.out)
         else:

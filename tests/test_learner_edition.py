@@ -1,0 +1,321 @@
+"""The learner edition (tools/instructor.py learner): what `make lab` and Binder open.
+
+Every chapter once, as a notebook whose exercises are stubs and whose other
+cells keep their outputs; no answer in any file of the folder; a rebuild never
+overwrites a notebook the learner changed; and every chapter runs top to
+bottom with only its check cells reporting that the exercise is not attempted.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from test_instructor import CHAPTERS, FIXTURE, FIXTURES, _errors, _leaks
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import instructor  # noqa: E402
+
+EXERCISE_OR_CHECK = {"exercise", "check"}
+
+
+def read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def visible(folder):
+    """What JupyterLab's file browser lists in folder: hidden names are not shown."""
+    return sorted(path.name for path in folder.iterdir() if not path.name.startswith("."))
+
+
+def build(sources, out, capsys):
+    """Run the learner build from the command line, as make lab does; return what it printed."""
+    instructor.main(["learner", "--out", str(out), *map(str, sources)])
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    """Instructor notebooks by file name: the fixture chapter, then every chapter."""
+    folder = tmp_path_factory.mktemp("instructor")
+    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
+    nbformat.write(nb, folder / FIXTURE)
+    return {FIXTURE: folder / FIXTURE, **{path.name: path for path in CHAPTERS}}
+
+
+@pytest.fixture(scope="module")
+def edition(sources, tmp_path_factory):
+    out = tmp_path_factory.mktemp("repo") / "learner"
+    assert instructor.build_learner(sources.values(), out) == []
+    return out
+
+
+# ---------------------------------------------------------------- what the learner sees
+
+def test_the_file_browser_shows_each_chapter_once(edition, sources):
+    assert visible(edition) == sorted(sources)  # no .py twins, no README, no d2lmini copy
+
+
+@pytest.mark.parametrize("name", [FIXTURE] + [path.name for path in CHAPTERS])
+def test_a_learner_notebook_has_stubs_and_keeps_only_the_outputs_that_show_no_answer(edition, sources, name):
+    original, learner = read(sources[name]), read(edition / name)
+    student = instructor.student_notebook(read(sources[name]), name)
+    assert learner.metadata["jupytext"] == {"formats": "ipynb"}  # never paired, even under jupytext.toml
+    assert len(learner.cells) == len(original.cells)
+    for index, (before, after) in enumerate(zip(original.cells, learner.cells)):
+        assert after.source == student.cells[index].source, f"cell {index}"
+        assert "nbgrader" not in after.metadata
+        if after.cell_type != "code":
+            continue
+        if EXERCISE_OR_CHECK & set(instructor.tags(after)):
+            assert after.outputs == [] and after.execution_count is None, f"cell {index}"
+        else:
+            assert after.outputs == before.outputs, f"cell {index}: the reader's figures must stay"
+    assert "SOLUTION" not in json.dumps(learner)
+    if name != FIXTURE:
+        assert any(cell.get("outputs") for cell in learner.cells), "a chapter arrives with its figures"
+
+
+def test_no_solution_text_is_in_any_file_of_the_learner_edition(edition, sources):
+    assert _leaks(edition, sources) == []
+
+
+def test_the_learner_edition_is_never_paired_with_a_py_file_on_save(edition, tmp_path):
+    """Binder serves the repository root, where jupytext.toml pairs every notebook with a .py."""
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from jupytext.sync_contentsmanager import build_sync_jupytext_contents_manager_class
+
+    shutil.copy(REPO / "jupytext.toml", tmp_path)
+    shutil.copytree(edition, tmp_path / "learner")
+    manager = build_sync_jupytext_contents_manager_class(FileContentsManager)(root_dir=str(tmp_path))
+    path = f"learner/{CHAPTERS[0].name}"
+    manager.save(manager.get(path), path)
+    unpaired = read(tmp_path / path)
+    unpaired.metadata.pop("jupytext")
+    nbformat.write(unpaired, tmp_path / "learner" / "control.ipynb")
+    manager.save(manager.get("learner/control.ipynb"), "learner/control.ipynb")
+    assert sorted(p.name for p in (tmp_path / "learner").glob("*.py")) == ["control.py"]
+
+
+# ---------------------------------------------------------------- a learner's work is never lost
+
+@pytest.fixture
+def collection(tmp_path):
+    """Two small chapters (the fixture chapter twice) and a function that edits their sources."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
+    paths = [folder / "01_one.ipynb", folder / "02_two.ipynb"]
+    for path in paths:
+        nbformat.write(nb, path)
+
+    def change(text):
+        for path in paths:
+            changed = read(path)
+            changed.cells[0].source += "\n\n" + text
+            nbformat.write(changed, path)
+
+    return paths, change
+
+
+def edit(path, text="my own answer"):
+    """Change a notebook as a learner would, in a way JupyterLab would save it; return its bytes."""
+    nb = read(path)
+    (index, cell), *_ = [(i, c) for i, c in enumerate(nb.cells) if "exercise" in instructor.tags(c)]
+    cell.source = cell.source.replace("raise NotImplementedError", f"# {text}\n    raise NotImplementedError")
+    nbformat.write(nb, path)
+    return path.read_bytes()
+
+
+def test_a_rebuild_keeps_an_edited_notebook_names_it_and_updates_an_unedited_one(collection, tmp_path, capsys):
+    paths, change = collection
+    out = tmp_path / "learner"
+    assert build(paths, out, capsys) == ""
+    mine = edit(out / "01_one.ipynb")
+    change("A paragraph added upstream.")
+
+    message = build(paths, out, capsys)
+    assert (out / "01_one.ipynb").read_bytes() == mine
+    assert "A paragraph added upstream." in read(out / "02_two.ipynb").cells[0].source
+    assert "A paragraph added upstream." in read(out / "updated" / "01_one.ipynb").cells[0].source
+    assert message.splitlines() == [
+        f"Kept your edited {out / '01_one.ipynb'}. The collection's newer version of it is "
+        f"{out / 'updated' / '01_one.ipynb'}; to start over from that one, delete or rename yours and build "
+        "again (make lab)."]
+    assert visible(out) == ["01_one.ipynb", "02_two.ipynb", "updated"]
+
+    assert build(paths, out, capsys) == message  # said again on every build, and nothing else changes
+    assert (out / "01_one.ipynb").read_bytes() == mine
+
+    (out / "01_one.ipynb").rename(out / "my_01_one.ipynb")  # the learner takes the new version
+    assert build(paths, out, capsys) == ""
+    assert (out / "01_one.ipynb").read_bytes() == (out / "02_two.ipynb").read_bytes()  # the new version
+    assert visible(out) == ["01_one.ipynb", "02_two.ipynb", "my_01_one.ipynb"]  # updated/ is gone
+    assert (out / "my_01_one.ipynb").read_bytes() == mine
+
+
+def test_an_edited_notebook_is_kept_quietly_while_the_collection_has_nothing_new(collection, tmp_path, capsys):
+    paths, _ = collection
+    out = tmp_path / "learner"
+    build(paths, out, capsys)
+    mine = edit(out / "01_one.ipynb")
+    assert build(paths, out, capsys) == ""
+    assert (out / "01_one.ipynb").read_bytes() == mine
+    assert visible(out) == ["01_one.ipynb", "02_two.ipynb"]
+
+
+def test_an_edited_updated_copy_is_kept_too(collection, tmp_path, capsys):
+    paths, change = collection
+    out = tmp_path / "learner"
+    build(paths, out, capsys)
+    mine = edit(out / "01_one.ipynb")
+    change("First change.")
+    build(paths, out, capsys)
+    also_mine = edit(out / "updated" / "01_one.ipynb", "working in the new version")
+    change("Second change.")
+    message = build(paths, out, capsys)
+    assert (out / "01_one.ipynb").read_bytes() == mine
+    assert (out / "updated" / "01_one.ipynb").read_bytes() == also_mine
+    assert message.splitlines() == [
+        f"Kept your edited {out / '01_one.ipynb'} and your edited {out / 'updated' / '01_one.ipynb'}. To get "
+        f"the collection's newer version of this chapter, delete or rename {out / 'updated' / '01_one.ipynb'} "
+        "and build again."]
+
+
+def test_a_notebook_the_build_did_not_write_is_kept(collection, tmp_path, capsys):
+    paths, _ = collection
+    out = tmp_path / "learner"
+    out.mkdir()
+    shutil.copy(FIXTURES / "fixture_checks.py", out)
+    (out / "01_one.ipynb").write_text("{}")  # no manifest: not this build's file
+    message = build(paths, out, capsys)
+    assert (out / "01_one.ipynb").read_text() == "{}"
+    assert (out / "fixture_checks.py").is_file()
+    assert f"Kept your edited {out / '01_one.ipynb'}." in message
+    assert "02_two" not in message
+
+
+def test_a_deleted_notebook_comes_back_fresh(collection, tmp_path, capsys):
+    paths, _ = collection
+    out = tmp_path / "learner"
+    build(paths, out, capsys)
+    fresh = (out / "02_two.ipynb").read_bytes()
+    edit(out / "02_two.ipynb")
+    (out / "02_two.ipynb").unlink()
+    assert build(paths, out, capsys) == ""
+    assert (out / "02_two.ipynb").read_bytes() == fresh
+
+
+def test_a_chapter_that_leaves_the_collection_goes_unless_the_learner_changed_it(collection, tmp_path, capsys):
+    paths, _ = collection
+    out = tmp_path / "learner"
+    build(paths, out, capsys)
+    build(paths[:1], out, capsys)
+    assert visible(out) == ["01_one.ipynb"]
+    build(paths, out, capsys)
+    mine = edit(out / "02_two.ipynb")
+    build(paths[:1], out, capsys)
+    assert visible(out) == ["01_one.ipynb", "02_two.ipynb"]
+    assert (out / "02_two.ipynb").read_bytes() == mine
+
+
+def test_the_learner_build_refuses_to_write_over_its_sources(collection):
+    paths, _ = collection
+    with pytest.raises(ValueError, match="holds the notebooks being read"):
+        instructor.build_learner(paths, paths[0].parent)
+
+
+# ---------------------------------------------------------------- every chapter runs
+
+def _not_attempted(error):
+    """The stub's NotImplementedError, or the checks' own 'not attempted' error."""
+    return error.ename == "NotImplementedError" or "NotAttempted" in error.ename
+
+
+def _run(path):
+    """Errors of each code cell, by index, after running the notebook top to bottom with errors allowed."""
+    nb = read(path)
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return nb
+
+
+@pytest.fixture(scope="module")
+def runs(edition):
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        yield {path.name: pool.submit(_run, edition / path.name) for path in CHAPTERS}
+
+
+@pytest.mark.parametrize("name", [path.name for path in CHAPTERS])
+def test_a_learner_notebook_runs_top_to_bottom_with_only_its_checks_reporting_not_attempted(runs, name):
+    problems, checks = [], 0
+    for index, cell in enumerate(runs[name].result().cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [out for out in cell.outputs if out.output_type == "error"]
+        if "check" in instructor.tags(cell):
+            checks += 1
+            if len(errors) != 1 or not _not_attempted(errors[0]):
+                problems.append(f"check cell {index} should report the exercise not attempted, got {_errors(cell)}")
+        elif errors:
+            problems.append(f"cell {index} should run but raised {_errors(cell)}")
+    assert problems == [], "\n".join(problems)
+    assert checks >= (1 if re.match(r"0[1-9]", name) else 0)
+
+
+# ---------------------------------------------------------------- make, git, Binder
+
+MAKE_DONE = ["-o", ".venv/.installed", "-o", ".venv/.installed-test",
+             "-o", ".venv/share/jupyter/lab/settings/overrides.json"]
+
+
+def make_dry_run(*targets):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(["make", "-n", *MAKE_DONE, *targets], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_make_lab_builds_the_learner_edition_then_serves_it():
+    build_line, serve_line = make_dry_run("lab").strip().splitlines()
+    assert build_line.startswith(".venv/bin/python tools/instructor.py learner --out learner notebooks/00_")
+    assert serve_line.startswith(".venv/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=8888")
+    assert serve_line.endswith("--ServerApp.root_dir=learner")
+
+
+def test_the_instructor_notebooks_and_their_answers_take_a_command_of_their_own():
+    assert make_dry_run("lab-instructor").strip().endswith("--ServerApp.root_dir=notebooks")
+    assert "build/solutions" in make_dry_run("solutions")
+
+
+def test_make_clean_never_deletes_the_learner_edition():
+    assert "learner" not in make_dry_run("clean")
+
+
+def test_git_ignores_the_learner_edition_so_a_pull_never_touches_it():
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(["git", "check-ignore", "-q", "learner/01_attention_pooling.ipynb"], cwd=REPO)
+    assert ignored.returncode == 0
+
+
+def test_postbuild_builds_the_learner_edition_into_learner():
+    lines = (REPO / "binder" / "postBuild").read_text().splitlines()
+    assert 'python tools/instructor.py learner --out "${LEARNER_DIR:-learner}" notebooks/*.ipynb' in lines
+
+
+def test_every_binder_badge_of_this_repository_opens_the_learner_edition():
+    link = re.compile(r"https://mybinder\.org/v2/gh/attention-notebooks/attention-notebooks/\S*?\?urlpath=([^)\s`]+)")
+    found = [(path.name, url) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+             for url in link.findall(path.read_text())]
+    assert found and all(url == "lab/tree/learner/00_start_here.ipynb" for _, url in found), found
