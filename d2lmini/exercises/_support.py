@@ -21,6 +21,7 @@ def hint_for(received, default, mistakes):
     """The hint of the first ``(wrong_answer, hint)`` pair that ``received`` equals.
 
     ``received`` that matches none of the typical wrong answers gets ``default``.
+    A hint is one text or a tuple of steps, as ``ExerciseError`` takes it.
     """
     if isinstance(received, torch.Tensor):
         received = received.detach()
