@@ -1,7 +1,34 @@
+import ast
+import json
+import re
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import jupytext
+import nbformat
 import pytest
 import torch
 
-from d2lmini.exercises import ExerciseError, expect_close, passed
+from d2lmini.exercises import (
+    ExerciseError,
+    ExerciseNotAttempted,
+    ch01,
+    ch02,
+    ch03,
+    ch04,
+    ch05,
+    ch06,
+    check,
+    expect_close,
+    hint,
+    passed,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+import instructor  # noqa: E402
 
 
 def test_passed_prints_one_line(capsys):
@@ -33,3 +60,244 @@ def test_unexpected_nan_is_called_out():
 
 def test_a_right_answer_passes_silently():
     expect_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7]), "Ex", "h")
+
+
+# ---------------------------------------------------------------- what a learner sees
+
+def zeros_like_scores(queries, keys, *rest):
+    return torch.zeros(queries.shape[0], queries.shape[1], keys.shape[1])
+
+
+# One wrong answer for every check, and for some checks a second, typical mistake.
+WRONG_ANSWERS = {
+    "ch01.check_triangular": lambda u: 1 - u.abs(),
+    "ch01.check_best_sigma": lambda x_train, y_train, x_val, y_val, sigmas: sigmas[0],
+    "ch01.check_loo_loss": lambda x, y, sigma: torch.tensor(0.0),
+    "ch02.check_padded_queries": lambda scores, valid_lens: torch.softmax(scores, -1),
+    "ch02.check_local_causal_mask": lambda n, window: torch.ones(n, n, dtype=torch.bool).tril(),
+    "ch02.check_masked_mean": lambda values, valid_lens: values.mean(1),
+    "ch03.check_concat_scores": lambda queries, keys, W_a, w_v: zeros_like_scores(queries, keys),
+    "ch03.check_weight_gap": lambda additive, queries, keys, values, valid_lens: torch.tensor(0.5),
+    "ch03.check_bilinear_scores": lambda queries, keys, W: zeros_like_scores(queries, keys),
+    "ch04.check_distance_scores": lambda queries, keys: queries @ keys.transpose(1, 2),
+    "ch04.check_sum_scores": zeros_like_scores,
+    "ch04.check_attention_cost": lambda nq, nk, d, bytes_per_element=4: (nq * nk * d, nq * nk * bytes_per_element),
+    "ch04.check_causal_attention": lambda q, k, v: torch.softmax(q @ k.transpose(1, 2), -1) @ v,
+    "ch05.check_einsum_multihead": lambda queries, keys, values, mha: torch.zeros(2, 3, 12),
+    "ch05.check_head_weights": lambda mha, X, head: torch.full((2, 4, 4), 0.25),
+    "ch05.check_output_without_head": lambda mha, X, head: mha(X, X, X),
+    "ch05.check_parameter_count": lambda *sizes: 0,
+    "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
+    "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
+    "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
+}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06}
+
+
+def the_check(name):
+    module, function = name.split(".")
+    return getattr(CHAPTERS[module], function)
+
+
+def failure(name, answer):
+    """The ExerciseError that the named check raises for ``answer``."""
+    with pytest.raises(ExerciseError) as info:
+        the_check(name)(answer)
+    return info.value
+
+
+def test_every_check_has_a_wrong_answer_here():
+    checks = {f"{module}.{name}" for module, chapter in CHAPTERS.items() for name in vars(chapter)
+              if name.startswith("check_")}
+    assert sorted(WRONG_ANSWERS) == sorted(checks)
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_ANSWERS))
+def test_a_wrong_answer_renders_as_a_short_block_without_code(name):
+    error = failure(name, WRONG_ANSWERS[name])
+    lines = error._render_traceback_()
+    assert 4 <= len(lines) <= 8
+    assert lines[0].startswith(f"✗ Exercise {name[3]}.") and lines[0].endswith(": not yet.")
+    assert [line.split(":")[0] for line in lines[1:4]] == ["  expected", "  received", "  hint"]
+    assert lines == str(error).splitlines()  # plain Python shows the same block
+    assert not any(word in line for line in lines for word in ("d2lmini", ".py", "File ", "Traceback", "line "))
+    if len(error.hints) > 1:
+        assert lines[4] == f"  More help: run {name.split('.')[0]}.hint() in a new cell."
+
+
+def test_two_masks_are_shown_row_under_row_in_a_short_block():
+    lines = failure("ch06.check_left_padded_mask", WRONG_ANSWERS["ch06.check_left_padded_mask"]).lines()
+    assert len(lines) == 5
+    expected, received = lines[1].split(": ")[-1], lines[2].split(": ")[-1]
+    assert expected == "000000 000000 000000 000100 000110 000111"
+    assert received == "100000 110000 111000 111100 111110 111111"
+    assert lines[1].index(expected) == lines[2].index(received)
+
+
+def test_a_long_field_is_cut_to_one_line():
+    error = ExerciseError("Ex", "a list", "list " + repr(list(range(1000))), "h")
+    assert len(error.lines()) == 4 and len(error.lines()[2]) < 220 and error.lines()[2].endswith("…")
+
+
+def test_hint_shows_the_next_step_for_the_last_failed_check(capsys):
+    error = failure("ch02.check_local_causal_mask", lambda n, window: torch.eye(n, dtype=torch.bool))
+    assert len(error.hints) == 2 and error.lines()[3] == f"  hint: {error.hints[0]}"
+    hint()
+    assert capsys.readouterr().out == f"Exercise 2.2 · hint 2 of 2 (the last): {error.hints[1]}\n"
+    hint()  # no step beyond the last: it is shown again
+    assert capsys.readouterr().out == f"Exercise 2.2 · hint 2 of 2 (the last): {error.hints[1]}\n"
+    assert ch02.hint is hint  # the check cell's module offers it, as the block says
+
+
+def test_hint_after_a_passing_check_has_nothing_to_add(capsys):
+    failure("ch02.check_local_causal_mask", lambda n, window: torch.eye(n, dtype=torch.bool))
+    ch06.check_decode_mask(lambda nq, nk: torch.arange(nk)[None, :] <= torch.arange(nk - nq, nk)[:, None])
+    capsys.readouterr()
+    hint()
+    assert capsys.readouterr().out.startswith("No hint to give: the last check you ran did not fail")
+
+
+def test_every_step_of_a_hint_is_given_once_then_the_last_again(capsys):
+    error = failure("ch05.check_einsum_multihead", WRONG_ANSWERS["ch05.check_einsum_multihead"])
+    assert len(error.hints) == 3
+    for _ in range(4):
+        hint()
+    shown = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in shown] == [
+        "Exercise 5.1 · multi-head attention with einsum · hint 2 of 3",
+        "Exercise 5.1 · multi-head attention with einsum · hint 3 of 3 (the last)",
+        "Exercise 5.1 · multi-head attention with einsum · hint 3 of 3 (the last)",
+        "Exercise 5.1 · multi-head attention with einsum · hint 3 of 3 (the last)"]
+
+
+# ---------------------------------------------------------------- the stub, and the learner's own errors
+
+def exercises_and_checks():
+    """(notebook cell source, its function's name, its check) for every exercise of every chapter."""
+    found = []
+    for path in sorted((REPO / "notebooks").glob("0[1-9]_*.py")):
+        cells = jupytext.read(path).cells
+        for index, cell in enumerate(cells):
+            if "check" in cell.metadata.get("tags", []):
+                call = next(node for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Call))
+                source = next(c.source for c in reversed(cells[:index]) if "exercise" in c.metadata.get("tags", []))
+                found.append((source, call.args[0].id, f"{call.func.value.id}.{call.func.attr}"))
+    return found
+
+
+EXERCISES = exercises_and_checks()
+
+
+@pytest.mark.parametrize("source, function, name", EXERCISES, ids=[name for _, _, name in EXERCISES])
+@pytest.mark.parametrize("stub", ["student build", "nbgrader"])
+def test_an_unattempted_stub_gets_one_line_saying_what_to_do(source, function, name, stub):
+    student = instructor.strip_solutions(source, "Exercise 0.0", name)
+    if stub == "nbgrader":  # nbgrader's release replaces each answer by a bare raise
+        student = student.replace('raise NotImplementedError("Exercise 0.0', 'raise NotImplementedError() #')
+    namespace = {"torch": torch}
+    exec(student, namespace)
+    with pytest.raises(ExerciseNotAttempted) as info:
+        the_check(name)(namespace[function])
+    [line] = info.value._render_traceback_()
+    assert re.fullmatch(rf"Exercise {name[3]}\.\d · not attempted yet: complete `{function}` above, run that "
+                        r"cell, then this one\.", line), line
+    assert isinstance(info.value, NotImplementedError)  # still a failure for nbgrader, as the stub's was
+
+
+def test_the_exercise_list_covers_every_check():
+    assert sorted(name for _, _, name in EXERCISES) == sorted(WRONG_ANSWERS)
+
+
+def test_a_not_implemented_error_raised_deeper_in_the_learners_code_keeps_its_frames():
+    def helper(u):
+        raise NotImplementedError("helper is unfinished")
+
+    def triangular_kernel(u):
+        return helper(u)
+
+    with pytest.raises(NotImplementedError, match="helper is unfinished") as info:
+        ch01.check_triangular(triangular_kernel)
+    assert type(info.value) is NotImplementedError and not hasattr(info.value, "_render_traceback_")
+    names = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
+    assert names[-2:] == ["triangular_kernel", "helper"]
+
+
+def test_an_error_in_the_learners_code_passes_through_with_a_frame_at_their_line():
+    def triangular_kernel(u):
+        return u @ torch.ones(3)  # the learner's mistake: a matrix product of mismatched shapes
+
+    with pytest.raises(RuntimeError) as info:
+        ch01.check_triangular(triangular_kernel)
+    assert not isinstance(info.value, ExerciseError) and not hasattr(info.value, "_render_traceback_")
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.name, last.line) == ("triangular_kernel", "return u @ torch.ones(3)  # the learner's mistake: "
+                                                           "a matrix product of mismatched shapes")
+
+
+def test_a_class_whose_method_is_the_stub_is_not_attempted():
+    @check("Exercise 9.9 · a class")
+    def check_module(Module):
+        return Module()(1)
+
+    class Attention:
+        def __call__(self, x):
+            raise NotImplementedError()
+
+    with pytest.raises(ExerciseNotAttempted, match=r"^Exercise 9.9 · not attempted yet: complete `Attention`"):
+        check_module(Attention)
+
+
+# ---------------------------------------------------------------- IPython, Jupyter and nbgrader
+
+SESSION = '''
+import torch
+from d2lmini.exercises import ch02
+def wrong(n, window):
+    return torch.ones(n, n, dtype=torch.bool).tril()
+def stub(n, window):
+    raise NotImplementedError()
+def broken(n, window):
+    return torch.ones(n, n) @ torch.ones(n + 1)
+'''
+
+
+def test_ipython_shows_the_rendered_lines_in_place_of_a_traceback():
+    script = f'''
+import json
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance(colors="nocolor")
+shell.run_cell({SESSION!r})
+shown = {{}}
+for name in ("wrong", "stub", "broken"):
+    captured = shell.run_cell(f"ch02.check_local_causal_mask({{name}})", store_history=True)
+    shown[name] = type(captured.error_in_exec).__name__
+print("RESULTS" + json.dumps(shown))
+'''
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
+    out, results = result.stdout.rsplit("RESULTS", 1)
+    assert json.loads(results) == {"wrong": "ExerciseError", "stub": "ExerciseNotAttempted", "broken": "RuntimeError"}
+    block = failure("ch02.check_local_causal_mask", WRONG_ANSWERS["ch02.check_local_causal_mask"]).lines()
+    stub_line = "Exercise 2.2 · not attempted yet: complete `stub` above, run that cell, then this one."
+    assert out.startswith("\n".join(block) + "\n" + stub_line + "\n")
+    learner_error = out.split(stub_line + "\n", 1)[1]
+    assert "Traceback" in learner_error and "broken" in learner_error and "@ torch.ones(n + 1)" in learner_error
+
+
+def test_nbgrader_gives_no_point_to_a_wrong_answer_or_a_stub(tmp_path):
+    pytest.importorskip("nbgrader", reason="nbgrader comes with the test extra: pip install -e '.[test]'")
+    from nbclient import NotebookClient
+    from nbgrader.utils import determine_grade
+
+    grade = {"grade": True, "solution": False, "locked": True, "points": 1, "schema_version": 3, "task": False}
+    checks = [nbformat.v4.new_code_cell(f"ch02.check_local_causal_mask({name})",
+                                        metadata={"nbgrader": {**grade, "grade_id": name}})
+              for name in ("wrong", "stub", "right")]
+    right = "def right(n, window):\n    return ch02._local_causal(n, window)\n"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SESSION + right), *checks])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(REPO)}}).execute()
+    assert [determine_grade(cell)[0] for cell in checks] == [0, 0, 1]
+    errors = [[out for out in cell.outputs if out.output_type == "error"] for cell in checks]
+    shown = [(e[0].ename, len(e[0].traceback)) for e in errors[:2]]
+    assert shown == [("ExerciseError", 5), ("ExerciseNotAttempted", 1)]
+    assert errors[2] == [] and "d2lmini" not in json.dumps([e[0].traceback for e in errors[:2]])

@@ -9,6 +9,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,8 @@ FIXTURE = "99_fixture_chapter.ipynb"
 CHAPTERS = sorted((REPO / "notebooks").glob("*.ipynb"))
 NAMES = [FIXTURE] + [path.name for path in CHAPTERS]
 STUB_ERROR = "is not done yet: replace this raise with your code for"
+NOT_ATTEMPTED = re.compile(r"ExerciseNotAttempted: Exercise \d+\.\d+ · not attempted yet: complete `\w+` above, "
+                           r"run that cell, then this one\.")
 
 
 def code_cell(source, *tags):
@@ -324,6 +327,10 @@ def _errors(cell):
     return [f"{out.ename}: {out.evalue}" for out in cell.outputs if out.output_type == "error"]
 
 
+def _tracebacks(cell):
+    return [out.traceback for out in cell.outputs if out.output_type == "error"]
+
+
 def _stdout(cell):
     return "".join(out.text for out in cell.outputs if out.output_type == "stream" and out.name == "stdout")
 
@@ -331,7 +338,7 @@ def _stdout(cell):
 def _run_student_notebook(student_path, instructor_path):
     """Run a student notebook cell by cell, errors allowed; return (problems, number of checks).
 
-    Each check must fail with the stub's NotImplementedError and nothing else,
+    Each check must fail, saying in one line that the exercise is not attempted,
     every other cell must succeed. Right after each failing check comes the
     round trip: the exercise cell with its reference answers put back (it must
     equal the instructor's cell), then the check again, which must pass; then
@@ -354,8 +361,9 @@ def _run_student_notebook(student_path, instructor_path):
                     exercise = index
                 continue
             checks += 1
-            if len(errors) != 1 or not errors[0].startswith("NotImplementedError: ") or STUB_ERROR not in errors[0]:
-                problems.append(f"check cell {index} should fail with the stub's NotImplementedError, got {errors}")
+            if len(errors) != 1 or not NOT_ATTEMPTED.fullmatch(errors[0]) or len(_tracebacks(cell)[0]) != 1:
+                problems.append(f"check cell {index} should fail with a one-line ExerciseNotAttempted, got "
+                                f"{errors} shown as {_tracebacks(cell)}")
             filled = nbformat.v4.new_code_cell(_fill_stubs(student.cells[exercise].source,
                                                            original.cells[exercise].source))
             if filled.source != original.cells[exercise].source:

@@ -3,11 +3,13 @@
 An exercise is a function the learner completes; its reference body sits
 between ``### BEGIN SOLUTION`` and ``### END SOLUTION``. The next cell calls a
 check from here with that function. A check prints one line when the answer is
-right, and otherwise raises ``ExerciseError`` saying what was expected, what
-was received, and a hint. Exceptions raised by the learner's own code (such as
-the ``NotImplementedError`` of a student stub) pass through unchanged.
+right, and otherwise raises ``ExerciseError``, which renders as a few lines:
+what was expected, what was received, and the first step of a hint
+(``hint()`` shows the next). A student stub's ``NotImplementedError`` becomes
+``ExerciseNotAttempted``, one line; any other exception raised by the
+learner's own code passes through unchanged, with its traceback.
 """
 
-from ._feedback import ExerciseError, expect, expect_close, passed
+from ._feedback import ExerciseError, ExerciseNotAttempted, check, expect, expect_close, hint, passed
 
-__all__ = ["ExerciseError", "expect", "expect_close", "passed"]
+__all__ = ["ExerciseError", "ExerciseNotAttempted", "check", "expect", "expect_close", "hint", "passed"]

@@ -21,6 +21,7 @@ def hint_for(received, default, mistakes):
     """The hint of the first ``(wrong_answer, hint)`` pair that ``received`` equals.
 
     ``received`` that matches none of the typical wrong answers gets ``default``.
+    A hint is one text or a tuple of steps, as ``ExerciseError`` takes it.
     """
     if isinstance(received, torch.Tensor):
         received = received.detach()
@@ -32,8 +33,12 @@ def hint_for(received, default, mistakes):
 
 
 def mask_rows(mask):
-    """A boolean matrix as indented rows of 1 and 0, one line per query, for an ``ExerciseError``."""
-    return "\n    " + "\n    ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
+    """A boolean matrix as one group of 1s and 0s per query, on one line, for an ``ExerciseError``.
+
+    An error shows the expected and the received mask on lines that start
+    alike, so their groups line up, row under row.
+    """
+    return " " + " ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
 
 
 @contextlib.contextmanager
@@ -49,7 +54,7 @@ def without(exercise, task, *targets):
     def refuse(label):
         def refused(*args, **kwargs):
             raise ExerciseError(exercise, task, f"a call to {label}",
-                                f"{label} does the whole exercise for you: {task} yourself")
+                                (f"{label} does the whole exercise for you", f"{task} yourself"))
         return refused
 
     saved = [(owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))

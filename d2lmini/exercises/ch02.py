@@ -8,8 +8,13 @@ where d2lmini has no such function (the sliding window), with a private one.
 import torch
 
 from ..masking import masked_softmax
-from ._feedback import ExerciseError, expect, expect_close, passed
+from ._feedback import ExerciseError, check, expect, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch02.hint()
 from ._support import hint_for, mask_rows
+
+PADDED_QUERIES = "Exercise 2.1"
+SLIDING_WINDOW = "Exercise 2.2"
+MASKED_MEAN = "Exercise 2.3"
 
 # Exercise 2.1
 
@@ -24,45 +29,51 @@ def _padded_queries_hint(received, scores, valid_lens):
     if not (isinstance(received, torch.Tensor) and received.shape == scores.shape):
         return "return the weights, a tensor with the shape of scores: (batch, queries, keys)"
     if received.detach().isnan().any():
-        return ("a padded query has no key left, and softmax(-inf, ..., -inf) = 0/0 = NaN: set such "
-                "rows to zero, or let d2l.masked_softmax do it with a valid length of 0")
+        return ("a padded query has no key left, and softmax(-inf, ..., -inf) = 0/0 = NaN",
+                "set such rows to zero, or let d2l.masked_softmax do it: a valid length of 0 gives a row "
+                "of zeros")
     real = torch.arange(scores.shape[1]) < valid_lens[:, None]  # (batch, steps)
     both = real[:, :, None] & real[:, None, :]  # (batch, queries, keys)
     plain = torch.softmax(scores, dim=-1)
-    after = ("you masked the weights after the softmax, so the rows of the real queries no longer "
-             "sum to 1: mask the scores before the softmax, as d2l.masked_softmax does")
-    return hint_for(received, "a real query i < valid_lens[b] attends to the real keys only; a padded "
-                    "query's row is all zeros. Give each query its own length in a 2-D valid_lens "
-                    "for d2l.masked_softmax: valid_lens[b] for a real query, 0 for a padded one", [
-                        (masked_softmax(scores, valid_lens),
-                         "the padded queries still attend: rows i ≥ valid_lens[b] must be all zero. A 1-D "
-                         "valid_lens masks keys only; give each padded query a length of 0 (2-D lengths)"),
-                        (plain * real[:, :, None],
-                         "the padded keys still get weight: a real query must ignore keys j ≥ valid_lens[b]"),
-                        (plain * both, after),
-                        (plain * real[:, None, :], after),
-                        (torch.softmax(scores.masked_fill(~both, -1e6), dim=-1),
-                         "a padded query's row is uniform: filled with a finite number (-1e6 or the dtype's "
-                         "minimum) everywhere, its softmax spreads the weight evenly over padding. It must "
-                         "be all zeros: fill with -inf and zero the empty rows, or use d2l.masked_softmax"),
-                    ])
+    after = ("you masked the weights after the softmax, so the rows of the real queries no longer sum to 1",
+             "mask the scores before the softmax, as d2l.masked_softmax does")
+    return hint_for(received, (
+        "a real query i < valid_lens[b] attends to the real keys only; a padded query's row is all zeros",
+        "d2l.masked_softmax also takes 2-D valid lengths, one per query: give each real query its example's "
+        "length and each padded query a length of 0"), [
+            (masked_softmax(scores, valid_lens),
+             ("the padded queries still attend: rows i ≥ valid_lens[b] must be all zero",
+              "a 1-D valid_lens masks keys only; 2-D valid lengths give each query a length of its own, "
+              "and a length of 0 empties a row")),
+            (plain * real[:, :, None],
+             ("the padded keys still get weight: a real query must ignore keys j ≥ valid_lens[b]",
+              "mask the padded keys' scores before the softmax, as well as emptying the padded queries' rows")),
+            (plain * both, after),
+            (plain * real[:, None, :], after),
+            (torch.softmax(scores.masked_fill(~both, -1e6), dim=-1),
+             ("a padded query's row is uniform, and it must be all zeros",
+              "filled with a finite number (-1e6 or the dtype's minimum) everywhere, a row's softmax spreads "
+              "its weight evenly over the padding: fill with -inf and zero the empty rows, or let "
+              "d2l.masked_softmax do it")),
+        ])
 
 
+@check(PADDED_QUERIES)
 def check_padded_queries(self_attention_weights):
     """Exercise 2.1: padded keys get no weight, and padded queries get all-zero rows."""
-    exercise = "Exercise 2.1"
     generator = torch.Generator().manual_seed(21)
     scores = torch.randn(4, 5, 5, generator=generator)  # (batch, queries, keys): self-attention
     valid_lens = torch.tensor([1, 3, 5, 0])  # a report starts with a real row, then a padded one
     given = scores.clone()
     received = self_attention_weights(given, valid_lens.clone())
     expected = _padded_self_attention(scores, valid_lens)
-    expect_close(received, expected, exercise, _padded_queries_hint(received, scores, valid_lens))
-    expect(torch.equal(given, scores), exercise, "scores left unchanged", "scores was modified in place",
-           "use scores.masked_fill(...), which returns a new tensor, not scores.masked_fill_(...)")
+    expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens))
+    expect(torch.equal(given, scores), PADDED_QUERIES, "scores left unchanged", "scores was modified in place",
+           ("your function changed the scores it was given",
+            "masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor"))
     padded_rows = int((~(torch.arange(5) < valid_lens[:, None])).sum())
-    passed(exercise, f"The real queries ignore the padding, and the {padded_rows} padded queries of "
-                     f"this batch (an empty example among them) get all-zero rows.")
+    passed(PADDED_QUERIES, f"The real queries ignore the padding, and the {padded_rows} padded queries of "
+                           f"this batch (an empty example among them) get all-zero rows.")
 
 
 # Exercise 2.2
@@ -75,57 +86,61 @@ def _local_causal(num_steps, window):
 
 def _local_causal_hint(received, num_steps, window):
     if received.dtype != torch.bool:
-        return ("return a boolean mask (a comparison such as a < b gives one, and & combines two). SDPA "
-                "adds a float attn_mask to the scores instead of masking with it")
+        return ("return a boolean mask, not numbers",
+                "a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
+                "attn_mask to the scores instead of masking with it")
     expected = _local_causal(num_steps, window)
     steps = torch.arange(num_steps)
     mistakes = [
-        (~expected, "True should mark the keys a query MAY attend to, as in SDPA's attn_mask "
-                    "(nn.MultiheadAttention's boolean attn_mask uses the opposite convention)"),
-        (expected.T, "rows are queries and columns are keys: row i is True from column "
-                     "i - window + 1 to column i"),
+        (~expected, ("True should mark the keys a query MAY attend to, as in SDPA's attn_mask",
+                     "your mask is the opposite one: nn.MultiheadAttention's boolean attn_mask uses that "
+                     "convention")),
+        (expected.T, ("rows are queries and columns are keys",
+                      "row i is True from column i - window + 1 to column i; yours is the transpose")),
         (_local_causal(num_steps, window + 1),
-         "one key too many: query i sees `window` keys, i - window + 1 to i, itself included; "
-         "you also let it see key i - window"),
+         ("one key too many: query i sees `window` keys, itself included",
+          "keys i - window + 1 to i are visible; you also let query i see key i - window")),
         (_local_causal(num_steps, window - 1),
-         "one key too few: query i sees `window` keys, i - window + 1 to i; the query itself counts "
-         "as one of them"),
+         ("one key too few: the query itself counts as one of its `window` keys",
+          "keys i - window + 1 to i are visible, key i included")),
         (expected & ~torch.eye(num_steps, dtype=torch.bool),
-         "the diagonal is missing: query i may attend to itself, so key j = i is True"),
+         ("the diagonal is missing: query i may attend to itself", "in row i, key j = i is True")),
         (torch.ones(num_steps, num_steps, dtype=torch.bool).tril(),
-         "this is the plain causal mask: the window is missing, so query i still sees every key "
-         "before i - window + 1"),
+         ("this is the plain causal mask: the window is missing",
+          "query i still sees every key before i - window + 1: a second comparison gives each row a first key")),
         ((steps[None, :] - steps[:, None]).abs() < window,
-         "the window also reaches into the future: keys j > i must be False"),
+         ("the window also reaches into the future: keys j > i must be False",
+          "a distance |i - j| < window is symmetric: bound j from above by i and from below by i - window, "
+          "in two comparisons")),
     ]
-    for wrong, hint in mistakes:
+    for wrong, steps in mistakes:
         if torch.equal(received, wrong):
-            return hint
-    return ("query i may attend to key j when i - window < j <= i: compare a column "
-            "torch.arange(num_steps)[:, None] with a row torch.arange(num_steps)[None, :] twice, "
-            "and combine the two masks with &")
+            return steps
+    return ("query i may attend to key j when i - window < j <= i",
+            "compare a column of query positions with a row of key positions, once for each bound; "
+            "broadcasting makes each comparison a (num_steps, num_steps) mask. Combine the two with &")
 
 
+@check(SLIDING_WINDOW)
 def check_local_causal_mask(local_causal_mask):
     """Exercise 2.2: query i attends to keys i - window + 1 .. i only."""
-    exercise = "Exercise 2.2"
     for num_steps, window in ((6, 3), (5, 1), (4, 10)):
         expected = _local_causal(num_steps, window)
         call = f"local_causal_mask({num_steps}, {window})"
         received = local_causal_mask(num_steps, window)
-        expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor",
+        expect(isinstance(received, torch.Tensor), SLIDING_WINDOW, "a torch.Tensor",
                f"{type(received).__name__}", "return the comparison's result, a boolean tensor")
-        expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)} from {call}",
+        expect(received.shape == expected.shape, SLIDING_WINDOW, f"shape {tuple(expected.shape)} from {call}",
                f"shape {tuple(received.shape)}", "one row per query and one column per key")
         received = received.cpu()
         if received.dtype != torch.bool or not torch.equal(received, expected):
             shown = (f"from {call}:{mask_rows(received)}" if received.dtype == torch.bool
                      else f"dtype {received.dtype}")
-            raise ExerciseError(exercise, f"from {call}:{mask_rows(expected)}", shown,
+            raise ExerciseError(SLIDING_WINDOW, f"from {call}:{mask_rows(expected)}", shown,
                                 _local_causal_hint(received, num_steps, window))
     kept, causal = int(_local_causal(1024, 128).sum()), 1024 * 1025 // 2
-    passed(exercise, f"Each query sees at most `window` keys: at 1,024 steps a window of 128 keeps "
-                     f"{kept:,} of the causal mask's {causal:,} entries ({kept / causal:.0%}).")
+    passed(SLIDING_WINDOW, f"Each query sees at most `window` keys: at 1,024 steps a window of 128 keeps "
+                           f"{kept:,} of the causal mask's {causal:,} entries ({kept / causal:.0%}).")
 
 
 # Exercise 2.3
@@ -133,21 +148,26 @@ def check_local_causal_mask(local_causal_mask):
 def _masked_mean_hint(received, values, valid_lens, expected):
     if not (isinstance(received, torch.Tensor) and received.shape == expected.shape):
         if isinstance(received, torch.Tensor) and received.shape == (values.shape[0], 1, values.shape[2]):
-            return "drop the query axis of length 1: .squeeze(1) turns (batch, 1, dim) into (batch, dim)"
+            return ("drop the query axis of length 1: (batch, 1, dim) must become (batch, dim)",
+                    "torch.squeeze drops an axis of length 1, and so does indexing it at 0")
         return "return one mean vector per example: shape (batch, dim)"
     received = received.detach().float()
     if received.isnan().any():
-        return ("an example of length 0 gives 0/0 = NaN when you divide a sum by its length; "
-                "d2l.masked_softmax gives that example all-zero weights, hence a zero vector")
+        return ("an example of length 0 gives 0/0 = NaN when you divide a sum by its length",
+                "d2l.masked_softmax gives an example of length 0 all-zero weights, hence a zero vector")
     if torch.allclose(received, values.mean(dim=1), atol=1e-5):
-        return ("that is the mean over every step, padding included: only the first valid_lens[b] "
-                "steps may count")
-    return "weights = d2l.masked_softmax(zeros of shape (batch, 1, steps), valid_lens), then weights @ values"
+        return ("that is the mean over every step, padding included: only the first valid_lens[b] steps "
+                "may count",
+                "equal scores give equal weights to the keys that are not masked")
+    return ("the mean of the first valid_lens[b] steps is attention with equal scores over them",
+            "give every step the same score, one query per example, and mask beyond each valid length: "
+            "d2l.masked_softmax turns those scores into weights 1 / valid_lens[b]; then pool the values "
+            "with the weights")
 
 
+@check(MASKED_MEAN)
 def check_masked_mean(masked_mean):
     """Exercise 2.3: the mean over each example's valid steps, zeros for an empty example."""
-    exercise = "Exercise 2.3"
     generator = torch.Generator().manual_seed(23)
     values = torch.randn(4, 5, 3, generator=generator)  # (batch, steps, dim)
     valid_lens = torch.tensor([2, 5, 0, 1])
@@ -155,7 +175,8 @@ def check_masked_mean(masked_mean):
                             for b, n in enumerate(valid_lens.tolist())])  # (batch, dim)
     given = values.clone()
     received = masked_mean(given, valid_lens.clone())
-    expect_close(received, expected, exercise, _masked_mean_hint(received, values, valid_lens, expected))
-    expect(torch.equal(given, values), exercise, "values left unchanged", "values was modified in place",
-           "compute new tensors instead of writing into values")
-    passed(exercise, "Padding does not count, and the empty example gives a zero vector.")
+    expect_close(received, expected, MASKED_MEAN, _masked_mean_hint(received, values, valid_lens, expected))
+    expect(torch.equal(given, values), MASKED_MEAN, "values left unchanged", "values was modified in place",
+           ("your function changed the values it was given",
+            "compute new tensors instead of writing into values"))
+    passed(MASKED_MEAN, "Padding does not count, and the empty example gives a zero vector.")

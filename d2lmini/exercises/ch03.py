@@ -3,8 +3,13 @@
 import torch
 
 from ..attention import AdditiveAttention, DotProductAttention
-from ._feedback import expect_close, passed
+from ._feedback import check, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch03.hint()
 from ._support import hint_for, seeded
+
+CONCATENATION = "Exercise 3.1 · the concatenation form"
+WEIGHT_GAP = "Exercise 3.2 · additive versus dot-product weights"
+BILINEAR = "Exercise 3.3 · the bilinear score qᵀ W k"
 
 
 def _module_scores(attention, queries, keys):
@@ -13,9 +18,9 @@ def _module_scores(attention, queries, keys):
     return attention.w_v(features).squeeze(-1).detach()
 
 
+@check(CONCATENATION)
 def check_concat_scores(concat_scores):
     """Exercise 3.1: w_vᵀ tanh(W_a [q; k]) for every pair equals the split form."""
-    exercise = "Exercise 3.1 · the concatenation form"
     with seeded(31):
         queries, keys = torch.randn(2, 3, 5), torch.randn(2, 4, 3)
         attention = AdditiveAttention(num_hiddens=6, dropout=0.0, key_size=3, query_size=5)
@@ -26,21 +31,24 @@ def check_concat_scores(concat_scores):
 
     swapped = torch.cat([keys.unsqueeze(1).expand(2, 3, 4, 3), queries.unsqueeze(2).expand(2, 3, 4, 5)], -1)
     no_tanh = torch.cat([queries.unsqueeze(2).expand(2, 3, 4, 5), keys.unsqueeze(1).expand(2, 3, 4, 3)], -1)
-    hint = hint_for(received, "stack [q; k] for every pair into a (B, Q, K, q + k) tensor, multiply by "
-                    "W_a transposed, apply tanh, then take the product with w_v", [
-                        (torch.tanh(swapped @ W_a.T) @ w_v,
-                         "you stacked [k; q]: put the query first, W_a's first columns belong to it"),
-                        (no_tanh @ W_a.T @ w_v, "apply tanh to W_a [q; k] before the product with w_v"),
-                    ])
+    hint = hint_for(received, (
+        "each (query, key) pair gets one score, w_vᵀ tanh(W_a [q; k])",
+        "build [q; k] for every pair, a (B, Q, K, q + k) tensor: expand the queries along the key axis and "
+        "the keys along the query axis, join them on the last axis, then apply W_a, tanh and w_v"), [
+            (torch.tanh(swapped @ W_a.T) @ w_v,
+             ("you stacked [k; q]: put the query first", "W_a's first columns belong to the query")),
+            (no_tanh @ W_a.T @ w_v, ("the tanh is missing", "apply tanh to W_a [q; k] before the product with w_v")),
+        ])
     if isinstance(received, torch.Tensor) and received.shape == (2, 3, 4, 1):
-        hint = "drop the last axis of length 1 (squeeze(-1)), or multiply by the vector w_v with @"
-    expect_close(received, expected, exercise, hint)
-    passed(exercise, "W_a [q; k] scores equal d2l.AdditiveAttention's W_q q + W_k k scores.")
+        hint = ("drop the last axis of length 1", "a product with the vector w_v, rather than with a one-column "
+                "matrix, leaves no such axis")
+    expect_close(received, expected, CONCATENATION, hint)
+    passed(CONCATENATION, "W_a [q; k] scores equal d2l.AdditiveAttention's W_q q + W_k k scores.")
 
 
+@check(WEIGHT_GAP)
 def check_weight_gap(weight_gap):
     """Exercise 3.2: zero gap for identical keys, the true gap for random keys."""
-    exercise = "Exercise 3.2 · additive versus dot-product weights"
     with seeded(32):
         queries = torch.randn(2, 3, 2)
         random_keys = torch.randn(2, 8, 2)
@@ -63,31 +71,34 @@ def check_weight_gap(weight_gap):
         received = weight_gap(additive, queries, keys, values, valid_lens)
         if isinstance(received, torch.Tensor) and received.numel() == 1:
             received = received.detach().reshape(())
-        hint = hint_for(received, "run both modules on the same inputs, then take the largest absolute "
-                        "difference of their attention_weights", [
-                            (output_gap, "you compared the outputs; compare the attention_weights that "
-                                         "each module stores after a call"),
-                            (unmasked_gap, "pass valid_lens to both calls: padding keys must get weight 0"),
-                        ])
-        expect_close(received, expected, f"{exercise} ({name} keys)", hint)
+        hint = hint_for(received, ("compare the two modules' attention weights on the same inputs",
+                                   "call both modules with the same queries, keys, values and valid_lens, "
+                                   "then take the largest absolute difference of their attention_weights"), [
+            (output_gap, ("you compared the outputs, not the weights",
+                          "compare the attention_weights that each module stores after a call")),
+            (unmasked_gap, ("pass valid_lens to both calls", "padding keys must get weight 0 in both")),
+        ])
+        expect_close(received, expected, f"{WEIGHT_GAP} ({name} keys)", hint)
         gaps[name] = expected.item()
-    passed(exercise, f"Gap with identical keys: {gaps['identical']:.3f}; with random keys: "
-                     f"{gaps['random']:.3f}.")
+    passed(WEIGHT_GAP, f"Gap with identical keys: {gaps['identical']:.3f}; with random keys: "
+                       f"{gaps['random']:.3f}.")
 
 
+@check(BILINEAR)
 def check_bilinear_scores(bilinear_scores):
     """Exercise 3.3: qᵀ W k for every pair, with different query and key sizes."""
-    exercise = "Exercise 3.3 · the bilinear score qᵀ W k"
     with seeded(33):
         queries, keys, W = torch.randn(2, 3, 5), torch.randn(2, 4, 2), torch.randn(5, 2)
         same_size_keys = torch.randn(2, 4, 5)
     received = bilinear_scores(queries, keys, W)
     expected = torch.einsum("bqi,ij,bkj->bqk", queries, W, keys)
-    hint = hint_for(received, "multiply queries (B, Q, q) by W (q, k), then by the keys transposed to (B, k, K)",
-                    [(-expected, "check the sign: the score is +qᵀ W k")])
-    expect_close(received, expected, exercise, hint)
+    hint = hint_for(received, ("the score of query q and key k is qᵀ W k, for every pair of the batch",
+                               "multiply the queries (B, Q, q) by W (q, k), then by the keys with their last "
+                               "two axes swapped, (B, k, K)"),
+                    [(-expected, ("check the sign", "the score is +qᵀ W k"))])
+    expect_close(received, expected, BILINEAR, hint)
 
     received = bilinear_scores(queries, same_size_keys, torch.eye(5))
     expected = torch.bmm(queries, same_size_keys.transpose(1, 2))  # the unscaled dot product
-    expect_close(received, expected, f"{exercise} (W = I)", "with W = I the result must be the dot product qᵀk")
-    passed(exercise, "With W = I it is the unscaled dot product; any W lets q and k differ in size.")
+    expect_close(received, expected, f"{BILINEAR} (W = I)", "with W = I the result must be the dot product qᵀk")
+    passed(BILINEAR, "With W = I it is the unscaled dot product; any W lets q and k differ in size.")

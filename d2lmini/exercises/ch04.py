@@ -7,13 +7,19 @@ import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import expect, expect_close, passed
+from ._feedback import check, expect, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
+DISTANCE = "Exercise 4.1 · distance as a score"
+SUMMATION = "Exercise 4.2 · the summation score"
+COST = "Exercise 4.3 · the cost of attention"
+CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
 
+
+@check(DISTANCE)
 def check_distance_scores(distance_scores):
     """Exercise 4.1: qᵀk - ½‖k‖², whose softmax is the Gaussian kernel's."""
-    exercise = "Exercise 4.1 · distance as a score"
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
@@ -21,43 +27,47 @@ def check_distance_scores(distance_scores):
     half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
     expected = dots - half_key_norms
     received = distance_scores(queries, keys)
-    hint = hint_for(received, "compute torch.bmm(queries, keys.transpose(1, 2)), then subtract half of "
-                    "each key's squared norm, broadcast over the queries", [
-                        (expected - half_query_norms,
-                         "you returned the full -½‖q - k‖². Its softmax is right, but the exercise asks "
-                         "for the cheaper form: drop the -½‖q‖² term, which cancels in the softmax"),
-                        (dots - 2 * half_key_norms, "halve the squared norm of the keys: -½‖k‖², not -‖k‖²"),
-                        (dots - half_query_norms, "subtract ½‖k‖² (one value per key), not ½‖q‖²"),
-                        (-expected, "check the signs: +qᵀk and -½‖k‖²"),
-                    ])
-    expect_close(received, expected, exercise, hint)
+    hint = hint_for(received, ("the score is qᵀk - ½‖k‖²: the dot product minus half of the key's squared norm",
+                               "compute every query-key dot product, (B, Q, K), then subtract ½‖k‖², one "
+                               "number per key, broadcast over the queries"), [
+        (expected - half_query_norms,
+         ("you returned the full -½‖q - k‖²: its softmax is right, but the exercise asks for the cheaper form",
+          "drop the -½‖q‖² term: it is the same for every key of a row, so it cancels in the softmax")),
+        (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
+        (dots - half_query_norms, ("subtract ½‖k‖² (one value per key), not ½‖q‖²",
+                                   "the key's norm changes along a row of scores; the query's does not")),
+        (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
+    ])
+    expect_close(received, expected, DISTANCE, hint)
     kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)
-    expect_close(masked_softmax(received, None), kernel_weights, exercise,
+    expect_close(masked_softmax(received, None), kernel_weights, DISTANCE,
                  "the softmax of your scores should equal the Gaussian-kernel weights")
-    passed(exercise, "Its softmax equals softmax(-½‖q - k‖²), the Gaussian kernel of chapter 01.")
+    passed(DISTANCE, "Its softmax equals softmax(-½‖q - k‖²), the Gaussian kernel of chapter 01.")
 
 
+@check(SUMMATION)
 def check_sum_scores(sum_scores):
     """Exercise 4.2: Σ(qᵢ + kᵢ), and the discovery that it ignores the query."""
-    exercise = "Exercise 4.2 · the summation score"
     with seeded(42):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     expected = queries.sum(-1).unsqueeze(2) + keys.sum(-1).unsqueeze(1)  # (2, 3, 1) + (2, 1, 5)
     received = sum_scores(queries, keys)
-    hint = "sum each query over its features to (B, Q, 1), each key to (B, 1, K), and add: broadcasting does the rest"
+    hint = ("the score of q and k is Σᵢ (qᵢ + kᵢ), which is the sum of q's features plus the sum of k's",
+            "sum each query over its features, shape (B, Q, 1), and each key, shape (B, 1, K); adding the two "
+            "broadcasts to one score per pair")
     if isinstance(received, torch.Tensor) and received.dim() == 4:
         hint = "a score is one number per (query, key) pair: also sum over the feature axis"
-    expect_close(received, expected, exercise, hint)
+    expect_close(received, expected, SUMMATION, hint)
     weights = masked_softmax(received.detach(), None)  # (2, 3, 5)
     spread = (weights - weights[:, :1]).abs().max().item()  # how far any query's row is from the first's
-    passed(exercise, f"Largest difference between the weights of two queries: {spread:.3f}. The query's "
-                     f"sum adds the same number to every score of its row, so the softmax drops it: "
-                     f"every query attends the same way, which makes it a useless score.")
+    passed(SUMMATION, f"Largest difference between the weights of two queries: {spread:.3f}. The query's "
+                      f"sum adds the same number to every score of its row, so the softmax drops it: "
+                      f"every query attends the same way, which makes it a useless score.")
 
 
+@check(COST)
 def check_attention_cost(attention_cost):
     """Exercise 4.3: 2·n_q·n_k·d multiply-adds and n_q·n_k weights, checked against a real call."""
-    exercise = "Exercise 4.3 · the cost of attention"
     num_queries, num_keys, d = 6, 9, 5
     attention = DotProductAttention(dropout=0.0)
     with seeded(43):
@@ -65,38 +75,42 @@ def check_attention_cost(attention_cost):
     weights = attention.attention_weights
     measured_bytes = weights.numel() * weights.element_size()
     received = attention_cost(num_queries, num_keys, d)
-    expect(isinstance(received, tuple) and len(received) == 2, exercise,
+    expect(isinstance(received, tuple) and len(received) == 2, COST,
            "a pair (multiply_adds, weight_bytes)", repr(received), "return two numbers, as a tuple")
     multiply_adds, weight_bytes = received
-    expect(weight_bytes == measured_bytes, exercise,
+    expect(weight_bytes == measured_bytes, COST,
            f"{measured_bytes} bytes, measured on the weights of a real call with {num_queries} queries "
            f"and {num_keys} keys in float32", f"{weight_bytes}",
-           "the weight matrix holds one float32 (4 bytes) per (query, key) pair")
+           ("the weight matrix holds one float32 (4 bytes) per (query, key) pair",
+            "it has num_queries rows and num_keys columns"))
     expected_adds = 2 * num_queries * num_keys * d
-    hints = {num_queries * num_keys * d: "you counted QKᵀ only; αV costs as much again",
-             2 * (num_queries + num_keys) * d: "every query meets every key: the count grows with "
-                                                "num_queries × num_keys, not their sum"}
-    expect(multiply_adds == expected_adds, exercise, f"{expected_adds} multiply-adds for "
+    hints = {num_queries * num_keys * d: ("you counted QKᵀ only", "the product αV costs as much again"),
+             2 * (num_queries + num_keys) * d: ("every query meets every key: the count grows with "
+                                                "num_queries × num_keys, not their sum",
+                                                "each of the n_q·n_k scores is a dot product of length d, "
+                                                "and αV costs as much again")}
+    expect(multiply_adds == expected_adds, COST, f"{expected_adds} multiply-adds for "
            f"n_q={num_queries}, n_k={num_keys}, d={d}", f"{multiply_adds}",
-           hints.get(multiply_adds, "QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; "
-                                    "then αV is (n_q × n_k) times (n_k × d)"))
+           hints.get(multiply_adds, ("count the multiply-adds of the two matrix products, QKᵀ and αV",
+                                     "QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
+                                     "(n_q × n_k) times (n_k × d)")))
     half_precision_bytes = attention_cost(4, 4, 1, bytes_per_element=2)[1]
-    expect(half_precision_bytes == 32, exercise,
+    expect(half_precision_bytes == 32, COST,
            "32 bytes for a 4 × 4 weight matrix in float16", f"{half_precision_bytes}",
-           "multiply by bytes_per_element instead of assuming 4")
+           ("use the bytes_per_element argument instead of assuming 4", "multiply by bytes_per_element"))
     small, large = attention_cost(1024, 1024, 64), attention_cost(2048, 2048, 64)
-    passed(exercise, f"At n = 1024 and d = 64 the weights take {small[1] / 2 ** 20:.0f} MiB per head; "
-                     f"doubling n multiplies both costs by {large[0] / small[0]:.0f}.")
+    passed(COST, f"At n = 1024 and d = 64 the weights take {small[1] / 2 ** 20:.0f} MiB per head; "
+                 f"doubling n multiplies both costs by {large[0] / small[0]:.0f}.")
 
 
+@check(CAUSAL)
 def check_causal_attention(causal_attention):
     """Exercise 4.4: a tril mask equals DotProductAttention with causal valid lengths."""
-    exercise = "Exercise 4.4 · a causal mask with torch.tril"
     with seeded(44):
         queries, keys, values = torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
     attention = DotProductAttention(dropout=0.0)
     expected = attention(queries, keys, values, causal_valid_lens(2, 5))
-    with without(exercise, "build the mask with torch.tril and apply it to the scores",
+    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores",
                  (DotProductAttention, "forward", "d2l.DotProductAttention"),
                  (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
                  (d2lmini, "attention_mask", "d2l.attention_mask"),
@@ -106,14 +120,18 @@ def check_causal_attention(causal_attention):
     scores = torch.bmm(queries, keys.transpose(1, 2)) / 2  # √d = 2
     future = torch.ones(5, 5, dtype=torch.bool).triu(1)
     past = torch.ones(5, 5, dtype=torch.bool).tril(-1)
-    hint = hint_for(received, "mask the scores where key > query with -inf before the softmax, using "
-                    "torch.tril(torch.ones(n, n, dtype=torch.bool))", [
-                        (torch.softmax(scores.masked_fill(past, float("-inf")), -1) @ values,
-                         "your mask keeps the future and hides the past: use torch.tril, not torch.triu"),
-                        (torch.softmax((2 * scores).masked_fill(future, float("-inf")), -1) @ values,
-                         "divide the scores by √d before the softmax"),
-                        (torch.softmax(scores, -1) @ values, "the mask has no effect: apply masked_fill "
-                                                             "to the scores before the softmax"),
-                    ])
-    expect_close(received, expected, exercise, hint)
-    passed(exercise, "Equal to DotProductAttention with causal_valid_lens.")
+    hint = hint_for(received, ("query i may attend to keys j ≤ i only: the scores of later keys must be -inf "
+                               "before the softmax",
+                               "torch.tril of an (n, n) matrix of True keeps the entries on and below the "
+                               "diagonal, the allowed pairs; set the scores outside it to -inf"), [
+        (torch.softmax(scores.masked_fill(past, float("-inf")), -1) @ values,
+         ("your mask keeps the future and hides the past: use torch.tril, not torch.triu",
+          "the allowed keys of query i are 0 to i: on and below the diagonal")),
+        (torch.softmax((2 * scores).masked_fill(future, float("-inf")), -1) @ values,
+         ("divide the scores by √d before the softmax", "d is the size of a query, its last axis")),
+        (torch.softmax(scores, -1) @ values, ("the mask has no effect on the result",
+                                              "masked_fill returns a new tensor: use what it returns, and "
+                                              "apply it to the scores before the softmax")),
+    ])
+    expect_close(received, expected, CAUSAL, hint)
+    passed(CAUSAL, "Equal to DotProductAttention with causal_valid_lens.")

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import DotProductAttention, MultiHeadAttention
-from ._feedback import expect, expect_close, passed
+from ._feedback import check, expect, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
 from ._support import mask_rows, seeded
 
 BYTES = "Exercise 6.1 · The bytes of the score matrix"
@@ -22,8 +23,8 @@ def _expect_bool_tensor(received, exercise, call):
            f"a boolean tensor from {call}",
            f"{type(received).__name__}" + (f" of dtype {received.dtype}" if isinstance(received, torch.Tensor)
                                            else ""),
-           "SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing: return the "
-           "booleans of a comparison, True where a query may attend")
+           ("SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing",
+            "return the booleans of a comparison, True where a query may attend"))
 
 
 def _random_qkv(seed, batch, num_queries, num_keys):
@@ -34,6 +35,7 @@ def _random_qkv(seed, batch, num_queries, num_keys):
 
 # Exercise 6.1
 
+@check(BYTES)
 def check_score_bytes(score_bytes):
     """``score_bytes(batch_size, num_heads, num_tokens, dtype)``: bytes of the explicit weights."""
     for batch, heads, tokens, dtype in ((2, 4, 16, torch.float32), (1, 3, 10, torch.float16),
@@ -49,16 +51,20 @@ def check_score_bytes(score_bytes):
         call = f"score_bytes({batch}, {heads}, {tokens}, {dtype})"
         expect(isinstance(received, int) and not isinstance(received, bool), BYTES,
                f"an int for {call}", f"{type(received).__name__} {received!r}",
-               "return a whole number of bytes, e.g. with int(...)")
+               ("return a whole number of bytes, an int", "int(...) turns a float into one"))
         itemsize = weights.element_size()
         if received == batch * tokens * tokens * itemsize and heads > 1:
-            hint = "every head has its own (tokens, tokens) matrix: multiply by num_heads"
+            hint = ("every head has its own (tokens, tokens) matrix: multiply by num_heads",
+                    "there is one score matrix per head of each example")
         elif received == batch * heads * tokens * itemsize:
-            hint = "there is one score per (query, key) pair: num_tokens ** 2, not num_tokens"
+            hint = ("there is one score per (query, key) pair: num_tokens² of them per matrix, not num_tokens",
+                    "each head of each example has a (num_tokens, num_tokens) matrix")
         elif received == batch * heads * tokens * tokens * 4 and itemsize != 4:
-            hint = f"{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize"
+            hint = (f"{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize",)
         else:
-            hint = "batch_size * num_heads * num_tokens**2 numbers, each dtype.itemsize bytes"
+            hint = ("count the numbers of the score tensor, then their bytes",
+                    "the scores form a (batch_size, num_heads, num_tokens, num_tokens) tensor, and each number "
+                    "takes dtype.itemsize bytes")
         expect(received == expected, BYTES, f"{expected} for {call}", f"{received}", hint)
     passed(BYTES, f"At 4,096 tokens, batch 8 and 12 heads that is "
                   f"{score_bytes(8, 12, 4096, torch.float32) / 2**30:.1f} GiB in float32.")
@@ -77,28 +83,32 @@ def _decode_hint(received, num_queries, num_keys):
     everything = torch.ones(num_queries, num_keys, dtype=torch.bool)
     mistakes = [
         (~_decode_reference(num_queries, num_keys),
-         "this is True where attention is forbidden, nn.MultiheadAttention's convention; SDPA's "
-         "boolean mask is True where a query MAY attend"),
+         ("this is True where attention is forbidden, nn.MultiheadAttention's convention",
+          "SDPA's boolean mask is True where a query MAY attend")),
         (everything.tril(),
-         "this lines query i up with key i (top-left), as SDPA's is_causal does. In decoding the "
-         f"{num_queries} new queries are the LAST {num_queries} of {num_keys} tokens: query i is "
-         f"token {cached} + i, so its row ends {cached} columns further right (torch.tril's diagonal)"),
+         ("this lines query i up with key i (top-left), as SDPA's is_causal does",
+          f"in decoding the {num_queries} new queries are the LAST {num_queries} of {num_keys} tokens: query i "
+          f"is token {cached} + i, so its row ends {cached} columns further right (see the diagonal argument "
+          f"of torch.tril)")),
         (everything.tril(cached - 1),
-         "a new token may attend to itself: its own key is already in the cache, so key "
-         "num_keys - num_queries + i is True for query i"),
+         ("a new token may attend to itself",
+          "its own key is already in the cache, so key num_keys - num_queries + i is True for query i")),
         (everything.tril(cached + 1),
-         "each query sees one key too many, a token from its future: query i's last key is "
-         "num_keys - num_queries + i"),
-        (everything, "every key is visible, the new tokens' future ones too: that is right only for a "
-                     "single new token. Query i may see keys 0 .. num_keys - num_queries + i"),
+         ("each query sees one key too many, a token from its future",
+          "query i's last key is num_keys - num_queries + i")),
+        (everything, ("every key is visible, the new tokens' future ones too: that is right only for a "
+                      "single new token",
+                      "query i may see keys 0 .. num_keys - num_queries + i")),
     ]
-    for wrong, hint in mistakes:
+    for wrong, steps in mistakes:
         if torch.equal(received, wrong):
-            return hint
-    return ("new query i is the token at position num_keys - num_queries + i: True for keys 0 up to "
-            "that position, False after it")
+            return steps
+    return ("new query i is the token at position num_keys - num_queries + i",
+            "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
+            "the new queries' positions, a column")
 
 
+@check(DECODE)
 def check_decode_mask(decode_mask):
     """``decode_mask(num_queries, num_keys)``: the new queries are the last of num_keys tokens."""
     for num_queries, num_keys in ((3, 7), (1, 5), (4, 4)):
@@ -140,35 +150,37 @@ def _left_padded_hint(received, valid_lens, num_steps):
     first_real = (num_steps - valid_lens)[:, None, None]  # (batch, 1, 1)
     real_query = steps[None, :, None] >= first_real  # (batch, queries, 1)
     mistakes = [
-        (~expected, "this is True where attention is forbidden, nn.MultiheadAttention's convention; "
-                    "SDPA's boolean mask is True where a query MAY attend"),
+        (~expected, ("this is True where attention is forbidden, nn.MultiheadAttention's convention",
+                     "SDPA's boolean mask is True where a query MAY attend")),
         (causal & (steps < valid_lens[:, None, None]),
-         "this puts the padding on the right (keys j < valid_lens[b]). Here it is on the LEFT: the real "
-         "keys of example b are its last valid_lens[b] positions, j ≥ num_steps - valid_lens[b]"),
+         ("this puts the padding on the right (keys j < valid_lens[b])",
+          "here it is on the LEFT: the real keys of example b are its last valid_lens[b] positions, "
+          "j ≥ num_steps - valid_lens[b]")),
         ((steps >= first_real).expand_as(expected),
-         "the future is visible: a token may attend to keys j ≤ i only, so combine the padding mask "
-         "with the causal one"),
+         ("the future is visible: a token may attend to keys j ≤ i only",
+          "combine the padding mask with the causal one")),
         (causal.expand_as(expected),
-         "the padding gets weight: a real token must ignore the first num_steps - valid_lens[b] "
-         "positions of example b"),
+         ("the padding gets weight",
+          "a real token must ignore the first num_steps - valid_lens[b] positions of example b")),
         (causal & (steps > first_real),
-         "one real key is missing: example b's first real token sits at position "
-         "num_steps - valid_lens[b], and that key is True"),
+         ("one real key is missing",
+          "example b's first real token sits at position num_steps - valid_lens[b], and that key is True")),
         (causal & (steps >= first_real - 1),
-         "one padding key is visible: keys before position num_steps - valid_lens[b] are padding"),
+         ("one padding key is visible", "keys before position num_steps - valid_lens[b] are padding")),
         (expected & ~torch.eye(num_steps, dtype=torch.bool),
-         "the diagonal is missing: a token may attend to itself"),
+         ("the diagonal is missing: a token may attend to itself",)),
     ]
-    for wrong, hint in mistakes:
+    for wrong, steps in mistakes:
         if torch.equal(received, wrong):
-            return hint
+            return steps
     if torch.equal(received & real_query, expected):
-        return ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False: a "
-                "padding token attends to nothing")
-    return ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]: a "
-            "(steps, steps) causal mask and a (batch, 1, steps) padding mask, combined with &")
+        return ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False",
+                "a padding token attends to nothing")
+    return ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]",
+            "build a (steps, steps) causal mask and a (batch, 1, steps) padding mask, and combine them with &")
 
 
+@check(LEFT)
 def check_left_padded_mask(left_padded_mask):
     """``left_padded_mask(valid_lens, num_steps)``: causal, with the padding on the left."""
     valid_lens, num_steps = torch.tensor([3, 6, 1, 5]), 6
