@@ -54,8 +54,10 @@ Each exercise is a function to complete: replace the lines
     raise NotImplementedError(...)
 
 with your code, run the cell, then run the check cell below it. The check
-prints one line when your answer is right, and otherwise says what it
-expected, what it received, and gives a hint.
+prints one line when your answer is right. Before you start it says the
+exercise is not attempted yet; once you have tried, a wrong answer shows a
+few lines: what it expected, what it received, and a first hint. Run
+`chNN.hint()` (the block says which) in a new cell for the next step.
 
 The notebooks need Python 3.10 or newer and the packages listed in
 `requirements.txt` (`pip install -r requirements.txt`). The helper package
