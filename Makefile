@@ -4,6 +4,8 @@
 
 SHELL := /bin/bash
 VENV := .venv
+# The Python that creates ./.venv, e.g. `make lab PYTHON=python3.12` (3.10 to 3.13).
+PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
@@ -20,7 +22,7 @@ PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbv
 	solutions bench bench-widgets bench-notebooks bench-overhead clean
 
 $(STAMP): requirements.txt pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing the notebooks' packages into $(VENV): a few minutes the first time (torch is the largest)."
 	$(PY) -m pip install $(PIP_ARGS) -r requirements.txt -e . $(QUIET_PIP_WARNINGS)
 	$(PY) -c "import torch, d2lmini, jupytext, ipywidgets, seaborn"
