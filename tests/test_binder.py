@@ -260,3 +260,14 @@ def test_biggest_notebook_kernel_peak_memory_is_well_under_mybinder_limit(binder
             print(f"  {report['notebook']}: {report['peak_rss_mib']:.0f} MiB, ran in {report['seconds']:.1f} s")
     biggest = max(reports, key=lambda report: report["peak_rss_mib"])
     assert biggest["peak_rss_mib"] < KERNEL_PEAK_LIMIT_MIB, biggest
+
+
+def test_binder_python_is_this_interpreter_or_one_on_the_path(monkeypatch):
+    import types
+    monkeypatch.setattr(sys, "version_info", types.SimpleNamespace(major=3, minor=11))
+    assert binder_python() == sys.executable
+    monkeypatch.setattr(sys, "version_info", types.SimpleNamespace(major=3, minor=13))
+    monkeypatch.setattr(shutil, "which", lambda name: f"/opt/{name}" if name == "python3.11" else None)
+    assert binder_python() == "/opt/python3.11"
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert binder_python() is None  # the fresh-environment tests then skip, saying why
