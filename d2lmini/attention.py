@@ -198,6 +198,22 @@ class DotProductAttention(nn.Module):
         return zero_empty_rows(output, mask)
 
 
+_MULTIHEAD_SIGNATURE = ("MultiHeadAttention(num_hiddens, num_heads, dropout, bias=False, query_size=None, "
+                       "key_size=None, value_size=None, *, need_weights=True, causal=False)")
+
+
+def _signature_message(bias):
+    """Why ``bias`` is wrong; a number there is most likely the classic edition's positional call."""
+    message = (f"bias must be True or False, got {type(bias).__name__} {bias!r}. "
+               f"The signature is {_MULTIHEAD_SIGNATURE}.")
+    if isinstance(bias, int):
+        message += (" A number in 4th place is what the book's classic edition (v0.17) passes, as "
+                    "MultiHeadAttention(key_size, query_size, value_size, num_hiddens, num_heads, dropout); "
+                    "here that call is MultiHeadAttention(num_hiddens, num_heads, dropout, "
+                    "key_size=key_size, query_size=query_size, value_size=value_size).")
+    return message
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with ``num_heads`` scaled dot-product heads.
 
@@ -214,6 +230,8 @@ class MultiHeadAttention(nn.Module):
                  query_size=None, key_size=None, value_size=None, *,
                  need_weights=True, causal=False, **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(bias, bool):
+            raise TypeError(_signature_message(bias))
         check_positive_int(num_hiddens, "num_hiddens")
         check_positive_int(num_heads, "num_heads")
         if num_hiddens % num_heads != 0:

@@ -15,6 +15,21 @@ eye = torch.eye
 arange = torch.arange
 reshape = torch.reshape
 normal = torch.normal
+rand = torch.rand
+randn = torch.randn
+sin = torch.sin
+exp = torch.exp
+abs = torch.abs  # shadows the builtin inside this module only, as d2l.abs does in the book
+
+
+def astype(x, dtype):
+    """``x`` converted to ``dtype`` (the book's ``d2l.astype(x, d2l.float32)``)."""
+    return x.to(dtype)
+
+
+def reduce_sum(x, *args, **kwargs):
+    """``x.sum(...)``: ``d2l.reduce_sum(k, 0)`` sums over axis 0, as in the book."""
+    return x.sum(*args, **kwargs)
 
 
 def cpu():
@@ -63,7 +78,16 @@ def numpy(x):
     return x.detach().cpu().numpy()
 
 
+class ShapeError(AssertionError, ValueError):
+    """A tensor of the wrong shape.
+
+    An ``AssertionError``, as the book's ``check_shape`` raises (its version is
+    an ``assert``), and a ``ValueError``, like this package's other errors
+    about a shape.
+    """
+
+
 def check_shape(a, shape):
-    """Raise a readable error unless ``a.shape`` equals ``shape``."""
+    """Raise ``ShapeError`` naming both shapes unless ``a.shape`` equals ``shape``."""
     if tuple(a.shape) != tuple(shape):
-        raise ValueError(f"expected shape {tuple(shape)}, got {tuple(a.shape)}")
+        raise ShapeError(f"expected shape {tuple(shape)}, got {tuple(a.shape)}")

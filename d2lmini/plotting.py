@@ -1,4 +1,6 @@
-"""Heatmaps of attention weights with one honest colour scale."""
+"""Heatmaps of attention weights with one honest colour scale, and the book's line plot."""
+
+import functools
 
 import matplotlib.pyplot as plt
 import torch
@@ -8,6 +10,28 @@ from ._checks import check_tensor, shape_str
 
 def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
+
+
+def _display_once(fig):
+    """Show ``fig`` as Jupyter would, and take it out of pyplot so that it is shown only once.
+
+    The inline backend draws every figure still open in pyplot when a cell
+    ends. A figure that is also the cell's value would then appear twice.
+    Closed here, it is drawn by whichever comes first: the cell's value, an
+    explicit ``display(fig)``, or the backend at the end of the cell.
+    """
+    from IPython import get_ipython
+    from IPython.display import publish_display_data
+
+    plt.close(fig)
+    data, metadata = {}, {}
+    for mime, formatter in get_ipython().display_formatter.formatters.items():
+        value = formatter(fig)
+        if isinstance(value, tuple):  # some formatters return (data, metadata)
+            value, metadata[mime] = value
+        if value is not None:
+            data[mime] = value
+    publish_display_data(data, metadata)
 
 
 def _to_4d(matrices):
@@ -30,37 +54,101 @@ def _to_4d(matrices):
     return matrices.float()
 
 
+def _colour_range(matrix, vmin, vmax):
+    """(vmin, vmax) for ``matrix``: the given limits, else its own range."""
+    vmin = float(matrix.min()) if vmin is None else vmin
+    vmax = float(matrix.max()) if vmax is None else vmax
+    if vmax <= vmin:
+        vmax = vmin + 1e-6  # a constant matrix still gets a usable colorbar
+    return vmin, vmax
+
+
 def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds",
-                  vmin=None, vmax=None):
-    """Draw a grid of heatmaps sharing one colour scale, and return the figure.
+                  vmin=None, vmax=None, shared_scale=True):
+    """Draw a grid of heatmaps, by default on one colour scale, and return the figure.
 
     ``matrices`` is 2-D, 3-D (a row of panels) or 4-D ``(rows, cols, queries,
-    keys)``, as in the book. Every panel uses the same ``vmin``/``vmax`` (by
-    default the range of all panels together), so the single colorbar is
-    true for every panel. ``titles`` names the columns.
+    keys)``, as in the book. With ``shared_scale=True`` every panel uses the
+    same ``vmin``/``vmax`` (by default the range of all panels together), so
+    the single colorbar is true for every panel. ``shared_scale=False`` scales
+    each panel on its own, as the book does, and gives each its own colorbar.
+    ``titles`` names the columns. Jupyter shows the figure once, whether the
+    cell assigns it (``fig = d2l.show_heatmaps(...)``) or ends with the call.
     """
     matrices = _to_4d(matrices)
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(f"titles must have one entry per column ({num_cols}), got {len(titles)}")
-    vmin = float(matrices.min()) if vmin is None else vmin
-    vmax = float(matrices.max()) if vmax is None else vmax
-    if vmax <= vmin:
-        vmax = vmin + 1e-6  # a constant matrix still gets a usable colorbar
+    if not isinstance(shared_scale, bool):
+        raise TypeError(f"shared_scale must be True or False, got {type(shared_scale).__name__}")
+    if shared_scale:
+        vmin, vmax = _colour_range(matrices, vmin, vmax)
     fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,
                              squeeze=False)
+    fig._ipython_display_ = functools.partial(_display_once, fig)  # IPython's hook for showing an object
     for i in range(num_rows):
         for j in range(num_cols):
             ax = axes[i, j]
-            image = ax.imshow(matrices[i, j].numpy(), cmap=cmap, vmin=vmin, vmax=vmax)
+            limits = (vmin, vmax) if shared_scale else _colour_range(matrices[i, j], vmin, vmax)
+            image = ax.imshow(matrices[i, j].numpy(), cmap=cmap, vmin=limits[0], vmax=limits[1])
+            if not shared_scale:
+                fig.colorbar(image, ax=ax, shrink=0.6)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel(ylabel)
             if titles is not None:
                 ax.set_title(titles[j])
-    fig.colorbar(image, ax=axes, shrink=0.6)
+    if shared_scale:
+        fig.colorbar(image, ax=axes, shrink=0.6)
     return fig
+
+
+def _as_curves(values):
+    """A list of 1-D curves: one tensor or list of numbers, or a 2-D tensor (one curve per row)."""
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu()
+        return [values] if values.dim() <= 1 else list(values)
+    if isinstance(values, (list, tuple)) and values and not hasattr(values[0], "__len__"):
+        return [values]  # a list of numbers is one curve
+    return list(values)
+
+
+def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None, ylim=None, xscale="linear",
+         yscale="linear", fmts=("-", "m--", "g-.", "r:"), figsize=(3.5, 2.5), axes=None):
+    """Plot one or more curves, as the book's ``d2l.plot`` does; returns None.
+
+    ``X`` and ``Y`` may each be one curve (a 1-D tensor or a list of numbers)
+    or several (a 2-D tensor, one curve per row, or a list of curves). One
+    ``X`` is shared by every curve of ``Y``; with ``Y`` left out, ``X`` is
+    plotted against its indices. Each curve takes the next format of ``fmts``;
+    as in the book, curves beyond ``len(fmts)`` are not drawn.
+    Draws into ``axes``, else into pyplot's current axes, whose figure is set
+    to ``figsize`` (the book changes matplotlib's default size instead).
+    """
+    if Y is None:
+        X, Y = [[]] * len(_as_curves(X)), X
+    X, Y = _as_curves(X), _as_curves(Y)
+    if len(X) != len(Y):
+        X = X * len(Y)
+    if axes is None:
+        axes = plt.gca()
+        axes.figure.set_size_inches(figsize)
+    axes.cla()
+    for x, y, fmt in zip(X, Y, fmts):
+        if len(x):
+            axes.plot(x, y, fmt)
+        else:
+            axes.plot(y, fmt)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_xscale(xscale)
+    axes.set_yscale(yscale)
+    axes.set_xlim(xlim)
+    axes.set_ylim(ylim)
+    if legend:
+        axes.legend(legend)
+    axes.grid()
 
 
 def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".2f",

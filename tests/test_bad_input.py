@@ -71,6 +71,12 @@ CASES = [
     ("heatmap titles per column", lambda: d2l.show_heatmaps(torch.zeros(2, 2, 2), "Keys", "Queries", titles=["a"]), ValueError, ["titles", "2"]),
     ("heatmap of text", lambda: d2l.show_heatmaps("weights", "Keys", "Queries"), TypeError, ["matrices", "str"]),
     ("padding mask from 2-D lengths", lambda: d2l.padding_mask(torch.ones(2, 3), 4), ValueError, ["valid_lens", "1-D", "(2, 3)"]),
+    ("multi-head, bias not a flag", lambda: d2l.MultiHeadAttention(8, 2, 0.0, "yes"), TypeError, ["bias", "True or False", "str 'yes'"]),
+    ("positional encoding, wrong width", lambda: d2l.PositionalEncoding(8, 0.0)(torch.zeros(1, 3, 6)), ValueError, ["X", "(1, 3, 6)", "num_hiddens=8"]),
+    ("positional encoding, too many steps", lambda: d2l.PositionalEncoding(8, 0.0, max_len=4)(torch.zeros(1, 5, 8)), ValueError, ["5 steps", "max_len=4"]),
+    ("positional encoding, odd dropout", lambda: d2l.PositionalEncoding(8, 2.0), ValueError, ["dropout", "[0, 1)"]),
+    ("heatmap scale not a flag", lambda: d2l.show_heatmaps(torch.zeros(2, 2), "Keys", "Queries", shared_scale="no"), TypeError, ["shared_scale", "str"]),
+    ("add_to_class on an instance", lambda: d2l.add_to_class(torch.nn.Linear(2, 2)), TypeError, ["class", "Linear"]),
     ("torch multihead from another module", lambda: d2l.to_torch_multihead(torch.nn.Linear(2, 2)), TypeError, ["mha", "Linear"]),
 ]
 
@@ -86,3 +92,14 @@ def test_bad_input_raises_a_clear_error(call, error, fragments):
 
 def test_there_are_at_least_twenty_cases():
     assert len(CASES) >= 20
+
+
+def test_the_classic_positional_multihead_call_names_the_signature():
+    with pytest.raises(TypeError) as info:  # the book's v0.17: key, query and value sizes first
+        d2l.MultiHeadAttention(100, 100, 100, 100, 5, 0.5)
+    message = str(info.value)
+    for fragment in ["bias must be True or False, got int 100",
+                     "MultiHeadAttention(num_hiddens, num_heads, dropout, bias=False, query_size=None",
+                     "classic edition (v0.17)",
+                     "MultiHeadAttention(num_hiddens, num_heads, dropout, key_size=key_size"]:
+        assert fragment in message, f"{fragment!r} missing from: {message}"

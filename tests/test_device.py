@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 import d2lmini as d2l
@@ -43,11 +44,23 @@ def test_book_tensor_helpers_are_torch_functions():
     assert d2l.tensor([1, 2]).dtype == torch.int64
 
 
-def test_check_shape_names_both_shapes():
+def test_the_aliases_the_attention_pooling_section_uses():
+    torch.manual_seed(0)
+    assert d2l.rand(40).shape == (40,) and 0 <= d2l.rand(40).min() and d2l.rand(40).max() < 1
+    assert d2l.randn(3, 2).shape == (3, 2)
+    x = torch.tensor([-1.0, 0.0, 2.0])
+    torch.testing.assert_close(d2l.sin(x), torch.tensor([-0.841471, 0.0, 0.909297]))
+    torch.testing.assert_close(d2l.exp(x), torch.tensor([0.367879, 1.0, 7.389056]))
+    assert d2l.abs(x).tolist() == [1.0, 0.0, 2.0]
+    as_float = d2l.astype(d2l.abs(x) < 1.5, d2l.float32)
+    assert as_float.dtype == torch.float32 and as_float.tolist() == [1.0, 1.0, 0.0]
+    k = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert d2l.reduce_sum(k, 0).tolist() == [4.0, 6.0] and d2l.reduce_sum(k).item() == 10.0
+
+
+def test_check_shape_raises_an_assertion_error_naming_both_shapes():
     d2l.check_shape(torch.zeros(2, 3), (2, 3))
-    try:
+    with pytest.raises(AssertionError) as info:  # as the book's check_shape, an assert
         d2l.check_shape(torch.zeros(2, 3), (3, 2))
-    except ValueError as err:
-        assert "(3, 2)" in str(err) and "(2, 3)" in str(err)
-    else:
-        raise AssertionError("check_shape accepted a wrong shape")
+    assert isinstance(info.value, ValueError)  # as before, for code that catches ValueError
+    assert str(info.value) == "expected shape (3, 2), got (2, 3)"

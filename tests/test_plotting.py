@@ -1,7 +1,12 @@
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
 import d2lmini as d2l
+
+ROOT = Path(d2l.__file__).resolve().parent.parent
 
 
 def test_book_call_returns_a_figure_with_one_colorbar():
@@ -65,3 +70,55 @@ def test_show_weights_bad_input(call, error, fragment):
     with pytest.raises(error) as info:
         call()
     assert fragment in str(info.value)
+
+
+def test_per_panel_scales_as_in_the_book():
+    matrices = torch.stack([torch.tensor([[0.0, 0.1]]), torch.tensor([[0.0, 0.9]])])
+    fig = d2l.show_heatmaps(matrices, "Keys", "Queries", shared_scale=False)
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    assert [ax.get_images()[0].get_clim() for ax in panels] == [pytest.approx((0.0, 0.1)), pytest.approx((0.0, 0.9))]
+    assert len(fig.axes) == 4  # two panels, each with its own colorbar
+
+
+def test_plot_draws_one_curve_per_row_against_a_shared_x():
+    d2l.plot(torch.arange(5), torch.stack([torch.arange(5.0), torch.arange(5.0) ** 2]), xlabel="x",
+             legend=["linear", "square"], figsize=(4, 2))
+    ax = d2l.plt.gca()
+    lines = ax.get_lines()
+    assert [list(line.get_ydata()) for line in lines] == [[0, 1, 2, 3, 4], [0, 1, 4, 9, 16]]
+    assert [line.get_linestyle() for line in lines] == ["-", "--"] and lines[1].get_color() == "m"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["linear", "square"]
+    assert ax.get_xlabel() == "x" and tuple(ax.figure.get_size_inches()) == (4, 2)
+
+
+def test_plot_of_y_alone_uses_the_indices_and_into_given_axes():
+    _, ax = d2l.plt.subplots()
+    assert d2l.plot([3.0, 1.0, 2.0], axes=ax, yscale="log") is None
+    line, = ax.get_lines()
+    assert list(line.get_xdata()) == [0, 1, 2] and list(line.get_ydata()) == [3.0, 1.0, 2.0]
+    assert ax.get_yscale() == "log"
+
+
+def _image_outputs_per_cell(sources):
+    """Run ``sources`` as the cells of a notebook in a real kernel; the number of images each cell shows."""
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("MPLBACKEND", None)  # the kernel's own default: the inline backend
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute(env=env)
+    return [sum("image/png" in output.get("data", {}) for output in cell.outputs) for cell in notebook.cells]
+
+
+def test_jupyter_shows_a_heatmap_once_however_the_cell_ends():
+    counts = _image_outputs_per_cell([
+        "import matplotlib, torch\nimport d2lmini as d2l\nassert 'inline' in matplotlib.get_backend()",
+        "d2l.show_heatmaps(torch.eye(3), 'Keys', 'Queries')",  # the book's cells end this way
+        "fig = d2l.show_heatmaps(torch.eye(3), 'Keys', 'Queries')",  # the notebooks' cells
+        "fig",  # shown again, in a later cell, on request
+        "d2l.plot(d2l.arange(5), d2l.arange(5) ** 2)",
+        # Control: a plain figure that ends a cell is shown twice, so the count can see a double.
+        "other = d2l.plt.figure()\nother.add_subplot().plot([1, 2])\nother",
+    ])
+    assert counts == [0, 1, 1, 1, 1, 2]
