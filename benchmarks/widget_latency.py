@@ -164,11 +164,14 @@ def timed_set(explorer, name, value):
     return elapsed * 1e3
 
 
-def interleaved(explorers, name, value, times, step):
-    """Set ``name`` on every explorer, in an order that alternates with ``step``."""
+def interleaved(explorers, name, value, times, step, sizes=None):
+    """Set ``name`` on every explorer, in an order that alternates with ``step``; with
+    ``sizes``, note the bytes of each new PNG."""
     order = list(explorers) if step % 2 == 0 else list(reversed(explorers))
     for version in order:
         times[version].append(timed_set(explorers[version], name, value))
+        if sizes is not None:
+            sizes[version].append(len(explorers[version].image.value))
 
 
 async def measure_medians(case, versions, changes):
@@ -176,13 +179,14 @@ async def measure_medians(case, versions, changes):
     explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
     explorers["interact"] = _as_interact(await build(versions["this"], factory, kwargs))
     times = {name: {version: [] for version in explorers} for name, _ in plan}
+    sizes = {version: [] for version in explorers}
     positions = dict.fromkeys(times, 0)
     for i in range(changes):
         name, values = plan[i % len(plan)]
         value = values[positions[name] % len(values)]
         positions[name] += 1
-        interleaved(explorers, name, value, times[name], i)
-    return label, panels, times
+        interleaved(explorers, name, value, times[name], i, sizes)
+    return label, panels, times, sizes
 
 
 async def measure_first_views(case, versions, rounds):
@@ -213,6 +217,13 @@ async def measure_construction(factory, versions, rounds):
     return factory, times, idle
 
 
+_BASELINE_DPI = {}  # revision -> the dpi its figures are drawn at
+
+
+def versions_dpi(revision):
+    return f"{_BASELINE_DPI.get(revision, '?')} dpi"
+
+
 def _row(cells):
     return "| " + " | ".join(cells) + " |"
 
@@ -234,21 +245,25 @@ async def run(argv=None):
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         versions = {"this": widgets, "baseline": load_baseline(args.baseline, folder)}
+        baseline = versions["baseline"]
+        _BASELINE_DPI[args.baseline] = baseline.DPI * getattr(baseline, "PIXEL_RATIO", 1)
         medians = [await measure_medians(case, versions, args.changes) for case in CASES]
         first_views = [await measure_first_views(case, versions, args.rounds) for case in FIRST_VIEWS]
         constructions = [await measure_construction(f, versions, args.rounds) for f in CONSTRUCTION]
 
     print(f"{args.changes} changes per explorer, {args.rounds} rounds per first view and construction; "
           f"baseline: {args.baseline}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
-          f"figures at {widgets.DPI} dpi\n")
+          f"figures shown at {widgets.DPI} dpi, drawn at {widgets.DPI * getattr(widgets, 'PIXEL_RATIO', 1)}; "
+          f"{args.baseline}: at {versions_dpi(args.baseline)}\n")
     print(_row(["explorer", "heatmap panels", "median ms", f"{args.baseline} ms", f"÷ {args.baseline}",
-                "interact-style ms", "speed-up"]))
-    print(_row(["---", "---", "---:", "---:", "---:", "---:", "---:"]))
-    for label, panels, times in medians:
+                "interact-style ms", "speed-up", "PNG kB", f"{args.baseline} PNG kB"]))
+    print(_row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]))
+    for label, panels, times, sizes in medians:
         this, baseline, interact = ([t for ts in times.values() for t in ts[version]]
                                     for version in ("this", "baseline", "interact"))
         print(_row([label, panels, f"{_ms(this):.1f}", f"{_ms(baseline):.1f}", _ratio(this, baseline),
-                    f"{_ms(interact):.1f}", f"{_ms(interact) / _ms(this):.1f}×"]))
+                    f"{_ms(interact):.1f}", f"{_ms(interact) / _ms(this):.1f}×",
+                    f"{_ms(sizes['this']) / 1e3:.0f}", f"{_ms(sizes['baseline']) / 1e3:.0f}"]))
 
     print()
     print(_row(["first view", "changes", "median ms", "max ms", f"{args.baseline} median ms",
@@ -270,7 +285,7 @@ async def run(argv=None):
     print()
     print(_row(["explorer", "control", "changes", "median ms", f"{args.baseline} ms", f"÷ {args.baseline}"]))
     print(_row(["---", "---", "---:", "---:", "---:", "---:"]))
-    for label, _, times in medians:
+    for label, _, times, _ in medians:
         for name, by_version in times.items():
             this, baseline = by_version["this"], by_version["baseline"]
             if not this:  # fewer changes than controls

@@ -200,8 +200,9 @@ d2l.plt.show()
 # slider per example, and has a per-query mode. Things to try:
 #
 # * Drag one example's length down one step at a time and watch a column turn
-#   white while the rest of each row darkens (the weights still sum to 1).
-# * Set a length to 0. The whole panel goes white: `d2lmini` gives a query
+#   to grey hatching, the explorer's mark for a masked key, while the rest of
+#   each row darkens (the weights still sum to 1).
+# * Set a length to 0. The whole panel is hatched: `d2lmini` gives a query
 #   with no valid key all-zero weights. The next section explains why.
 # * In per-query mode, give each query a longer length than the one above
 #   it: that is the causal mask of the last section.

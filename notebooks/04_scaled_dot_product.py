@@ -364,10 +364,11 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 #   entropies fall to 0. Switch it back on: the picture stops depending on $d$.
 # * With the scale on, the temperature does what $d$ did: $T < 1$ sharpens,
 #   $T > 1$ flattens. Which $T$ undoes the missing scale at a given $d$?
-# * Shorten the valid length: the masked columns go to 0 and the entropy can
-#   never exceed the log of the number of valid keys.
-# * Turn causal masking on: the upper triangle empties and the first row is
-#   always one-hot (its only key is itself).
+# * Shorten the valid length: the masked columns get weight 0 (the explorer
+#   hatches them grey) and no row's entropy can exceed the log of the number
+#   of keys it may attend to, the dashed mark on its bar.
+# * Turn causal masking on: the upper triangle is hatched and the first row
+#   is always one-hot (its only key is itself).
 
 # %%
 from d2lmini.widgets import explore_dot_product

@@ -248,10 +248,11 @@ except AssertionError as error:
 # different jobs, reuse the hand-made word features of chapter 04 (time,
 # smallness, number, verb, function word, end of sentence) for the sentence
 # "It took one minute." and build a layer of $h = 3$ heads of width 2 by
-# hand: $W_q = W_k = 2I$, $W_v = W_o = I$. Head 1 then sees only the
-# features (time, small), head 2 only (number, verb), head 3 only
-# (function, end) — each head matches tokens on its own two features. This is
-# self-attention (queries, keys and values are all the sentence) with no mask.
+# hand: $W_q = W_k = 2I$, $W_v = W_o = I$. Heads are numbered from 0, as in
+# the code and the explorer below: head 0 then sees only the features (time,
+# small), head 1 only (number, verb), head 2 only (function, end) — each head
+# matches tokens on its own two features. This is self-attention (queries,
+# keys and values are all the sentence) with no mask.
 
 # %%
 features = ["time", "small", "number", "verb", "function", "end"]
@@ -273,7 +274,7 @@ head_weights = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, k
 print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(head_weights.shape))
 
 # %%
-titles = [f"head {i + 1}\n({features[2 * i]}, {features[2 * i + 1]})" for i in range(3)]
+titles = [f"head {i}\n({features[2 * i]}, {features[2 * i + 1]})" for i in range(3)]
 fig = d2l.show_heatmaps(head_weights, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
 fig.axes[0].set_xticks(range(5), sentence)  # the panels share their axes: setting one sets all
 fig.axes[0].set_yticks(range(5), sentence)
@@ -282,10 +283,10 @@ for ax in fig.axes[:3]:
 d2l.plt.show()
 
 # %% [markdown]
-# Each panel is one head; all three share one colour scale. Head 1 links
+# Each panel is one head; all three share one colour scale. Head 0 links
 # *took* and *minute* (both carry time) and keeps *minute* mostly on itself.
-# Head 2 lets *took* and *one* attend to themselves — no other token shares
-# their verb or number feature. Head 3 does the same for *it* and the full
+# Head 1 lets *took* and *one* attend to themselves — no other token shares
+# their verb or number feature. Head 2 does the same for *it* and the full
 # stop. A token with nothing in a head's two features scores 0 against every
 # key there, so its row is uniform: that head has nothing to say about it.
 # Concatenating the three heads and applying $W_o$ gives each token one output

@@ -38,6 +38,7 @@ import statistics
 import time
 
 import torch
+from matplotlib.ticker import LogLocator, NullFormatter, NullLocator, StrMethodFormatter
 
 import d2lmini as d2l
 from d2lmini.exercises import ch06
@@ -269,6 +270,13 @@ with torch.no_grad():
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
 ax.loglog(timing_lengths, explicit_ms, "o-", label="explicit (need_weights=True)")
 ax.loglog(timing_lengths, fast_ms, "s-", label="fast (need_weights=False)")
+# Ticks at the lengths timed and at 1, 2 and 5 times powers of ten, labelled
+# plainly: the default labels of a log axis spanning under a decade overlap.
+ax.set_xticks(timing_lengths, [str(n) for n in timing_lengths])
+ax.xaxis.set_minor_locator(NullLocator())
+ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("tokens n")
 ax.set_ylabel("median ms per call")
 ax.set_title(f"Causal multi-head attention on {device.type}")

@@ -1,5 +1,6 @@
 """The explorers draw what d2lmini computes, for every control value, and stay usable."""
 
+import base64
 import io
 import json
 import math
@@ -477,9 +478,9 @@ def test_fresh_explorer_has_a_short_fixed_text_form_and_leaks_nothing(factory):
     torch.manual_seed(123)
     explorer = factory()
     torch.testing.assert_close(torch.rand(3), expected_random)
-    bundle = explorer._repr_mimebundle_()
+    bundle, _ = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == repr(explorer) == REPRS[factory]
-    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json", "image/png"}
     assert plt.get_fignums() == [], "an explorer must not create pyplot figures"
     assert bytes(explorer.image.value).startswith(b"\x89PNG\r\n\x1a\n")
     assert isinstance(explorer.image, ipywidgets.Image) and explorer.weights is not None
@@ -554,6 +555,19 @@ def test_save_rejects_other_extensions(kernel, tmp_path):
         kernel.save(tmp_path / "view.pdf")
 
 
+def test_save_button_writes_into_an_ignored_figures_folder_and_says_where(tmp_path, monkeypatch):
+    """Save writes beside the notebook into figures/, which git ignores, never among the sources."""
+    monkeypatch.chdir(tmp_path)  # a notebook's kernel runs in the notebook's folder
+    kernel = explore_kernel_pooling()
+    assert kernel.save_path.value == "figures/kernel_pooling.png"
+    kernel.save_button.click()
+    written = (tmp_path / "figures" / "kernel_pooling.png").resolve()
+    assert written.read_bytes().startswith(b"\x89PNG")
+    assert kernel.message.value == f"saved {written}" and kernel.last_error is None
+    ignored = (Path(__file__).parents[1] / ".gitignore").read_text().split()
+    assert "figures/" in ignored
+
+
 def test_save_button_saves_to_the_named_file_and_reports_errors(kernel, tmp_path):
     kernel.save_path.value = str(tmp_path / "from_button.png")
     kernel.save_button.click()
@@ -567,11 +581,111 @@ def test_save_button_saves_to_the_named_file_and_reports_errors(kernel, tmp_path
     Sweep(kernel).set(sigma=0.5)
 
 
+def assert_png_is_the_canvas(explorer):
+    decoded = np.asarray(Image.open(io.BytesIO(bytes(explorer.image.value))))
+    canvas = np.asarray(explorer.figure.canvas.buffer_rgba())
+    assert decoded.shape == canvas.shape
+    np.testing.assert_array_equal(decoded, canvas)
+
+
 def test_the_png_is_exactly_the_canvas(dot):
-    decoded = np.asarray(Image.open(io.BytesIO(bytes(dot.image.value))))
-    canvas = np.asarray(dot.figure.canvas.buffer_rgba())
-    assert decoded.shape == canvas.shape[:2] + (3,)
-    np.testing.assert_array_equal(decoded, canvas[..., :3])
+    assert_png_is_the_canvas(dot)
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_the_png_of_every_change_is_exactly_the_canvas(factory):
+    """Only the rows the registered artists cover are compressed again: every other row
+    must still be the canvas's, for every control, colour scale and layout."""
+    explorer = factory()
+    assert_png_is_the_canvas(explorer)
+    for control in explorer.controls.values():
+        if isinstance(control, ipywidgets.BoundedIntText):
+            continue
+        first = control.value
+        for value in (_another_value(control), first):
+            control.value = value
+            assert explorer.last_error is None
+            assert_png_is_the_canvas(explorer)
+    explorer.controls["colour_scale"].value = "fit"
+    assert_png_is_the_canvas(explorer)
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_the_picture_has_twice_the_pixels_of_its_css_size(factory):
+    explorer = factory()
+    picture = Image.open(io.BytesIO(bytes(explorer.image.value)))
+    width, height = explorer.plot.css_size
+    assert explorer.image.layout.width == f"{width}px" and explorer.image.layout.height == f"{height}px"
+    assert picture.size == (widgets.PIXEL_RATIO * width, widgets.PIXEL_RATIO * height)
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_the_colorbar_label_fits_in_the_figure_for_every_scale_end(factory):
+    explorer = factory()
+    plot = explorer.plot
+    plot.render()
+    renderer = plot.canvas.get_renderer()
+    for top in widgets.SCALE_TOPS:
+        plot.render(top)
+        box = plot.colorbar_axes.get_tightbbox(renderer)
+        assert box.x1 <= plot.figure.bbox.x1 and box.y0 >= 0, f"colours 0 to {top}: {box} outside the figure"
+
+
+def test_the_explorers_descriptions_are_not_cut_off():
+    """A slider's description wider than ipywidgets' default label column gets its own width."""
+    for factory in FACTORIES:
+        for control in factory().controls.values():
+            unlabelled = isinstance(control, ipywidgets.BoundedIntText | ipywidgets.Checkbox)
+            if len(control.description) > 8 and not unlabelled:
+                assert control.style.description_width == "initial", control.description
+
+
+@pytest.mark.parametrize("name", ["masked", "additive", "dot", "multihead"])
+def test_masked_cells_are_left_out_of_the_heatmap_and_named_in_a_legend(name, request):
+    """A masked cell shows the hatched background, never the colour of weight 0."""
+    explorer = request.getfixturevalue(name)
+    Sweep(explorer).set(valid_len_0=3) if name in ("masked", "additive") else Sweep(explorer).set(valid_len=3)
+    meshes = heatmaps(explorer)
+    mask = explorer.result["mask"]
+    if name == "multihead":
+        mask = mask.expand(explorer.weights.shape)
+    for mesh, panel_mask in zip(meshes, mask.reshape(-1, *mask.shape[-2:])):
+        np.testing.assert_array_equal(np.ma.getmaskarray(mesh.get_array()), ~panel_mask.numpy())
+        assert mesh.axes.patch.get_hatch()
+    assert mask.sum() < mask.numel()
+    [legend] = explorer.figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ["masked"]
+    Sweep(explorer).set(valid_len_0=2) if name in ("masked", "additive") else Sweep(explorer).set(
+        valid_len=8 if name == "dot" else 6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_uniform_entropy_follows_the_keys_each_row_may_attend_to(dot, causal):
+    sweep = Sweep(dot)
+    sweep.set(valid_len=5, causal=causal)
+    xs, _ = dot.uniform.get_data()
+    expected = [math.log(min(5, row + 1) if causal else 5) for row in range(8)]
+    np.testing.assert_allclose(np.asarray(xs, dtype=float)[0::3], expected)
+    sweep.set(valid_len=0)
+    assert np.isnan(np.asarray(dot.uniform.get_data()[0], dtype=float)).all()
+    sweep.set(valid_len=8, causal=False)
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+def test_the_display_data_carries_a_static_picture_beside_the_widget(factory):
+    explorer = factory()
+    data, metadata = explorer._repr_mimebundle_()
+    assert data["text/plain"] == repr(explorer)
+    assert "application/vnd.jupyter.widget-view+json" in data
+    picture = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
+    width, height = explorer.plot.css_size
+    assert metadata == {"image/png": {"width": width}}
+    # the picture drawn now, with the caption above it and the hint below it
+    assert picture.width == widgets.PIXEL_RATIO * width and picture.height > widgets.PIXEL_RATIO * height
+    drawn = np.asarray(Image.open(io.BytesIO(bytes(explorer.image.value))).convert("RGB"))
+    rows = np.asarray(picture.convert("RGB"))
+    offset = next(i for i in range(rows.shape[0]) if np.array_equal(rows[i:i + drawn.shape[0]], drawn))
+    assert offset > 0 and (rows[:offset] < 128).any() and (rows[offset + drawn.shape[0]:] < 200).any()
 
 
 def test_updates_leave_torch_thread_count_alone(dot):
@@ -612,9 +726,25 @@ def test_fixture_notebook_cells_output_only_the_explorer():
             continue
         for output in cell["outputs"]:
             data = output.get("data", {})
-            assert "image/png" not in data and "Figure size" not in "".join(data.get("text/plain", ""))
+            assert "Figure size" not in "".join(data.get("text/plain", ""))
             if "application/vnd.jupyter.widget-view+json" in data:
                 assert len(cell["outputs"]) == 1 and set(data) == {
-                    "text/plain", "application/vnd.jupyter.widget-view+json"}
+                    "text/plain", "application/vnd.jupyter.widget-view+json", "image/png"}
                 shown.append("".join(data["text/plain"]))
+            else:
+                assert "image/png" not in data
     assert shown == list(REPRS.values())
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parents[1].glob("notebooks/*.ipynb")) + [FIXTURE_NOTEBOOK],
+                         ids=lambda path: path.stem)
+def test_every_stored_explorer_output_carries_its_static_picture(path):
+    """GitHub, and an export without the widget state, show the PNG beside the widget view."""
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data and "Explorer(" in "".join(data["text/plain"]):
+                png = base64.b64decode("".join(data["image/png"]))
+                width = output["metadata"]["image/png"]["width"]
+                assert Image.open(io.BytesIO(png)).width == widgets.PIXEL_RATIO * width

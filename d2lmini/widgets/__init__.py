@@ -15,6 +15,8 @@ from .additive import AdditiveExplorer, explore_additive
 from .base import (
     CMAP,
     DPI,
+    HINT,
+    PIXEL_RATIO,
     SCALE_TOPS,
     BlitFigure,
     Explorer,
@@ -33,4 +35,5 @@ __all__ = [
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
     "MultiHeadExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
+    "PIXEL_RATIO", "HINT",
 ]

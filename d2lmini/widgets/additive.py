@@ -4,7 +4,8 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import AdditiveAttention, DotProductAttention
-from .base import WIDE, Explorer, Shown, check_per_example, float_slider, int_slider
+from ..masking import attention_mask
+from .base import WIDE, Explorer, Shown, check_per_example, float_slider, int_slider, masked_weights
 
 
 class AdditiveExplorer(Explorer):
@@ -51,7 +52,7 @@ class AdditiveExplorer(Explorer):
         self.heatmaps = []  # example 0 additive, example 0 dot product, example 1 ...
         for b in range(batch):
             for m, method in enumerate(self.METHODS):
-                self.heatmaps.append(plot.heatmap(axes[b, m], self.queries.shape[1], num_keys))
+                self.heatmaps.append(plot.heatmap(axes[b, m], self.queries.shape[1], num_keys, masked=True))
                 axes[b, m].set_title(f"{method}, example {b}", fontsize="medium")
         for ax in axes.flat:
             ax.label_outer()
@@ -67,11 +68,16 @@ class AdditiveExplorer(Explorer):
                               dim=1)  # (batch, method, queries, keys)
         caption = (f"keys = 1 + {state['noise']:.2f} × noise (seed {state['seed']}), "
                    f"valid_lens = {valid_lens.tolist()}")
-        return {"weights": weights, "noisy_keys": keys, "valid_lens": valid_lens, "caption": caption}
+        batch, _, num_queries, num_keys = weights.shape
+        mask = attention_mask(valid_lens, batch, num_queries, num_keys)  # (batch, 1, keys)
+        mask = mask.unsqueeze(1).expand(weights.shape)  # the same for both methods
+        return {"weights": weights, "mask": mask, "noisy_keys": keys, "valid_lens": valid_lens,
+                "caption": caption}
 
     def draw(self, result):
-        for heatmap, panel in zip(self.heatmaps, result["weights"].flatten(0, 1)):
-            heatmap.set_array(panel.numpy())
+        panels = zip(self.heatmaps, result["weights"].flatten(0, 1), result["mask"].flatten(0, 1))
+        for heatmap, weights, mask in panels:
+            heatmap.set_array(masked_weights(weights, mask))
 
 
 def explore_additive(noise=0.0, seed=0, valid_lens=(2, 6)):

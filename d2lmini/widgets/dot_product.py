@@ -7,7 +7,8 @@ import numpy as np
 import torch
 
 from ..attention import DotProductAttention
-from .base import Explorer, Shown, checkbox, int_slider, log_slider, selection_slider
+from ..masking import attention_mask
+from .base import WIDE, Explorer, Shown, checkbox, int_slider, log_slider, masked_weights, selection_slider
 
 
 class DotProductExplorer(Explorer):
@@ -27,11 +28,12 @@ class DotProductExplorer(Explorer):
         # The causal one hides the future on top of valid_lens: the package combines the two.
         self.attention = {flag: DotProductAttention(dropout=0.0, causal=flag) for flag in (False, True)}
         controls = {
-            "d": selection_slider("d", d, self.D_CHOICES, description="dimension d"),
+            "d": selection_slider("d", d, self.D_CHOICES, description="dimension d", style=WIDE),
             "scale": checkbox("scale", scale, description="divide by √d"),
             "temperature": log_slider("temperature", temperature, 10, -1, 1, step=0.05,
-                                      description="temperature", readout_format=".2g"),
-            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len"),
+                                      description="temperature", readout_format=".2g", style=WIDE),
+            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len",
+                                    style=WIDE),
             "causal": checkbox("causal", causal, description="causal"),
         }
         rows = [widgets.HBox([controls["d"], controls["scale"], controls["temperature"]]),
@@ -41,14 +43,15 @@ class DotProductExplorer(Explorer):
     def build(self, plot):
         num_tokens = self.all_queries.shape[1]
         ax_map, ax_entropy = plot.figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
-        self.heatmap = plot.heatmap(ax_map, num_tokens, num_tokens)
+        self.heatmap = plot.heatmap(ax_map, num_tokens, num_tokens, masked=True)
         ax_map.set_title("attention weights")
         plot.colorbar(ax_map)
         bars = ax_entropy.barh(range(num_tokens), np.zeros(num_tokens), height=0.6, color="C3")
         self.bars = [plot.animate(bar) for bar in bars]
-        uniform = math.log(num_tokens)
-        ax_entropy.axvline(uniform, color="gray", linestyle="--")
-        ax_entropy.set(xlim=(0, 1.05 * uniform), xlabel="nats (dashed: uniform)", title="row entropy")
+        # Per row, the entropy of uniform weights over the keys that row may attend to.
+        self.uniform = plot.animate(ax_entropy.plot([], [], color="gray", linestyle="--")[0])
+        ax_entropy.set(xlim=(0, 1.05 * math.log(num_tokens)), title="row entropy",
+                       xlabel="nats (dashed: uniform over\nthe keys not masked)")
 
     def compute(self, state):
         d, scale, temperature = state["d"], state["scale"], state["temperature"]
@@ -62,12 +65,21 @@ class DotProductExplorer(Explorer):
         attention(queries * factor, keys, keys, valid_lens)
         weights = attention.attention_weights[0]  # (queries, keys)
         entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (queries,); 0 log 0 = 0
+        mask = attention_mask(valid_lens, 1, *weights.shape, causal=state["causal"])[0].expand(weights.shape)
         caption = (f"d = {d}, {'scaled by 1/√d' if scale else 'unscaled'}, temperature {temperature:.2g}, "
                    f"valid_lens = {valid_lens.tolist()}{', causal' if state['causal'] else ''}")
-        return {"weights": weights, "entropy": entropy, "valid_lens": valid_lens, "caption": caption}
+        return {"weights": weights, "mask": mask, "entropy": entropy, "valid_lens": valid_lens,
+                "caption": caption}
 
     def draw(self, result):
-        self.heatmap.set_array(result["weights"].numpy())
+        self.heatmap.set_array(masked_weights(result["weights"], result["mask"]))
+        # A dashed tick per row at log(keys it may attend to); none for a row with no key.
+        xs, ys = [], []
+        for row, count in enumerate(result["mask"].sum(dim=-1).tolist()):
+            uniform = math.log(count) if count else math.nan
+            xs += [uniform, uniform, math.nan]
+            ys += [row - 0.4, row + 0.4, math.nan]
+        self.uniform.set_data(xs, ys)
         for bar, value in zip(self.bars, result["entropy"].tolist()):
             bar.set_width(value)
 

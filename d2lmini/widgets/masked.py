@@ -3,8 +3,8 @@
 import ipywidgets as widgets
 import torch
 
-from ..masking import masked_softmax
-from .base import WIDE, Explorer, Shown, check_per_example, int_slider
+from ..masking import attention_mask, masked_softmax
+from .base import WIDE, Explorer, Shown, check_per_example, int_slider, masked_weights
 
 
 class MaskedSoftmaxExplorer(Explorer):
@@ -41,7 +41,7 @@ class MaskedSoftmaxExplorer(Explorer):
     def build(self, plot):
         batch, num_queries, num_keys = self.scores.shape
         axes = plot.figure.subplots(1, batch, sharey=True)
-        self.heatmaps = [plot.heatmap(ax, num_queries, num_keys) for ax in axes]
+        self.heatmaps = [plot.heatmap(ax, num_queries, num_keys, masked=True) for ax in axes]
         for b, ax in enumerate(axes):
             ax.set_title(f"example {b}")
         plot.colorbar(axes)
@@ -60,11 +60,13 @@ class MaskedSoftmaxExplorer(Explorer):
             valid_lens = torch.tensor([[state[f"query_len_{b}_{q}"] for q in range(num_queries)]
                                        for b in range(batch)])  # (batch, queries)
         caption = f"masked_softmax(scores, valid_lens={valid_lens.tolist()})"
-        return {"weights": masked_softmax(self.scores, valid_lens), "valid_lens": valid_lens, "caption": caption}
+        weights = masked_softmax(self.scores, valid_lens)  # (batch, queries, keys)
+        mask = attention_mask(valid_lens, *self.scores.shape).expand(weights.shape)  # as masked_softmax's
+        return {"weights": weights, "mask": mask, "valid_lens": valid_lens, "caption": caption}
 
     def draw(self, result):
-        for heatmap, weights in zip(self.heatmaps, result["weights"]):
-            heatmap.set_array(weights.numpy())
+        for heatmap, weights, mask in zip(self.heatmaps, result["weights"], result["mask"]):
+            heatmap.set_array(masked_weights(weights, mask))
 
 
 def explore_masked_softmax(valid_lens=(2, 5)):

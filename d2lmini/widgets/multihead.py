@@ -6,7 +6,8 @@ import ipywidgets as widgets
 import torch
 
 from ..attention import MultiHeadAttention
-from .base import Explorer, Shown, checkbox, dropdown, int_slider, selection_slider
+from ..masking import attention_mask
+from .base import WIDE, Explorer, Shown, checkbox, dropdown, int_slider, masked_weights, selection_slider
 
 
 class MultiHeadExplorer(Explorer):
@@ -34,7 +35,8 @@ class MultiHeadExplorer(Explorer):
             "num_heads": selection_slider("num_heads", num_heads, choices, description="heads"),
             "head": dropdown("head", head, self._head_labels(num_heads), description="show"),
             "causal": checkbox("causal", causal, description="causal"),
-            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len"),
+            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len",
+                                    style=WIDE),
         }
         generator = torch.Generator().manual_seed(seed)
         # Token embeddings with standard deviation 2: with 1, every head is close to uniform.
@@ -81,7 +83,7 @@ class MultiHeadExplorer(Explorer):
             ax.remove()
         heatmaps, titles = [], []
         for h, ax in enumerate(axes[:num_panels]):
-            heatmaps.append(plot.heatmap(ax, num_tokens, num_tokens))
+            heatmaps.append(plot.heatmap(ax, num_tokens, num_tokens, masked=True))
             titles.append(ax.set_title(f"head {h}"))
             # Tokens under the lowest panel of each column, and left of each row.
             lowest, first = h + cols >= num_panels, h % cols == 0
@@ -114,13 +116,15 @@ class MultiHeadExplorer(Explorer):
         shown = list(range(num_heads)) if head == "all" else [head]
         caption = (f"{num_heads} heads of width {self.num_hiddens // num_heads}, "
                    f"valid_lens = {valid_lens.tolist()}{', causal' if causal else ''}")
-        return {"weights": head_weights[shown], "heads": shown, "valid_lens": valid_lens,
+        mask = attention_mask(valid_lens, 1, *head_weights.shape[1:], causal=causal)[0]
+        return {"weights": head_weights[shown], "mask": mask.expand(head_weights.shape[1:]),
+                "heads": shown, "valid_lens": valid_lens,
                 "layout": len(shown), "caption": caption}
 
     def draw(self, result):
         heatmaps, titles = self.panels[result["layout"]]
         for heatmap, weights in zip(heatmaps, result["weights"]):
-            heatmap.set_array(weights.numpy())
+            heatmap.set_array(masked_weights(weights, result["mask"]))
         if result["layout"] == 1:
             titles[0].set_text(f"head {result['heads'][0]}")
 

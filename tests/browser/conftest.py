@@ -12,6 +12,7 @@ import secrets
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -112,6 +113,9 @@ def _prepare_root(root):
     (root / "selftest").mkdir()
     for source in SELFTEST_SOURCES:
         jupytext.write(jupytext.read(source), root / "selftest" / f"{source.stem}.ipynb")
+    # The chapters as stored, outputs and widget state kept: what a learner sees
+    # before running anything.
+    shutil.copytree(REPO / "notebooks", root / "stored", ignore=shutil.ignore_patterns("*.py", ".*"))
 
 
 def _write_settings(settings_dir):
@@ -193,14 +197,33 @@ def lab_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser_context(lab_server):
-    """One Chromium and one context, so every page after the first loads Lab from the cache."""
+def browser(lab_server):
+    """One Chromium for the session."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser.new_context(viewport=VIEWPORT)
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser_context(browser):
+    """One context, so every page after the first loads Lab from the cache."""
+    return browser.new_context(viewport=VIEWPORT)
+
+
+@pytest.fixture
+def hidpi_page(request, browser, lab_server):
+    """A page on a screen of device scale factor 2, as a HiDPI laptop's."""
+    context = browser.new_context(viewport=VIEWPORT, device_scale_factor=2)
+    page = context.new_page()
+    yield page
+    if getattr(request.node, "failed_in_call", False):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / f"FAILED-{request.node.name}.png")
+    context.close()
+    lab_server.shut_down_kernels()
 
 
 @pytest.fixture
@@ -248,9 +271,12 @@ def _summary_line(report):
         sliders = f"{len(report.explorers)} explorer(s), {changed}/{len(moves)} slider moves changed the heatmap"
     else:
         sliders = "no slider"
+    latency = ""
+    if report.key_to_image_ms:
+        latency = f"; key to image median {statistics.median(report.key_to_image_ms):.0f} ms"
     return (
         f"{report.ui:9} {report.path:40} {report.code_cells:3} code cells run, "
-        f"{len(report.error_outputs)} errors, {sliders}; {sum(report.seconds.values()):.1f} s "
+        f"{len(report.error_outputs)} errors, {sliders}{latency}; {sum(report.seconds.values()):.1f} s "
         f"({', '.join(f'{phase} {seconds:.1f}' for phase, seconds in report.seconds.items())})"
     )
 
@@ -263,6 +289,11 @@ def pytest_terminal_summary(terminalreporter):
     if not REPORTS:
         return
     lines = [_summary_line(report) for report in REPORTS]
+    latencies = [ms for report in REPORTS for ms in report.key_to_image_ms]
+    if latencies:
+        lines.append(f"key press to new image, all keyboard moves: median {statistics.median(latencies):.0f} ms, "
+                     f"max {max(latencies):.0f} ms over {len(latencies)} moves; load average "
+                     f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     (SCREENSHOTS / "summary.txt").write_text("\n".join(lines) + "\n")
     terminalreporter.write_sep("=", "notebooks checked in a real browser")
     for line in lines:

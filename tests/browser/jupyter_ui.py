@@ -40,6 +40,35 @@ IMAGE_DIGESTS_JS = """async (root) => {
 
 IMAGE_SOURCES_JS = "root => [...root.querySelectorAll('img')].map(img => img.src)"
 
+# Times, in the page, from the key going down on `handle` to the first new `src` of an
+# image of `root`: key press to new image, as a learner sees it.
+KEY_TO_IMAGE_JS = """([root, handle]) => {
+    const timing = {key: null, image: null};
+    window.__keyToImage = timing;
+    handle.addEventListener('keydown', () => { timing.key = performance.now(); },
+                            {capture: true, once: true});
+    const observer = new MutationObserver(() => {
+        if (timing.key !== null && timing.image === null) {
+            timing.image = performance.now();
+            observer.disconnect();
+        }
+    });
+    observer.observe(root, {subtree: true, attributes: true, attributeFilter: ['src']});
+}"""
+
+# Resolves once `element` has kept its place for two animation frames running: the
+# notebook has finished laying out the cells around it.
+SETTLED_JS = """element => new Promise(resolve => {
+    let last = null;
+    const check = () => {
+        const box = JSON.stringify(element.getBoundingClientRect());
+        if (box === last) { resolve(true); return; }
+        last = box;
+        requestAnimationFrame(() => requestAnimationFrame(check));
+    };
+    check();
+})"""
+
 
 @dataclass
 class SliderMove:
@@ -48,6 +77,7 @@ class SliderMove:
     readout_before: str
     readout_after: str
     image_changed: bool
+    key_to_image_ms: float | None = None  # keyboard moves: key press to a new image src
 
 
 @dataclass
@@ -72,6 +102,11 @@ class NotebookReport:
     @property
     def slider_moves(self):
         return [move for explorer in self.explorers for move in explorer]
+
+    @property
+    def key_to_image_ms(self):
+        """Key press to new image, for every keyboard move that changed an image."""
+        return [move.key_to_image_ms for move in self.slider_moves if move.key_to_image_ms is not None]
 
 
 class NotebookDriver:
@@ -141,19 +176,39 @@ class NotebookDriver:
         )
 
     def save_and_read(self):
-        """Save from the page (Ctrl+S) and return the notebook as written on disk."""
+        """Save from the page (Ctrl+S) and return the notebook as written on disk.
+
+        Done when the file has a new modification time and reads as a whole
+        notebook with that time unchanged: on a busy machine the server may
+        still be writing it when its time first changes.
+        """
         file = self.server.root / self.path
         before = file.stat().st_mtime_ns
         self.page.locator(".jp-Notebook").first.focus()
         self.page.keyboard.press("Control+s")
-        self._wait_for(
-            lambda: file.stat().st_mtime_ns != before,
-            SAVE_TIMEOUT,
-            lambda: f"{self.path} was not saved after Ctrl+S",
-        )
-        return json.loads(file.read_text())
+        saved = {}
+
+        def written():
+            mtime = file.stat().st_mtime_ns
+            if mtime == before:
+                return False
+            try:
+                notebook = json.loads(file.read_text())
+            except ValueError:  # half written
+                return False
+            saved["notebook"] = notebook
+            return file.stat().st_mtime_ns == mtime
+
+        self._wait_for(written, SAVE_TIMEOUT, lambda: f"{self.path} was not saved after Ctrl+S")
+        return saved["notebook"]
 
     # -- what the page shows ---------------------------------------------------
+
+    def images(self, explorer):
+        """(natural width, displayed width) in pixels of each image of ``explorer``."""
+        return explorer.evaluate(
+            "e => [...e.querySelectorAll('img')].map(img => [img.naturalWidth, img.getBoundingClientRect().width])"
+        )
 
     def page_errors(self):
         """Output texts that only the page produces: a widget that cannot be drawn
@@ -192,6 +247,7 @@ class NotebookDriver:
             if method == "keyboard":
                 gesture = "ArrowRight" if upward else "ArrowLeft"
                 handle.focus()
+                self.page.evaluate(KEY_TO_IMAGE_JS, [explorer.element_handle(), handle.element_handle()])
                 self.page.keyboard.press(gesture)
             else:
                 gesture = "drag " + ("up" if upward else "down")
@@ -205,7 +261,13 @@ class NotebookDriver:
                 changed = explorer.evaluate(IMAGE_DIGESTS_JS) != digests
             except PlaywrightError:
                 changed = False
-            moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed))
+            latency = None
+            if method == "keyboard" and changed:
+                timing = self.page.evaluate("() => window.__keyToImage")
+                if timing["key"] is not None and timing["image"] is not None:
+                    latency = timing["image"] - timing["key"]
+            moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed,
+                                    latency))
         return moves
 
     def switch_colours(self, explorer, label="fit to weights", timeout=SLIDER_TIMEOUT):
@@ -269,7 +331,8 @@ class NotebookDriver:
             target = images.first if images.count() else None
         if target is not None:
             target.evaluate("e => e.scrollIntoView({block: 'start'})")
-            self.page.wait_for_timeout(300)  # let the notebook finish laying out the scrolled cells
+            target.evaluate(SETTLED_JS)  # the notebook has finished laying out the scrolled cells
+            target.evaluate("e => Promise.all([...e.querySelectorAll('img')].map(img => img.decode()))")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=path)
         return path

@@ -31,6 +31,8 @@ def test_sliders_move_the_heatmap_in_notebook7_by_keyboard_and_mouse(page, lab_s
     gestures = {move.gesture.split()[0] for move in report.slider_moves}
     assert gestures == {"ArrowRight", "drag"} or gestures == {"ArrowLeft", "ArrowRight", "drag"}
     assert_sliders_move_heatmaps(report)
+    for switch in report.colour_switches:  # the caption names the fitted scale: no wait ran out
+        assert switch is not None and "colours 0 to" in switch.caption
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook7"])
