@@ -121,7 +121,9 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 #    and menus that redraw a heatmap at once. A static heatmap comes just
 #    before it, so the notebook still reads well on GitHub or in a PDF.
 # 3. **Do the exercises.** Each is a code cell for you to fill in, followed by
-#    a check that tells you what it expected, what it got, and a hint.
+#    a check. Until you try, it says the exercise is not attempted yet; after
+#    that it tells you what it expected, what it got, and a first hint, and
+#    `chNN.hint()` in a new cell gives the next one.
 #
 # ## The map
 #
@@ -132,6 +134,7 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 03 · Additive attention | $w_v^\top \tanh(W_q q + W_k k)$ | How to score queries and keys of different sizes |
 # | 04 · Scaled dot-product attention | $q^\top k / \sqrt d$ | Why the $1/\sqrt d$ is there, measured |
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
+# | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused kernel avoids storing them |
 #
 # ## Summary
 #

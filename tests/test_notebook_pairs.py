@@ -1,5 +1,6 @@
 """Every notebook is a .py percent source paired with an .ipynb in sync with it."""
 
+import re
 from pathlib import Path
 
 import jupytext
@@ -31,3 +32,10 @@ def test_ipynb_has_executed_outputs_and_a_kernel(source):
     assert all(c.get("execution_count") for c in code_cells), (
         f"{source.stem}.ipynb has unexecuted cells: run make notebooks"
     )
+
+
+def test_the_map_in_00_names_every_chapter():
+    source = (NOTEBOOKS / "00_start_here.py").read_text()
+    map_rows = re.findall(r"^# \| (\d\d) · ", source, flags=re.MULTILINE)
+    chapters = sorted(path.stem[:2] for path in SOURCES if path.stem[:2] != "00")
+    assert map_rows == chapters
