@@ -281,7 +281,11 @@ MAKE_DONE = ["-o", ".venv/.installed", "-o", ".venv/.installed-test",
 def make_dry_run(*targets):
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    result = subprocess.run(["make", "-n", *MAKE_DONE, *targets], cwd=REPO, capture_output=True, text=True)
+    # Under `make test` the outer make's MAKEFLAGS and MAKELEVEL would reach this one
+    # (and add "Entering directory" lines): run it as a make of its own.
+    env = {name: value for name, value in os.environ.items() if name not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    result = subprocess.run(["make", "--no-print-directory", "-n", *MAKE_DONE, *targets], cwd=REPO,
+                            capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -205,6 +205,18 @@ def test_no_module_imports_a_private_name_from_another():
     assert {path: names for path, names in found.items() if names} == {}
 
 
+def _reads_valid_lens(node):
+    """``valid_lens[...]``, or ``valid_lens`` compared with something ("is None" only asks, it does not read)."""
+    def is_lengths(expr):
+        return isinstance(expr, ast.Name) and expr.id == "valid_lens"
+
+    if isinstance(node, ast.Subscript):
+        return is_lengths(node.value)
+    if isinstance(node, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+        return any(is_lengths(expr) for expr in [node.left, *node.comparators])
+    return False
+
+
 def test_only_the_masking_module_reads_valid_lens():
     # Every other module passes valid_lens on to attention_mask (or to a public function
     # that does) and never compares or indexes it itself. The exercise checks are left
@@ -213,10 +225,14 @@ def test_only_the_masking_module_reads_valid_lens():
         if path.name == "masking.py" or path.parent.name == "exercises":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            presence = isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
-            if isinstance(node, (ast.Compare, ast.Subscript)) and not presence:  # "is None" asks, it does not read
-                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                assert "valid_lens" not in names, f"{path.relative_to(PACKAGE)}:{node.lineno} reads valid_lens"
+            assert not _reads_valid_lens(node), f"{path.relative_to(PACKAGE)}:{node.lineno} reads valid_lens"
+
+
+def test_the_valid_lens_rule_test_can_fail():
+    assert _reads_valid_lens(ast.parse("valid_lens[:, None]", mode="eval").body)
+    assert _reads_valid_lens(ast.parse("valid_lens <= 0", mode="eval").body)
+    assert not _reads_valid_lens(ast.parse("valid_lens is None", mode="eval").body)
+    assert not _reads_valid_lens(ast.parse("attention_mask(valid_lens, 1, 2, 3)[0]", mode="eval").body)
 
 
 def test_overhead_benchmark_runs_against_this_revision(capsys):
