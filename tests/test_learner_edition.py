@@ -249,13 +249,20 @@ def _run(path):
     return nb
 
 
+# Every chapter's learner code equals its student build, cell for cell (above), and
+# tests/test_instructor.py runs every student notebook top to bottom. Here two chapters
+# run as the learner edition itself, in its folder, outputs and metadata included: the
+# first (no exercises) and one with exercises. Running all seven again cost CI about 70 s.
+RUN_HERE = [CHAPTERS[0].name, next(path.name for path in CHAPTERS if path.name.startswith("02"))]
+
+
 @pytest.fixture(scope="module")
 def runs(edition):
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        yield {path.name: pool.submit(_run, edition / path.name) for path in CHAPTERS}
+        yield {name: pool.submit(_run, edition / name) for name in RUN_HERE}
 
 
-@pytest.mark.parametrize("name", [path.name for path in CHAPTERS])
+@pytest.mark.parametrize("name", RUN_HERE)
 def test_a_learner_notebook_runs_top_to_bottom_with_only_its_checks_reporting_not_attempted(runs, name):
     problems, checks = [], 0
     for index, cell in enumerate(runs[name].result().cells):
