@@ -22,12 +22,18 @@ def hint_for(received, default, mistakes):
 
     ``received`` that matches none of the typical wrong answers gets ``default``.
     A hint is one text or a tuple of steps, as ``ExerciseError`` takes it.
+    Numbers match up to rounding; a boolean mask matches only exactly, and
+    only a boolean mask.
     """
     if isinstance(received, torch.Tensor):
         received = received.detach()
         for wrong, hint in mistakes:
-            if received.shape == wrong.shape and torch.allclose(
-                    received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4):
+            if received.shape != wrong.shape:
+                continue
+            if wrong.dtype == torch.bool:
+                if received.dtype == torch.bool and torch.equal(received.to(wrong.device), wrong):
+                    return hint
+            elif torch.allclose(received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4):
                 return hint
     return default
 

@@ -113,12 +113,10 @@ def _local_causal_hint(received, num_steps, window):
           "a distance |i - j| < window is symmetric: bound j from above by i and from below by i - window, "
           "in two comparisons")),
     ]
-    for wrong, steps in mistakes:
-        if torch.equal(received, wrong):
-            return steps
-    return ("query i may attend to key j when i - window < j <= i",
-            "compare a column of query positions with a row of key positions, once for each bound; "
-            "broadcasting makes each comparison a (num_steps, num_steps) mask. Combine the two with &")
+    default = ("query i may attend to key j when i - window < j <= i",
+               "compare a column of query positions with a row of key positions, once for each bound; "
+               "broadcasting makes each comparison a (num_steps, num_steps) mask. Combine the two with &")
+    return hint_for(received, default, mistakes)
 
 
 @check(SLIDING_WINDOW)

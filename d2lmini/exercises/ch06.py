@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from ..attention import DotProductAttention, MultiHeadAttention
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
-from ._support import mask_rows, seeded
+from ._support import hint_for, mask_rows, seeded
 
 BYTES = "Exercise 6.1 · The bytes of the score matrix"
 DECODE = "Exercise 6.2 · A causal mask for cached decoding"
@@ -100,12 +100,10 @@ def _decode_hint(received, num_queries, num_keys):
                       "single new token",
                       "query i may see keys 0 .. num_keys - num_queries + i")),
     ]
-    for wrong, steps in mistakes:
-        if torch.equal(received, wrong):
-            return steps
-    return ("new query i is the token at position num_keys - num_queries + i",
-            "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
-            "the new queries' positions, a column")
+    default = ("new query i is the token at position num_keys - num_queries + i",
+               "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
+               "the new queries' positions, a column")
+    return hint_for(received, default, mistakes)
 
 
 @check(DECODE)
@@ -170,14 +168,12 @@ def _left_padded_hint(received, valid_lens, num_steps):
         (expected & ~torch.eye(num_steps, dtype=torch.bool),
          ("the diagonal is missing: a token may attend to itself",)),
     ]
-    for wrong, steps in mistakes:
-        if torch.equal(received, wrong):
-            return steps
-    if torch.equal(received & real_query, expected):
-        return ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False",
-                "a padding token attends to nothing")
-    return ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]",
-            "build a (steps, steps) causal mask and a (batch, 1, steps) padding mask, and combine them with &")
+    default = ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]",
+               "build a (steps, steps) causal mask and a (batch, 1, steps) padding mask, and combine them with &")
+    if torch.equal(received & real_query, expected):  # right, but for the padded queries' rows
+        default = ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False",
+                   "a padding token attends to nothing")
+    return hint_for(received, default, mistakes)
 
 
 @check(LEFT)
