@@ -17,8 +17,9 @@ tutorial does with its ``BlitManager`` (``BlitFigure`` below): the figure is
 drawn in full once, without the registered artists, and kept as a background;
 an update pastes the background back and draws the registered artists over it.
 An explorer whose picture changes shape (the multi-head grid) declares one
-figure per ``layout``; each is drawn ahead, at construction, so a layout shown
-for the first time costs no more than any other change.
+figure per ``layout``; the one shown first is drawn at construction, the
+others ahead of time while the kernel is idle, so that a layout shown for the
+first time usually costs no more than any other change.
 
 Nothing can be forgotten silently: registering an artist twice raises, an
 artist made ``animated=True`` but never registered makes the background draw
@@ -681,9 +682,9 @@ class Explorer(widgets.VBox):
             top = scale_top(result["weights"])
             caption += f"; colours 0 to {top:g}"
         self.image.value = plot.render(top)
-        # Shown at its size in CSS pixels: the PNG has PIXEL_RATIO times as many.
-        width, height = plot.css_size
-        self.image.layout.width, self.image.layout.height = f"{width}px", f"{height}px"
+        if plot is not self.plot:  # a new figure: show it at its size in CSS pixels (the PNG has
+            width, height = plot.css_size  # PIXEL_RATIO times as many)
+            self.image.layout.width, self.image.layout.height = f"{width}px", f"{height}px"
         self.plot, self.result, self.caption_text, self.top = plot, result, caption, top
         self.caption.value = f"<b>{html.escape(caption)}</b>"
 

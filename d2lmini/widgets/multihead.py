@@ -16,7 +16,8 @@ class MultiHeadExplorer(Explorer):
     Every number of heads uses the same projections W_q, W_k, W_v (they are
     initialised from one seed): only how their features are split into heads
     changes. Each number of panels (1 for a single head) is a layout, a figure
-    of its own; all are drawn when the explorer is built.
+    of its own: the one shown first is drawn when the explorer is built, the
+    others in the kernel's idle time (see ``Explorer``).
     """
 
     repr_controls = ("num_heads", "head", "causal", "valid_len")
