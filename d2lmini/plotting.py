@@ -7,6 +7,10 @@ import torch
 
 from ._checks import check_tensor, shape_str
 
+# How a masked cell looks wherever weights are drawn (show_weights, the explorers):
+# not coloured, so the axes' background shows, grey and hatched, never like a weight of 0.
+MASKED_CELLS = {"facecolor": "#eeeeee", "edgecolor": "#aaaaaa", "hatch": "//"}
+
 
 def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
@@ -181,9 +185,7 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
         _, ax = plt.subplots(figsize=(0.55 * weights.shape[1] + 1.5, 0.45 * weights.shape[0] + 0.9),
                              layout="constrained")
     # Masked cells are not drawn; this hatched background shows through them.
-    ax.set_facecolor("#eeeeee")
-    ax.patch.set_hatch("//")
-    ax.patch.set_edgecolor("#bbbbbb")
+    ax.patch.set(**MASKED_CELLS)
     sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap="Reds", annot=True, fmt=fmt,
                 annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
                 xticklabels=xlabels if xlabels is not None else "auto",

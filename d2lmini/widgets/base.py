@@ -72,13 +72,13 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
+from ..plotting import MASKED_CELLS
+
 DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
 SAVE_FOLDER = "figures"  # where Save writes by default, relative to the notebook: git ignores it
 PIXEL_RATIO = 2  # drawn at twice that, so a HiDPI screen gets every pixel it can show
 HINT = "run the cell to move the sliders"  # under the static picture of a notebook not run
 CMAP = "Reds"  # as d2l.show_heatmaps
-# Masked cells: not drawn, so the axes' background shows, grey and hatched as in d2l.show_weights.
-MASKED_FACE, MASKED_EDGE, MASKED_HATCH = "#eeeeee", "#aaaaaa", "///"
 WIDE = {"description_width": "initial"}
 
 # Upper ends for the "fit to weights" colour scale. Rounding the largest weight
@@ -370,7 +370,7 @@ class BlitFigure:
         mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
                              np.zeros((num_queries, num_keys)), cmap=CMAP, norm=self.norm)
         if masked:
-            ax.patch.set(facecolor=MASKED_FACE, edgecolor=MASKED_EDGE, hatch=MASKED_HATCH)
+            ax.patch.set(**MASKED_CELLS)
             self.masked_cells = True
         ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=xlabel, ylabel=ylabel)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -387,7 +387,7 @@ class BlitFigure:
                                         label="attention weight")
         self.colorbar_axes = colorbar.ax
         if self.masked_cells:
-            swatch = Patch(facecolor=MASKED_FACE, edgecolor=MASKED_EDGE, hatch=MASKED_HATCH, label="masked")
+            swatch = Patch(**MASKED_CELLS, label="masked")
             self.figure.legend(handles=[swatch], loc="outside lower right", fontsize="small",
                                handlelength=1.4, handleheight=1.4, frameon=False)
 
