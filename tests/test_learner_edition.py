@@ -330,3 +330,12 @@ def test_every_binder_badge_of_this_repository_opens_the_learner_edition():
     found = [(path.name, url) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
              for url in link.findall(path.read_text())]
     assert found and all(url == "lab/tree/learner/00_start_here.ipynb" for _, url in found), found
+
+
+def test_run_all_goes_on_past_an_exercise_not_done_yet(sources):
+    # JupyterLab's Run All stops at the first cell that raises, unless it is tagged raises-exception.
+    learner = instructor.learner_notebook(read(sources[CHAPTERS[2].name]), CHAPTERS[2].name)
+    checks = [cell for cell in learner.cells if "check" in instructor.tags(cell)]
+    assert checks and all("raises-exception" in instructor.tags(cell) for cell in checks)
+    others = [cell for cell in learner.cells if "check" not in instructor.tags(cell)]
+    assert not any("raises-exception" in instructor.tags(cell) for cell in others)

@@ -245,10 +245,15 @@ def learner_notebook(nb, name="notebook"):
     is right); every other cell keeps its outputs, and the widget state they
     show. Jupytext pairing is pinned off (``formats: ipynb``): in a folder
     under this repository's jupytext.toml, as on Binder, saving the notebook
-    would otherwise write a .py twin beside it.
+    would otherwise write a .py twin beside it. Check cells are tagged
+    ``raises-exception``, so that *Run All* goes on past an exercise not done
+    yet (JupyterLab stops at the first error otherwise).
     """
     learner = _stubbed(nb, name, keep=lambda cell: not {EXERCISE, CHECK} & set(tags(cell)))
     learner.metadata["jupytext"] = {"formats": "ipynb"}
+    for cell in learner.cells:
+        if CHECK in tags(cell):
+            cell.metadata["tags"] = [*tags(cell), "raises-exception"]
     return learner
 
 
