@@ -6,10 +6,13 @@ and every package the notebooks import come from that environment alone:
 
     python binder_notebook_runner.py NOTEBOOK.ipynb ...
 
-For each notebook it prints one JSON line: the notebook's name, the kernel's
-command line, the seconds it took, and the kernel's peak resident memory in
-MiB (VmHWM in /proc, so Linux only). A cell that raises stops the run with a
-non-zero exit status and nbclient's error message.
+The notebooks are the learner edition that binder/postBuild builds, the ones
+a Binder user opens: exercises are stubs, so their check cells raise. Every
+cell runs, errors allowed. For each notebook it prints one JSON line: the
+notebook's name, the kernel's command line, the seconds it took, the kernel's
+peak resident memory in MiB (VmHWM in /proc, so Linux only), and the errors
+of each code cell that raised: its index, its tags, and for each error its
+name, its message and how many lines its traceback shows.
 """
 
 import json
@@ -39,6 +42,7 @@ def run(path):
         notebook,
         kernel_name="python3",
         timeout=120,
+        allow_errors=True,
         resources={"metadata": {"path": str(path.parent)}},
     )
     report = {"notebook": path.name}
@@ -53,6 +57,12 @@ def run(path):
     start = time.perf_counter()
     client.execute()
     report["seconds"] = round(time.perf_counter() - start, 2)
+    report["errors"] = [
+        {"cell": index, "tags": cell.metadata.get("tags", []),
+         "errors": [[out.ename, out.evalue, len(out.traceback)] for out in cell.outputs if out.output_type == "error"]}
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and any(out.output_type == "error" for out in cell.outputs)
+    ]
     return report
 
 

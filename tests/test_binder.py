@@ -1,5 +1,12 @@
 """The Binder environment in binder/: repo2docker reads it, it agrees with the
-top-level requirements.txt, and every notebook runs in it within mybinder's memory."""
+top-level requirements.txt, and every notebook of the learner edition (what the
+Binder badge opens) runs in it within mybinder's memory, with only its check
+cells saying that the exercise is not attempted yet.
+
+This is the one place where every chapter runs as a learner gets it: the
+learner edition's code equals the student build's (tests/test_learner_edition.py),
+so it stands for the student build too. It needs the Python of
+binder/runtime.txt; without it these tests are skipped, and under CI=true they fail."""
 
 import json
 import os
@@ -122,6 +129,10 @@ def test_binder_pins_the_cpu_build_of_the_top_level_torch():
 # --- a fresh environment from binder/requirements.txt runs every notebook -----
 
 
+def _in_ci():
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def binder_python():
     """An interpreter of the Python version in binder/runtime.txt, or None.
 
@@ -159,12 +170,16 @@ def binder_env():
     pip installs binder/requirements.txt without its PyTorch index line (that
     index is out of reach here; pip's configured find-links holds the same
     2.13.0+cpu wheel), then binder/postBuild runs from the repository root.
-    Each notebook then runs in its own kernel, two at a time (2 cores here)."""
+    Each notebook of the learner edition that postBuild built then runs in its
+    own kernel, two at a time (2 cores here)."""
     timings = {}
     base_python = binder_python()
     if base_python is None:
-        pytest.skip(f"no {(BINDER / 'runtime.txt').read_text().strip()} interpreter here: the Binder "
-                    f"image's torch pin has wheels for that Python only")
+        missing = (f"no {(BINDER / 'runtime.txt').read_text().strip()} interpreter here: the Binder "
+                   f"image's torch pin has wheels for that Python only")
+        if _in_ci():
+            pytest.fail(f"CI=true: {missing}")
+        pytest.skip(missing)
     # On a tmpfs the 1.2 GB environment unpacks in half the time and is gone in
     # a blink, where deleting it from disk took 20-40 s here.
     in_memory = Path("/dev/shm")
@@ -192,7 +207,7 @@ def binder_env():
 
         def execute(notebook):
             return subprocess.run(
-                [python, RUNNER, notebook], capture_output=True, text=True, env=env, timeout=300,
+                [python, RUNNER, learner / notebook.name], capture_output=True, text=True, env=env, timeout=300,
             )
 
         start, cpu = time.perf_counter(), _cpu_seconds_of_children()
@@ -240,13 +255,29 @@ def test_there_are_notebooks_to_run_on_binder():
     assert NOTEBOOKS, "notebooks/ has no .ipynb"
 
 
+NOT_ATTEMPTED = "ExerciseNotAttempted"
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
-def test_notebook_executes_in_the_fresh_binder_env(binder_env, notebook):
+def test_learner_notebook_runs_in_the_fresh_binder_env_with_only_its_checks_reporting_not_attempted(
+        binder_env, notebook):
     run = binder_env["runs"][notebook]
     assert run.returncode == 0, run.stderr[-5000:]
     (report,) = [json.loads(line) for line in run.stdout.splitlines()]
     assert report["notebook"] == notebook.name
     assert Path(report["kernel"][0]) == binder_env["python"], report["kernel"]
+    problems = []
+    for cell in report["errors"]:
+        if "check" not in cell["tags"]:
+            problems.append(f"cell {cell['cell']} should run but raised {cell['errors']}")
+        elif [(name, lines) for name, _, lines in cell["errors"]] != [(NOT_ATTEMPTED, 1)] or \
+                "not attempted yet" not in cell["errors"][0][1]:
+            problems.append(f"check cell {cell['cell']} should say in one line that the exercise is not "
+                            f"attempted, got {cell['errors']}")
+    assert problems == [], "\n".join(problems)
+    cells = json.loads(notebook.read_text())["cells"]
+    checks = sum("check" in cell.get("metadata", {}).get("tags", []) for cell in cells)
+    assert len(report["errors"]) == checks  # every check cell did raise
 
 
 def test_biggest_notebook_kernel_peak_memory_is_well_under_mybinder_limit(binder_env, capsys):

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jupytext
@@ -377,21 +376,28 @@ def _run_student_notebook(student_path, instructor_path):
     return problems, checks
 
 
-@pytest.fixture(scope="session")
-def student_runs(build, sources):
-    """Every student notebook's run, started together on one thread per CPU (each has its own kernel)."""
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        yield {name: pool.submit(_run_student_notebook, build["out"] / name, sources[name]) for name in NAMES}
+def test_the_fixture_student_notebook_runs_through_with_only_its_checks_failing_until_the_answers_return(
+        build, sources):
+    """The round trip in a real kernel, on the fixture chapter. Every chapter's learner
+    edition (whose code is the student build's) runs in tests/test_binder.py, and every
+    chapter's reference answers pass their checks under nbval (the next two tests)."""
+    problems, checks = _run_student_notebook(build["out"] / FIXTURE, sources[FIXTURE])
+    assert problems == [], "\n".join(problems)
+    assert checks == len(tagged(read(sources[FIXTURE]), "check")) == 3
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_a_student_notebook_runs_through_with_only_its_checks_failing_until_the_answers_return(
-        student_runs, sources, name):
-    problems, checks = student_runs[name].result()
-    assert problems == [], "\n".join(problems)
-    assert checks == len(tagged(read(sources[name]), "check"))
-    if name == FIXTURE:
-        assert checks == 3
+def test_each_stub_with_its_answers_put_back_is_the_instructor_cell(build, sources, name):
+    student, original = read(build["out"] / name), read(sources[name])
+    for index, cell in tagged(student, "exercise"):
+        assert _fill_stubs(cell.source, original.cells[index].source) == original.cells[index].source, index
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_every_check_of_a_stored_chapter_passed_with_the_reference_answer(path):
+    """The stored outputs are a fresh run's (strict nbval compares them): each check printed its ✓."""
+    for index, cell in tagged(read(path), "check"):
+        assert _errors(cell) == [] and _stdout(cell).startswith("✓"), f"{path.name}, cell {index}"
 
 
 # ---------------------------------------------------------------- the solution key

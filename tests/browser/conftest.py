@@ -96,26 +96,29 @@ def _free_port():
 
 
 def _prepare_root(root):
-    """The chapters and the self-test notebooks, with their stored outputs removed.
+    """The chapters as stored and the self-test notebooks, with every execution count removed.
 
-    Every prompt then starts as [ ], so an execution count in the page can only
-    come from this run. Working on copies keeps the repository's files untouched
-    when the page saves.
+    A chapter keeps its stored outputs, so a test first sees what a learner
+    sees on opening it; every prompt starts as [ ], so an execution count in
+    the page can only come from this run. Working on copies keeps the
+    repository's files untouched when the page saves.
     """
     (root / "notebooks").mkdir(parents=True)
     for source in sorted((REPO / "notebooks").glob("*.ipynb")):
         notebook = nbformat.read(source, as_version=4)
         for cell in notebook.cells:
             if cell.cell_type == "code":
-                cell.outputs = []
                 cell.execution_count = None
+                for output in cell.outputs:
+                    if output.output_type == "execute_result":
+                        output.execution_count = None
         nbformat.write(notebook, root / "notebooks" / source.name)
+    for data in (REPO / "notebooks").iterdir():  # files a chapter reads, if any
+        if data.is_dir() and not data.name.startswith("."):
+            shutil.copytree(data, root / "notebooks" / data.name)
     (root / "selftest").mkdir()
     for source in SELFTEST_SOURCES:
         jupytext.write(jupytext.read(source), root / "selftest" / f"{source.stem}.ipynb")
-    # The chapters as stored, outputs and widget state kept: what a learner sees
-    # before running anything.
-    shutil.copytree(REPO / "notebooks", root / "stored", ignore=shutil.ignore_patterns("*.py", ".*"))
 
 
 def _write_settings(settings_dir):
@@ -211,19 +214,6 @@ def browser(lab_server):
 def browser_context(browser):
     """One context, so every page after the first loads Lab from the cache."""
     return browser.new_context(viewport=VIEWPORT)
-
-
-@pytest.fixture
-def hidpi_page(request, browser, lab_server):
-    """A page on a screen of device scale factor 2, as a HiDPI laptop's."""
-    context = browser.new_context(viewport=VIEWPORT, device_scale_factor=2)
-    page = context.new_page()
-    yield page
-    if getattr(request.node, "failed_in_call", False):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=SCREENSHOTS / f"FAILED-{request.node.name}.png")
-    context.close()
-    lab_server.shut_down_kernels()
 
 
 @pytest.fixture

@@ -96,6 +96,7 @@ class NotebookReport:
     page_errors: list = field(default_factory=list)
     explorers: list = field(default_factory=list)  # one list of SliderMove per explorer
     colour_switches: list = field(default_factory=list)  # per explorer: a ColourSwitch, or None
+    explorer_images: list = field(default_factory=list)  # per explorer: (natural, CSS width) of each image
     screenshot: Path | None = None
     seconds: dict = field(default_factory=dict)  # phase -> seconds spent in it
 
@@ -381,17 +382,22 @@ def unexecuted_in(notebook):
     return [n for n, cell in cells if cell["cell_type"] == "code" and cell.get("execution_count") is None]
 
 
-def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", slider_timeout=SLIDER_TIMEOUT):
+def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", slider_timeout=SLIDER_TIMEOUT,
+                   before_run=None):
     """Open, run all, save, move every explorer's sliders, screenshot; report it all.
 
     ``method`` is "keyboard", "mouse", or a tuple of both to move every slider
-    each way in turn.
+    each way in turn. ``before_run(driver)``, if given, looks at the notebook
+    as opened, before its kernel runs anything.
     """
     methods = (method,) if isinstance(method, str) else tuple(method)
     driver = NotebookDriver(page, server, path, ui)
     clock = _PhaseClock()
     driver.open()
     clock.lap("open")
+    if before_run is not None:
+        before_run(driver)
+        clock.lap("as stored")
     driver.wait_for_kernel()
     clock.lap("kernel")
     driver.run_all()
@@ -407,6 +413,7 @@ def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", 
     )
     clock.lap("save and check")
     explorers = driver.explorers()
+    report.explorer_images = [driver.images(e) for e in explorers]
     report.explorers = [[move for method in methods for move in driver.move_sliders(e, method, slider_timeout)]
                         for e in explorers]
     clock.lap("sliders")

@@ -6,7 +6,6 @@ import nbformat
 import pytest
 from jupyter_ui import (
     WIDGETS_TIMEOUT,
-    NotebookDriver,
     assert_runs_cleanly,
     assert_sliders_move_heatmaps,
     chapter_number,
@@ -22,7 +21,9 @@ CHAPTERS_WITH_EXPLORER = range(1, 6)
 
 @pytest.mark.parametrize("path", [*CHAPTERS, SELFTEST], ids=lambda path: Path(path).stem)
 def test_notebook_runs_and_its_sliders_move_the_heatmaps(page, lab_server, screenshots, reports, path):
-    report = check_notebook(page, lab_server, path, screenshots / f"{Path(path).stem}.png")
+    """Opened, a chapter first shows its stored pictures; then Run All, every slider, the colour switch."""
+    before_run = None if path == SELFTEST else lambda driver: assert_stored_pictures_show(driver, screenshots)
+    report = check_notebook(page, lab_server, path, screenshots / f"{Path(path).stem}.png", before_run=before_run)
     reports.append(report)
     assert_runs_cleanly(report)
     if path == SELFTEST or chapter_number(path) in CHAPTERS_WITH_EXPLORER:
@@ -32,6 +33,45 @@ def test_notebook_runs_and_its_sliders_move_the_heatmaps(page, lab_server, scree
     assert_sliders_move_heatmaps(report)
     if path != SELFTEST:
         assert_colour_switch_works(report)
+        assert_explorer_images_are_sharp(report)
+
+
+def assert_stored_pictures_show(driver, screenshots):
+    """Opened as stored, before any cell runs, every picture shows. The outputs are not
+    trusted yet, so JupyterLab draws no widget: each explorer shows its static picture
+    (with "run the cell to move the sliders"), at its CSS width, twice as many pixels across."""
+    stored = nbformat.read(driver.server.root / driver.path, as_version=4)
+    outputs = [output for cell in stored.cells for output in cell.get("outputs", [])]
+    pictures = sum("image/png" in output.get("data", {}) for output in outputs)
+    widths = [output["metadata"]["image/png"]["width"] for output in outputs
+              if "Explorer(" in "".join(output.get("data", {}).get("text/plain", ""))]
+    if chapter_number(driver.path) in CHAPTERS_WITH_EXPLORER:
+        assert widths, f"{driver.path} stores no explorer output"
+    page = driver.page
+    images = page.locator(".jp-OutputArea-output img")
+    page.wait_for_function(
+        """expected => [...document.querySelectorAll('.jp-OutputArea-output img')]
+            .filter(img => img.complete && img.naturalWidth > 0).length >= expected""",
+        arg=pictures, timeout=WIDGETS_TIMEOUT * 1000,
+    )
+    assert driver.page_errors() == []
+    sizes = images.evaluate_all("imgs => imgs.map(img => [img.naturalWidth, img.getBoundingClientRect().width])")
+    for width in widths:
+        assert [2 * width, width] in sizes, f"{driver.path}: no {2 * width}-pixel picture shown {width} CSS pixels wide"
+    if widths:
+        explorer = images.nth(sizes.index([2 * widths[0], widths[0]]))
+        explorer.scroll_into_view_if_needed()
+        explorer.screenshot(path=screenshots / f"stored-{Path(driver.path).stem}.png")
+
+
+def assert_explorer_images_are_sharp(report):
+    """Each explorer image, once running, has at least twice as many pixels across as the CSS
+    pixels it is shown in: a HiDPI screen (device scale factor 2) gets full resolution."""
+    for number, images in enumerate(report.explorer_images):
+        for natural, shown in images:
+            assert shown > 0 and natural >= 2 * shown, (
+                f"{report.path}, explorer {number}: image {natural} pixels wide shown in {shown} CSS pixels"
+            )
 
 
 def assert_colour_switch_works(report):
@@ -59,48 +99,3 @@ def test_the_checks_catch_a_broken_notebook(page, lab_server, screenshots):
     [move] = report.slider_moves
     assert move.readout_before == "3" and move.readout_after == "4"
     assert not move.image_changed
-
-
-def test_explorer_images_are_sharp_on_a_hidpi_screen(hidpi_page, lab_server, screenshots):
-    """At device scale factor 2 each explorer image has at least twice as many pixels
-    across as the CSS pixels it is shown in: a HiDPI screen gets full resolution."""
-    driver = NotebookDriver(hidpi_page, lab_server, "notebooks/02_masked_softmax.ipynb")
-    driver.open()
-    driver.wait_for_kernel()
-    driver.run_all()
-    explorers = driver.explorers()
-    assert explorers, "02 shows no explorer after Run All"
-    explorers[0].scroll_into_view_if_needed()
-    explorers[0].screenshot(path=screenshots / "hidpi-02_masked_softmax.png")
-    for explorer in explorers:
-        for natural, shown in driver.images(explorer):
-            assert shown > 100 and natural >= 2 * shown, f"image {natural} pixels wide shown in {shown} CSS pixels"
-
-
-@pytest.mark.parametrize("path", [f"stored/{Path(p).name}" for p in CHAPTERS
-                                  if chapter_number(p) in range(0, 6)], ids=lambda path: Path(path).stem)
-def test_a_notebook_not_run_shows_every_explorer_picture(page, lab_server, screenshots, path):
-    """Opened as stored, before any cell runs, every picture shows. The outputs are not
-    trusted yet, so JupyterLab draws no widget: each explorer shows its static picture
-    (with "run the cell to move the sliders"), at its CSS width, twice as many pixels across."""
-    stored = nbformat.read(lab_server.root / path, as_version=4)
-    outputs = [output for cell in stored.cells for output in cell.get("outputs", [])]
-    pictures = sum("image/png" in output.get("data", {}) for output in outputs)
-    widths = [output["metadata"]["image/png"]["width"] for output in outputs
-              if "Explorer(" in "".join(output.get("data", {}).get("text/plain", ""))]
-    assert widths, f"{path} stores no explorer output"
-    driver = NotebookDriver(page, lab_server, path)
-    driver.open()
-    images = page.locator(".jp-OutputArea-output img")
-    page.wait_for_function(
-        """expected => [...document.querySelectorAll('.jp-OutputArea-output img')]
-            .filter(img => img.complete && img.naturalWidth > 0).length >= expected""",
-        arg=pictures, timeout=WIDGETS_TIMEOUT * 1000,
-    )
-    assert driver.page_errors() == []
-    sizes = images.evaluate_all("imgs => imgs.map(img => [img.naturalWidth, img.getBoundingClientRect().width])")
-    for width in widths:
-        assert [2 * width, width] in sizes, f"{path}: no {2 * width}-pixel picture shown {width} CSS pixels wide"
-    explorer = images.nth(sizes.index([2 * widths[0], widths[0]]))
-    explorer.scroll_into_view_if_needed()
-    explorer.screenshot(path=screenshots / f"stored-{Path(path).stem}.png")
