@@ -315,9 +315,20 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queri
 # %% [markdown]
 # At $\sigma = 0.05$ each row has one or two dark cells, and they walk down
 # the diagonal: every query copies its nearest neighbours. At $\sigma = 0.2$
-# the band widens to a handful of keys. At $\sigma = 3$ every weight is close
-# to $1/40 = 0.025$, pale on this shared scale: the model is almost average
-# pooling again.
+# the band widens to a handful of keys. At $\sigma = 3$ the rows flatten
+# towards $1/40 = 0.025$, pale on this shared scale: the model moves towards
+# average pooling. How far it has got, measured:
+
+# %%
+wide = width_weights[-1]  # σ = 3: (queries, keys)
+print(f"σ = {widths[-1]}: every weight between {wide.min().item():.4f} and {wide.max().item():.4f} "
+      f"(1/{wide.shape[-1]} = {1 / wide.shape[-1]:.4f})")
+
+# %% [markdown]
+# Flatter, not flat: the heaviest weight is still almost four times the
+# lightest, because a key at the far end of $[0, 5)$ is more than one
+# $\sigma$ away. Only as $\sigma$ grows without bound do all weights reach
+# $1/40$ and the fit become average pooling.
 #
 # ### Explore it yourself
 #

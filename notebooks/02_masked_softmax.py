@@ -174,6 +174,26 @@ for name, lens, allowed in [("1-D", valid_lens, allowed_1d), ("2-D", lens_per_qu
     print(f"valid_lens {name}: our masked_softmax matches SDPA's weights")
 
 # %% [markdown]
+# And a query with no valid key at all? SDPA's answer has changed between
+# PyTorch releases, so measure it rather than trust a sentence:
+
+# %%
+nothing_allowed = torch.zeros(1, 1, num_steps, dtype=torch.bool, device=device)  # (batch, query, keys)
+print("SDPA, a row with no valid key:          ",
+      d2l.numpy(sdpa_weights(scores[:1, :1], nothing_allowed)).round(3).ravel().tolist())
+print("d2lmini's masked_softmax, the same row: ",
+      d2l.numpy(d2l.masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist())
+print("our -1e6 version above, the same row:   ",
+      d2l.numpy(masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist())
+
+# %% [markdown]
+# With the torch this collection pins (2.13, on the CPU), SDPA gives such a
+# row zeros, as `d2lmini` does; our −1e6 version spreads the row evenly over
+# the padding (more on this choice below). Older releases (before about 2.5) returned
+# NaN there, and the fused GPU kernels have not always agreed with the CPU:
+# if you rely on it, run the cell above on your own version and device.
+
+# %% [markdown]
 # ## What the mask looks like
 #
 # The weights for both kinds of lengths. Each panel is one example: rows are
@@ -340,8 +360,8 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 #   valid key NaN; a finite fill makes it uniform over the padding.
 # * `d2lmini` fills with −inf and gives rows with no valid key all-zero
 #   weights, so one empty row cannot turn the loss and the gradients of
-#   shared parameters into NaN. PyTorch's SDPA returns zeros for such rows
-#   too.
+#   shared parameters into NaN. PyTorch's SDPA gives zeros there too in
+#   torch 2.13 (measured above); older releases gave NaN.
 # * Causal masking is masking with valid lengths $1, \dots, n$, the lower
 #   triangle of the score matrix.
 #

@@ -361,14 +361,19 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 # ($\operatorname{softmax}(s / T)$), a valid length, and causal masking.
 #
 # * Switch the scale off and drag $d$ up: watch the rows turn one-hot and the
-#   entropies fall to 0. Switch it back on: the picture stops depending on $d$.
+#   entropies fall to 0. Switch it back on: the cells still change with $d$
+#   (each $d$ uses more coordinates of the vectors), but the rows stay about
+#   as sharp at every $d$, and the entropies stop falling.
 # * With the scale on, the temperature does what $d$ did: $T < 1$ sharpens,
-#   $T > 1$ flattens. Which $T$ undoes the missing scale at a given $d$?
+#   $T > 1$ flattens. Which $T$ undoes the missing scale at a given $d$? The
+#   slider reaches 31.6, above $\sqrt{512} \approx 22.6$, so it can at every $d$.
 # * Shorten the valid length: the masked columns get weight 0 (the explorer
 #   hatches them grey) and no row's entropy can exceed the log of the number
 #   of keys it may attend to, the dashed mark on its bar.
-# * Turn causal masking on: the upper triangle is hatched and the first row
-#   is always one-hot (its only key is itself).
+# * Turn causal masking on: the upper triangle is hatched. The first query
+#   may attend to key 0 alone, so its row is one-hot. (Queries and keys here
+#   are different random vectors, so key 0 is not "the query itself".) With
+#   a valid length of 0 that row has no key at all and is all zeros.
 
 # %%
 from d2lmini.widgets import explore_dot_product

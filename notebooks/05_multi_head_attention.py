@@ -295,8 +295,9 @@ d2l.plt.show()
 # %% [markdown]
 # ## Explore
 #
-# The explorer runs a multi-head self-attention layer over a short sentence
-# and redraws the per-head heatmaps, on one shared colour scale, as you move
+# The explorer runs a multi-head self-attention layer over six positions
+# whose embeddings are random vectors (they stand for no word: chapter 09
+# shows a trained model's heads over real sentences) and redraws the per-head heatmaps, on one shared colour scale, as you move
 # its controls: the number of heads, which head to show (or all of them),
 # causal masking, and the valid length.
 #

@@ -73,23 +73,23 @@ explicit = d2l.MultiHeadAttention(d_model, h, 0.0, query_size=d_model, key_size=
                                   value_size=d_model).to(device).eval()
 
 lengths = [64, 128, 256, 512, 1024]
-weight_mb, input_mb = [], []
-print(" tokens | Q, K or V (MB) | weights kept (MB) | weights shape")
+weight_mib, input_mib = [], []  # MiB: 2**20 bytes
+print(" tokens | Q, K or V (MiB) | weights kept (MiB) | weights shape")
 for n in lengths:
     X = torch.randn(B, n, d_model, device=device)
     with torch.no_grad():
         explicit(X, X, X)
     weights = explicit.attention_weights  # (batch, heads, queries, keys)
-    weight_mb.append(weights.nelement() * weights.element_size() / 2**20)
-    input_mb.append(X.nelement() * X.element_size() / 2**20)
-    print(f"{n:7d} | {input_mb[-1]:14.2f} | {weight_mb[-1]:17.2f} | {tuple(weights.shape)}")
+    weight_mib.append(weights.nelement() * weights.element_size() / 2**20)
+    input_mib.append(X.nelement() * X.element_size() / 2**20)
+    print(f"{n:7d} | {input_mib[-1]:15.2f} | {weight_mib[-1]:18.2f} | {tuple(weights.shape)}")
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
-ax.loglog(lengths, weight_mb, "o-", label="weights $A$, $B h n^2$ numbers")
-ax.loglog(lengths, input_mb, "s-", label="input $X$, $B n d_{model}$ numbers")
+ax.loglog(lengths, weight_mib, "o-", label="weights $A$, $B h n^2$ numbers")
+ax.loglog(lengths, input_mib, "s-", label="input $X$, $B n d_{model}$ numbers")
 ax.set_xlabel("tokens n")
-ax.set_ylabel("MB (float32)")
+ax.set_ylabel("MiB (float32)")
 ax.set_title("Memory of one tensor against length")
 ax.legend()
 d2l.plt.show()

@@ -291,6 +291,19 @@ def test_dot_product_sweep(dot):
     sweep.set(d=16)
 
 
+def test_the_temperature_undoes_the_missing_scale_at_every_d(dot):
+    """Unscaled at d = 512 with T = √512 is the scaled picture: the slider must reach that far."""
+    sweep = Sweep(dot)
+    largest = max(widgets.DotProductExplorer.D_CHOICES)
+    slider = dot.controls["temperature"]  # a FloatLogSlider: its bounds are exponents
+    assert slider.base ** slider.max >= math.sqrt(largest)
+    scaled = sweep.set(d=largest, scale=True, temperature=1.0).clone()
+    unscaled = sweep.set(scale=False, temperature=math.sqrt(largest))
+    check_dot_product(dot, unscaled)
+    torch.testing.assert_close(unscaled, scaled, atol=1e-5, rtol=1e-4)
+    sweep.set(d=16, scale=True, temperature=1.0)
+
+
 def test_dot_product_unscaled_large_d_saturates(dot):
     sweep = Sweep(dot)
     scaled = sweep.set(d=512, scale=True).clone()

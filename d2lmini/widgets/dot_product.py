@@ -30,7 +30,9 @@ class DotProductExplorer(Explorer):
         controls = {
             "d": selection_slider("d", d, self.D_CHOICES, description="dimension d", style=WIDE),
             "scale": checkbox("scale", scale, description="divide by √d"),
-            "temperature": log_slider("temperature", temperature, 10, -1, 1, step=0.05,
+            # Up to 10^1.5 ≈ 31.6: above √512 ≈ 22.6, so the temperature can undo the missing
+            # scale at every d offered.
+            "temperature": log_slider("temperature", temperature, 10, -1, 1.5, step=0.05,
                                       description="temperature", readout_format=".2g", style=WIDE),
             "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len",
                                     style=WIDE),

@@ -1,4 +1,4 @@
-"""Per-head self-attention weights over a short sentence, on one shared colour scale."""
+"""Per-head self-attention weights over six positions with random embeddings, on one shared colour scale."""
 
 import math
 
@@ -11,7 +11,10 @@ from .base import WIDE, Explorer, Shown, checkbox, dropdown, int_slider, masked_
 
 
 class MultiHeadExplorer(Explorer):
-    """Per-head self-attention weights over a short sentence, on one shared scale.
+    """Per-head self-attention weights over six positions, on one shared scale.
+
+    The positions' embeddings are random vectors, not words: the tick labels
+    are positions, so no picture suggests a meaning the weights do not have.
 
     Every number of heads uses the same projections W_q, W_k, W_v (they are
     initialised from one seed): only how their features are split into heads
@@ -21,7 +24,7 @@ class MultiHeadExplorer(Explorer):
     """
 
     repr_controls = ("num_heads", "head", "causal", "valid_len")
-    TOKENS = ("the", "cat", "sat", "on", "a", "mat")
+    TOKENS = ("0", "1", "2", "3", "4", "5")  # positions
     MAX_PANELS = 8
     MAX_COLUMNS = 4
     valid_lens = Shown()
@@ -40,7 +43,7 @@ class MultiHeadExplorer(Explorer):
                                     style=WIDE),
         }
         generator = torch.Generator().manual_seed(seed)
-        # Token embeddings with standard deviation 2: with 1, every head is close to uniform.
+        # Random embeddings with standard deviation 2: with 1, every head is close to uniform.
         self.X = 2 * torch.randn(1, num_tokens, num_hiddens, generator=generator)  # (1, tokens, num_hiddens)
         self.panels = {}  # number of panels -> (heatmaps, titles)
         rows = [widgets.HBox([controls["num_heads"], controls["head"]]),
@@ -86,12 +89,12 @@ class MultiHeadExplorer(Explorer):
         for h, ax in enumerate(axes[:num_panels]):
             heatmaps.append(plot.heatmap(ax, num_tokens, num_tokens, masked=True))
             titles.append(ax.set_title(f"head {h}"))
-            # Tokens under the lowest panel of each column, and left of each row.
+            # Positions under the lowest panel of each column, and left of each row.
             lowest, first = h + cols >= num_panels, h % cols == 0
             ax.tick_params(labelbottom=lowest, labelleft=first)
             ax.tick_params(axis="x", labelrotation=90)
-            ax.set(xlabel="Keys" if lowest else "", ylabel="Queries" if first else "")
-        # The panels share their axes: the tokens set once label them all.
+            ax.set(xlabel="Key position" if lowest else "", ylabel="Query position" if first else "")
+        # The panels share their axes: the positions set once label them all.
         axes[0].set_xticks(range(num_tokens), self.TOKENS)
         axes[0].set_yticks(range(num_tokens), self.TOKENS)
         if num_panels == 1:  # a single panel can show any head
