@@ -1,0 +1,79 @@
+"""The sinusoidal positional encoding, and what attention over positions alone makes of it."""
+
+import math
+
+import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+
+from ..attention import DotProductAttention
+from ..positional import PositionalEncoding
+from .base import WIDE, Explorer, Shown, int_slider, log_slider
+
+ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
+
+
+def _number(value):
+    """A base as a reader writes it: 3.16, 562, 10,000."""
+    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+
+
+class PositionalEncodingExplorer(Explorer):
+    """The encoding P (positions × columns) next to softmax(P Pᵀ / √d), as d and the base change.
+
+    P comes from ``d2lmini.PositionalEncoding``, the weights from
+    ``d2lmini.DotProductAttention`` with P as queries, keys and values: what
+    self-attention does with the positions alone. The encoding's columns are
+    drawn on a fixed axis, column c at c / d, so that a new d changes one
+    image, not the axes: column c's angle is position / base^(c / d) for even c.
+    The colour scale starts fitted to the weights.
+    """
+
+    repr_controls = ("d", "base")
+    NUM_POSITIONS = 64
+    encoding = Shown()
+
+    def __init__(self, d=32, base=10000.0):
+        self.attention = DotProductAttention(dropout=0.0)
+        controls = {
+            "d": int_slider("d", d, 2, 128, step=2, description="encoding dimension d", style=WIDE),
+            # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
+            "base": log_slider("base", base, 10, 0.5, 5, step=0.25, description="base",
+                               readout_format=",.3r"),
+        }
+        super().__init__(controls, figsize=(8, 3.3), filename="positional_encoding.png")
+        # Over 64 keys the largest weight is often under 0.1: on the fixed 0-to-1 scale the
+        # attention panel would look empty, so this explorer starts with the fitted one.
+        self.controls["colour_scale"].value = "fit"
+
+    def build(self, plot):
+        n = self.NUM_POSITIONS
+        ax_code, ax_weights = plot.figure.subplots(1, 2)
+        norm = Normalize(-1, 1)  # every entry of P is a sine or a cosine
+        self.code = plot.animate(ax_code.imshow(np.zeros((n, 2)), cmap=ENCODING_CMAP, norm=norm, aspect="auto",
+                                                interpolation="nearest", extent=(0, 1, n - 0.5, -0.5)))
+        ax_code.set(xlabel="column / d  (fast → slow)", ylabel="position i", title="encoding P")
+        plot.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label="P[i, column]")
+        self.heatmap = plot.heatmap(ax_weights, n, n, xlabel="Keys (position j)", ylabel="Queries (position i)")
+        ax_weights.set_title("positions alone: softmax(P Pᵀ / √d)")
+        plot.colorbar(ax_weights)
+
+    def compute(self, state):
+        d, base = state["d"], state["base"]
+        P = PositionalEncoding(d, 0.0, max_len=self.NUM_POSITIONS, base=base).P  # (1, positions, d)
+        self.attention(P, P, P)
+        weights = self.attention.attention_weights[0]  # (queries, keys): position i attending to position j
+        last_sine = 2 * ((d - 1) // 2)  # the slowest column pair starts here
+        longest = 2 * math.pi * base ** (last_sine / d)
+        caption = (f"d = {d}, base = {_number(base)}: wavelengths from 2π ≈ 6.28 to {_number(longest)} "
+                   f"positions")
+        return {"encoding": P[0], "weights": weights, "caption": caption}
+
+    def draw(self, result):
+        self.code.set_data(result["encoding"].numpy())
+        self.heatmap.set_array(result["weights"].numpy())
+
+
+def explore_positional_encoding(d=32, base=10000.0):
+    """The sinusoidal encoding for dimension d and a base, and softmax(P Pᵀ / √d) over 64 positions."""
+    return PositionalEncodingExplorer(d, base)
