@@ -218,10 +218,13 @@ def check_equivariance(is_permutation_equivariant):
     elif false_negatives and not false_positives:
         hint = ("your test is too strict: float sums taken in another order differ in their last bits",
                 "compare with a tolerance (torch.allclose, atol around 1e-5), not exact equality")
+    elif all(swap) and all(rotation):
+        hint = ("every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X?",
+                "shuffling axis 0 reorders the examples of the batch, which every layer here treats on their "
+                "own; index the tokens with X[:, perm], and compare with a small tolerance (around 1e-5)")
     elif false_positives and not false_negatives:
-        hint = ("your test accepts layers whose outputs do change with the order",
-                "compare the two outputs with a small tolerance (around 1e-5), and make sure that both are "
-                "outputs of the layer")
+        hint = ("your test accepts layers whose outputs do change with the order: its tolerance is too loose",
+                "compare the two outputs with a small tolerance, around 1e-5")
     else:
         hint = ("shuffle the tokens (axis 1) of X with perm, run the layer, and compare with the layer's output "
                 "for X, shuffled the same way", "use torch.allclose with a small tolerance for the comparison")
@@ -230,5 +233,5 @@ def check_equivariance(is_permutation_equivariant):
         expect(not wrong, EQUIVARIANCE, f"with {label}: equivariant for {[n for n, f in zip(names, expected) if f]}",
                f"a wrong answer for {wrong}", hint)
     passed(EQUIVARIANCE, "Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention "
-                         "after adding P, causal self-attention (the mask is tied to positions), the convolution "
-                         "and the RNN (their weights are).")
+                         "after adding P, causal self-attention (its mask depends on the positions), the "
+                         "convolution and the RNN (they read the tokens in order).")
