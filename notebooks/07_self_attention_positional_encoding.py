@@ -100,17 +100,18 @@ with torch.no_grad():
     Y = self_attend(X)  # (2, 5, d_model)
     perm = torch.randperm(5, generator=generator)
     error = (self_attend(X[:, perm]) - Y[:, perm]).abs().max().item()
-    print("permutation:", perm.tolist())
-    print("max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6)
 
     # The same on 100 random permutations of a longer random sequence.
     long_X = torch.randn(1, 12, d_model, generator=generator).to(device)
     long_Y = self_attend(long_X)
     errors = []
     for _ in range(100):
-        perm = torch.randperm(12, generator=generator)
-        errors.append((self_attend(long_X[:, perm]) - long_Y[:, perm]).abs().max().item())
-    print("100 permutations of 12 tokens, every error < 1e-6:", max(errors) < 1e-6)
+        long_perm = torch.randperm(12, generator=generator)
+        errors.append((self_attend(long_X[:, long_perm]) - long_Y[:, long_perm]).abs().max().item())
+
+print("permutation:", perm.tolist())
+print("max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6)
+print("100 permutations of 12 tokens, every error < 1e-6:", max(errors) < 1e-6)
 
 # %% [markdown]
 # The second sentence *is* a permutation of the first: "dog" and "cat" trade
@@ -285,7 +286,7 @@ def fitted_map(P, delta, j):
     return A, (here @ A - there).abs().max().item()
 
 
-print(f"{'δ':>4} | {'fits at every i':>15} | {'AᵀA = I':>8} | {'det A = 1':>9} | {'angle = ωδ':>10}")
+table = [f"{'δ':>4} | {'fits at every i':>15} | {'AᵀA = I':>8} | {'det A = 1':>9} | {'angle = ωδ':>10}"]
 for delta in (1, 5, 20, -7):
     fits, orthogonal, unit, angles = [], [], [], []
     for j, omega in enumerate(omegas):
@@ -296,8 +297,9 @@ for delta in (1, 5, 20, -7):
         angle = math.atan2(A[1, 0].item(), A[0, 0].item())
         turn = math.remainder(angle - omega.item() * delta, 2 * math.pi)  # 0 when equal up to whole turns
         angles.append(abs(turn) < 1e-6)
-    print(f"{delta:>4} | {str(all(fits)):>15} | {str(all(orthogonal)):>8} | {str(all(unit)):>9} | "
-          f"{str(all(angles)):>10}")
+    table.append(f"{delta:>4} | {str(all(fits)):>15} | {str(all(orthogonal)):>8} | {str(all(unit)):>9} | "
+                 f"{str(all(angles)):>10}")
+print("\n".join(table))
 
 # %% [markdown]
 # Every pair, every offset: an exact fit, orthogonal, determinant 1, turned by
@@ -388,10 +390,11 @@ d2l.plt.show()
 d, k = 64, 3
 multiply_adds = {"convolution": lambda n: k * n * d * d, "RNN": lambda n: 2 * n * d * d,
                  "self-attention": lambda n: 4 * n * d * d + 2 * n * n * d}
-print(f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds) + "   (millions of multiply-adds, "
-      f"d = {d}, k = {k})")
+table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
+         + f"   (millions of multiply-adds, d = {d}, k = {k})"]
 for n in (16, 64, 128, 256, 1024, 4096):
-    print(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
+print("\n".join(table))
 
 # %% [markdown]
 # **Path length, measured.** How many stacked convolutions does it take
@@ -418,10 +421,11 @@ def layers_to_connect(n, kernel_size, max_layers=100):
     raise RuntimeError(f"not connected after {max_layers} layers")
 
 
-print(f"{'n':>4} | {'conv, k = 3':>11} | {'conv, k = 5':>11} | {'conv, k = 9':>11} | self-attention")
+table = [f"{'n':>4} | {'conv, k = 3':>11} | {'conv, k = 5':>11} | {'conv, k = 9':>11} | self-attention"]
 for n in (8, 16, 32):
     depths = [layers_to_connect(n, size) for size in (3, 5, 9)]
-    print(f"{n:>4} | " + " | ".join(f"{depth:>11}" for depth in depths) + f" | {1:>14}")
+    table.append(f"{n:>4} | " + " | ".join(f"{depth:>11}" for depth in depths) + f" | {1:>14}")
+print("\n".join(table))
 
 # %% [markdown]
 # **Time, on your machine.** One forward pass of each layer ($d = 64$, one
@@ -452,10 +456,11 @@ def median_ms(fn, X, repeats=3):
     return statistics.median(times) * 1e3
 
 
-print(f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU)")
+table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
-    print(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+print("\n".join(table))
 
 # %% [markdown]
 # ## Explore
@@ -523,7 +528,8 @@ def offset_rotation(delta, omega):
     """The 2 × 2 matrix that moves the pair (sin ωi, cos ωi) by delta positions."""
     ### BEGIN SOLUTION
     c, s = math.cos(omega * delta), math.sin(omega * delta)
-    return torch.tensor([[c, s], [-s, c]])
+    rows = [[c, s], [-s, c]]  # row 0 gives the new sine, row 1 the new cosine
+    return torch.tensor(rows)
     ### END SOLUTION
 
 
@@ -549,7 +555,7 @@ class LearnedPositionalEmbedding(torch.nn.Module):
     def __init__(self, max_len, num_hiddens):
         super().__init__()
         ### BEGIN SOLUTION
-        self.table = torch.nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))
+        self.table = nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))  # one learned row per position
         ### END SOLUTION
 
     def forward(self, X):

@@ -32,7 +32,7 @@ def check_offset_rotation(offset_rotation):
     cases = [(delta, omega) for delta in offsets for omega in omegas]
     first = offset_rotation(*cases[0])
     expect(isinstance(first, torch.Tensor), ROTATION, "a torch.Tensor", type(first).__name__,
-           "return a tensor, for example torch.tensor([[a, b], [c, d]]) of the four entries")
+           "return a 2 × 2 tensor of the four entries (torch.tensor takes a list of rows)")
     expect(first.shape == (2, 2), ROTATION, "shape (2, 2)", f"shape {tuple(first.shape)}",
            "one 2 × 2 matrix: it maps the column (sin ωi, cos ωi) to (sin ω(i + δ), cos ω(i + δ))")
     received = torch.stack([offset_rotation(delta, omega).detach().double() for delta, omega in cases])
@@ -221,7 +221,7 @@ def check_equivariance(is_permutation_equivariant):
     elif all(swap) and all(rotation):
         hint = ("every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X?",
                 "shuffling axis 0 reorders the examples of the batch, which every layer here treats on their "
-                "own; index the tokens with X[:, perm], and compare with a small tolerance (around 1e-5)")
+                "own; the tokens are axis 1, and the comparison wants a small tolerance (around 1e-5)")
     elif false_positives and not false_negatives:
         hint = ("your test accepts layers whose outputs do change with the order: its tolerance is too loose",
                 "compare the two outputs with a small tolerance, around 1e-5")
