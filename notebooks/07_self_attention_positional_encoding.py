@@ -456,10 +456,13 @@ def median_ms(fn, X, repeats=3):
     return statistics.median(times) * 1e3
 
 
-table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU)"]
+threads = torch.get_num_threads()
+torch.set_num_threads(1)  # one thread: the layers are compared, not how well each uses a thread pool
+table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, one thread)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
     table.append(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+torch.set_num_threads(threads)
 print("\n".join(table))
 
 # %% [markdown]
