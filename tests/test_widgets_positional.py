@@ -82,7 +82,8 @@ def test_the_rows_of_the_weights_are_positions_attending_to_positions(explorer):
 
 
 @pytest.mark.parametrize("d,base,caption", [
-    (32, 10000.0, "d = 32, base = 10,000: wavelengths from 2π ≈ 6.28 to 35,333 positions"),  # 2π · 10000^(30/32)
+    (32, 10000.0, "d = 32, base = 10,000: wavelengths from 2π ≈ 6.28 to 35,300 positions"),  # 2π · 10000^(30/32)
+    (32, 10 ** 4.25, "d = 32, base = 17,800: wavelengths from 2π ≈ 6.28 to 60,600 positions"),  # as the slider
     (64, 10.0, "d = 64, base = 10: wavelengths from 2π ≈ 6.28 to 58.5 positions"),  # 2π · 10^(62/64)
     (2, 100.0, "d = 2, base = 100: wavelengths from 2π ≈ 6.28 to 6.28 positions"),  # one pair: 2π only
 ])

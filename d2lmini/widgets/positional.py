@@ -14,8 +14,9 @@ ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 
 
 def _number(value):
-    """A base as a reader writes it: 3.16, 562, 10,000."""
-    return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+    """Three significant digits, as the base slider shows them: 3.16, 562, 17,800."""
+    rounded = float(f"{value:.3g}")
+    return f"{rounded:g}" if rounded < 1000 else f"{rounded:,.0f}"
 
 
 class PositionalEncodingExplorer(Explorer):
