@@ -69,7 +69,7 @@ def test_a_new_dimension_changes_one_image_not_the_axes():
     for d in (2, 8, 128, 30):
         set_control(explorer, "d", d)
     assert explorer.plot.full_draws == draws
-    assert explorer.code.get_extent() == [0, 1, NUM_POSITIONS - 0.5, -0.5]
+    assert tuple(explorer.code.get_extent()) == (0, 1, NUM_POSITIONS - 0.5, -0.5)
 
 
 def test_the_rows_of_the_weights_are_positions_attending_to_positions(explorer):
@@ -163,3 +163,23 @@ def test_bad_arguments_are_named(call, error, fragments):
         call()
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("d", [2, 5, 128])
+def test_each_cell_is_drawn_in_its_colour_at_its_place(d):
+    """Both panels are drawn cell by cell (no resampling): the pixel at the centre of every cell of
+    the encoding, and of the weights' diagonal, has the colour of its value."""
+    explorer = explore_positional_encoding(d=d)
+    canvas = np.asarray(explorer.figure.canvas.buffer_rgba())  # (height, width, 4), as last rendered
+    height = canvas.shape[0]
+    for image, cells in ((explorer.code, [(i, c) for i in range(0, NUM_POSITIONS, 7) for c in range(d)]),
+                         (explorer.heatmap, [(i, i) for i in range(NUM_POSITIONS)])):
+        data = image.get_array()
+        left, right, bottom, top = image.get_extent()
+        rows, columns = data.shape
+        for row, column in cells:
+            x = left + (column + 0.5) * (right - left) / columns
+            y = top + (row + 0.5) * (bottom - top) / rows
+            px, py = image.axes.transData.transform((x, y))
+            expected = image.to_rgba(np.array([[data[row, column]]]), bytes=True)[0, 0]
+            np.testing.assert_array_equal(canvas[int(height - py), int(px)], expected, err_msg=f"cell {row, column}")
