@@ -206,8 +206,8 @@ print("ours == d2l.PositionalEncoding(...).P for widths 32 and 7 and bases 10000
 # `PositionalEncoding` adds $P$ to its input (and applies dropout when
 # training); it keeps $P$ as a buffer, so it moves with `.to(device)` and is
 # not a learned parameter. Here are four of its columns over 60 positions, as
-# the book draws them: the pair 6, 7 turns about twice as fast as the pair
-# 8, 9.
+# the book draws them: the pair 6, 7 turns $10000^{2/32} \approx 1.78$ times as
+# fast as the pair 8, 9.
 
 # %%
 P = sinusoidal_encoding(60, 32)
@@ -327,7 +327,8 @@ spreads = [torch.diagonal(gram, offset).max() - torch.diagonal(gram, offset).min
            for offset in range(-num_steps + 1, num_steps)]
 print("every diagonal of P Pᵀ is constant (spread < 1e-9):", max(spreads).item() < 1e-9)
 print("P_i · P_i =", round(gram[0, 0].item(), 6), "= d/2")
-print("P_i · P_(i+δ) = P_i · P_(i-δ) for every δ:", torch.allclose(gram, gram.T))
+ahead, behind = gram[50, 51:], gram[50, :50].flip(0)[:49]  # P_50 · P_(50+δ) and P_50 · P_(50-δ), δ = 1..49
+print("from position 50, 50 + δ and 50 - δ look alike for every δ:", torch.allclose(ahead, behind))
 
 # %% [markdown]
 # Divided by $d/2$, the dot product is the cosine similarity of two positions.
@@ -402,29 +403,36 @@ print("\n".join(table))
 # the gradient of the last output with respect to the first input is no
 # longer zero. With kernel size $k$ (padding on both sides), each layer sees
 # $(k-1)/2$ positions further each way, so $n$ positions take about
-# $2(n-1)/(k-1)$ layers. One self-attention layer already connects every pair,
-# and an RNN passes the first token to the last through $n - 1$ steps of its
-# recurrence, one after another.
+# $2(n-1)/(k-1)$ layers. One self-attention layer already connects every pair
+# (measured the same way). An RNN passes the first token to the last through
+# $n - 1$ steps of its recurrence, one after another.
 
 # %%
-def layers_to_connect(n, kernel_size, max_layers=100):
-    """Stacked Conv1d layers (one channel) needed before output n-1 depends on input 0."""
-    conv = nn.Conv1d(1, 1, kernel_size, padding=kernel_size // 2, bias=False)
-    nn.init.constant_(conv.weight, 1.0)  # positive weights: no dependence can cancel out
-    X = torch.zeros(1, 1, n, requires_grad=True)
+def layers_to_connect(layer, n, width, max_layers=100):
+    """How many copies of `layer`, (1, n, width) -> the same, must be stacked before output n-1 depends on input 0."""
+    X = torch.ones(1, n, width, requires_grad=True)
     hidden = X
     for depth in range(1, max_layers + 1):
-        hidden = conv(hidden)
-        (gradient,) = torch.autograd.grad(hidden[0, 0, -1], X, retain_graph=True)
-        if gradient[0, 0, 0] != 0:
+        hidden = layer(hidden)
+        (gradient,) = torch.autograd.grad(hidden[0, -1].sum(), X, retain_graph=True)
+        if gradient[0, 0].abs().sum() > 0:
             return depth
     raise RuntimeError(f"not connected after {max_layers} layers")
 
 
+def convolution(kernel_size):
+    """A one-channel Conv1d over the positions, as a layer from (1, n, 1) to (1, n, 1)."""
+    conv = nn.Conv1d(1, 1, kernel_size, padding=kernel_size // 2, bias=False)
+    nn.init.constant_(conv.weight, 1.0)  # positive weights: no dependence can cancel out
+    return lambda X: conv(X.transpose(1, 2)).transpose(1, 2)
+
+
+attention_layer = d2l.MultiHeadAttention(4, 1, 0.0, query_size=4, key_size=4, value_size=4)
 table = [f"{'n':>4} | {'conv, k = 3':>11} | {'conv, k = 5':>11} | {'conv, k = 9':>11} | self-attention"]
 for n in (8, 16, 32):
-    depths = [layers_to_connect(n, size) for size in (3, 5, 9)]
-    table.append(f"{n:>4} | " + " | ".join(f"{depth:>11}" for depth in depths) + f" | {1:>14}")
+    depths = [layers_to_connect(convolution(size), n, 1) for size in (3, 5, 9)]
+    depths.append(layers_to_connect(lambda X: attention_layer(X, X, X), n, 4))
+    table.append(f"{n:>4} | " + " | ".join(f"{depth:>11}" for depth in depths[:3]) + f" | {depths[3]:>14}")
 print("\n".join(table))
 
 # %% [markdown]
