@@ -72,6 +72,9 @@ CASES = [
      [("valid_len", [2, 4, 6, 3, 5]), ("causal", [True, False])]),
     ("multi-head, switching heads", "explore_multihead", {}, "1 to 8",
      [("num_heads", [4, 8, 1, 2]), ("head", [0, "all"])]),
+    # Chapter 07: the encoding (its own colour scale) beside softmax(P Pᵀ/√d), colours fitted from the start.
+    ("positional encoding", "explore_positional_encoding", {"colour_scale": "fit"}, "1 + encoding",
+     [("d", [64, 128, 16, 2, 32]), ("base", [100.0, 10.0, 1000.0, 100000.0, 10000.0])]),
     # The colour scale follows the weights: each upper end is drawn once, then kept.
     ("kernel pooling, colours fit to weights", "explore_kernel_pooling", {"colour_scale": "fit"},
      "1 + fit", [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS)]),
@@ -91,10 +94,12 @@ FIRST_VIEWS = [
       for label, factory in [("kernel pooling", "explore_kernel_pooling"),
                              ("additive vs dot product", "explore_additive"),
                              ("scaled dot product", "explore_dot_product")]],
+    ("positional encoding, new colour-scale ends", "explore_positional_encoding", {"colour_scale": "fit"},
+     [("d", 128), ("d", 64)]),  # colours 0 to 0.2, then 0 to 0.5: each end drawn for the first time
 ]
 
 CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_additive",
-                "explore_dot_product", "explore_multihead"]
+                "explore_dot_product", "explore_multihead", "explore_positional_encoding"]
 
 
 def load_baseline(revision, folder):

@@ -20,6 +20,7 @@ from d2lmini.exercises import (
     ch04,
     ch05,
     ch06,
+    ch07,
     check,
     expect_close,
     hint,
@@ -90,8 +91,11 @@ WRONG_ANSWERS = {
     "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
     "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
     "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
+    "ch07.check_offset_rotation": lambda delta, omega: torch.eye(2),
+    "ch07.check_learned_embedding": lambda max_len, num_hiddens: torch.nn.Identity(),
+    "ch07.check_equivariance": lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
 }
-CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch07": ch07}
 
 
 def the_check(name):

@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 import d2lmini as d2l
@@ -39,3 +40,35 @@ def test_dropout_applies_in_training_only():
     nonzero = encoding.P[:, :10] != 0
     assert ((encoding(X) == 0) & nonzero).any()  # dropout zeroes some entries of P
     torch.testing.assert_close(encoding.eval()(X), encoding.P[:, :10].expand(2, 10, 16))
+
+
+def test_base_sets_the_wavelengths():
+    P = d2l.PositionalEncoding(4, 0.0, max_len=3, base=100).P[0]
+    expected = torch.tensor([[math.sin(i), math.cos(i), math.sin(i / 10), math.cos(i / 10)] for i in range(3)])
+    torch.testing.assert_close(P, expected)
+
+
+def test_the_default_base_is_the_books_10000():
+    torch.testing.assert_close(d2l.PositionalEncoding(6, 0.0, max_len=5).P,
+                               d2l.PositionalEncoding(6, 0.0, max_len=5, base=10000.0).P)
+
+
+def test_base_is_keyword_only_so_the_books_positional_call_is_unchanged():
+    with pytest.raises(TypeError):
+        d2l.PositionalEncoding(4, 0.0, 10, 100)
+
+
+@pytest.mark.parametrize("base,error,fragments", [
+    (1, ValueError, ["base must be a finite number greater than 1", "got 1"]),
+    (0.5, ValueError, ["greater than 1", "got 0.5"]),
+    (-10, ValueError, ["greater than 1", "got -10"]),
+    (math.inf, ValueError, ["finite", "got inf"]),
+    (math.nan, ValueError, ["got nan"]),
+    ("10000", TypeError, ["base must be a number", "str '10000'"]),
+    (True, TypeError, ["base must be a number", "bool True"]),
+])
+def test_a_base_of_one_or_less_is_refused_with_a_clear_error(base, error, fragments):
+    with pytest.raises(error) as info:
+        d2l.PositionalEncoding(8, 0.0, base=base)
+    for fragment in fragments:
+        assert fragment in str(info.value)

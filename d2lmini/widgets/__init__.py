@@ -28,10 +28,12 @@ from .dot_product import DotProductExplorer, explore_dot_product
 from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
+from .positional import PositionalEncodingExplorer, explore_positional_encoding
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
     "explore_multihead",
+    "explore_positional_encoding", "PositionalEncodingExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
     "MultiHeadExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",

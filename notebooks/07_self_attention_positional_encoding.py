@@ -1,0 +1,622 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Self-attention and positional encoding
+#
+# In self-attention a sequence attends to itself: every token is a query, and
+# every token is a key and a value. Chapters 04 and 05 used it already. This
+# chapter asks what such a layer knows about **order**. The answer is: nothing.
+# Shuffle the tokens and the outputs are shuffled the same way, so "the dog
+# chased the cat" and "the cat chased the dog" look alike to it. The usual
+# fix is to add a **positional encoding** to the tokens first, and the
+# sinusoidal one of the Transformer paper has neat properties, which we
+# measure here.
+#
+# **In this notebook you will**
+# 1. measure that self-attention is *permutation-equivariant*, and that adding
+#    positions breaks the symmetry;
+# 2. build the sinusoidal encoding from scratch, check it against
+#    `d2lmini.PositionalEncoding`, and read it as a smooth binary counter;
+# 3. verify that moving $\delta$ positions is a rotation of the encoding, and
+#    that the dot product of two positions depends only on their distance;
+# 4. compare convolutions, recurrent layers and self-attention on cost and
+#    path length, counting and timing where we can;
+# 5. explore the encoding's dimension and base with sliders.
+
+# %%
+import math
+import statistics
+import time
+
+import torch
+from torch import nn
+
+import d2lmini as d2l
+from d2lmini.exercises import ch07
+
+torch.manual_seed(0)
+device = d2l.try_gpu()
+
+# %% [markdown]
+# ## Self-attention does not see order
+#
+# Given tokens $x_1, \dots, x_n$ (the rows of $X$), a self-attention layer
+# computes for every position $i$
+#
+# $$y_i = \sum_{j=1}^{n} \alpha(x_i, x_j)\, W_v x_j, \qquad
+# \alpha(x_i, x_j) = \operatorname{softmax}_j\!\left(\frac{(W_q x_i)^\top W_k x_j}{\sqrt{d}}\right).$$
+#
+# Nothing in this formula mentions $i$ or $j$ except through $x_i$ and $x_j$:
+# the sum over $j$ does not care in which order the keys come. Reorder the
+# tokens by a permutation $\pi$ and each output moves with its token:
+# $f(X_{\pi}) = f(X)_{\pi}$. A function with this property is called
+# **permutation-equivariant**.
+#
+# Let us measure it on two sentences. The embeddings are random vectors made
+# here, one per word and seeded, standing in for the learned embeddings of a
+# real model; "the" gets the same vector both times it appears. The layer is
+# `d2l.MultiHeadAttention` with two heads and random weights, called with
+# queries = keys = values = $X$.
+
+# %%
+d_model = 16
+generator = torch.Generator().manual_seed(7)
+vocabulary = ["the", "dog", "chased", "cat"]
+embedding = {word: torch.randn(d_model, generator=generator) for word in vocabulary}
+sentences = [["the", "dog", "chased", "the", "cat"], ["the", "cat", "chased", "the", "dog"]]
+X = torch.stack([torch.stack([embedding[word] for word in sentence]) for sentence in sentences]).to(device)
+print("X:", tuple(X.shape), "(sentences, tokens, features)")
+
+self_attention = d2l.MultiHeadAttention(d_model, 2, 0.0, query_size=d_model, key_size=d_model,
+                                        value_size=d_model).to(device).eval()
+
+
+def self_attend(X):
+    """Self-attention: the sequence gives the queries, the keys and the values."""
+    return self_attention(X, X, X)
+
+
+# %% [markdown]
+# First a random permutation of the tokens of each sentence, and then the
+# largest difference between "shuffle, then attend" and "attend, then
+# shuffle". We print whether it is below $10^{-6}$ rather than the number
+# itself, which is float32 rounding and changes from machine to machine.
+
+# %%
+with torch.no_grad():
+    Y = self_attend(X)  # (2, 5, d_model)
+    perm = torch.randperm(5, generator=generator)
+    error = (self_attend(X[:, perm]) - Y[:, perm]).abs().max().item()
+
+    # The same on 100 random permutations of a longer random sequence.
+    long_X = torch.randn(1, 12, d_model, generator=generator).to(device)
+    long_Y = self_attend(long_X)
+    errors = []
+    for _ in range(100):
+        long_perm = torch.randperm(12, generator=generator)
+        errors.append((self_attend(long_X[:, long_perm]) - long_Y[:, long_perm]).abs().max().item())
+
+print("permutation:", perm.tolist())
+print("max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6)
+print("100 permutations of 12 tokens, every error < 1e-6:", max(errors) < 1e-6)
+
+# %% [markdown]
+# The second sentence *is* a permutation of the first: "dog" and "cat" trade
+# places (positions 1 and 4). So the layer gives "dog" the same output vector
+# whether it does the chasing or is chased, and its weights in the second
+# sentence are those of the first with rows and columns swapped. Both panels
+# show head 0, on one colour scale; rows are queries, columns keys.
+
+# %%
+swap = torch.tensor([0, 4, 2, 3, 1])  # sentence 2 = sentence 1 with tokens 1 and 4 exchanged
+assert [sentences[0][i] for i in swap] == sentences[1]
+with torch.no_grad():
+    Y = self_attend(X)  # (2, 5, d_model)
+dog_chasing, dog_chased = Y[0, 1], Y[1, 4]
+print("'dog' gets the same output in both sentences:", torch.allclose(dog_chasing, dog_chased, atol=1e-6))
+
+weights = self_attention.attention_weights[:, 0].cpu()  # (sentences, queries, keys), head 0
+torch.testing.assert_close(weights[1], weights[0][swap][:, swap])
+# Two panels with their own token labels, one colour scale: 0 to the largest weight of either.
+fig, axes = d2l.plt.subplots(1, 2, figsize=(6.5, 3), layout="constrained")
+for ax, sentence, panel in zip(axes, sentences, weights):
+    image = ax.imshow(panel, cmap="Reds", vmin=0, vmax=weights.max().item())
+    ax.set_xticks(range(5), sentence, rotation=45)
+    ax.set_yticks(range(5), sentence)
+    ax.set(title=" ".join(sentence), xlabel="Keys")
+axes[0].set_ylabel("Queries")
+fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
+d2l.plt.show()
+
+# %% [markdown]
+# ### Adding positions breaks the symmetry
+#
+# If each token carries its position, $x_i + p_i$, a shuffled sentence is a
+# different input: the tokens move but the positions stay where they are. We
+# add `d2l.PositionalEncoding` (built below from scratch) and measure again.
+
+# %%
+positional_encoding = d2l.PositionalEncoding(d_model, 0.0).to(device).eval()
+
+
+def self_attend_with_positions(X):
+    """Self-attention over the tokens plus their positional encoding."""
+    X = positional_encoding(X)
+    return self_attention(X, X, X)
+
+
+with torch.no_grad():
+    Y = self_attend_with_positions(X)
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    error = (self_attend_with_positions(X[:, perm]) - Y[:, perm]).abs().max().item()
+print("with positions, max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6, f"(it is {error:.2f})")
+gap = ((Y[0, 1] - Y[1, 4]).norm() / Y[0, 1].norm()).item()
+print(f"'dog' chasing vs 'dog' chased: the outputs differ by {gap:.0%} of their length")
+
+# %% [markdown]
+# Now the layer can tell the two sentences apart. How far apart they end up,
+# and how useful the difference is, depends on the encoding, which we turn
+# to now.
+#
+# ## The sinusoidal encoding, from scratch
+#
+# For a sequence of $n$ positions and an encoding of width $d$, the Transformer
+# paper fills a matrix $P \in \mathbb{R}^{n \times d}$ with sines and cosines:
+#
+# $$P_{i,\,2j} = \sin\!\left(\frac{i}{10000^{2j/d}}\right), \qquad
+# P_{i,\,2j+1} = \cos\!\left(\frac{i}{10000^{2j/d}}\right).$$
+#
+# Columns $2j$ and $2j + 1$ form a pair that shares one frequency,
+# $\omega_j = 10000^{-2j/d}$: position $i$ sits at angle $\omega_j i$ on a
+# circle. The frequencies fall geometrically from $\omega_0 = 1$ (a full turn
+# every $2\pi \approx 6.3$ positions) to almost $1/10000$. We call 10000 the
+# **base**; `d2l.PositionalEncoding` takes it as a keyword, `base=10000`.
+
+# %%
+def sinusoidal_encoding(num_steps, num_hiddens, base=10000, dtype=torch.float32):
+    """P, (num_steps, num_hiddens): sines in the even columns, cosines in the odd ones."""
+    positions = torch.arange(num_steps, dtype=dtype).unsqueeze(1)  # (num_steps, 1)
+    exponents = torch.arange(0, num_hiddens, 2, dtype=dtype) / num_hiddens  # (ceil(d/2),): 2j/d
+    angles = positions / base ** exponents  # (num_steps, ceil(d/2)): i · ω_j
+    P = torch.zeros(num_steps, num_hiddens, dtype=dtype)
+    P[:, 0::2] = torch.sin(angles)
+    P[:, 1::2] = torch.cos(angles[:, :num_hiddens // 2])  # an odd width has one sine more
+    return P
+
+
+for num_steps, num_hiddens, base in [(60, 32, 10000), (60, 32, 100), (9, 7, 10000)]:
+    package = d2l.PositionalEncoding(num_hiddens, 0.0, max_len=num_steps, base=base).P[0]  # (steps, d)
+    torch.testing.assert_close(sinusoidal_encoding(num_steps, num_hiddens, base), package)
+print("ours == d2l.PositionalEncoding(...).P for widths 32 and 7 and bases 10000 and 100")
+
+# %% [markdown]
+# `PositionalEncoding` adds $P$ to its input (and applies dropout when
+# training); it keeps $P$ as a buffer, so it moves with `.to(device)` and is
+# not a learned parameter. Here are four of its columns over 60 positions, as
+# the book draws them: the pair 6, 7 turns $10000^{2/32} \approx 1.78$ times as
+# fast as the pair 8, 9.
+
+# %%
+P = sinusoidal_encoding(60, 32)
+fig, ax = d2l.plt.subplots(figsize=(7, 2.5), layout="constrained")
+d2l.plot(torch.arange(60), P[:, 6:10].T, xlabel="position i", ylabel="P[i, column]", axes=ax)
+ax.legend([f"column {c}" for c in range(6, 10)], fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
+d2l.plt.show()
+
+# %% [markdown]
+# ## A binary counter, made smooth
+#
+# Write the positions in binary: the lowest bit flips at every step, the next
+# every second step, the next every fourth. Each bit is a square wave, and
+# each one is twice as slow as the one before.
+
+# %%
+for i in range(8):
+    print(f"{i} in binary: {i:03b}")
+
+# %% [markdown]
+# The encoding does the same with smooth waves: column pair $j$ is a wave
+# whose period grows by a factor $10000^{2/d}$ from one pair to the next
+# (1.78 for $d = 32$) instead of 2. Side by side, over 64 positions, with the
+# fastest bit and the fastest column on the left:
+
+# %%
+num_positions, num_bits = 64, 6
+bits = (torch.arange(num_positions).unsqueeze(1) >> torch.arange(num_bits)) & 1  # (64, 6): bit b of i
+P = sinusoidal_encoding(num_positions, 32)
+fig, (ax_bits, ax_code) = d2l.plt.subplots(1, 2, figsize=(8, 3.4), width_ratios=(1, 3), layout="constrained")
+image = ax_bits.imshow(bits, cmap="Greys", aspect="auto", interpolation="nearest")
+ax_bits.set(title="binary digits of i", xlabel="bit (lowest first)", ylabel="position i")
+fig.colorbar(image, ax=ax_bits, ticks=[0, 1], label="bit")
+image = ax_code.imshow(P, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+ax_code.set(title="sinusoidal encoding P, d = 32", xlabel="column (encoding dimension)")
+fig.colorbar(image, ax=ax_code, label="P[i, column]")
+d2l.plt.show()
+
+# %% [markdown]
+# A bit jumps between 0 and 1; a column glides between −1 and 1, so that
+# neighbouring positions get similar codes. Each pair holds a sine and a
+# cosine because together they fix the angle on the circle, and that makes
+# the next property possible.
+#
+# ## Moving $\delta$ positions is a rotation
+#
+# Take one pair, $p_i = (\sin \omega i,\ \cos \omega i)$. The pair of
+# position $i + \delta$ is $(\sin \omega(i + \delta),\ \cos \omega(i + \delta))$,
+# and the angle-addition formulas write each of its two entries as a fixed
+# combination of $\sin \omega i$ and $\cos \omega i$, with coefficients that
+# depend on $\omega\delta$ only. So there is a $2 \times 2$ matrix $M_\delta$
+# with $p_{i+\delta} = M_\delta\, p_i$ **at every position $i$**: moving by
+# $\delta$ is a linear map, and because it keeps $\sin^2 + \cos^2 = 1$, a
+# rotation, by the angle $\omega\delta$. Over the whole encoding, it is one
+# rotation per pair, a block-diagonal matrix. A model can therefore learn to
+# attend "three positions back" with one linear map, whatever the position.
+#
+# Let us find each pair's map from the table alone: least squares over all
+# positions (in float64) for the $2 \times 2$ matrix $A$ with
+# $p_i A \approx p_{i+\delta}$ for the rows $p_i$, then check that it fits
+# exactly, that it is a rotation ($A^\top A = I$, $\det A = 1$) and that its
+# angle is $\omega\delta$. Exercise 7.1 asks for the matrix itself.
+
+# %%
+num_steps, num_hiddens = 100, 16
+P64 = sinusoidal_encoding(num_steps, num_hiddens, dtype=torch.float64)
+omegas = 10000.0 ** (-torch.arange(0, num_hiddens, 2, dtype=torch.float64) / num_hiddens)  # (8,)
+
+
+def fitted_map(P, delta, j):
+    """Least-squares A, (2, 2), with P[i, pair j] A ≈ P[i + δ, pair j] over every i; and the largest residual."""
+    start, stop = max(0, -delta), P.shape[0] - max(0, delta)
+    here = P[start:stop, 2 * j:2 * j + 2]  # (rows, 2): (sin ωi, cos ωi)
+    there = P[start + delta:stop + delta, 2 * j:2 * j + 2]  # the same pair, δ positions on
+    A = torch.linalg.lstsq(here, there).solution
+    return A, (here @ A - there).abs().max().item()
+
+
+table = [f"{'δ':>4} | {'fits at every i':>15} | {'AᵀA = I':>8} | {'det A = 1':>9} | {'angle = ωδ':>10}"]
+for delta in (1, 5, 20, -7):
+    fits, orthogonal, unit, angles = [], [], [], []
+    for j, omega in enumerate(omegas):
+        A, residual = fitted_map(P64, delta, j)
+        fits.append(residual < 1e-9)
+        orthogonal.append(torch.allclose(A.T @ A, torch.eye(2, dtype=torch.float64), atol=1e-9))
+        unit.append(abs(torch.linalg.det(A).item() - 1) < 1e-9)
+        angle = math.atan2(A[1, 0].item(), A[0, 0].item())
+        turn = math.remainder(angle - omega.item() * delta, 2 * math.pi)  # 0 when equal up to whole turns
+        angles.append(abs(turn) < 1e-6)
+    table.append(f"{delta:>4} | {str(all(fits)):>15} | {str(all(orthogonal)):>8} | {str(all(unit)):>9} | "
+                 f"{str(all(angles)):>10}")
+print("\n".join(table))
+
+# %% [markdown]
+# Every pair, every offset: an exact fit, orthogonal, determinant 1, turned by
+# $\omega\delta$. (The tolerance on the angle is looser because the slowest
+# pairs barely move over 100 positions, so their least-squares fit is the
+# least well conditioned.) Rotary position embeddings (RoPE) build on exactly
+# this: they rotate queries and keys by the angles of their positions.
+#
+# ## Similarity depends only on distance
+#
+# A rotation keeps dot products: $(M p)^\top (M q) = p^\top q$. So the dot
+# product of two positions,
+#
+# $$P_i \cdot P_j = \sum_{k} \left(\sin \omega_k i \sin \omega_k j + \cos \omega_k i \cos \omega_k j\right)
+# = \sum_{k} \cos\!\big(\omega_k (i - j)\big),$$
+#
+# depends only on the offset $i - j$, and is $d/2$ on the diagonal. Measured:
+# every diagonal of $PP^\top$ is constant.
+
+# %%
+num_steps, num_hiddens = 100, 64
+P64 = sinusoidal_encoding(num_steps, num_hiddens, dtype=torch.float64)
+gram = P64 @ P64.T  # (positions, positions): P_i · P_j
+spreads = [torch.diagonal(gram, offset).max() - torch.diagonal(gram, offset).min()
+           for offset in range(-num_steps + 1, num_steps)]
+print("every diagonal of P Pᵀ is constant (spread < 1e-9):", max(spreads).item() < 1e-9)
+print("P_i · P_i =", round(gram[0, 0].item(), 6), "= d/2")
+ahead, behind = gram[50, 51:], gram[50, :50].flip(0)[:49]  # P_50 · P_(50+δ) and P_50 · P_(50-δ), δ = 1..49
+print("from position 50, 50 + δ and 50 - δ look alike for every δ:", torch.allclose(ahead, behind))
+
+# %% [markdown]
+# Divided by $d/2$, the dot product is the cosine similarity of two positions.
+# On the left, the whole matrix for $d = 64$: a band along the diagonal,
+# the same along every diagonal. On the right, its first row against the
+# distance, for several bases.
+
+# %%
+similarity = gram / (num_hiddens / 2)  # cosine similarity: P_i has norm √(d/2)
+fig, (ax_map, ax_curve) = d2l.plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+image = ax_map.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+ax_map.set(title=r"$P_i \cdot P_j\,/\,(d/2)$, base 10000", xlabel="Keys (position j)",
+           ylabel="Queries (position i)")
+fig.colorbar(image, ax=ax_map, label="cosine similarity")
+distances = torch.arange(num_steps)
+for base, style in [(10000, "-"), (1000, "--"), (100, "-."), (10, ":")]:
+    curve = sinusoidal_encoding(num_steps, num_hiddens, base, dtype=torch.float64)
+    ax_curve.plot(distances, curve @ curve[0] / (num_hiddens / 2), style, label=f"base {base}")
+ax_curve.axhline(0, color="gray", linewidth=0.5)
+ax_curve.set(xlabel="distance |i - j|", ylabel=r"$P_i \cdot P_j\,/\,(d/2)$",
+             title="similarity against distance, d = 64")
+ax_curve.legend(fontsize="small")
+d2l.plt.show()
+
+# %% [markdown]
+# With the base 10000, similarity falls fast over the first few positions,
+# then slowly, with ripples: near positions look alike, far ones less so. A
+# small base makes every wave short: the curve drops to zero within a few
+# positions and then oscillates, so that positions far apart can look as
+# similar as fairly near ones. Note also what the dot product
+# cannot say: $P_i \cdot P_{i+\delta} = P_i \cdot P_{i-\delta}$, so it knows
+# the distance but not the direction. The learned projections $W_q$ and $W_k$
+# of a real layer can break that symmetry; relative position methods (see the
+# further reading) encode the offset directly.
+#
+# ## Costs: convolution, recurrence, self-attention
+#
+# Three ways to let $n$ tokens of width $d$ exchange information, compared on
+# three counts: the computation of one layer, the operations that must run one
+# after another, and the longest path a signal travels between two positions
+# (short paths make long-range dependencies easier to learn).
+#
+# | layer | computation | sequential operations | maximum path length |
+# |---|---|---|---|
+# | convolution, kernel size $k$ | $O(knd^2)$ | $O(1)$ | $O(n/k)$ |
+# | recurrent (RNN) | $O(nd^2)$ | $O(n)$ | $O(n)$ |
+# | self-attention | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
+#
+# **Computation, counted.** The multiply–adds of one forward pass follow from
+# the shapes: a convolution with $d$ input and output channels does $knd^2$,
+# an RNN $2nd^2$ (the input and the hidden state, each through a $d \times d$
+# matrix), and self-attention $4nd^2$ for its four projections plus $2n^2 d$
+# for the scores and the weighted sum. The $n^2 d$ term is the one in the
+# table; it overtakes the projections once $n > 2d$. (PyTorch's
+# `torch.utils.flop_counter.FlopCounterMode` counts the same numbers on real
+# layers, in FLOPs, two per multiply–add; it needs a second or so to warm up,
+# so it is left out here.)
+
+# %%
+d, k = 64, 3
+multiply_adds = {"convolution": lambda n: k * n * d * d, "RNN": lambda n: 2 * n * d * d,
+                 "self-attention": lambda n: 4 * n * d * d + 2 * n * n * d}
+table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
+         + f"   (millions of multiply-adds, d = {d}, k = {k})"]
+for n in (16, 64, 128, 256, 1024, 4096):
+    table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
+print("\n".join(table))
+
+# %% [markdown]
+# **Path length, measured.** How many stacked convolutions does it take
+# before the last output depends on the first input? We stack layers until
+# the gradient of the last output with respect to the first input is no
+# longer zero. With kernel size $k$ (padding on both sides), each layer sees
+# $(k-1)/2$ positions further each way, so $n$ positions take about
+# $2(n-1)/(k-1)$ layers. One self-attention layer already connects every pair
+# (measured the same way). An RNN passes the first token to the last through
+# $n - 1$ steps of its recurrence, one after another.
+
+# %%
+def layers_to_connect(layer, n, width, max_layers=100):
+    """How many copies of `layer`, (1, n, width) -> the same, must be stacked before output n-1 depends on input 0."""
+    X = torch.ones(1, n, width, requires_grad=True)
+    hidden = X
+    for depth in range(1, max_layers + 1):
+        hidden = layer(hidden)
+        (gradient,) = torch.autograd.grad(hidden[0, -1].sum(), X, retain_graph=True)
+        if gradient[0, 0].abs().sum() > 0:
+            return depth
+    raise RuntimeError(f"not connected after {max_layers} layers")
+
+
+def convolution(kernel_size):
+    """A one-channel Conv1d over the positions, as a layer from (1, n, 1) to (1, n, 1)."""
+    conv = nn.Conv1d(1, 1, kernel_size, padding=kernel_size // 2, bias=False)
+    nn.init.constant_(conv.weight, 1.0)  # positive weights: no dependence can cancel out
+    return lambda X: conv(X.transpose(1, 2)).transpose(1, 2)
+
+
+attention_layer = d2l.MultiHeadAttention(4, 1, 0.0, query_size=4, key_size=4, value_size=4)
+table = [f"{'n':>4} | {'conv, k = 3':>11} | {'conv, k = 5':>11} | {'conv, k = 9':>11} | self-attention"]
+for n in (8, 16, 32):
+    depths = [layers_to_connect(convolution(size), n, 1) for size in (3, 5, 9)]
+    depths.append(layers_to_connect(lambda X: attention_layer(X, X, X), n, 4))
+    table.append(f"{n:>4} | " + " | ".join(f"{depth:>11}" for depth in depths[:3]) + f" | {depths[3]:>14}")
+print("\n".join(table))
+
+# %% [markdown]
+# **Time, on your machine.** One forward pass of each layer ($d = 64$, one
+# sequence), median of a few calls: `nn.Conv1d`, `nn.RNN` and
+# `d2l.MultiHeadAttention` with one head. These numbers depend on your
+# hardware and on what else it is doing; the counts above do not. Compare
+# them with the counts: the RNN does the least arithmetic, yet it is often the
+# slowest, because its $n$ steps run one after another, while the convolution
+# and self-attention treat all positions at once.
+
+# %% tags=["nbval-ignore-output"]
+conv = nn.Conv1d(d, d, kernel_size=k, padding=1, bias=False)
+rnn = nn.RNN(d, d, batch_first=True, bias=False)
+attention = d2l.MultiHeadAttention(d, 1, 0.0, query_size=d, key_size=d, value_size=d).eval()
+layers = {"convolution": lambda X: conv(X.transpose(1, 2)), "RNN": lambda X: rnn(X),
+          "self-attention": lambda X: attention(X, X, X)}
+
+
+def median_ms(fn, X, repeats=3):
+    """Median wall time of fn(X) in milliseconds, after one warm-up call."""
+    times = []
+    with torch.no_grad():
+        fn(X)
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn(X)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+threads = torch.get_num_threads()
+torch.set_num_threads(1)  # one thread: the layers are compared, not how well each uses a thread pool
+table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, one thread)"]
+for n in (64, 256, 512):
+    X = torch.randn(1, n, d)
+    table.append(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+torch.set_num_threads(threads)
+print("\n".join(table))
+
+# %% [markdown]
+# ## Explore
+#
+# The explorer shows the encoding $P$ of 64 positions (left; columns drawn
+# at column / $d$, so the fast columns are on the left whatever $d$ is) and,
+# on the right, what self-attention makes of positions alone:
+# $\operatorname{softmax}(PP^\top/\sqrt{d})$, the weights a layer with identity
+# projections would give if the tokens carried nothing but their positions.
+# Rows are queries, columns keys. It starts with the colour scale fitted to
+# the weights; "0 to 1" compares pictures on one scale.
+#
+# * Raise $d$: the picture of $P$ gets finer but keeps its shape (the
+#   frequencies always run from 1 down to almost 1/base); the band of weights
+#   around the diagonal narrows, because the diagonal score $d/2$ divided by
+#   $\sqrt{d}$ grows like $\sqrt{d}$.
+# * Lower the base: every column turns faster, and the weights show stripes
+#   parallel to the diagonal, positions far apart that look alike. The
+#   caption gives the longest wavelength: once it is shorter than 64, some
+#   distant positions cannot be told apart.
+# * Back at base 10000 and $d = 2$: a single pair, a wave of period $2\pi$;
+#   the weights repeat every 6 or so positions.
+
+# %%
+from d2lmini.widgets import explore_positional_encoding
+
+explorer = explore_positional_encoding()
+explorer
+
+# %% [markdown]
+# ## Summary
+#
+# * Self-attention is permutation-equivariant: shuffling the tokens shuffles
+#   the outputs the same way (measured below $10^{-6}$), so without positions
+#   "the dog chased the cat" and "the cat chased the dog" give "dog" the same
+#   vector.
+# * Adding a positional encoding to the tokens breaks that symmetry.
+# * The sinusoidal encoding puts position $i$ at angle $\omega_j i$ on one
+#   circle per column pair, with frequencies $\omega_j = \text{base}^{-2j/d}$
+#   falling geometrically: a smooth binary counter.
+# * Moving $\delta$ positions rotates every pair by $\omega_j\delta$, the same
+#   linear map at every position, and the dot product $P_i \cdot P_j$
+#   depends only on $i - j$ (not on its sign).
+# * Self-attention costs $O(n^2 d)$ but has $O(1)$ sequential operations and
+#   path length; an RNN needs $O(n)$ of both, a convolution $O(n/k)$ layers
+#   to connect distant positions.
+#
+# ## Exercises
+#
+# ### Exercise 7.1 · An offset as a rotation (★)
+#
+# For one column pair with frequency $\omega$, write
+# `offset_rotation(delta, omega)` returning the $2 \times 2$ tensor $M$ with
+#
+# $$\begin{bmatrix}\sin \omega(i+\delta)\\ \cos \omega(i+\delta)\end{bmatrix}
+# = M \begin{bmatrix}\sin \omega i\\ \cos \omega i\end{bmatrix}
+# \quad\text{for every position } i.$$
+#
+# `delta` is an int and `omega` a float (use `math.sin` and `math.cos`, or
+# torch's on a tensor). The check tries several offsets and frequencies, then
+# applies your matrix to every row of `d2l.PositionalEncoding`'s table.
+
+# %% tags=["exercise"]
+def offset_rotation(delta, omega):
+    """The 2 × 2 matrix that moves the pair (sin ωi, cos ωi) by delta positions."""
+    ### BEGIN SOLUTION
+    c, s = math.cos(omega * delta), math.sin(omega * delta)
+    rows = [[c, s], [-s, c]]  # row 0 gives the new sine, row 1 the new cosine
+    return torch.tensor(rows)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch07.check_offset_rotation(offset_rotation)
+
+# %% [markdown]
+# ### Exercise 7.2 · A learned positional embedding (★★)
+#
+# BERT and GPT-2 do not use sines: they learn one vector per position, like a
+# word embedding whose "words" are the positions 0 to `max_len - 1`. Complete
+# `LearnedPositionalEmbedding(max_len, num_hiddens)`: its table is a learnable
+# parameter of shape (max_len, num_hiddens), started at small random values
+# (a `torch.nn.Parameter`, or a `torch.nn.Embedding`), and `forward(X)` adds
+# the rows of the first `steps` positions to a (batch, steps, num_hiddens)
+# input, the same rows for every example. The check looks at the shapes, at
+# what is added, and at the gradient that reaches the table.
+
+# %% tags=["exercise"]
+class LearnedPositionalEmbedding(torch.nn.Module):
+    """X + E[:steps], with E a learned (max_len, num_hiddens) table."""
+
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.table = nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))  # one learned row per position
+        ### END SOLUTION
+
+    def forward(self, X):
+        ### BEGIN SOLUTION
+        steps = X.shape[1]
+        return X + self.table[:steps]  # (steps, num_hiddens) broadcast over the batch
+        ### END SOLUTION
+
+
+# %% tags=["check"]
+ch07.check_learned_embedding(LearnedPositionalEmbedding)
+
+# %% [markdown]
+# ### Exercise 7.3 · Which layers ignore the order? (★★)
+#
+# Write `is_permutation_equivariant(layer, X, perm)`, which returns `True`
+# when shuffling the tokens of `X` (axis 1, by the index tensor `perm`) before
+# the layer gives the same as shuffling the layer's output, up to float
+# rounding, and `False` otherwise. `layer` is any function from (batch,
+# tokens, features) to the same shape. The check runs your test on seven
+# layers, among them self-attention with and without positions, causal
+# self-attention, a convolution and an RNN. Predict first: which of them are
+# equivariant?
+
+# %% tags=["exercise"]
+def is_permutation_equivariant(layer, X, perm):
+    """Whether layer(X[:, perm]) equals layer(X)[:, perm], up to rounding."""
+    ### BEGIN SOLUTION
+    shuffled_first = layer(X[:, perm])
+    shuffled_after = layer(X)[:, perm]
+    return torch.allclose(shuffled_first, shuffled_after, atol=1e-5)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch07.check_equivariance(is_permutation_equivariant)
+
+# %% [markdown]
+# ## Further reading
+#
+# * Vaswani et al., *Attention Is All You Need* (2017): section 3.5,
+#   "Positional Encoding", introduces the sinusoidal encoding and the remark
+#   that an offset is a linear function of it; table 1 is the cost comparison
+#   above.
+# * Gehring et al., *Convolutional Sequence to Sequence Learning* (2017):
+#   learned position embeddings added to the tokens, as in exercise 7.2.
+# * Shaw, Uszkoreit and Vaswani, *Self-Attention with Relative Position
+#   Representations* (2018): the offset $i - j$ fed to attention directly.
+# * Su et al., *RoFormer: Enhanced Transformer with Rotary Position
+#   Embedding* (2021): the rotation of this chapter, applied to queries and
+#   keys.
+# * *Dive into Deep Learning*, chapter "Attention Mechanisms and
+#   Transformers", section "Self-Attention and Positional Encoding".

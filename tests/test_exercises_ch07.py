@@ -1,0 +1,278 @@
+"""Chapter 07's checks accept right answers and name the typical wrong ones."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+import d2lmini as d2l
+from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch07
+
+
+def offset_rotation(delta, omega):
+    c, s = math.cos(omega * delta), math.sin(omega * delta)
+    return torch.tensor([[c, s], [-s, c]])
+
+
+class LearnedPositionalEmbedding(torch.nn.Module):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        self.table = torch.nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))
+
+    def forward(self, X):
+        return X + self.table[:X.shape[1]]
+
+
+def is_permutation_equivariant(layer, X, perm, compare=lambda a, b: torch.allclose(a, b, atol=1e-5)):
+    return compare(layer(X[:, perm]), layer(X)[:, perm])
+
+
+def test_every_check_accepts_the_reference_answers(capsys):
+    ch07.check_offset_rotation(offset_rotation)
+    ch07.check_learned_embedding(LearnedPositionalEmbedding)
+    ch07.check_equivariance(is_permutation_equivariant)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[:14] for line in lines] == ["✓ Exercise 7.1", "✓ Exercise 7.2", "✓ Exercise 7.3"]
+
+
+def test_a_student_stub_is_reported_as_not_attempted():
+    def stub(*args, **kwargs):
+        raise NotImplementedError("fill me in")
+
+    for check in (ch07.check_offset_rotation, ch07.check_equivariance):
+        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
+            check(stub)
+
+
+def test_a_class_whose_methods_are_stubs_is_not_attempted():
+    class LearnedPositionalEmbedding(torch.nn.Module):
+        def __init__(self, max_len, num_hiddens):
+            super().__init__()
+            raise NotImplementedError()
+
+        def forward(self, X):
+            raise NotImplementedError()
+
+    with pytest.raises(ExerciseNotAttempted, match="Exercise 7.2 · not attempted yet: complete "
+                                                   "`LearnedPositionalEmbedding` above"):
+        ch07.check_learned_embedding(LearnedPositionalEmbedding)
+
+
+# ---- Exercise 7.1 -------------------------------------------------------------
+
+def test_offset_rotation_success_line_applies_the_matrix_to_the_packages_table(capsys):
+    ch07.check_offset_rotation(offset_rotation)
+    assert "M(δ, ω) gives the row δ positions on, for δ = 1, 5 and 17" in capsys.readouterr().out
+
+
+def test_offset_rotation_accepts_float64_and_torch_functions():
+    def in_torch(delta, omega):
+        angle = torch.tensor(omega * delta, dtype=torch.float64)
+        return torch.stack([torch.stack([angle.cos(), angle.sin()]), torch.stack([-angle.sin(), angle.cos()])])
+
+    ch07.check_offset_rotation(in_torch)
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda delta, omega: offset_rotation(delta, omega).T, "moves the pair back by δ"),
+    (lambda delta, omega: offset_rotation(-delta, omega), "a rotation by -ωδ"),
+    (lambda delta, omega: torch.tensor([[math.cos(omega * delta), -math.sin(omega * delta)],  # for (cos, sin)
+                                        [math.sin(omega * delta), math.cos(omega * delta)]]), "sign of sin"),
+    (lambda delta, omega: torch.tensor([[math.sin(omega * delta), math.cos(omega * delta)],
+                                        [-math.cos(omega * delta), math.sin(omega * delta)]]),
+     "cos\\(ωδ\\) belongs on the diagonal"),
+    (lambda delta, omega: offset_rotation(1, math.radians(omega * delta)), "already an angle in radians"),
+    (lambda delta, omega: offset_rotation(delta, 1.0), "the angle is ω·δ"),
+    (lambda delta, omega: offset_rotation(delta, omega) * 2, "expand sin\\(a \\+ b\\) and cos\\(a \\+ b\\)"),
+])
+def test_offset_rotation_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch07.check_offset_rotation(wrong)
+
+
+def test_offset_rotation_asks_for_a_tensor_of_shape_2_by_2():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: a torch.Tensor.*received: list"):
+        ch07.check_offset_rotation(lambda delta, omega: offset_rotation(delta, omega).tolist())
+    with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 2\).*received: shape \(4,\)"):
+        ch07.check_offset_rotation(lambda delta, omega: offset_rotation(delta, omega).flatten())
+
+
+# ---- Exercise 7.2 -------------------------------------------------------------
+
+def test_learned_embedding_accepts_an_embedding_layer_and_a_batch_axis_in_the_table():
+    class WithEmbedding(torch.nn.Module):
+        def __init__(self, max_len, num_hiddens):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(max_len, num_hiddens)
+
+        def forward(self, X):
+            return X + self.embedding(torch.arange(X.shape[1], device=X.device))
+
+    class BookShaped(torch.nn.Module):
+        def __init__(self, max_len, num_hiddens):
+            super().__init__()
+            self.P = torch.nn.Parameter(0.02 * torch.randn(1, max_len, num_hiddens))
+
+        def forward(self, X):
+            return X + self.P[:, :X.shape[1]]
+
+    ch07.check_learned_embedding(WithEmbedding)
+    ch07.check_learned_embedding(BookShaped)
+
+
+def test_learned_embedding_success_line_says_what_it_cannot_do(capsys):
+    ch07.check_learned_embedding(LearnedPositionalEmbedding)
+    assert "no row for a position beyond max_len=10" in capsys.readouterr().out
+
+
+class PlainTensor(torch.nn.Module):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        self.table = 0.02 * torch.randn(max_len, num_hiddens)
+
+    def forward(self, X):
+        return X + self.table[:X.shape[1]]
+
+
+class Buffer(PlainTensor):
+    def __init__(self, max_len, num_hiddens):
+        torch.nn.Module.__init__(self)
+        self.register_buffer("table", 0.02 * torch.randn(max_len, num_hiddens))
+
+
+class Sinusoidal(torch.nn.Module):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        self.encoding = d2l.PositionalEncoding(num_hiddens, 0.0, max_len=max_len)
+
+    def forward(self, X):
+        return self.encoding(X)
+
+
+class Transposed(torch.nn.Module):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(num_hiddens, max_len))
+
+    def forward(self, X):
+        return X + self.table[:, :X.shape[1]].T
+
+
+class OneRowTooMany(LearnedPositionalEmbedding):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__(max_len + 1, num_hiddens)
+
+
+class EmbeddingAlone(LearnedPositionalEmbedding):
+    def forward(self, X):
+        return self.table[:X.shape[1]].expand(X.shape[0], -1, -1)
+
+
+class SinusoidalStart(LearnedPositionalEmbedding):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__(max_len, num_hiddens)
+        self.table = torch.nn.Parameter(d2l.PositionalEncoding(num_hiddens, 0.0, max_len=max_len).P[0].clone())
+
+
+class SinusoidalAdded(LearnedPositionalEmbedding):
+    def forward(self, X):
+        return X + d2l.PositionalEncoding(X.shape[-1], 0.0, max_len=X.shape[1]).P[0]
+
+
+class RowPerExample(LearnedPositionalEmbedding):
+    def forward(self, X):
+        return X + self.table[:X.shape[0]].unsqueeze(1)  # (batch, 1, hiddens): row b for every token of example b
+
+
+class Detached(LearnedPositionalEmbedding):
+    def forward(self, X):
+        return X + self.table.detach()[:X.shape[1]]
+
+
+class ThroughData(LearnedPositionalEmbedding):
+    def forward(self, X):
+        return X + self.table.data[:X.shape[1]]
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (PlainTensor, "the table is not learnable"),
+    (Buffer, r"(?s)received: no parameters \(buffers: \['table'\]\).*the table is not learnable"),
+    (Sinusoidal, "the table is not learnable"),
+    (Transposed, r"the table is transposed: one row per position"),
+    (OneRowTooMany, r"(?s)expected: one learned vector per position: 10 × 6 = 60.*received: 66 numbers"),
+    (EmbeddingAlone, "the module returns the embedding alone: add it to X"),
+    (SinusoidalStart, "that is the fixed sinusoidal table"),
+    (SinusoidalAdded, "that is the fixed sinusoidal table"),
+    (RowPerExample, "add row i of the table to position i of every example"),
+    (Detached, "the output does not depend on the parameter through autograd"),
+    (ThroughData, "the output does not depend on the parameter through autograd"),
+])
+def test_learned_embedding_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch07.check_learned_embedding(wrong)
+
+
+def test_learned_embedding_hints_go_one_step_further():
+    with pytest.raises(ExerciseError) as info:
+        ch07.check_learned_embedding(PlainTensor)
+    assert "torch.nn.Parameter" in info.value.hints[1] and "buffer" in info.value.hints[1]
+
+
+def test_learned_embedding_leaves_the_callers_random_numbers_alone():
+    torch.manual_seed(3)
+    before = torch.get_rng_state()
+    ch07.check_learned_embedding(LearnedPositionalEmbedding)
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+# ---- Exercise 7.3 -------------------------------------------------------------
+
+def test_equivariance_success_line_names_the_equivariant_layers(capsys):
+    ch07.check_equivariance(is_permutation_equivariant)
+    out = capsys.readouterr().out
+    assert "Equivariant: self-attention, the position-wise MLP and the mean." in out
+    assert "causal self-attention" in out
+
+
+def test_the_layers_are_what_the_check_says():
+    X = torch.randn(2, 6, 8)
+    perm = torch.tensor([1, 2, 3, 4, 5, 0])
+    with torch.no_grad():
+        for name, layer, equivariant in ch07._layers():
+            assert is_permutation_equivariant(layer, X, perm) == equivariant, name
+
+
+ALTERNATING = itertools.cycle([True, False])
+
+
+def test_equivariance_accepts_a_zero_dimensional_bool_tensor():
+    ch07.check_equivariance(lambda layer, X, perm: (layer(X[:, perm]) - layer(X)[:, perm]).abs().max() < 1e-5)
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X)[:, torch.argsort(perm)], atol=1e-5),
+     "you shuffled one side with the inverse permutation"),
+    (lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+     "you compared the output for the shuffled input with the unshuffled output"),
+    (lambda layer, X, perm: not is_permutation_equivariant(layer, X, perm), "every answer is the opposite"),
+    (lambda layer, X, perm: is_permutation_equivariant(layer, X, perm, compare=torch.equal),
+     "your test is too strict"),
+    (lambda layer, X, perm: is_permutation_equivariant(layer, X, perm,
+                                                       compare=lambda a, b: torch.allclose(a, b, atol=0.3)),
+     "its tolerance is too loose"),
+    (lambda layer, X, perm: torch.allclose(layer(X.flip(0)), layer(X).flip(0), atol=1e-5),
+     "every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X\\?"),
+    (lambda layer, X, perm: True, "every layer passes your test"),
+    (lambda layer, X, perm: next(ALTERNATING),  # wrong both ways: true for some changed layers, false for some not
+     "shuffle the tokens \\(axis 1\\) of X with perm"),
+])
+def test_equivariance_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch07.check_equivariance(wrong)
+
+
+def test_equivariance_asks_for_one_bool_not_a_tensor_of_comparisons():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: True or False for self-attention.*"
+                                            r"received: Tensor of shape \(2, 6, 8\).*one True or False"):
+        ch07.check_equivariance(lambda layer, X, perm: layer(X[:, perm]) == layer(X)[:, perm])
