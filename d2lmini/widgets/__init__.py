@@ -25,15 +25,16 @@ from .base import (
     scale_top,
 )
 from .dot_product import DotProductExplorer, explore_dot_product
+from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
-    "explore_multihead",
+    "explore_multihead", "explore_head_view",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer",
+    "MultiHeadExplorer", "HeadViewExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
 ]
