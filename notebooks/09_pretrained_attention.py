@@ -48,7 +48,7 @@
 # package asks for sentence-transformers, which we do not need).
 #
 # **Without the package** this notebook still runs: `d2lmini` ships the
-# attention maps and embeddings of the sentences used below (170 kB), and
+# attention maps and embeddings of the sentences used below (180 kB), and
 # prints the same numbers. Only the explorer's free-text box needs the model.
 
 # %%
@@ -69,10 +69,10 @@ torch.set_num_threads(1)  # one short sentence at a time: more threads only wait
 
 # %% [markdown]
 # `chapter_model()` gives the live model when the package is installed, and
-# the cached sentences otherwise. Both round attention maps and embeddings to
-# float16, the cache's precision, so everything printed below is the same
-# either way. This cell's output says which one you have (it is the only
-# output that differs).
+# the cached sentences otherwise. Both round the attention maps to float16,
+# the cache's precision, so everything printed below is the same either way.
+# This cell's output says which one you have (it is the only output that
+# differs).
 
 # %% tags=["nbval-ignore-output"]
 model = pretrained.chapter_model()
@@ -377,7 +377,7 @@ print("'it' -> 'street':", top_heads(maps[:, :, it, street]))
 # %%
 chosen = {"previous token\nlayer 0, head 2": (0, 2), "next token\nlayer 1, head 8": (1, 8),
           "[CLS] parking\nlayer 4, head 5": (4, 5), "'it' → 'animal'\nlayer 3, head 1": (3, 1)}
-fig = d2l.show_heatmaps(torch.stack([maps[l, h] for l, h in chosen.values()]), xlabel="Keys", ylabel="Queries",
+fig = d2l.show_heatmaps(torch.stack([maps[job] for job in chosen.values()]), xlabel="Keys", ylabel="Queries",
                         titles=list(chosen), figsize=(12, 3.9), vmin=0, vmax=1)
 fig.axes[0].set_xticks(range(len(tokens)), tokens, fontsize="small")  # the panels share their axes
 fig.axes[0].set_yticks(range(len(tokens)), tokens, fontsize="small")
@@ -399,9 +399,10 @@ print(wide)
 wide_maps = model.attention(wide)
 assert model.tokenize(wide).index("it") == it  # same positions in both sentences
 print(f"{'head':>18} | {'tired: animal':>13} {'street':>7} | {'wide: animal':>12} {'street':>7}")
-for l, h in [(3, 1), (5, 11)]:
-    print(f"{f'layer {l}, head {h}':>18} | {maps[l, h, it, animal]:>13.2f} {maps[l, h, it, street]:>7.2f} | "
-          f"{wide_maps[l, h, it, animal]:>12.2f} {wide_maps[l, h, it, street]:>7.2f}")
+for layer, head in [(3, 1), (5, 11)]:
+    print(f"{f'layer {layer}, head {head}':>18} | {maps[layer, head, it, animal]:>13.2f} "
+          f"{maps[layer, head, it, street]:>7.2f} | {wide_maps[layer, head, it, animal]:>12.2f} "
+          f"{wide_maps[layer, head, it, street]:>7.2f}")
 prefers_animal = {name: int((m[:, :, it, animal] > m[:, :, it, street]).sum()) for name, m in
                   [("tired", maps), ("wide", wide_maps)]}
 print("heads where 'it' attends more to 'animal' than to 'street':", prefers_animal, "of 72")

@@ -20,6 +20,7 @@ from d2lmini.exercises import (
     ch04,
     ch05,
     ch06,
+    ch09,
     check,
     expect_close,
     hint,
@@ -90,8 +91,11 @@ WRONG_ANSWERS = {
     "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
     "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
     "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
+    "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
+    "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),
+    "ch09.check_similarity_matrix": lambda hidden, valid_lens: hidden.mean(1) @ hidden.mean(1).T,
 }
-CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch09": ch09}
 
 
 def the_check(name):

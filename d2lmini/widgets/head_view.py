@@ -129,6 +129,7 @@ class HeadViewExplorer(Explorer):
 
     def sync_controls(self, owner):
         if owner is self.controls["sentence"]:
+            self.maps(owner.value)  # a sentence the explorer cannot show fails here, the menu untouched
             query = self.controls["query"]
             query.options = self._query_options(self.model.tokenize(owner.value))
             query.value = "all"
