@@ -435,3 +435,18 @@ def test_write_cache_regenerates_the_shipped_cache(minilm, tmp_path):  # noqa: F
             assert all(torch.equal(a, b) for a, b in zip(fresh[key], shipped[key]))
         else:
             assert fresh[key] == shipped[key], key
+
+
+def test_the_load_and_forward_benchmark_runs_on_a_tiny_workload(minilm, capsys):  # noqa: F811
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pretrained_benchmark", REPO / "benchmarks" / "pretrained.py")
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    threads = torch.get_num_threads()
+    benchmark.main(["--repeats", "2"])
+    assert torch.get_num_threads() == threads  # one thread for the timings only
+    out = capsys.readouterr().out
+    for row in ("| first `load_minilm()` in the process |", "| of which SHA-256 of 91 MB |",
+                "| `attention()` of a 12-token sentence, 1 thread |", "| `embed()` of 8 sentences, one batch"):
+        assert row in out
