@@ -420,7 +420,7 @@ print("heads where 'it' attends more to 'animal' than to 'street':", prefers_ani
 gap_tired = (maps[:, :, it, animal] - maps[:, :, it, street]).flatten()
 gap_wide = (wide_maps[:, :, it, animal] - wide_maps[:, :, it, street]).flatten()
 fig, ax = d2l.plt.subplots(figsize=(4.2, 4))
-ax.scatter(gap_tired, gap_wide, s=14, color="C3")
+ax.scatter(gap_tired.numpy(), gap_wide.numpy(), s=14, color="C3")
 ax.plot([-0.7, 0.7], [-0.7, 0.7], "k--", linewidth=0.8)
 ax.axhline(0, color="gray", linewidth=0.5)
 ax.axvline(0, color="gray", linewidth=0.5)
@@ -470,7 +470,7 @@ for i, sentence in enumerate(sentences):
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(8, 4.4), layout="constrained")
-image = ax.imshow(similarity, cmap="RdBu_r", vmin=-1, vmax=1)
+image = ax.imshow(similarity.numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
 for i in range(len(sentences)):
     for j in range(len(sentences)):
         ax.text(j, i, f"{similarity[i, j]:.2f}", ha="center", va="center", fontsize="small",
