@@ -22,8 +22,9 @@ class HeadViewExplorer(Explorer):
     ``model`` is anything with ``sentences``, ``tokenize(text)`` and ``attention(text)``:
     ``chapter_model()`` by default, the live model when it is installed (then the sentence box
     takes any text: type it and press Enter) or the cached example sentences otherwise.
-    Each sentence has a figure of its own (its token labels), built once; the attention maps of a
-    sentence are computed once, so moving the layer or the head only redraws.
+    Each sentence has a figure of its own (its token labels), built when the sentence is first
+    shown; the attention maps of a sentence are computed once, so moving the layer or the head
+    only redraws.
     """
 
     repr_controls = ("sentence", "layer", "head")
@@ -55,8 +56,10 @@ class HeadViewExplorer(Explorer):
         }
         self.views = {}  # sentence -> the artists of its figure
         rows = [controls["sentence"], widgets.HBox([controls["layer"], controls["head"], controls["query"]])]
-        layouts = {text: self._figsize(len(self.model.tokenize(text))) for text in examples}
-        layouts.setdefault(sentence, self._figsize(len(tokens)))
+        # One layout, the sentence shown; each other sentence gets its own when first chosen (about
+        # a second). Preparing them all in idle time kept the kernel busy for seconds after a cell
+        # ran, and the first slider moves then waited for it.
+        layouts = {sentence: self._figsize(len(tokens))}
         super().__init__(controls, rows, layouts=layouts, filename="head_view.png")
 
     def maps(self, sentence):
