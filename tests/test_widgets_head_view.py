@@ -100,6 +100,13 @@ def test_a_new_sentence_gets_its_own_figure_with_its_tokens_and_resets_the_query
     explorer.controls["sentence"].value = TIRED
 
 
+@pytest.mark.parametrize("num_tokens", range(2, MAX_TOKENS + 1))
+def test_every_picture_is_a_whole_number_of_css_pixels(num_tokens):
+    width, height = HeadViewExplorer._figsize(num_tokens)
+    for inches in (width, height):
+        assert abs(inches * 80 - round(inches * 80)) < 1e-9  # widgets.DPI: the static PNG is exactly 2x
+
+
 def test_without_the_model_the_sentence_is_a_menu_of_the_cached_examples(explorer):
     box = explorer.controls["sentence"]
     assert isinstance(box, ipywidgets.Dropdown) and list(box.options) == list(CACHE.sentences)

@@ -82,7 +82,9 @@ class HeadViewExplorer(Explorer):
 
     @staticmethod
     def _figsize(num_tokens):
-        height = max(3.4, 0.17 * num_tokens + 1.6)
+        # In steps of 1/40 inch, so that the picture is a whole number of CSS pixels at DPI 80 (and the
+        # PNG, at PIXEL_RATIO 2, exactly twice that).
+        height = round(max(3.4, 0.17 * num_tokens + 1.6) * 40) / 40
         return 6.2 + height, height
 
     def build(self, plot):
