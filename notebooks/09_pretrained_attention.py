@@ -287,8 +287,8 @@ ax.set_title("layer 3, head 1")
 d2l.plt.show()
 
 # %% [markdown]
-# Most rows of most heads pour their weight into the first column, `[CLS]`.
-# Head 1 of layer 3 is different: the row of "it" has one bright cell, under
+# In most heads many rows pour much of their weight into the first column,
+# `[CLS]`. Head 1 of layer 3 is different: the row of "it" has one bright cell, under
 # "animal". We come back to both.
 #
 # ## Explore
@@ -351,10 +351,9 @@ for job, scores in jobs.items():
 
 # %% [markdown]
 # The previous-token head is no approximation: layer 0, head 2 puts 1.00 of
-# every word's attention, to two decimals, on the word before it. It gives the
-# next layers each token's left neighbour, which is how a model without any
-# notion of order inside attention learns about word order beyond its
-# position embeddings. The next-token head (layer 1, head 8) is fuzzier. The
+# every word's attention, to two decimals, on the word before it: each token
+# leaves layer 0 carrying a copy of its left neighbour, which later layers can
+# use. The next-token head (layer 1, head 8) is fuzzier. The
 # parking heads send almost everything to `[CLS]`: when a head has nothing to
 # look for in a sentence, the softmax still has to put its weight somewhere,
 # and a token that is always there is a safe place. (In the original BERT, many

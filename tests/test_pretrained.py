@@ -309,6 +309,13 @@ def test_a_wrong_device_or_cache_path_fails_before_anything_is_loaded():
         pretrained.write_cache(torch.zeros(2))
 
 
+def test_the_model_runs_where_it_is_told_and_hands_back_cpu_tensors(minilm):  # noqa: F811
+    assert repr(minilm) == "MiniLM(layers=6, heads=12, hidden=384, vocab=30522, device='cpu')"
+    on_cpu = load_minilm(device=torch.device("cpu"))
+    assert on_cpu.device == torch.device("cpu")
+    assert load_minilm(device="cpu").attention("Hi.").device == torch.device("cpu")
+
+
 def test_a_missing_file_in_the_model_folder_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"has no model.safetensors: expected the model folder of pip install"):
         load_minilm(path=tmp_path)
@@ -386,6 +393,7 @@ def test_the_cache_is_small_and_covers_the_chapters_sentences():
                                                                len(cached.tokenize(text)))
         torch.testing.assert_close(maps.sum(dim=-1), torch.ones(maps.shape[:-1]), atol=1e-2, rtol=0)
     assert cached.embed(list(cached.embedding_sentences[:3])).shape == (3, 384)
+    assert cached.embed([]).shape == (0, 384)
 
 
 def test_the_cache_refuses_other_sentences_saying_how_to_get_the_model():
@@ -417,6 +425,7 @@ def test_live_and_cached_give_the_chapter_exactly_the_same_numbers(minilm):  # n
     for text in cached.sentences:
         assert live.tokenize(text) == cached.tokenize(text)
         assert torch.equal(live.attention(text), cached.attention(text)), text
+    assert live.embed([]).shape == (0, 384)
     sentences = list(cached.embedding_sentences)
     live_embeddings, cached_embeddings = live.embed(sentences), cached.embed(sentences)
     torch.testing.assert_close(live_embeddings, cached_embeddings, atol=1e-6, rtol=0)  # float32 both

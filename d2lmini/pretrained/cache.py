@@ -81,7 +81,8 @@ class RoundedMiniLM:
         # One sentence at a time, as the cache was written: padding changes no value beyond the
         # last bits of a sum.
         _check_sentences(sentences)
-        return torch.cat([self.model.embed([text]) for text in sentences]).reshape(-1, 384)
+        rows = [self.model.embed([text]) for text in sentences]
+        return torch.cat(rows) if rows else torch.zeros(0, self.model.config.hidden_size)
 
 
 def _check_sentences(sentences):
@@ -128,7 +129,8 @@ class CachedMiniLM:
 
     def embed(self, sentences):
         _check_sentences(sentences)
-        return torch.stack([self._lookup(self._embeddings, text) for text in sentences]).reshape(-1, 384)
+        rows = [self._lookup(self._embeddings, text) for text in sentences]
+        return torch.stack(rows) if rows else torch.zeros(0, len(next(iter(self._embeddings.values()))))
 
 
 def chapter_model():
