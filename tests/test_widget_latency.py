@@ -32,3 +32,23 @@ def test_widget_benchmark_compares_with_a_git_revision_on_a_tiny_workload(capsys
                 "| `explore_dot_product()` |", "| scaled dot product | d | 3 |"):
         assert row in out
     assert out.count("÷ HEAD |") == 4  # one ratio column per table
+
+
+def test_widget_benchmark_times_an_explorer_that_the_baseline_does_not_have(capsys, monkeypatch):
+    spec = importlib.util.spec_from_file_location("widget_latency", PATH)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(benchmark, "CASES", [c for c in benchmark.CASES if c[1] == "explore_head_view"])
+    monkeypatch.setattr(benchmark, "FIRST_VIEWS", [c for c in benchmark.FIRST_VIEWS if c[1] == "explore_head_view"])
+    monkeypatch.setattr(benchmark, "CONSTRUCTION", ["explore_head_view"])
+    # The baseline is a revision from before chapter 09: it has no head view.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(benchmark.main, ["--changes", "3", "--rounds", "1", "--baseline", "b5a5c3e"]).result()
+    sys.modules.pop("d2lmini_baseline", None)
+    for name in [n for n in sys.modules if n.startswith("d2lmini_baseline.")]:
+        sys.modules.pop(name)
+    out = capsys.readouterr().out
+    assert "| head view (chapter 09), layer and head | 12 + 1 + lines |" in out
+    assert "| — | new |" in out and "| `explore_head_view()` |" in out
+    assert "| head view, another example sentence | 4 |" in out

@@ -25,6 +25,7 @@ from .base import (
     scale_top,
 )
 from .dot_product import DotProductExplorer, explore_dot_product
+from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
@@ -32,10 +33,10 @@ from .positional import PositionalEncodingExplorer, explore_positional_encoding
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
-    "explore_multihead",
+    "explore_multihead", "explore_head_view",
     "explore_positional_encoding", "PositionalEncodingExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer",
+    "MultiHeadExplorer", "HeadViewExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
 ]

@@ -1,0 +1,199 @@
+"""Checks for chapter 09, a real pretrained model's attention.
+
+Every check builds its own small attention maps or hidden states, so it works
+with or without the model installed; the line printed on success then runs the
+learner's function on the attention maps of the chapter's sentences cached in
+d2lmini (the same numbers the model gives, rounded to float16).
+"""
+
+import torch
+import torch.nn.functional as F
+
+from ..pretrained import CachedMiniLM
+from ._feedback import check, expect, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch09.hint()
+from ._support import hint_for, seeded
+
+SEP_SINK = "Exercise 9.1 · the [SEP] sink"
+PREVIOUS = "Exercise 9.2 · the previous-token head"
+SIMILARITY = "Exercise 9.3 · sentence similarity with padding"
+
+
+def _random_maps(layers, heads, T):
+    """Random attention maps (layers, heads, T, T), each row summing to 1."""
+    return torch.softmax(2 * torch.randn(layers, heads, T, T), dim=-1)
+
+
+def _best(scores):
+    """((layer, head), score) of the largest entry of a (layers, heads) tensor."""
+    index = int(scores.argmax())
+    return divmod(index, scores.shape[1]), float(scores.flatten()[index])
+
+
+@check(SEP_SINK)
+def check_sep_share(sep_share):
+    """Exercise 9.1: the mean over queries of the weight on the last key, per head."""
+    with seeded(91):
+        attention = _random_maps(2, 3, 6)  # (layers, heads, T, T)
+    expected = attention[..., :, -1].mean(dim=-1)  # (layers, heads)
+    received = sep_share(attention.clone())
+    hint = hint_for(received, ("[SEP] is the last token, so the weight a query gives it is the last column of "
+                               "its row; average that over every query",
+                               "the answer has one number per head: shape (layers, heads)"), [
+        (attention[..., :, 0].mean(dim=-1), ("that is the [CLS] share: [CLS] is the first key, [SEP] the last",
+                                             "the last column of each row")),
+        (attention[..., :, -2].mean(dim=-1), ("off by one: that column is the token before [SEP]",
+                                              "[SEP] is the very last key")),
+        (attention[..., -1, :].mean(dim=-1), ("you averaged the [SEP] row, where [SEP] looks: every row sums "
+                                              "to 1, so that is always 1/T",
+                                              "take the column of [SEP], one weight per query, not its row")),
+        (attention[..., :, -1].sum(dim=-1), ("a share is an average: divide by the number of queries",
+                                             "mean over the query axis, not sum")),
+        ((attention[..., :, 0] + attention[..., :, -1]).mean(dim=-1),
+         ("only the [SEP] column: you added [CLS]'s", "[SEP] is the last key")),
+    ])
+    expect_close(received, expected, SEP_SINK, hint)
+    cache = CachedMiniLM()
+    sep = torch.stack([sep_share(cache.attention(text)) for text in cache.sentences]).mean(dim=0)
+    cls = torch.stack([cache.attention(text)[..., :, 0].mean(dim=-1) for text in cache.sentences]).mean(dim=0)
+    (sep_layer, sep_head), sep_top = _best(sep)
+    (cls_layer, cls_head), cls_top = _best(cls)
+    passed(SEP_SINK, f"On the chapter's sentences the [SEP] share peaks at {sep_top:.2f} (layer {sep_layer}, "
+                     f"head {sep_head}), the [CLS] share at {cls_top:.2f} (layer {cls_layer}, head {cls_head}): "
+                     f"this model parks its spare attention on [CLS].")
+
+
+def _previous_token_maps():
+    """Two sentences' maps, (3, 4, 7, 7) and (3, 4, 10, 10), with four planted heads.
+
+    (1, 2) gives 0.90 of each word's attention to the word before: the answer.
+    (2, 3) gives 0.95 to the word after; (0, 3) gives 0.86 to the word before,
+    but its [CLS] and [SEP] rows give 1.0 to their "previous" column; (2, 0)
+    gives 1.0 in the short sentence and 0.82 in the long one, so that it wins
+    when each sentence is averaged first. The rest of a row's weight stays on
+    the token itself.
+    """
+    maps = []
+    with seeded(92):
+        for T, weighted in ((7, 1.0), (10, 0.82)):
+            attention = _random_maps(3, 4, T)
+            rows = torch.arange(T)
+            for (layer, head), share, offset in (((1, 2), 0.90, -1), ((2, 3), 0.95, 1), ((0, 3), 0.86, -1),
+                                                 ((2, 0), weighted, -1)):
+                planted = torch.zeros(T, T)
+                planted[rows, rows] = 1.0  # specials and the remainder: the token itself
+                words = rows[1:-1]
+                planted[words, words] = 1 - share
+                planted[words, words + offset] += share
+                if (layer, head) == (0, 3):  # its special rows look "back": [SEP] at the ".", [CLS] wrapping round
+                    planted[0], planted[-1] = 0.0, 0.0
+                    planted[0, -1], planted[-1, -2] = 1.0, 1.0
+                attention[layer, head] = planted
+            maps.append(attention)
+    return maps
+
+
+def _previous_scores(maps, rows=lambda T: torch.arange(1, T - 1), offset=-1, per_sentence=False):
+    """(layers, heads) mean weight from ``rows`` to the key ``offset`` away, over all sentences."""
+    picked = []
+    for attention in maps:
+        queries = rows(attention.shape[-1])
+        picked.append(attention[..., queries, (queries + offset) % attention.shape[-1]])  # (layers, heads, rows)
+    if per_sentence:
+        return torch.stack([weights.mean(dim=-1) for weights in picked]).mean(dim=0)
+    return torch.cat(picked, dim=-1).mean(dim=-1)
+
+
+def _as_answer(received):
+    """((layer, head), score) as Python numbers, or None if ``received`` has another form."""
+    try:
+        (layer, head), score = received
+        return (int(layer), int(head)), float(score)
+    except (TypeError, ValueError):
+        return None
+
+
+@check(PREVIOUS)
+def check_previous_token_head(previous_token_head):
+    """Exercise 9.2: the head whose word tokens look at the token before, pooled over sentences."""
+    maps = _previous_token_maps()
+    expected_head, expected_score = _best(_previous_scores(maps))
+    received = previous_token_head([attention.clone() for attention in maps])
+    answer = _as_answer(received)
+    expect(answer is not None, PREVIOUS, "a pair ((layer, head), score)", repr(received)[:80],
+           ("return the head as a pair of ints, (layer, head), and its score, as ((layer, head), score)",
+            "with a (layers, heads) tensor of scores, the flat index of the largest is layer * heads + head"))
+    mistakes = {
+        _best(_previous_scores(maps, offset=1))[0]: (
+            "that head looks at the next token: the token before query i is key i - 1",
+            "row i, column i - 1: one step left of the diagonal"),
+        # Every row, or rows 1 to T - 1 (a diagonal one below the main one), picks the same planted head.
+        _best(_previous_scores(maps, rows=lambda T: torch.arange(1, T)))[0]: (
+            "leave out the [CLS] and [SEP] rows: they are not words, the token before [CLS] does not exist, "
+            "and the one before [SEP] is the full stop",
+            "the word tokens of a sentence of T tokens are rows 1 to T - 2"),
+        _best(_previous_scores(maps, per_sentence=True))[0]: (
+            "you averaged each sentence, then the sentences: a 5-word sentence then weighs as much as an "
+            "8-word one",
+            "pool the weights of all word tokens of all sentences, then average once"),
+        expected_head[::-1]: ("the pair is (layer, head), in that order", "swap the two numbers"),
+    }
+    head, score = answer
+    expect(head == expected_head, PREVIOUS, f"(layer, head) = {expected_head}", f"{head}",
+           mistakes.get(head, ("for each head, average the weight each word token gives the token just before it",
+                               "over every word token of every sentence; then the head with the largest average")))
+    expect(abs(score - expected_score) < 1e-4, PREVIOUS, f"score {expected_score:.4f}", f"{score:.4f}",
+           ("the score is the mean weight on the previous token over all word tokens of all sentences",
+            "rows 1 to T - 2 of each sentence, column i - 1, averaged together"))
+    cache = CachedMiniLM()
+    answer = _as_answer(previous_token_head([cache.attention(text) for text in cache.sentences]))
+    (layer, head), score = answer
+    passed(PREVIOUS, f"In all-MiniLM-L6-v2 your search finds layer {layer}, head {head}: on the chapter's "
+                     f"sentences {score:.2f} of each word's attention goes to the token before it.")
+
+
+def _similarity(hidden, valid_lens, include_padding=False, normalise=True, axis=1):
+    real = torch.arange(hidden.shape[1])[None, :] < valid_lens[:, None]  # (n, T)
+    if include_padding:
+        real = torch.ones_like(real)
+    if axis == 1:
+        means = (hidden * real[..., None]).sum(dim=1) / real.sum(dim=1, keepdim=True)  # (n, d)
+    else:
+        means = hidden.mean(dim=-1)  # (n, T): the mistake of pooling the features
+    if normalise:
+        means = F.normalize(means, dim=-1)
+    return means @ means.T
+
+
+@check(SIMILARITY)
+def check_similarity_matrix(similarity_matrix):
+    """Exercise 9.3: mean pooling over the valid tokens, unit length, cosine similarities."""
+    with seeded(93):
+        hidden = torch.randn(4, 7, 16)
+        valid_lens = torch.tensor([7, 3, 5, 1])
+        padding = torch.arange(7)[None, :] >= valid_lens[:, None]  # (4, 7)
+        hidden[padding] = 2.0 + torch.randn(int(padding.sum()), 16) * 0.1  # what a padded position holds
+    expected = _similarity(hidden, valid_lens)
+    received = similarity_matrix(hidden.clone(), valid_lens.clone())
+    hint = hint_for(received, ("average each sentence's token vectors over its valid tokens only, scale each "
+                               "mean to length 1, then take all the dot products",
+                               "a sentence of valid length L owns rows 0 to L - 1 of its (T, d) block; the "
+                               "answer is (n, n) with ones on its diagonal"), [
+        (_similarity(hidden, valid_lens, include_padding=True),
+         ("the padding rows were averaged in: keep the first valid_lens[i] rows of sentence i only",
+          "a boolean mask (T,) per sentence, True for the valid positions, selects or weights the rows")),
+        (_similarity(hidden, valid_lens, normalise=False),
+         ("those are dot products of the means: scale each mean to length 1 first, so they become cosines",
+          "the diagonal of a cosine matrix is all ones")),
+        (_similarity(hidden, valid_lens, include_padding=True, normalise=False),
+         ("two things: the padding rows were averaged in, and the means were not scaled to length 1",
+          "keep the valid rows only, then divide each mean by its length")),
+        (_similarity(hidden, valid_lens, axis=-1),
+         ("you averaged over the features (the last axis): average over the tokens (axis 1)",
+          "each sentence's embedding has d = 16 features")),
+    ])
+    expect_close(received, expected, SIMILARITY, hint)
+    padded = _similarity(hidden, valid_lens, include_padding=True)
+    passed(SIMILARITY, f"With the padding averaged in, sentences 1 and 3 (3 and 1 valid tokens) would score "
+                       f"{float(padded[1, 3]):.2f} instead of {float(expected[1, 3]):.2f}: shared padding looks "
+                       f"like shared meaning.")

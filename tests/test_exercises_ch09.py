@@ -1,0 +1,128 @@
+"""Chapter 09's checks accept right answers and name the typical wrong ones, with or without the model."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch09
+
+
+def sep_share(attention):
+    return attention[..., :, -1].mean(dim=-1)
+
+
+def previous_token_head(attentions, offset=-1, rows=lambda T: torch.arange(1, T - 1), per_sentence=False,
+                        order=lambda layer, head: (layer, head)):
+    gathered = []
+    for attention in attentions:
+        queries = rows(attention.shape[-1])
+        gathered.append(attention[..., queries, (queries + offset) % attention.shape[-1]])
+    if per_sentence:
+        scores = torch.stack([weights.mean(dim=-1) for weights in gathered]).mean(dim=0)
+    else:
+        scores = torch.cat(gathered, dim=-1).mean(dim=-1)
+    layer, head = divmod(int(scores.argmax()), scores.shape[1])
+    return order(layer, head), float(scores[layer, head])
+
+
+def similarity_matrix(hidden, valid_lens, padding=False, normalise=True):
+    valid = torch.arange(hidden.shape[1])[None, :] < valid_lens[:, None]
+    if padding:
+        valid = torch.ones_like(valid)
+    means = (hidden * valid[..., None]).sum(dim=1) / valid.sum(dim=1, keepdim=True)
+    if normalise:
+        means = F.normalize(means, dim=-1)
+    return means @ means.T
+
+
+def test_every_check_accepts_the_reference_answers(capsys):
+    ch09.check_sep_share(sep_share)
+    ch09.check_previous_token_head(previous_token_head)
+    ch09.check_similarity_matrix(similarity_matrix)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[:14] for line in lines] == ["✓ Exercise 9.1", "✓ Exercise 9.2", "✓ Exercise 9.3"]
+
+
+def test_the_success_lines_report_the_real_models_heads(capsys):
+    ch09.check_sep_share(sep_share)
+    ch09.check_previous_token_head(previous_token_head)
+    out = capsys.readouterr().out
+    assert "the [SEP] share peaks at 0.15 (layer 0, head 5), the [CLS] share at 0.89 (layer 4, head 5)" in out
+    assert "your search finds layer 0, head 2: on the chapter's sentences 1.00 of each word's attention" in out
+
+
+def test_a_student_stub_is_reported_as_not_attempted():
+    def stub(*args, **kwargs):
+        raise NotImplementedError("fill me in")
+
+    for check in (ch09.check_sep_share, ch09.check_previous_token_head, ch09.check_similarity_matrix):
+        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
+            check(stub)
+
+
+# ---- Exercise 9.1 -------------------------------------------------------------
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda a: a[..., :, 0].mean(dim=-1), r"that is the \[CLS\] share"),
+    (lambda a: a[..., :, -2].mean(dim=-1), r"off by one: that column is the token before \[SEP\]"),
+    (lambda a: a[..., -1, :].mean(dim=-1), r"you averaged the \[SEP\] row, where \[SEP\] looks"),
+    (lambda a: a[..., :, -1].sum(dim=-1), r"a share is an average: divide by the number of queries"),
+    (lambda a: (a[..., :, 0] + a[..., :, -1]).mean(dim=-1), r"only the \[SEP\] column: you added \[CLS\]'s"),
+    (lambda a: a[..., :, -1], r"(?s)expected: shape \(2, 3\).*received: shape \(2, 3, 6\).*hint: \[SEP\] is the last "
+                              r"token"),
+], ids=["[CLS] column", "off by one", "the [SEP] row", "a sum", "both specials", "not averaged"])
+def test_sep_share_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch09.check_sep_share(wrong)
+
+
+# ---- Exercise 9.2 -------------------------------------------------------------
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda maps: previous_token_head(maps, offset=1), r"that head looks at the next token"),
+    (lambda maps: previous_token_head(maps, rows=torch.arange), r"leave out the \[CLS\] and \[SEP\] rows"),
+    (lambda maps: previous_token_head(maps, rows=lambda T: torch.arange(1, T)), r"leave out the \[CLS\] and \[SEP\]"),
+    (lambda maps: previous_token_head(maps, per_sentence=True), r"you averaged each sentence, then the sentences"),
+    (lambda maps: previous_token_head(maps, order=lambda layer, head: (head, layer)),
+     r"the pair is \(layer, head\), in that order"),
+    (lambda maps: (6, 0.9), r"(?s)expected: a pair \(\(layer, head\), score\).*received: \(6, 0.9\)"),
+    (lambda maps: ((1, 2), 0.5), r"(?s)expected: score 0.9000.*received: 0.5000"),
+], ids=["next token", "every row", "with the [SEP] row", "per sentence", "swapped", "flat index", "wrong score"])
+def test_previous_token_head_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch09.check_previous_token_head(wrong)
+
+
+def test_previous_token_head_accepts_tensor_numbers():
+    def with_tensors(maps):
+        (layer, head), score = previous_token_head(maps)
+        return (torch.tensor(layer), torch.tensor(head)), torch.tensor(score)
+
+    ch09.check_previous_token_head(with_tensors)
+
+
+def test_previous_token_head_gets_the_maps_of_sentences_of_different_lengths():
+    seen = []
+    with pytest.raises(ExerciseError):
+        ch09.check_previous_token_head(lambda maps: seen.extend(m.shape for m in maps))
+    assert seen == [(3, 4, 7, 7), (3, 4, 10, 10)]
+
+
+# ---- Exercise 9.3 -------------------------------------------------------------
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda h, v: similarity_matrix(h, v, padding=True), r"the padding rows were averaged in"),
+    (lambda h, v: similarity_matrix(h, v, normalise=False), r"those are dot products of the means"),
+    (lambda h, v: similarity_matrix(h, v, padding=True, normalise=False),
+     r"two things: the padding rows were averaged in, and the means were not scaled"),
+    (lambda h, v: (lambda m: m @ m.T)(F.normalize(h.mean(dim=-1), dim=-1)), r"you averaged over the features"),
+    (lambda h, v: torch.eye(4), r"average each sentence's token vectors over its valid tokens only"),
+], ids=["padding included", "not normalised", "both", "feature axis", "other"])
+def test_similarity_matrix_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch09.check_similarity_matrix(wrong)
+
+
+def test_similarity_matrix_success_line_shows_what_padding_would_do(capsys):
+    ch09.check_similarity_matrix(similarity_matrix)
+    assert "would score 0.97 instead of -0.06: shared padding looks like shared meaning" in capsys.readouterr().out
