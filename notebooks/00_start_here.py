@@ -170,3 +170,11 @@ fig = d2l.show_heatmaps(explorer.weights, xlabel="Keys (training inputs, sorted)
 
 # %%
 explorer
+
+# %% [markdown]
+# ## Further reading
+#
+# * The d2l book ("Dive into Deep Learning"), chapter "Attention Mechanisms
+#   and Transformers", section "Queries, Keys, and Values": the same picture
+#   of attention as a soft lookup in a database. Each chapter here ends with
+#   the papers and the book sections that match it.

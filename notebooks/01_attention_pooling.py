@@ -537,7 +537,7 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 # expected, what it got, and gives a hint.
 
 # %% [markdown]
-# ### Exercise 1.1 · The triangular kernel
+# ### Exercise 1.1 · The triangular kernel (★)
 #
 # The triangular kernel is a tent, $k(u) = \max(1 - \lvert u\rvert, 0)$: 1 at
 # $u = 0$, falling in a straight line to 0 at $\lvert u\rvert = 1$, and 0
@@ -559,7 +559,7 @@ def triangular_kernel(u):
 ch01.check_triangular(triangular_kernel)
 
 # %% [markdown]
-# ### Exercise 1.2 · Choose σ on held-out data
+# ### Exercise 1.2 · Choose σ on held-out data (★★)
 #
 # The training loss cannot choose $\sigma$: with the training points as their
 # own keys, the smallest width always wins. Hold some data out instead. Write
@@ -584,7 +584,7 @@ def best_sigma(x_train, y_train, x_val, y_val, sigmas):
 ch01.check_best_sigma(best_sigma)
 
 # %% [markdown]
-# ### Exercise 1.3 · The leave-one-out loss
+# ### Exercise 1.3 · The leave-one-out loss (★★)
 #
 # Write `loo_loss(x, y, sigma)`: the mean squared error of Gaussian
 # Nadaraya–Watson predictions at each training input $x_i$, where the
@@ -608,3 +608,14 @@ def loo_loss(x, y, sigma):
 
 # %% tags=["check"]
 ch01.check_loo_loss(loo_loss)
+
+# %% [markdown]
+# ## Further reading
+#
+# * E. A. Nadaraya (1964), "On estimating regression", *Theory of
+#   Probability and Its Applications* 9(1), and G. S. Watson (1964), "Smooth
+#   regression analysis", *Sankhyā A* 26(4): the two papers that proposed,
+#   independently, the kernel-weighted average this chapter builds.
+# * The d2l book, chapter "Attention Mechanisms and Transformers", section
+#   "Attention Pooling by Similarity": the same estimator, with other kernels
+#   and a learned width.

@@ -348,32 +348,30 @@ explorer
 #
 # Fill in the body of each function below, then run the check
 # cell below it.
+
+# %% [markdown]
+# ### Exercise 3.1 · A score from matrix products only (★)
 #
-# ### Exercise 3.1 · The concatenation form, batched
-#
-# Write `concat_scores(queries, keys, W_a, w_v)` that computes
-# $w_v^\top \tanh(W_a [q; k])$ for every (query, key) pair, with the query
-# first in the stacked vector. `queries` is (B, Q, q), `keys` is (B, K, k),
-# `W_a` is (h, q + k) and `w_v` is (h,); return the scores, (B, Q, K). Build
-# the stacked pairs explicitly (`expand` both tensors to (B, Q, K, ·), then
-# `torch.cat`) — the point is to see the stacked form work, not to be fast.
+# Another way to score a query of size q against a key of size k is the
+# bilinear form $a(q, k) = q^\top W k$ with $W \in \mathbb{R}^{q \times k}$: no
+# hidden layer, no $\tanh$, only matrix products. Write
+# `bilinear_scores(queries, keys, W)` for a batch, (B, Q, q) and (B, K, k) in,
+# (B, Q, K) out, using `@` or `torch.bmm` (no loops). With $W = I$ it should
+# reduce to the plain dot product.
 
 # %% tags=["exercise"]
-def concat_scores(queries, keys, W_a, w_v):
-    """Scores w_vᵀ tanh(W_a [q; k]) for every (query, key) pair, shape (B, Q, K)."""
+def bilinear_scores(queries, keys, W):
+    """Scores qᵀ W k for every (query, key) pair, shape (B, Q, K)."""
     ### BEGIN SOLUTION
-    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1),
-                       keys.unsqueeze(1).expand(B, Q, K, -1)], dim=-1)  # (B, Q, K, q + k)
-    return torch.tanh(pairs @ W_a.T) @ w_v
+    return queries @ W @ keys.transpose(1, 2)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch03.check_concat_scores(concat_scores)
+ch03.check_bilinear_scores(bilinear_scores)
 
 # %% [markdown]
-# ### Exercise 3.2 · Random keys: do the two scores still agree?
+# ### Exercise 3.2 · Random keys: do the two scores still agree? (★)
 #
 # Write `weight_gap(additive, queries, keys, values, valid_lens)`: run the
 # given `d2l.AdditiveAttention` module and a `d2l.DotProductAttention` (no
@@ -398,22 +396,37 @@ def weight_gap(additive, queries, keys, values, valid_lens):
 ch03.check_weight_gap(weight_gap)
 
 # %% [markdown]
-# ### Exercise 3.3 · A score from matrix products only
+# ### Exercise 3.3 · The concatenation form, batched (★★)
 #
-# Another way to score a query of size q against a key of size k is the
-# bilinear form $a(q, k) = q^\top W k$ with $W \in \mathbb{R}^{q \times k}$: no
-# hidden layer, no $\tanh$, only matrix products. Write
-# `bilinear_scores(queries, keys, W)` for a batch, (B, Q, q) and (B, K, k) in,
-# (B, Q, K) out, using `@` or `torch.bmm` (no loops). With $W = I$ it should
-# reduce to the plain dot product.
+# Write `concat_scores(queries, keys, W_a, w_v)` that computes
+# $w_v^\top \tanh(W_a [q; k])$ for every (query, key) pair, with the query
+# first in the stacked vector. `queries` is (B, Q, q), `keys` is (B, K, k),
+# `W_a` is (h, q + k) and `w_v` is (h,); return the scores, (B, Q, K). Build
+# the stacked pairs explicitly (`expand` both tensors to (B, Q, K, ·), then
+# `torch.cat`) — the point is to see the stacked form work, not to be fast.
 
 # %% tags=["exercise"]
-def bilinear_scores(queries, keys, W):
-    """Scores qᵀ W k for every (query, key) pair, shape (B, Q, K)."""
+def concat_scores(queries, keys, W_a, w_v):
+    """Scores w_vᵀ tanh(W_a [q; k]) for every (query, key) pair, shape (B, Q, K)."""
     ### BEGIN SOLUTION
-    return queries @ W @ keys.transpose(1, 2)
+    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1),
+                       keys.unsqueeze(1).expand(B, Q, K, -1)], dim=-1)  # (B, Q, K, q + k)
+    return torch.tanh(pairs @ W_a.T) @ w_v
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch03.check_bilinear_scores(bilinear_scores)
+ch03.check_concat_scores(concat_scores)
+
+# %% [markdown]
+# ## Further reading
+#
+# * D. Bahdanau, K. Cho and Y. Bengio (2014), "Neural Machine Translation by
+#   Jointly Learning to Align and Translate" (arXiv:1409.0473): the additive
+#   score, introduced to let a decoder look back at every encoder state.
+#   Chapter 08 trains a model of this kind.
+# * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
+#   Attention-based Neural Machine Translation": the additive score against
+#   the dot-product and bilinear ($q^\top W k$) ones, measured.
+# * The d2l book, section "Attention Scoring Functions".

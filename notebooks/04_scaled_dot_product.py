@@ -397,31 +397,9 @@ explorer
 #   *minute* comes out differently after "it took one" and "the size was".
 #
 # ## Exercises
-#
-# ### Exercise 4.1 · Distance as a score, from dot products
-#
-# The Gaussian kernel of chapter 01 scores with $-\tfrac12\|q - k\|^2$.
-# Expanding the square,
-# $-\tfrac12\|q - k\|^2 = q^\top k - \tfrac12\|k\|^2 - \tfrac12\|q\|^2$, and the
-# last term is the same for every key of a query, so it cancels in the
-# softmax. Write `distance_scores(queries, keys)` returning
-# $q^\top k - \tfrac12\|k\|^2$ for every pair, (B, Q, d) and (B, K, d) in,
-# (B, Q, K) out: one batched product plus the keys' squared norms.
-
-# %% tags=["exercise"]
-def distance_scores(queries, keys):
-    """qᵀk - ½‖k‖² for every (query, key) pair, shape (B, Q, K)."""
-    ### BEGIN SOLUTION
-    dots = torch.bmm(queries, keys.transpose(1, 2))  # (B, Q, K)
-    return dots - 0.5 * (keys ** 2).sum(dim=-1).unsqueeze(1)  # ‖k‖² broadcast over the queries
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch04.check_distance_scores(distance_scores)
 
 # %% [markdown]
-# ### Exercise 4.2 · Is a sum a good score?
+# ### Exercise 4.1 · Is a sum a good score? (★)
 #
 # Someone proposes the score $a(q, k) = \sum_i (q_i + k_i)$: add the two
 # vectors, then add up the coordinates. Write `sum_scores(queries, keys)` for a
@@ -441,7 +419,7 @@ def sum_scores(queries, keys):
 ch04.check_sum_scores(sum_scores)
 
 # %% [markdown]
-# ### Exercise 4.3 · The cost of attention as the sequence grows
+# ### Exercise 4.2 · The cost of attention as the sequence grows (★)
 #
 # For one example and one head, with $n_q$ queries, $n_k$ keys and size $d$
 # for queries, keys and values, write `attention_cost(num_queries, num_keys,
@@ -465,7 +443,30 @@ def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
 ch04.check_attention_cost(attention_cost)
 
 # %% [markdown]
-# ### Exercise 4.4 · A causal mask with `torch.tril`
+# ### Exercise 4.3 · Distance as a score, from dot products (★★)
+#
+# The Gaussian kernel of chapter 01 scores with $-\tfrac12\|q - k\|^2$.
+# Expanding the square,
+# $-\tfrac12\|q - k\|^2 = q^\top k - \tfrac12\|k\|^2 - \tfrac12\|q\|^2$, and the
+# last term is the same for every key of a query, so it cancels in the
+# softmax. Write `distance_scores(queries, keys)` returning
+# $q^\top k - \tfrac12\|k\|^2$ for every pair, (B, Q, d) and (B, K, d) in,
+# (B, Q, K) out: one batched product plus the keys' squared norms.
+
+# %% tags=["exercise"]
+def distance_scores(queries, keys):
+    """qᵀk - ½‖k‖² for every (query, key) pair, shape (B, Q, K)."""
+    ### BEGIN SOLUTION
+    dots = torch.bmm(queries, keys.transpose(1, 2))  # (B, Q, K)
+    return dots - 0.5 * (keys ** 2).sum(dim=-1).unsqueeze(1)  # ‖k‖² broadcast over the queries
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_distance_scores(distance_scores)
+
+# %% [markdown]
+# ### Exercise 4.4 · A causal mask with `torch.tril` (★★)
 #
 # Write `causal_attention(queries, keys, values)` for self-attention with as
 # many queries as keys: scaled dot-product scores, then a lower-triangular
@@ -488,3 +489,14 @@ def causal_attention(queries, keys, values):
 
 # %% tags=["check"]
 ch04.check_causal_attention(causal_attention)
+
+# %% [markdown]
+# ## Further reading
+#
+# * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1:
+#   scaled dot-product attention and the variance argument for $1/\sqrt d$,
+#   in one paragraph and a footnote.
+# * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
+#   Attention-based Neural Machine Translation": the unscaled dot-product
+#   score, two years earlier.
+# * The d2l book, section "Attention Scoring Functions".

@@ -303,8 +303,9 @@ d2l.plt.show()
 #   weights.
 #
 # ## Exercises
-#
-# ### Exercise 6.1 · The bytes of the score matrix
+
+# %% [markdown]
+# ### Exercise 6.1 · The bytes of the score matrix (★)
 # Write `score_bytes(batch_size, num_heads, num_tokens, dtype)`: how many bytes
 # one score matrix $S$ of the explicit path takes (it has one number per head,
 # query and key). A `torch.dtype` knows its size in bytes as `dtype.itemsize`.
@@ -321,7 +322,7 @@ def score_bytes(batch_size, num_heads, num_tokens, dtype):
 ch06.check_score_bytes(score_bytes)
 
 # %% [markdown]
-# ### Exercise 6.2 · A causal mask for cached decoding
+# ### Exercise 6.2 · A causal mask for cached decoding (★★)
 # A model that generates text keeps the keys and values of the tokens it has
 # already processed (the *KV cache*) and runs only the new tokens' queries
 # against all of them. With `num_keys` tokens in all, of which the last
@@ -347,7 +348,7 @@ def decode_mask(num_queries, num_keys):
 ch06.check_decode_mask(decode_mask)
 
 # %% [markdown]
-# ### Exercise 6.3 · Left padding for batched generation
+# ### Exercise 6.3 · Left padding for batched generation (★★★)
 # To generate for several prompts at once, a batch is usually padded on the
 # **left**, so that every prompt ends at the last position and the next
 # tokens line up. `valid_lens` then counts the *last* positions of each
@@ -378,3 +379,16 @@ ch06.check_left_padded_mask(left_padded_mask)
 #   block of queries skip entirely?
 # * Run `make bench` and compare the memory column with $2 \cdot B h n^2 \cdot
 #   4$ bytes. What else does the explicit path hold at its peak?
+
+# %% [markdown]
+# ## Further reading
+#
+# * M. Milakov and N. Gimelshein (2018), "Online normalizer calculation for
+#   softmax": the one-pass softmax that blockwise attention rests on.
+# * M. N. Rabe and C. Staats (2021), "Self-attention Does Not Need O(n²)
+#   Memory": attention computed in chunks, with the same online rescaling.
+# * T. Dao, D. Y. Fu, S. Ermon, A. Rudra and C. Ré (2022), "FlashAttention:
+#   Fast and Memory-Efficient Exact Attention with IO-Awareness": the fused
+#   GPU kernel behind PyTorch's fast path.
+# * PyTorch's documentation of `torch.nn.functional.scaled_dot_product_attention`:
+#   which kernels exist, and when each is chosen.

@@ -47,11 +47,11 @@ def test_hint_for_names_the_matching_mistake_or_falls_back():
     assert hint_for([1.0, 2.0], "default", [(wrong, "that mistake")]) == "default"
 
 
-# ---- Exercise 3.1 -------------------------------------------------------------
+# ---- Exercise 3.3 -------------------------------------------------------------
 
 def test_concat_scores_accepts_the_stacked_form(capsys):
     ch03.check_concat_scores(concat_scores)
-    assert capsys.readouterr().out.startswith("✓ Exercise 3.1")
+    assert capsys.readouterr().out.startswith("✓ Exercise 3.3")
 
 
 def test_concat_scores_names_a_swapped_stack():
@@ -122,11 +122,11 @@ def test_weight_gap_rejects_a_plain_number():
         ch03.check_weight_gap(lambda *args: 0.0)
 
 
-# ---- Exercise 3.3 -------------------------------------------------------------
+# ---- Exercise 3.1 -------------------------------------------------------------
 
 def test_bilinear_scores_accepts_q_W_k(capsys):
     ch03.check_bilinear_scores(bilinear_scores)
-    assert capsys.readouterr().out.startswith("✓ Exercise 3.3")
+    assert capsys.readouterr().out.startswith("✓ Exercise 3.1")
 
 
 def test_bilinear_scores_names_a_sign_error():

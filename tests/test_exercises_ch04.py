@@ -34,7 +34,7 @@ def test_every_check_accepts_the_reference_answers(capsys):
     ch04.check_attention_cost(attention_cost)
     ch04.check_causal_attention(causal_attention)
     lines = capsys.readouterr().out.splitlines()
-    assert [line[:14] for line in lines] == ["✓ Exercise 4.1", "✓ Exercise 4.2", "✓ Exercise 4.3", "✓ Exercise 4.4"]
+    assert [line[:14] for line in lines] == ["✓ Exercise 4.3", "✓ Exercise 4.1", "✓ Exercise 4.2", "✓ Exercise 4.4"]
 
 
 def test_a_student_stub_is_reported_as_not_attempted():
@@ -47,7 +47,7 @@ def test_a_student_stub_is_reported_as_not_attempted():
             check(stub)
 
 
-# ---- Exercise 4.1 -------------------------------------------------------------
+# ---- Exercise 4.3 -------------------------------------------------------------
 
 def test_distance_scores_explains_why_the_full_distance_is_not_asked_for():
     def full_distance(queries, keys):
@@ -74,7 +74,7 @@ def test_distance_scores_names_the_query_norm_instead_of_the_key_norm():
         ch04.check_distance_scores(query_norm)
 
 
-# ---- Exercise 4.2 -------------------------------------------------------------
+# ---- Exercise 4.1 -------------------------------------------------------------
 
 def test_sum_scores_success_line_shows_that_queries_do_not_matter(capsys):
     ch04.check_sum_scores(sum_scores)
@@ -97,7 +97,7 @@ def test_sum_scores_rejects_keys_only():
         ch04.check_sum_scores(keys_only)
 
 
-# ---- Exercise 4.3 -------------------------------------------------------------
+# ---- Exercise 4.2 -------------------------------------------------------------
 
 def test_attention_cost_success_line_reports_quadratic_growth(capsys):
     ch04.check_attention_cost(attention_cost)

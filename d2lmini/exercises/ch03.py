@@ -7,9 +7,9 @@ from ._feedback import check, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch03.hint()
 from ._support import hint_for, seeded
 
-CONCATENATION = "Exercise 3.1 · the concatenation form"
+CONCATENATION = "Exercise 3.3 · the concatenation form"
 WEIGHT_GAP = "Exercise 3.2 · additive versus dot-product weights"
-BILINEAR = "Exercise 3.3 · the bilinear score qᵀ W k"
+BILINEAR = "Exercise 3.1 · the bilinear score qᵀ W k"
 
 
 def _module_scores(attention, queries, keys):
@@ -20,7 +20,7 @@ def _module_scores(attention, queries, keys):
 
 @check(CONCATENATION)
 def check_concat_scores(concat_scores):
-    """Exercise 3.1: w_vᵀ tanh(W_a [q; k]) for every pair equals the split form."""
+    """Exercise 3.3: w_vᵀ tanh(W_a [q; k]) for every pair equals the split form."""
     with seeded(31):
         queries, keys = torch.randn(2, 3, 5), torch.randn(2, 4, 3)
         attention = AdditiveAttention(num_hiddens=6, dropout=0.0, key_size=3, query_size=5)
@@ -86,7 +86,7 @@ def check_weight_gap(weight_gap):
 
 @check(BILINEAR)
 def check_bilinear_scores(bilinear_scores):
-    """Exercise 3.3: qᵀ W k for every pair, with different query and key sizes."""
+    """Exercise 3.1: qᵀ W k for every pair, with different query and key sizes."""
     with seeded(33):
         queries, keys, W = torch.randn(2, 3, 5), torch.randn(2, 4, 2), torch.randn(5, 2)
         same_size_keys = torch.randn(2, 4, 5)

@@ -11,15 +11,15 @@ from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
-DISTANCE = "Exercise 4.1 · distance as a score"
-SUMMATION = "Exercise 4.2 · the summation score"
-COST = "Exercise 4.3 · the cost of attention"
+DISTANCE = "Exercise 4.3 · distance as a score"
+SUMMATION = "Exercise 4.1 · the summation score"
+COST = "Exercise 4.2 · the cost of attention"
 CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
 
 
 @check(DISTANCE)
 def check_distance_scores(distance_scores):
-    """Exercise 4.1: qᵀk - ½‖k‖², whose softmax is the Gaussian kernel's."""
+    """Exercise 4.3: qᵀk - ½‖k‖², whose softmax is the Gaussian kernel's."""
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
@@ -47,7 +47,7 @@ def check_distance_scores(distance_scores):
 
 @check(SUMMATION)
 def check_sum_scores(sum_scores):
-    """Exercise 4.2: Σ(qᵢ + kᵢ), and the discovery that it ignores the query."""
+    """Exercise 4.1: Σ(qᵢ + kᵢ), and the discovery that it ignores the query."""
     with seeded(42):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     expected = queries.sum(-1).unsqueeze(2) + keys.sum(-1).unsqueeze(1)  # (2, 3, 1) + (2, 1, 5)
@@ -67,7 +67,7 @@ def check_sum_scores(sum_scores):
 
 @check(COST)
 def check_attention_cost(attention_cost):
-    """Exercise 4.3: 2·n_q·n_k·d multiply-adds and n_q·n_k weights, checked against a real call."""
+    """Exercise 4.2: 2·n_q·n_k·d multiply-adds and n_q·n_k weights, checked against a real call."""
     num_queries, num_keys, d = 6, 9, 5
     attention = DotProductAttention(dropout=0.0)
     with seeded(43):
