@@ -126,6 +126,7 @@ def test_every_chapters_lecture_has_no_exercise_and_keeps_every_explorer():
         assert not any({"exercise", "check"} & set(cell.metadata.get("tags", [])) for cell in lecture.cells)
         explorers = [cell.source for cell in nb.cells if cell.cell_type == "code" and "= explore_" in cell.source]
         assert [s for s in explorers if s in text] == explorers, path.name
+        assert ("## Further reading" in text) == any("## Further reading" in cell.source for cell in nb.cells)
         if path.name.startswith("04_"):
             assert explorers and "## Summary" in text
 

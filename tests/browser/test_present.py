@@ -5,16 +5,20 @@ no code and no exercise, a slider moves the heatmap, and without the token the p
 import importlib.util
 import os
 import secrets
+import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
-from conftest import REPO, SCREENSHOTS, SERVER_START_TIMEOUT, VIEWPORT, _free_port, _stop
 from jupyter_ui import NotebookDriver
 
+REPO = Path(__file__).resolve().parents[2]
 CHAPTER = REPO / "notebooks" / "04_scaled_dot_product.ipynb"
+VIEWPORT = {"width": 1400, "height": 1000}  # as the JupyterLab tests' (conftest.py)
+SERVER_START_TIMEOUT = 90  # seconds
 RENDER_TIMEOUT = 90  # seconds: Voilà runs the whole chapter before the explorer shows; a few on a quiet machine
 # Lines of chapter 04's code: none may be on the page.
 CODE = ("from d2lmini.widgets import explore_dot_product", "explorer = explore_dot_product()", "torch.manual_seed",
@@ -33,6 +37,12 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def _status(url):
     """The HTTP status of ``url``, redirects not followed; None while nothing answers."""
     try:
@@ -45,7 +55,7 @@ def _status(url):
 
 
 @pytest.fixture(scope="module")
-def lecture_server(chromium, tmp_path_factory):
+def lecture_server(chromium, screenshots, tmp_path_factory):
     """Voilà on chapter 04's lecture copy, exactly as `make present` starts it, on a free port."""
     present = _load_present()
     base = tmp_path_factory.mktemp("present")
@@ -72,9 +82,13 @@ def lecture_server(chromium, tmp_path_factory):
             time.sleep(0.2)
         yield url, token
     finally:
-        _stop(process)
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        (SCREENSHOTS / "voila-server.log").write_text(log.read_text())
+        process.terminate()  # Voila shuts its kernel down and exits
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        (screenshots / "voila-server.log").write_text(log.read_text())
 
 
 def test_without_the_token_the_lecture_is_refused(lecture_server):
@@ -84,9 +98,12 @@ def test_without_the_token_the_lecture_is_refused(lecture_server):
         assert status in (302, 403), f"{attempt} answered {status}, not a refusal"
         if status == 302:
             assert location.startswith("/login"), location
+    with urllib.request.urlopen(url, timeout=10) as response:  # follows the redirect to the login form
+        body = response.read().decode()
+    assert "Scaled dot-product" not in body and "token" in body.lower()
 
 
-def test_the_lecture_shows_prose_and_a_live_explorer_but_no_code(chromium, lecture_server):
+def test_the_lecture_shows_prose_and_a_live_explorer_but_no_code(chromium, lecture_server, screenshots):
     url, token = lecture_server
     context = chromium.new_context(viewport=VIEWPORT)
     page = context.new_page()
@@ -107,11 +124,9 @@ def test_the_lecture_shows_prose_and_a_live_explorer_but_no_code(chromium, lectu
         moves = driver.move_sliders(explorer_, "keyboard")
         assert moves, "the explorer has no slider"
         assert all(move.image_changed for move in moves), moves
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=SCREENSHOTS / "present-04.png")
+        page.screenshot(path=screenshots / "present-04.png")
     except Exception:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=SCREENSHOTS / "FAILED-present-04.png")
+        page.screenshot(path=screenshots / "FAILED-present-04.png")
         raise
     finally:
         context.close()
