@@ -18,7 +18,7 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test install-browser lab lab-instructor learner test lint unit-test browser-test notebook-test notebooks student \
+.PHONY: install install-test install-browser lab lab-instructor present learner test lint unit-test browser-test notebook-test notebooks student \
 	solutions bench bench-widgets bench-notebooks bench-overhead clean
 
 $(STAMP): requirements.txt requirements-model.txt pyproject.toml
@@ -86,6 +86,28 @@ lab: learner
 # The instructor notebooks, answers included, with their .py sources.
 lab-instructor: install
 	$(JUPYTER_LAB) --ServerApp.root_dir=notebooks
+
+# Lecture mode: `make present CHAPTER=04` serves one instructor notebook with
+# Voila, prose and live explorers with the code and the exercises hidden, on
+# 127.0.0.1 with a token (tools/present.py). PORT as for `make lab`, 8866 by
+# default (Voila's), so that `make lab` can run beside it. A bad CHAPTER stops
+# make before anything runs.
+CHAPTERS := $(sort $(foreach nb,$(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)),$(firstword $(subst _, ,$(nb)))))
+DIGITS := 0 1 2 3 4 5 6 7 8 9
+TWO_DIGITS := $(foreach a,$(DIGITS),$(addprefix $(a),$(DIGITS)))
+ifneq ($(filter present,$(MAKECMDGOALS)),)
+PRESENT_NOTEBOOK := $(wildcard notebooks/$(CHAPTER)_*.ipynb)
+ifeq ($(strip $(CHAPTER)),)
+$(error CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04; chapters: $(CHAPTERS))
+else ifneq ($(words $(CHAPTER))$(filter-out $(TWO_DIGITS),$(CHAPTER)),1)
+$(error CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER=$(CHAPTER); chapters: $(CHAPTERS))
+else ifneq ($(words $(PRESENT_NOTEBOOK)),1)
+$(error CHAPTER=$(CHAPTER) must match one notebook notebooks/$(CHAPTER)_*.ipynb, found $(or $(PRESENT_NOTEBOOK),none); chapters: $(CHAPTERS))
+endif
+endif
+present: PORT = 8866
+present: install
+	$(PY) tools/present.py $(PRESENT_NOTEBOOK) --port $(PORT)
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real

@@ -130,6 +130,16 @@ def _write_settings(settings_dir):
     )
 
 
+def require_chromium():
+    """Skip the test when Chromium or Playwright is missing; fail under CI=true."""
+    if WHY_NO_BROWSER:
+        message = f"browser tests need Chromium: {WHY_NO_BROWSER}; {INSTALL_HINT}"
+        if _in_ci():
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        SKIPPED.append(message)
+        pytest.skip(message)
+
+
 def _stop(process):
     if process.poll() is None:
         os.kill(process.pid, signal.SIGTERM)
@@ -143,12 +153,7 @@ def _stop(process):
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
     """JupyterLab from this environment, on 127.0.0.1, a free port and a token."""
-    if WHY_NO_BROWSER:
-        message = f"browser tests need Chromium: {WHY_NO_BROWSER}; {INSTALL_HINT}"
-        if _in_ci():
-            pytest.fail(f"CI=true: {message}", pytrace=False)
-        SKIPPED.append(message)
-        pytest.skip(message)
+    require_chromium()
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     _prepare_root(root)
@@ -200,14 +205,21 @@ def lab_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab_server):
-    """One Chromium for the session."""
+def chromium():
+    """One Chromium for the session, with no server of its own (lecture mode starts Voila)."""
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(lab_server, chromium):
+    """The session's Chromium, once JupyterLab is up."""
+    return chromium
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,117 @@
+"""Lecture mode: one chapter served by Voilà, as prose and live explorers with the code hidden.
+
+    python tools/present.py notebooks/04_scaled_dot_product.ipynb --port 8866
+
+``make present CHAPTER=04`` runs this (the Makefile finds the chapter's
+notebook). It writes a lecture copy of the instructor notebook to
+build/present/ and serves that copy with Voilà on 127.0.0.1, behind Jupyter's
+token, like ``make lab``. Voilà runs the notebook in a fresh kernel and shows
+the outputs and the markdown, never the code (``strip_sources``).
+
+The lecture copy leaves the exercises out: the cells tagged ``exercise`` and
+``check``, and the markdown from the ``## Exercises`` heading to the next
+heading of the same level (``## Further reading``) or the end. With the code
+hidden, a lecture would otherwise show prompts that ask for code no one can
+see, followed by the checks' "passed" lines, which also give away what the
+exercises ask a learner to predict. The instructor notebooks are read, never
+written.
+
+The Voilà command line is built by ``voila_command`` alone, which the browser
+test (tests/browser/test_present.py) runs too.
+"""
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parent.parent
+LECTURE_DIR = REPO / "build" / "present"
+LEFT_OUT_TAGS = {"exercise", "check"}
+EXERCISES_HEADING = re.compile(r"^##\s+Exercises\s*$")
+# A heading at level 1 or 2 ends the exercises section.
+SECTION_HEADING = re.compile(r"^#{1,2}\s")
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def lecture_notebook(nb):
+    """A copy of ``nb`` without its exercises (see the module's docstring); ``nb`` is unchanged."""
+    lecture = nbformat.from_dict(nb)  # a deep copy
+    kept, in_exercises = [], False
+    for cell in lecture.cells:
+        if LEFT_OUT_TAGS & set(_tags(cell)):
+            continue
+        if cell.cell_type != "markdown":
+            if not in_exercises:
+                kept.append(cell)
+            continue
+        lines = []
+        for line in cell.source.splitlines():
+            if EXERCISES_HEADING.match(line):
+                in_exercises = True
+            elif in_exercises and SECTION_HEADING.match(line):
+                in_exercises = False
+            if not in_exercises:
+                lines.append(line)
+        cell.source = "\n".join(lines).rstrip()
+        if cell.source:
+            kept.append(cell)
+    lecture.cells = kept
+    return lecture
+
+
+def write_lecture(notebook, out=LECTURE_DIR):
+    """Write the lecture copy of ``notebook`` into ``out``, under the same name; return its path."""
+    notebook = Path(notebook)
+    if notebook.suffix != ".ipynb" or not notebook.is_file():
+        raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / notebook.name
+    nbformat.write(lecture_notebook(nbformat.read(notebook, as_version=4)), path)
+    return path
+
+
+def voila_command(notebook, port):
+    """The Voilà command line that serves ``notebook`` on 127.0.0.1:``port``.
+
+    ``auto_token`` turns Jupyter's token on (Voilà's own default is none): the
+    token comes from $JUPYTER_TOKEN when set, otherwise it is generated and
+    printed in the URL, as ``make lab`` prints its own.
+    """
+    return [
+        sys.executable, "-m", "voila", str(notebook),
+        "--no-browser",
+        "--Voila.ip=127.0.0.1",
+        f"--Voila.port={port}",
+        "--Voila.port_retries=0",  # a taken port fails instead of moving silently
+        "--Voila.auto_token=True",
+        "--VoilaConfiguration.strip_sources=True",
+        # An error shows its traceback, so the instructor can see which cell failed.
+        "--VoilaConfiguration.show_tracebacks=True",
+    ]  # fmt: skip
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebook", type=Path, help="an instructor notebook, e.g. notebooks/04_*.ipynb")
+    parser.add_argument("--port", type=int, default=8866)
+    parser.add_argument("--out", type=Path, default=LECTURE_DIR, help="where the lecture copy goes")
+    args = parser.parse_args(argv)
+    try:
+        lecture = write_lecture(args.notebook, args.out)
+    except ValueError as error:
+        sys.exit(f"error: {error}")
+    print(f"Lecture mode: {args.notebook} without its exercises, code hidden. Stop with Ctrl+C.", flush=True)
+    command = voila_command(lecture, args.port)
+    os.execv(command[0], command)  # Voilà takes this process's place, so Ctrl+C reaches it directly
+
+
+if __name__ == "__main__":
+    main()
