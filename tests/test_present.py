@@ -63,7 +63,7 @@ def test_make_present_takes_a_port_as_make_lab_does():
         (("CHAPTER=0a",), "got CHAPTER=0a;"),
         (("CHAPTER=04 05",), "got CHAPTER=04 05;"),
         (("CHAPTER=04_scaled",), "got CHAPTER=04_scaled;"),
-        (("CHAPTER=08",), "CHAPTER=08 must match one notebook notebooks/08_*.ipynb, found none;"),
+        (("CHAPTER=98",), "CHAPTER=98 must match one notebook notebooks/98_*.ipynb, found none;"),
     ],
 )
 def test_a_bad_chapter_stops_make_naming_what_it_got_and_the_chapters(arguments, message):
