@@ -28,6 +28,7 @@ from .dot_product import DotProductExplorer, explore_dot_product
 from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
+from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
@@ -36,4 +37,5 @@ __all__ = [
     "MultiHeadExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
+    "TrainingView", "AlignmentExplorer", "explore_alignment",
 ]
