@@ -20,6 +20,7 @@ from d2lmini.exercises import (
     ch04,
     ch05,
     ch06,
+    ch08,
     check,
     expect_close,
     hint,
@@ -90,8 +91,12 @@ WRONG_ANSWERS = {
     "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
     "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
     "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
+    "ch08.check_reversal_alignment": lambda lens, n: torch.eye(n).expand(len(lens), n, n),
+    "ch08.check_cross_attention": lambda states, outputs, lens, W_q, W_k: (
+        outputs, torch.softmax(W_q(states) @ W_k(outputs).transpose(1, 2), -1)),
+    "ch08.check_sort_alignment": lambda source, lens: torch.zeros(*source.shape, source.shape[1]),
 }
-CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch08": ch08}
 
 
 def the_check(name):

@@ -16,6 +16,7 @@ update redraws the registered artists only.
 
 import base64
 import html
+import inspect
 import threading
 
 import ipywidgets as widgets
@@ -208,10 +209,11 @@ class TrainingView(widgets.VBox):
         self._stop.set()
 
     def __repr__(self):
-        s = self.settings
-        return (f"{type(self).__name__}(task={s['task']!r}, attention={s['attention']!r}, "
-                f"num_hiddens={s['num_hiddens']}, lr={s['lr']}, positional={s['positional']}, "
-                f"lengths={s['lengths']}, num_steps={s['num_steps']}, seed={s['seed']})")
+        """The task and the settings that differ from their defaults: short enough for Jupyter's text form."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        shown = [f"{name}={value!r}" for name, value in self.settings.items()
+                 if name == "task" or value != defaults[name].default]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a PNG of the picture shown now, for renderers without widgets."""
