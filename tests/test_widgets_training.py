@@ -293,8 +293,3 @@ def test_the_explorer_names_bad_arguments(run, call, error, fragments):
     for fragment in fragments:
         assert fragment in str(info.value), (fragment, str(info.value))
 
-
-def test_a_closed_view_has_nothing_to_display():
-    view = TrainingView(num_steps=100)
-    view.close()
-    assert view._repr_mimebundle_() is None

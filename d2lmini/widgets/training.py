@@ -218,8 +218,6 @@ class TrainingView(widgets.VBox):
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a PNG of the picture shown now, for renderers without widgets."""
         data = super()._repr_mimebundle_(**kwargs)
-        if data is None:
-            return None
         data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
         return data, {"image/png": {"width": self._picture.plot.css_size[0]}}
 
