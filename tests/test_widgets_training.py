@@ -108,6 +108,8 @@ def test_what_the_view_draws_is_what_the_model_computes(trained):
     assert [t.get_text() for t in picture.sources] == [str(d) for d in example.source[0].tolist()]
     columns, rows = picture.markers.get_data()
     assert list(zip(rows, columns)) == [(t, 7 - t) for t in range(8)]  # the anti-diagonal of length 8
+    mass = seq2seq.alignment_mass(weights, example.alignment)
+    assert view.status.value.endswith(f"weight on the circles {mass:.2f}")
 
 
 def test_every_setting_reaches_the_model_and_the_run():

@@ -132,7 +132,8 @@ class TrainingView(widgets.VBox):
         self.controls = {
             "task": widgets.Dropdown(options=[("reverse", "reverse"), ("sort (distinct digits)", "sort")],
                                      value=task, description="task"),
-            "attention": widgets.ToggleButtons(options=ATTENTIONS, value=attention, description="attention"),
+            "attention": widgets.ToggleButtons(options=ATTENTIONS, value=attention, description="attention",
+                                               style={"description_width": "initial", "button_width": "100px"}),
             "num_hiddens": widgets.Dropdown(options=self.HIDDEN_SIZES, value=num_hiddens,
                                             description="hidden size", style=WIDE),
             "lr": widgets.Dropdown(options=[(f"{rate:g}", rate) for rate in self.LEARNING_RATES], value=lr,
@@ -270,7 +271,8 @@ class TrainingView(widgets.VBox):
         model = self._new_model(settings)
         history(Progress(0, 0, None, model, done=True))  # a snapshot of step 0
         self.image.value = picture.draw(history, 0)
-        self.progress.value, self.progress.max = 0, settings["num_steps"]
+        self.progress.value = 0
+        self.progress.max = settings["num_steps"]
         self.status.value = self._status(history, 0, settings["num_steps"])
 
     def _train(self, settings):
@@ -282,6 +284,7 @@ class TrainingView(widgets.VBox):
         history = History(picture.examples, test, snapshot_every=self.SNAPSHOT_EVERY)
         model = self._new_model(settings)
         num_steps = settings["num_steps"]
+        self.progress.value = 0  # before the new end: the bar must not show the last run's value on a new scale
         self.progress.max = num_steps
 
         def callback(progress):
@@ -302,10 +305,10 @@ class TrainingView(widgets.VBox):
         if history.losses:
             parts.append(f"loss {history.losses[-1]:.3f}")
         if history.evaluations:
-            last = max(history.evaluations)
-            accuracy, _ = history.evaluations[last]
-            parts.append(f"held-out accuracy {accuracy:.0%} (step {last})")
-        parts.append(f"attention on the correct position {history.mass(step):.2f}")
+            accuracy, _ = history.evaluations[max(history.evaluations)]
+            parts.append(f"held-out accuracy {accuracy:.0%}")
+        drawn = alignment_mass(history.snapshots[step].weights[:1], history.examples[0].alignment)
+        parts.append(f"weight on the circles {drawn:.2f}")  # the example drawn
         return html.escape(" · ".join(parts))
 
 
@@ -400,7 +403,7 @@ class AlignmentExplorer(Explorer):
             ax_curves.plot(steps, [history.mass(s) for s in steps], color="C3",
                            label="these examples: mass on the correct position")
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
-        ax_curves.legend(loc="upper left", fontsize="small")
+        ax_curves.legend(loc="lower right", fontsize="small")
         self.now = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
 
     def compute(self, state):

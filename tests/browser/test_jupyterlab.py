@@ -16,8 +16,8 @@ from jupyter_ui import (
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 CHAPTERS = [f"notebooks/{p.name}" for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
 SELFTEST = "selftest/slider_fixture.ipynb"
-# Chapters 01-05 teach with an explorer; 00 (the tour) and 06 need not have one.
-CHAPTERS_WITH_EXPLORER = range(1, 6)
+# Chapters 01-05 and 08 teach with an explorer; 00 (the tour) and 06 need not have one.
+CHAPTERS_WITH_EXPLORER = [*range(1, 6), 8]
 
 
 @pytest.mark.parametrize("path", [*CHAPTERS, SELFTEST], ids=lambda path: Path(path).stem)
