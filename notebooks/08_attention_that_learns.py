@@ -258,8 +258,8 @@ print("weights", tuple(weights.shape), f"- example 0 has {batch.valid_lens[0].it
 # (the share decoded entirely right, feeding back its own outputs) and the
 # cross-attention of one fixed example of length 8, with the correct position
 # of each output step circled. Running the cell below trains for 400 steps,
-# a few seconds. (Its controls and the **Train** button come back at the end
-# of the notebook.)
+# a few seconds. (Its controls and the **Train** button are for you, at the
+# end of the notebook.)
 
 # %%
 view = TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps=400, device=device)
@@ -548,19 +548,25 @@ d2l.plt.show()
 #
 # ## Your turn: retrain it
 #
-# The view below trains a new model when you press **Train**, with the
-# settings you choose; **Stop** ends a run after the step in progress, and
-# the settings stay locked while a run is going. Running the notebook from top
-# to bottom does not start it. Things to try:
+# Below is the training view from the top of the notebook, shown once more
+# (the same widget: both copies follow the same run). **Train** trains a new
+# model with the settings you choose, the seed included; **Stop** ends a run
+# after the step in progress, and the settings stay locked while a run is
+# going. Running the notebook from top to bottom never presses it. Things to
+# try:
 #
 # * switch *positional encoding* off on reversal, then on sorting;
 # * *additive* against *dot-product*, and a few seeds for each: how much do
 #   the steps to 95% vary from seed to seed?
 # * learning rate 0.03, and hidden size 16;
 # * lengths 6–10: does a longer task click later?
+#
+# A retrained model lives in `view.model` and its record in `view.history`
+# (`explore_alignment(view.history)` explores it); the variables `model` and
+# `history` above keep the notebook's own run.
 
 # %%
-TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps=400, device=device)
+view
 
 # %% [markdown]
 # ## Summary

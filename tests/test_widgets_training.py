@@ -44,6 +44,11 @@ class Recorder:
         self.stop_enabled.append(not self.view.stop_button.disabled)
 
 
+def drawn_tick_labels(ax):
+    """The x tick labels as last drawn (ax.get_xticklabels() would update the ticks, a change to the axes)."""
+    return [tick.label1.get_text() for tick in ax.xaxis.majorTicks]
+
+
 def live(view):
     """The registered artists of the picture shown now."""
     return view._picture
@@ -99,14 +104,15 @@ def test_what_the_view_draws_is_what_the_model_computes(trained):
     example = history.examples[0]
     view.model.eval()
     predictions, weights = view.model.predict(example.source, example.valid_lens)
-    np.testing.assert_allclose(picture.heatmap.get_array(), weights[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(picture.map.heatmap.get_array(), weights[0].numpy(), atol=1e-6)
     np.testing.assert_allclose(picture.loss.get_ydata(), history.losses)
     steps, accuracy = picture.accuracy.get_data()
     assert list(steps) == sorted(history.evaluations)
     np.testing.assert_allclose(accuracy, [100 * history.evaluations[s][0] for s in steps])
-    assert [t.get_text() for t in picture.outputs] == [str(d) for d in predictions[0].tolist()]
-    assert [t.get_text() for t in picture.sources] == [str(d) for d in example.source[0].tolist()]
-    columns, rows = picture.markers.get_data()
+    assert [t.get_text() for t in picture.map.outputs] == [str(d) for d in predictions[0].tolist()]
+    ax = picture.map.heatmap.axes
+    assert drawn_tick_labels(ax) == [str(d) for d in example.source[0].tolist()]
+    columns, rows = ax.lines[0].get_data()
     assert list(zip(rows, columns)) == [(t, 7 - t) for t in range(8)]  # the anti-diagonal of length 8
     mass = seq2seq.alignment_mass(weights, example.alignment)
     assert view.status.value.endswith(f"weight on the circles {mass:.2f}")
@@ -124,7 +130,7 @@ def test_every_setting_reaches_the_model_and_the_run():
     torch.manual_seed(3)
     by_hand = seq2seq.AttentionSeq2Seq(16, "additive", positional=False)
     assert seq2seq.train(by_hand, "sort", 100, lr=1e-2, lengths=(3, 6), seed=3) == history.losses
-    columns, rows = live(view).markers.get_data()
+    columns, rows = live(view).map.heatmap.axes.lines[0].get_data()
     assert [columns[i] for i in np.argsort(rows)] == history.examples.positions[0].tolist()  # the sort's permutation
 
 
@@ -231,19 +237,22 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
             assert explorer.last_error is None
             snapshot, batch = run.snapshots[step], run.examples[example]
             n = int(batch.valid_lens)
-            drawn = explorer.heatmap.get_array()
+            shown = explorer.maps[example]
+            drawn = shown.heatmap.get_array()
             np.testing.assert_allclose(drawn[:n, :n], snapshot.weights[example, :n, :n].numpy())
-            assert np.ma.getmaskarray(drawn)[n:].all() and np.ma.getmaskarray(drawn)[:, n:].all()
-            assert not np.ma.getmaskarray(drawn)[:n, :n].any()  # padding hatched, the rest drawn
-            columns, rows = explorer.markers.get_data()
+            if n < 8:  # padding hatched, the rest drawn
+                assert np.ma.getmaskarray(drawn)[n:].all() and np.ma.getmaskarray(drawn)[:, n:].all()
+            assert not np.ma.getmaskarray(drawn)[:n, :n].any()
+            ax = shown.heatmap.axes
+            columns, rows = ax.lines[0].get_data()
             assert list(zip(rows, columns)) == [(t, n - 1 - t) for t in range(n)]
-            assert [t.get_text() for t in explorer.sources][:n] == [str(d) for d in batch.source[0, :n].tolist()]
-            outputs = [t.get_text() for t in explorer.outputs]
+            assert drawn_tick_labels(ax)[:n] == [str(d) for d in batch.source[0, :n].tolist()]
+            outputs = [t.get_text() for t in shown.outputs]
             assert outputs[:n] == [str(d) for d in snapshot.predictions[example, :n].tolist()]
             assert outputs[n:] == [""] * (8 - n)
             wrong = (snapshot.predictions[example, :n] != batch.target[0, :n]).tolist()
-            assert [t.get_color() == "#cf222e" for t in explorer.outputs[:n]] == wrong
-            assert list(explorer.now.get_xdata()) == [step, step]
+            assert [t.get_color() == "#cf222e" for t in shown.outputs[:n]] == wrong
+            assert list(explorer.now_lines[example].get_xdata()) == [step, step]
             assert f"step {step}, example {example}: " in explorer.caption_text
             pictures.add(bytes(explorer.image.value))
     assert len(pictures) == len(run.steps) * len(run.examples)

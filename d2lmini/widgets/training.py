@@ -23,7 +23,6 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from ..masking import attention_mask
 from ..seq2seq import (
     ATTENTIONS,
     SYMBOLS,
@@ -54,45 +53,45 @@ EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with
 TEST_SEED = 4321
 
 
-def _symbol_texts(ax, count, axis):
-    """``count`` texts in place of ``axis``'s tick labels, for symbols that change with the example.
+class _ExampleMap:
+    """The cross-attention heatmap of one example, on ``ax`` of ``plot``: what changes is registered.
 
-    Each starts as a placeholder digit, so that the layout, made once, leaves
-    room for it; the axis label is moved clear of them.
+    Columns are the source positions, labelled with the source's symbols, and
+    circles mark the correct position of each output step: both are fixed for
+    the example, so they are drawn once, with the background. Rows are the
+    output steps, labelled with the model's output (``show``), which changes:
+    registered texts stand in for the tick labels. Padding is hatched.
     """
-    from matplotlib.transforms import offset_copy
 
-    if axis == "x":
-        ax.set_xticks(range(count), [""] * count)
-        ax.xaxis.labelpad = 14
-        shifted = offset_copy(ax.transData, fig=ax.figure, y=-3, units="points")
-        return [ax.text(j, count - 0.5, "0", transform=shifted, ha="center", va="top", clip_on=False,
-                        fontweight="bold") for j in range(count)]
-    ax.set_yticks(range(count), [""] * count)
-    ax.yaxis.labelpad = 14
-    shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
-    return [ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center", clip_on=False,
-                    fontweight="bold") for i in range(count)]
+    def __init__(self, plot, ax, example):
+        from matplotlib.transforms import offset_copy
 
+        width = example.source.shape[1]
+        real = example.real[0]
+        padded = not bool(real.all())
+        self.heatmap = plot.heatmap(ax, width, width, xlabel="source symbol (keys)",
+                                    ylabel="output symbol (queries)", masked=padded)
+        self.mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
+        ax.set_xticks(range(width), [str(d) if d < SYMBOLS else "" for d in example.source[0].tolist()],
+                      fontweight="bold")
+        rows, columns = example.alignment[0].nonzero(as_tuple=True)
+        ax.plot(columns.tolist(), rows.tolist(), "o", markersize=5, markerfacecolor="none",
+                markeredgecolor="#1f6feb", markeredgewidth=1.5)
+        ax.set_yticks(range(width), [""] * width)
+        ax.yaxis.labelpad = 14  # clear of the output symbols
+        shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
+        # A placeholder digit in each, so that the layout, made once, leaves room for the symbols.
+        self.outputs = [plot.animate(ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center",
+                                             clip_on=False, fontweight="bold")) for i in range(width)]
+        self.example, self.padded = example, padded
 
-def _alignment_markers(ax):
-    """A line of small circles: the correct source position of each output step."""
-    return ax.plot([], [], "o", markersize=5, markerfacecolor="none", markeredgecolor="#1f6feb",
-                   markeredgewidth=1.5, label="correct position")[0]
-
-
-def _marker_data(alignment):
-    """(columns, rows) of the 1s of an (output steps, source steps) alignment."""
-    rows, columns = alignment.nonzero(as_tuple=True)
-    return columns.tolist(), rows.tolist()
-
-
-def _set_symbols(texts, tokens, right=None):
-    """Write one symbol per text (blank for padding); colour it by ``right`` (a bool per token) if given."""
-    for i, (text, token) in enumerate(zip(texts, tokens.tolist())):
-        text.set_text(str(token) if token < SYMBOLS else "")
-        if right is not None:
-            text.set_color(RIGHT if right[i] else WRONG)
+    def show(self, weights, predictions):
+        """Draw ``weights`` (steps, positions) and label the rows with ``predictions`` (steps,)."""
+        self.heatmap.set_array(masked_weights(weights, self.mask) if self.padded else weights.numpy())
+        target, real = self.example.target[0], self.example.real[0]
+        for text, symbol, wanted, shown in zip(self.outputs, predictions.tolist(), target.tolist(), real.tolist()):
+            text.set_text(str(symbol) if shown else "")
+            text.set_color(RIGHT if symbol == wanted else WRONG)
 
 
 class TrainingView(widgets.VBox):
@@ -321,7 +320,6 @@ class _LivePicture:
     def __init__(self, examples, num_steps):
         self.examples = examples
         example = examples[0]  # (one example) the one drawn
-        width = example.source.shape[1]
         self.plot = plot = BlitFigure((7.6, 3.0))
         ax_loss, ax_map = plot.figure.subplots(1, 2, width_ratios=(1.15, 1))
         ax_loss.set(xlim=(0, num_steps), ylim=self.LOSS_RANGE, yscale="log", xlabel="training step",
@@ -332,25 +330,17 @@ class _LivePicture:
         ax_accuracy.yaxis.label.set_color("C2")
         self.loss = plot.animate(ax_loss.plot([], [], color="C0", linewidth=1)[0])
         self.accuracy = plot.animate(ax_accuracy.plot([], [], "o-", color="C2", markersize=3)[0])
-        self.heatmap = plot.heatmap(ax_map, width, width, xlabel="source symbol (keys)",
-                                    ylabel="output symbol (queries)")
+        self.map = _ExampleMap(plot, ax_map, example)
         ax_map.set_title("cross-attention, one fixed example", fontsize="medium")
-        self.markers = plot.animate(_alignment_markers(ax_map))
-        self.markers.set_data(*_marker_data(example.alignment[0]))
-        self.sources = _symbol_texts(ax_map, width, "x")
-        self.outputs = [plot.animate(text) for text in _symbol_texts(ax_map, width, "y")]
-        _set_symbols(self.sources, example.source[0])  # fixed: drawn once, with the background
         plot.colorbar(ax_map)
 
     def draw(self, history, step):
         """PNG bytes of ``history`` at ``step`` (which has a snapshot)."""
         snapshot = history.snapshots[step]
-        self.heatmap.set_array(snapshot.weights[0].numpy())
+        self.map.show(snapshot.weights[0], snapshot.predictions[0])
         self.loss.set_data(np.arange(1, len(history.losses) + 1), history.losses)
         steps = sorted(history.evaluations)
         self.accuracy.set_data(steps, [100 * history.evaluations[s][0] for s in steps])
-        right = (snapshot.predictions[0] == self.examples.target[0]).tolist()
-        _set_symbols(self.outputs, snapshot.predictions[0], right)
         return self.plot.render()
 
 
@@ -375,23 +365,19 @@ class AlignmentExplorer(Explorer):
         steps = history.steps
         step = steps[-1] if step is None else step
         batch = history.examples
-        self.width = batch.source.shape[1]
-        rows = attention_mask(batch.valid_lens, len(batch), 1, self.width)[:, 0]  # (examples, width)
-        self.cells = rows.unsqueeze(2) & rows.unsqueeze(1)  # (examples, steps, positions): not padding
+        self.maps, self.now_lines = {}, {}  # example -> its _ExampleMap, and its line marking the step shown
         controls = {
             "step": selection_slider("step", step, steps, description="training step", style=WIDE),
             "example": int_slider("example", example, 0, len(batch) - 1, description="example"),
         }
-        super().__init__(controls, figsize=(7.6, 3.2), filename="attention_that_learns.png")
+        # One figure per example: its source symbols and correct positions are then drawn once.
+        layouts = dict.fromkeys(range(len(batch)), (7.6, 3.2))
+        super().__init__(controls, layouts=layouts, filename="attention_that_learns.png")
 
     def build(self, plot):
         history = self.history
         ax_map, ax_curves = plot.figure.subplots(1, 2, width_ratios=(1, 1.15))
-        self.heatmap = plot.heatmap(ax_map, self.width, self.width, xlabel="source symbol (keys)",
-                                    ylabel="output symbol (queries)", masked=True)
-        self.markers = plot.animate(_alignment_markers(ax_map))
-        self.sources = [plot.animate(text) for text in _symbol_texts(ax_map, self.width, "x")]
-        self.outputs = [plot.animate(text) for text in _symbol_texts(ax_map, self.width, "y")]
+        self.maps[plot.layout] = _ExampleMap(plot, ax_map, history.examples[plot.layout])
         plot.colorbar(ax_map)
         steps = history.steps
         if history.evaluations:  # the held-out set's curves
@@ -404,7 +390,8 @@ class AlignmentExplorer(Explorer):
                            label="these examples: mass on the correct position")
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
         ax_curves.legend(loc="lower right", fontsize="small")
-        self.now = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
+        self.now_lines[plot.layout] = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--",
+                                                                     linewidth=1))
 
     def compute(self, state):
         step, example = state["step"], state["example"]
@@ -412,23 +399,17 @@ class AlignmentExplorer(Explorer):
         batch = self.history.examples[example]
         weights = snapshot.weights[example]  # (output steps, source positions)
         predictions = snapshot.predictions[example]
-        right = ((predictions == batch.target[0]) | ~batch.real[0]).tolist()
         mass = alignment_mass(weights[None], batch.alignment)
-        verdict = "right" if all(right) else "wrong"
+        verdict = "right" if ((predictions == batch.target[0]) | ~batch.real[0]).all() else "wrong"
         n = int(batch.real[0].sum())
         caption = (f"step {step}, example {example}: {as_text(batch.source[0])} → {as_text(predictions[:n])} "
                    f"({verdict}); weight on the correct position {mass:.2f}")
-        return {"weights": weights, "mask": self.cells[example], "predictions": predictions, "right": right,
-                "batch": batch, "step": step, "mass": mass, "caption": caption}
+        return {"weights": weights, "predictions": predictions, "step": step, "mass": mass, "caption": caption,
+                "layout": example}
 
     def draw(self, result):
-        batch = result["batch"]
-        self.heatmap.set_array(masked_weights(result["weights"], result["mask"]))
-        self.markers.set_data(*_marker_data(batch.alignment[0]))
-        _set_symbols(self.sources, batch.source[0])
-        predictions = result["predictions"].masked_fill(~batch.real[0], SYMBOLS)  # padding steps: no symbol
-        _set_symbols(self.outputs, predictions, result["right"])
-        self.now.set_xdata([result["step"]] * 2)
+        self.maps[result["layout"]].show(result["weights"], result["predictions"])
+        self.now_lines[result["layout"]].set_xdata([result["step"]] * 2)
 
 
 def explore_alignment(history, step=None, example=0):
