@@ -16,8 +16,8 @@
 # %% [markdown]
 # # 08 · Attention that learns
 #
-# Every heatmap so far came from weights we chose: random projections, hand-made
-# embeddings, a kernel width. The question this notebook answers is the one
+# Apart from the kernel width that chapter 01 fits, every heatmap so far came
+# from weights we chose: random projections, hand-made embeddings. The question this notebook answers is the one
 # learners ask most: *how does a model learn where to look?* We give a tiny
 # encoder–decoder a task whose correct answer to "where should output step $t$
 # look?" is known in advance, train it for a few seconds on a laptop CPU, and
@@ -110,8 +110,8 @@ d2l.plt.show()
 #
 # ## Cross-attention against self-attention
 #
-# In chapters 03–05 the queries, keys and values all came from one sequence:
-# **self-attention**. A translation model has two: the source, read by the
+# Chapters 04 and 05 ended with **self-attention**: the queries, keys and
+# values all came from one sequence. A translation model has two sequences: the source, read by the
 # **encoder**, and the output, produced one step at a time by the
 # **decoder**. In **cross-attention** the queries come from the decoder (what
 # am I about to write?) and the keys and values from the encoder's outputs
@@ -242,13 +242,14 @@ torch.testing.assert_close(ours.cross_attention.attention_weights, package_model
 print("TinySeq2Seq == seq2seq.AttentionSeq2Seq: scores and cross-attention weights")
 print(f"{sum(p.numel() for p in ours.parameters()):,} parameters")
 weights = package_model.attention_weights  # (B, T, S)
-print("weights", tuple(weights.shape), f"- example 0 has {batch.valid_lens[0].item()} digits;",
-      "its first row (untrained):", d2l.numpy(weights[0, 0]).round(2))
+print("cross-attention weights:", tuple(weights.shape), "(examples, output steps, source positions)")
+print(f"example 2 has {batch.valid_lens[2].item()} digits; the first row of its weights, untrained:",
+      d2l.numpy(weights[2, 0]).round(2))
 
 # %% [markdown]
 # The padding keys get weight exactly 0: `valid_lens` reached the attention
-# through its own mask, as in chapter 02. Before any training the weights of
-# the real keys are close to uniform, $1/n$ each.
+# through its own mask, as in chapter 02. Before any training the weight is
+# spread over all the real keys, each near $1/n$ (here $1/7 \approx 0.14$).
 #
 # ## Training you can watch
 #
@@ -270,8 +271,8 @@ model = view.model
 # %%
 accuracy, mass = history.evaluations[400]
 test = history.test  # the 500 held-out sequences
-uniform = d2l.masked_softmax(torch.zeros(len(test), 8, 8), test.valid_lens.cpu())  # 1/n on every real key
-chance = seq2seq.alignment_mass(uniform, test.alignment.cpu())
+uniform = d2l.masked_softmax(torch.zeros(len(test), 8, 8), test.valid_lens)  # 1/n on every real key
+chance = seq2seq.alignment_mass(uniform, test.alignment)
 print(f"after 400 steps: held-out accuracy {accuracy:.0%}")
 print(f"attention on the correct position: {mass:.2f} of the weight (uniform attention: {chance:.2f})")
 print(f"steps to reach 95%: {history.steps_to(0.95)}, to reach 99%: {history.steps_to(0.99)}")
@@ -441,9 +442,9 @@ for name, run in [("dot-product", history), ("additive", additive_history)]:
     print(f"{name:<12} {run.steps_to(0.95):>13}")
 
 # %% [markdown]
-# Both learn reversal, the additive score a little later on this seed (the
-# benchmark compares several seeds). Per
-# step, the additive score costs more: it builds a (queries, keys, $h$) tensor
+# Both learn reversal, the additive score a little later on this seed; over
+# the three seeds of `benchmarks/training.py` neither needs consistently fewer
+# steps. Per step, the additive score costs more: it builds a (queries, keys, $h$) tensor
 # and a $\tanh$, where the dot product is one matrix product. The cell below
 # times 20 steps of each on this machine (its output is a live timing, so it
 # differs from run to run; `benchmarks/training.py` measures it properly).
@@ -528,8 +529,10 @@ pair = [(first, step, test, weights, predictions), (second, long_step, long_test
 for i, t, batch, w, p in pair:
     n = batch.valid_lens[i].item()
     print(f"source {seq2seq.as_text(batch.source[i])}, output step {t}: should copy position "
-          f"{batch.positions[i, t].item()} (digit {batch.target[i, t].item()}), wrote {p[i, t].item()}; "
-          f"weights {d2l.numpy(w[i, t, :n]).round(2)}")
+          f"{batch.positions[i, t].item()} (digit {batch.target[i, t].item()}), wrote {p[i, t].item()}")
+    print(f"  weights by position {d2l.numpy(w[i, t, :n]).round(2)}")
+    by_digit = {d: w[i, t, :n][batch.source[i, :n] == d].sum().item() for d in batch.source[i, :n].tolist()}
+    print("  weights by digit   ", {d: round(total, 2) for d, total in sorted(by_digit.items())})
 fig_1 = seq2seq.show_attention(weights[[first]], test[first], predictions[[first]],
                                titles=[f"right output, step {step} looks off"], figsize=(3.6, 3.0))
 fig_2 = seq2seq.show_attention(long_weights[[second]], long_test[second], long_predictions[[second]],
@@ -537,14 +540,15 @@ fig_2 = seq2seq.show_attention(long_weights[[second]], long_test[second], long_p
 d2l.plt.show()
 
 # %% [markdown]
-# In the first case the largest weight sits one position off, on a **copy of
-# the same digit**: the context vector it reads holds the right digit either
-# way, so the loss never asked the model to choose between the copies. A
-# reader of the heatmap would say "it looked at the wrong place"; the output
-# cannot tell. In the second the largest weight is on the correct position, yet
-# the weights of its neighbours, which hold another digit, add up to more: the
-# context is a weighted *average*, and the average points elsewhere. A map of
-# weights shows what a layer mixes, not why the model answers as it does.
+# In the first case the largest weight sits on the neighbouring **copy of the
+# same digit**: the context vector it reads holds the right digit either way,
+# so the loss never asked the model to choose between the copies. A reader of
+# the heatmap would say "it looked at the wrong place"; the output cannot
+# tell. In the second the largest single weight is on the correct position,
+# yet nearly as much lies on the copies of another digit: the context is a
+# weighted *average* of both, a blend the output network never met in
+# training, and it reads the other digit. A map of weights shows what a layer
+# mixes, not why the model answers as it does.
 #
 # ## Your turn: retrain it
 #
