@@ -327,7 +327,7 @@ explore_alignment(history, step=click)
 # %% [markdown]
 # ## The contrast task: sorting
 #
-# The same model, trained on sorting for 150 steps. Its alignment is not a
+# The same model, trained on sorting for 100 steps. Its alignment is not a
 # fixed pattern: each output step must find the smallest digit larger than the
 # one it wrote last, wherever that digit sits.
 
@@ -336,11 +336,11 @@ torch.manual_seed(0)
 sorter = seq2seq.AttentionSeq2Seq(32, "dot-product").to(device)
 sort_test = seq2seq.make_batch("sort", 500, generator=torch.Generator().manual_seed(2))
 sort_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
-seq2seq.train(sorter, "sort", 150, callback=sort_history)
-accuracy, mass = sort_history.evaluations[150]
-print(f"sorting, after 150 steps: held-out accuracy {accuracy:.0%}, mass on the correct position {mass:.2f}")
+seq2seq.train(sorter, "sort", 100, callback=sort_history)
+accuracy, mass = sort_history.evaluations[100]
+print(f"sorting, after 100 steps: held-out accuracy {accuracy:.0%}, mass on the correct position {mass:.2f}")
 print(f"steps to reach 95%: {sort_history.steps_to(0.95)}")
-final = sort_history.snapshots[150]
+final = sort_history.snapshots[100]
 seq2seq.show_attention(final.weights, sort_history.examples, final.predictions,
                        titles=[f"example {i}" for i in range(3)])
 d2l.plt.show()
@@ -354,7 +354,7 @@ d2l.plt.show()
 #
 # ## Experiment 1 · Without positional encoding, reversal cannot be learned
 #
-# Take the positional encoding out, train on reversal for 150 steps (the
+# Take the positional encoding out, train on reversal for 100 steps (the
 # benchmark in `benchmarks/training.py` trains 30 seconds with the same
 # result), and look at an example with a repeated digit.
 
@@ -362,9 +362,9 @@ d2l.plt.show()
 torch.manual_seed(0)
 no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False).to(device)
 no_pe_history = seq2seq.History(history.examples, test, snapshot_every=50)
-seq2seq.train(no_positions, "reverse", 150, callback=no_pe_history)
-accuracy, mass = no_pe_history.evaluations[150]
-print(f"no positional encoding, 150 steps: held-out accuracy {accuracy:.0%}, "
+seq2seq.train(no_positions, "reverse", 100, callback=no_pe_history)
+accuracy, mass = no_pe_history.evaluations[100]
+print(f"no positional encoding, 100 steps: held-out accuracy {accuracy:.0%}, "
       f"mass on the correct position {mass:.2f} (uniform: {chance:.2f})")
 
 no_positions.eval()
@@ -407,9 +407,9 @@ for t in range(3):
 torch.manual_seed(0)
 sort_no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False).to(device)
 sort_no_pe_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
-seq2seq.train(sort_no_positions, "sort", 100, callback=sort_no_pe_history)
-accuracy, mass = sort_no_pe_history.evaluations[100]
-print(f"sorting without positional encoding, 100 steps: held-out accuracy {accuracy:.0%}, mass {mass:.2f}")
+seq2seq.train(sort_no_positions, "sort", 80, callback=sort_no_pe_history)
+accuracy, mass = sort_no_pe_history.evaluations[80]
+print(f"sorting without positional encoding, 80 steps: held-out accuracy {accuracy:.0%}, mass {mass:.2f}")
 
 # %% [markdown]
 # Positions are what lets attention look *somewhere* rather than *at
@@ -446,7 +446,7 @@ for name, run in [("dot-product", history), ("additive", additive_history)]:
 # the three seeds of `benchmarks/training.py` neither needs consistently fewer
 # steps. Per step, the additive score costs more: it builds a (queries, keys, $h$) tensor
 # and a $\tanh$, where the dot product is one matrix product. The cell below
-# times 20 steps of each on this machine (its output is a live timing, so it
+# times 10 steps of each on this machine (its output is a live timing, so it
 # differs from run to run; `benchmarks/training.py` measures it properly).
 
 # %% tags=["nbval-ignore-output"]
@@ -454,8 +454,8 @@ for kind in seq2seq.ATTENTIONS:
     torch.manual_seed(0)
     timed = seq2seq.AttentionSeq2Seq(32, kind).to(device)
     start = time.perf_counter()
-    seq2seq.train(timed, "reverse", 20)
-    print(f"{kind:<12} {(time.perf_counter() - start) / 20 * 1000:.1f} ms per step")
+    seq2seq.train(timed, "reverse", 10)
+    print(f"{kind:<12} {(time.perf_counter() - start) / 10 * 1000:.1f} ms per step")
 
 # %% [markdown]
 # ## Experiment 3 · Longer sequences than in training
