@@ -289,14 +289,21 @@ def alignment_mass(weights, alignment, by_step=False):
     return (mass.sum() / real.sum()).item()
 
 
-def evaluate(model, batch):
-    """``(sequence accuracy, alignment mass)`` of ``model``'s greedy predictions on ``batch``."""
+def _predict(model, batch):
+    """``model.predict`` on ``batch`` (moved to the model's device) in evaluation mode, then the mode it had."""
+    device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
-        predictions, weights = model.predict(batch.source, batch.valid_lens)
+        return model.predict(batch.source.to(device), batch.valid_lens.to(device))
     finally:
         model.train(was_training)
+
+
+def evaluate(model, batch):
+    """``(sequence accuracy, alignment mass)`` of ``model``'s greedy predictions on ``batch``."""
+    predictions, weights = _predict(model, batch)
+    batch = batch.to(predictions.device)
     return sequence_accuracy(predictions, batch), alignment_mass(weights, batch.alignment)
 
 
@@ -391,18 +398,11 @@ class History:
         step, model = progress.step, progress.model
         if progress.loss is not None:
             self.losses.append(progress.loss)
-        device = next(model.parameters()).device
         if step % self.snapshot_every == 0 or progress.done:
-            was_training = model.training
-            model.eval()
-            try:
-                predictions, weights = model.predict(self.examples.source.to(device),
-                                                      self.examples.valid_lens.to(device))
-            finally:
-                model.train(was_training)
+            predictions, weights = _predict(model, self.examples)
             self.snapshots[step] = Snapshot(predictions.cpu(), weights.cpu())
         if self.test is not None and (step % self.evaluate_every == 0 or progress.done):
-            self.evaluations[step] = evaluate(model, self.test.to(device))
+            self.evaluations[step] = evaluate(model, self.test)
 
     @property
     def steps(self):

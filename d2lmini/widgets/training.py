@@ -22,6 +22,7 @@ import threading
 import ipywidgets as widgets
 import numpy as np
 import torch
+from matplotlib.transforms import offset_copy
 
 from ..seq2seq import (
     ATTENTIONS,
@@ -64,8 +65,6 @@ class _ExampleMap:
     """
 
     def __init__(self, plot, ax, example):
-        from matplotlib.transforms import offset_copy
-
         width = example.source.shape[1]
         real = example.real[0]
         padded = not bool(real.all())
