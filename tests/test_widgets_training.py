@@ -49,6 +49,12 @@ def drawn_tick_labels(ax):
     return [tick.label1.get_text() for tick in ax.xaxis.majorTicks]
 
 
+def assert_circles_on_top(plot, shown):
+    """The circles are drawn after the heatmap on every render, so they show over it."""
+    artists = plot.artists
+    assert shown.circles in artists and artists.index(shown.circles) > artists.index(shown.heatmap)
+
+
 def live(view):
     """The registered artists of the picture shown now."""
     return view._picture
@@ -112,8 +118,9 @@ def test_what_the_view_draws_is_what_the_model_computes(trained):
     assert [t.get_text() for t in picture.map.outputs] == [str(d) for d in predictions[0].tolist()]
     ax = picture.map.heatmap.axes
     assert drawn_tick_labels(ax) == [str(d) for d in example.source[0].tolist()]
-    columns, rows = ax.lines[0].get_data()
+    columns, rows = picture.map.circles.get_data()
     assert list(zip(rows, columns)) == [(t, 7 - t) for t in range(8)]  # the anti-diagonal of length 8
+    assert_circles_on_top(picture.plot, picture.map)
     mass = seq2seq.alignment_mass(weights, example.alignment)
     assert view.status.value.endswith(f"weight on the circles {mass:.2f}")
 
@@ -130,7 +137,7 @@ def test_every_setting_reaches_the_model_and_the_run():
     torch.manual_seed(3)
     by_hand = seq2seq.AttentionSeq2Seq(16, "additive", positional=False)
     assert seq2seq.train(by_hand, "sort", 100, lr=1e-2, lengths=(3, 6), seed=3) == history.losses
-    columns, rows = live(view).map.heatmap.axes.lines[0].get_data()
+    columns, rows = live(view).map.circles.get_data()
     assert [columns[i] for i in np.argsort(rows)] == history.examples.positions[0].tolist()  # the sort's permutation
 
 
@@ -244,8 +251,9 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
                 assert np.ma.getmaskarray(drawn)[n:].all() and np.ma.getmaskarray(drawn)[:, n:].all()
             assert not np.ma.getmaskarray(drawn)[:n, :n].any()
             ax = shown.heatmap.axes
-            columns, rows = ax.lines[0].get_data()
+            columns, rows = shown.circles.get_data()
             assert list(zip(rows, columns)) == [(t, n - 1 - t) for t in range(n)]
+            assert_circles_on_top(explorer.plots[example], shown)
             assert drawn_tick_labels(ax)[:n] == [str(d) for d in batch.source[0, :n].tolist()]
             outputs = [t.get_text() for t in shown.outputs]
             assert outputs[:n] == [str(d) for d in snapshot.predictions[example, :n].tolist()]

@@ -59,7 +59,8 @@ class _ExampleMap:
 
     Columns are the source positions, labelled with the source's symbols, and
     circles mark the correct position of each output step: both are fixed for
-    the example, so they are drawn once, with the background. Rows are the
+    the example; the labels are drawn once, with the background, the circles
+    over the heatmap. Rows are the
     output steps, labelled with the model's output (``show``), which changes:
     registered texts stand in for the tick labels. Padding is hatched.
     """
@@ -74,8 +75,9 @@ class _ExampleMap:
         ax.set_xticks(range(width), [str(d) if d < SYMBOLS else "" for d in example.source[0].tolist()],
                       fontweight="bold")
         rows, columns = example.alignment[0].nonzero(as_tuple=True)
-        ax.plot(columns.tolist(), rows.tolist(), "o", markersize=5, markerfacecolor="none",
-                markeredgecolor="#1f6feb", markeredgewidth=1.5)
+        # Registered although they never move: the heatmap, redrawn on every change, would cover them.
+        self.circles = plot.animate(ax.plot(columns.tolist(), rows.tolist(), "o", markersize=5, markerfacecolor="none",
+                                            markeredgecolor="#1f6feb", markeredgewidth=1.5)[0])
         ax.set_yticks(range(width), [""] * width)
         ax.yaxis.labelpad = 14  # clear of the output symbols
         shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
@@ -388,7 +390,7 @@ class AlignmentExplorer(Explorer):
             ax_curves.plot(steps, [history.mass(s) for s in steps], color="C3",
                            label="these examples: mass on the correct position")
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
-        ax_curves.legend(loc="lower right", fontsize="small")
+        ax_curves.legend(loc="best", fontsize="small")  # placed once: the curves never move
         self.now_lines[plot.layout] = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--",
                                                                      linewidth=1))
 
