@@ -179,3 +179,9 @@ bench-notebooks: install-test
 BEFORE ?= HEAD~1
 bench-overhead: install-test
 	$(PY) benchmarks/overhead.py --before $(BEFORE)
+
+# Chapter 08: time to the accuracy targets on one thread, the live view's cost against plain
+# training, additive against dot-product cross-attention (prints Markdown tables; a few minutes).
+.PHONY: bench-training
+bench-training: install-test
+	$(PY) benchmarks/training.py

@@ -136,6 +136,7 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
 # | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused kernel avoids storing them |
 # | 07 · Self-attention and positional encoding | $q^\top k / \sqrt d$ on $X + P$ | Why self-attention cannot tell word order without positions, and how sines and cosines give it |
+# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny translator whose cross-attention finds the alignment in seconds |
 # | 09 · A real model's attention | 6 layers × 12 heads, trained | What the heads of a pretrained model (all-MiniLM-L6-v2, offline) look at, and what their maps cannot tell you |
 #
 # ## Summary

@@ -21,6 +21,7 @@ from d2lmini.exercises import (
     ch05,
     ch06,
     ch07,
+    ch08,
     ch09,
     check,
     expect_close,
@@ -95,12 +96,16 @@ WRONG_ANSWERS = {
     "ch07.check_offset_rotation": lambda delta, omega: torch.eye(2),
     "ch07.check_learned_embedding": lambda max_len, num_hiddens: torch.nn.Identity(),
     "ch07.check_equivariance": lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+    "ch08.check_reversal_alignment": lambda lens, n: torch.eye(n).expand(len(lens), n, n),
+    "ch08.check_cross_attention": lambda states, outputs, lens, W_q, W_k: (
+        outputs, torch.softmax(W_q(states) @ W_k(outputs).transpose(1, 2), -1)),
+    "ch08.check_sort_alignment": lambda source, lens: torch.zeros(*source.shape, source.shape[1]),
     "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
     "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),
     "ch09.check_similarity_matrix": lambda hidden, valid_lens: hidden.mean(1) @ hidden.mean(1).T,
 }
 CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch07": ch07,
-            "ch09": ch09}
+            "ch08": ch08, "ch09": ch09}
 
 
 def the_check(name):

@@ -30,6 +30,7 @@ from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
+from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
@@ -39,4 +40,5 @@ __all__ = [
     "MultiHeadExplorer", "HeadViewExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
+    "TrainingView", "AlignmentExplorer", "explore_alignment",
 ]

@@ -15,8 +15,8 @@ from jupyter_ui import (
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 CHAPTERS = [f"notebooks/{p.name}" for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
 SELFTEST = "selftest/slider_fixture.ipynb"
-# Chapters 01-05, 07 and 09 teach with an explorer; 00 (the tour) and 06 need not have one.
-CHAPTERS_WITH_EXPLORER = [*range(1, 6), 7, 9]
+# Chapters 01-05 and 07-09 teach with an explorer; 00 (the tour) and 06 need not have one.
+CHAPTERS_WITH_EXPLORER = [*range(1, 6), 7, 8, 9]
 
 
 @pytest.mark.parametrize("path", [*CHAPTERS, SELFTEST], ids=lambda path: Path(path).stem)

@@ -1,0 +1,168 @@
+"""Checks for chapter 08, attention that learns."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
+from ..masking import masked_softmax
+from ..seq2seq import BOS, AttentionSeq2Seq, make_batch
+from ._feedback import check, expect, expect_close, passed
+from ._feedback import hint as hint  # an error asks the learner to run ch08.hint()
+from ._support import hint_for, seeded, without
+
+REVERSAL = "Exercise 8.1 · the reversal's alignment"
+CROSS = "Exercise 8.2 · the cross-attention step"
+SORTING = "Exercise 8.3 · the sorting task's alignment"
+
+
+def _one_hot_rows(columns, real, width):
+    """(batch, steps, width) floats: row t holds a 1 at ``columns[b, t]`` where ``real[b, t]``, else 0s."""
+    return F.one_hot(columns.clamp(0, width - 1), width).float() * real.unsqueeze(-1)
+
+
+@check(REVERSAL)
+def check_reversal_alignment(reversal_alignment):
+    """Exercise 8.1: the anti-diagonal of each example's n × n block, padding rows empty."""
+    valid_lens, num_steps = torch.tensor([2, 5, 8, 4]), 8
+    steps = torch.arange(num_steps)
+    real = steps < valid_lens[:, None]  # (batch, steps)
+    expected = _one_hot_rows(valid_lens[:, None] - 1 - steps, real, num_steps)
+    received = reversal_alignment(valid_lens.clone(), num_steps)
+    everywhere = torch.ones_like(real)
+    hint = hint_for(received, ("output step t copies source position n - 1 - t, where n is that example's "
+                               "length; rows of padding steps (t ≥ n) hold no 1",
+                               "compare, for every (step t, position s), the position n - 1 - t with s; "
+                               "n comes from valid_lens, one per example"), [
+        (_one_hot_rows(steps.expand(4, -1), real, num_steps),
+         ("that is the diagonal: step t copying position t is the identity, not a reversal",
+          "reversal reads the source from its last digit: step 0 copies position n - 1")),
+        (_one_hot_rows((num_steps - 1 - steps).expand(4, -1), real, num_steps),
+         ("you reversed the padded row of 8: step 0 then copies the last *padding* position of a short example",
+          "use each example's own length n from valid_lens, not num_steps")),
+        (_one_hot_rows((num_steps - 1 - steps).expand(4, -1), everywhere, num_steps),
+         ("you reversed the padded row of 8, and padding steps got a 1",
+          "use each example's own length n from valid_lens, not num_steps; rows t ≥ n stay 0")),
+        (_one_hot_rows((valid_lens[:, None] - 1 - steps) % num_steps, everywhere, num_steps),
+         ("the real steps are right, but the padding steps (t ≥ n) got a 1 too",
+          "a padding step copies nothing: its whole row must be 0")),
+    ])
+    expect_close(received, expected, REVERSAL, hint)
+    chance = ", ".join(f"{1 / n:.2f}" for n in (2, 5, 8))
+    passed(REVERSAL, f"Uniform attention over the n real positions would put 1/n on it: {chance} for "
+                     f"n = 2, 5, 8. The trained model of this chapter puts most of its weight there.")
+
+
+def _cross_inputs():
+    """A small dot-product model, a reversal batch, its encoder outputs and its decoder states."""
+    with seeded(82):
+        model = AttentionSeq2Seq(8, "dot-product").eval()
+        batch = make_batch("reverse", 3, (3, 6), generator=torch.Generator().manual_seed(82))
+    decoder_inputs = torch.cat([torch.full_like(batch.target[:, :1], BOS), batch.target[:, :-1]], dim=1)
+    with torch.no_grad():
+        encoder_outputs = model.encode(batch.source, batch.valid_lens)  # (3, 6, 8)
+        states = model.decoder_states(decoder_inputs)  # (3, 6, 8): T = S = 6, so a transpose keeps the shape
+        model.decode(decoder_inputs, encoder_outputs, batch.valid_lens)
+    return model, batch, encoder_outputs, states
+
+
+@check(CROSS)
+def check_cross_attention(cross_attention):
+    """Exercise 8.2: queries from the decoder, keys and values from the encoder, padding keys masked."""
+    model, batch, encoder_outputs, states = _cross_inputs()
+    lens = batch.valid_lens
+    expected_weights = model.attention_weights
+    with torch.no_grad():
+        expected_context = DotProductAttention(0.0)(model.W_q(states), model.W_k(encoder_outputs),
+                                                    encoder_outputs, lens)
+    with without(CROSS, "compute the scores, the masked softmax and the weighted sum",
+                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
+                 (AdditiveAttention, "forward", "d2l.AdditiveAttention"),
+                 (MultiHeadAttention, "forward", "d2l.MultiHeadAttention"),
+                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention")), torch.no_grad():
+        received = cross_attention(states.clone(), encoder_outputs.clone(), lens.clone(), model.W_q, model.W_k)
+    expect(isinstance(received, tuple) and len(received) == 2, CROSS, "a pair (context, weights)",
+           f"{type(received).__name__}", "return the context and the weights, as a tuple")
+    context, weights = received
+
+    with torch.no_grad():
+        queries, keys = model.W_q(states), model.W_k(encoder_outputs)
+        scale = math.sqrt(queries.shape[-1])
+        scores = queries @ keys.transpose(1, 2) / scale  # (B, T, S)
+        mistakes = [
+            (masked_softmax(queries @ model.W_k(states).transpose(1, 2) / scale, lens),
+             ("your keys come from the decoder: that is self-attention over the output",
+              "in cross-attention the keys (and values) come from the encoder outputs")),
+            (masked_softmax(scores * scale, lens), ("divide the scores by √h before the softmax",
+                                                    "h is the size of a query, its last axis")),
+            (torch.softmax(scores, dim=-1), ("padding source positions get weight: mask them",
+                                             "pass the source lengths to the masked softmax")),
+            (masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2),
+             ("your mask and softmax run over the queries (output steps): the padding to hide is the "
+              "source's, on the keys",
+              "keep the scores as (B, T, S), output steps by source positions, and normalise each row over "
+              "the source positions")),
+            (torch.softmax(scores, dim=1), ("each row (one output step) must sum to 1 over the source positions: "
+                                            "your softmax runs over the output steps",
+                                            "normalise over the last axis, the keys, and mask the padding")),
+            (masked_softmax(states @ keys.transpose(1, 2) / scale, lens),
+             ("project the decoder states with W_q to get the queries",
+              "the queries are W_q applied to the decoder states, not the states themselves")),
+            (masked_softmax(queries @ encoder_outputs.transpose(1, 2) / scale, lens),
+             ("project the encoder outputs with W_k to get the keys",
+              "the keys are W_k applied to the encoder outputs; the values are the outputs as they are")),
+        ]
+    expect_close(weights, expected_weights, CROSS, hint_for(weights, (
+        "scores = queries · keysᵀ / √h, one per (output step, source position); softmax over the source "
+        "positions, with the padding positions masked",
+        "queries from W_q(decoder states), keys from W_k(encoder outputs); then d2l.masked_softmax with the "
+        "source lengths"), mistakes))
+    with torch.no_grad():
+        projected_values = expected_weights @ model.W_k(encoder_outputs)
+    expect_close(context, expected_context, CROSS, hint_for(context, (
+        "the context of a step is the weighted sum of the values: the weights times the encoder outputs",
+        "a batched product of the (B, T, S) weights with the (B, S, h) values"), [
+        (projected_values, ("the values are the encoder outputs themselves, not W_k of them",
+                            "this model has no W_v: multiply the weights by the encoder outputs")),
+    ]))
+    passed(CROSS, "Equal to the model's own cross-attention. Each row sums to 1 over the source positions, "
+                  "and the padding positions get 0.")
+
+
+def _sort_inputs():
+    """Sources of distinct digits padded with PAD, their lengths, and the expected alignment."""
+    batch = make_batch("sort", 6, (3, 7), generator=torch.Generator().manual_seed(83))
+    return batch.source, batch.valid_lens, batch.alignment
+
+
+@check(SORTING)
+def check_sort_alignment(sort_alignment):
+    """Exercise 8.3: output step t copies the position of the t-th smallest digit."""
+    source, valid_lens, expected = _sort_inputs()
+    received = sort_alignment(source.clone(), valid_lens.clone())
+    real = expected.sum(-1) > 0  # (batch, steps): the real output steps
+    everywhere = torch.ones_like(real)
+    width = source.shape[1]
+    order = source.argsort(dim=1)  # padding (PAD = 10) sorts after every digit
+    descending = source.masked_fill(~real, -1).argsort(dim=1, descending=True)
+    hint = hint_for(received, (
+        "row t holds a 1 in the column of the source position whose digit is the t-th smallest; padding rows "
+        "are 0",
+        "argsort the digits (keep padding last): its result lists, for each output step, the position it "
+        "copies; turn those positions into one-hot rows"), [
+        (expected.transpose(1, 2),
+         ("you marked where each source position goes (its rank): that is the transpose of the alignment",
+          "one argsort is enough: it says which position output step t copies. A second argsort inverts the "
+          "permutation")),
+        (_one_hot_rows(descending, real, width),
+         ("that sorts in decreasing order: output step 0 must copy the smallest digit",
+          "sort ascending")),
+        (_one_hot_rows(order, everywhere, width),
+         ("the real steps are right, but the padding steps got a 1 too",
+          "a padding step copies nothing: multiply its row by 0 (the lengths say which steps are real)")),
+    ])
+    expect_close(received, expected, SORTING, hint)
+    permutations = {tuple(row.argmax(-1)[: int(n)].tolist()) for row, n in zip(expected, valid_lens)}
+    passed(SORTING, f"These {len(source)} sources need {len(permutations)} different alignments; reversal "
+                    f"needs one per length. The model reads the digits to find them.")

@@ -1,0 +1,692 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Attention that learns
+#
+# Apart from the kernel width that chapter 01 fits, every heatmap so far came
+# from weights we chose: random projections, hand-made embeddings. The question this notebook answers is the one
+# learners ask most: *how does a model learn where to look?* We give a tiny
+# encoder–decoder a task whose correct answer to "where should output step $t$
+# look?" is known in advance, train it for a few seconds on a laptop CPU, and
+# watch its cross-attention turn from noise into that answer.
+#
+# **In this notebook you will**
+# 1. generate two toy translation tasks in code, reversal and sorting, and
+#    draw the alignment a perfect model would use;
+# 2. see cross-attention next to self-attention in a labelled diagram, then
+#    build the encoder–decoder around `d2lmini`'s attention and check it
+#    against `d2lmini.seq2seq.AttentionSeq2Seq`;
+# 3. train it with a live view (progress bar, loss curve, heatmap) and lay
+#    snapshots of its attention side by side to see the moment it "clicks";
+# 4. measure four experiments: no positional encoding, additive against
+#    dot-product scores, longer sequences than in training, and a heatmap
+#    that does not tell the whole story;
+# 5. retrain it yourself with other settings, and stop a run half way.
+
+# %%
+import math
+import threading
+import time
+
+import torch
+import torch.nn.functional as F
+from IPython.display import display
+from torch import nn
+
+import d2lmini as d2l
+from d2lmini import seq2seq
+from d2lmini.exercises import ch08
+from d2lmini.widgets import TrainingView, explore_alignment
+
+torch.set_num_threads(1)  # the tensors are tiny: one thread is fastest, and repeats its sums in one order
+torch.manual_seed(0)
+device = d2l.try_gpu()
+
+# %% [markdown]
+# **About the numbers printed here.** Every run is seeded (the weights by
+# `torch.manual_seed`, the data by a seeded `torch.Generator`) and uses one
+# CPU thread, so on one machine the notebook prints the same numbers every
+# time; they are rounded (accuracies to whole percent, attention weights to
+# two decimals) and nothing printed is a timing, except in the one cell that
+# says so. On another CPU, another PyTorch release or a GPU, floating-point
+# sums may be added in another order: the losses then drift apart in their
+# last digits, a few steps of training can differ, and a printed number can
+# move by a point. The conclusions do not change.
+#
+# ## Two tasks with a known alignment
+#
+# A source is a row of 4 to 8 digits; shorter rows are padded to 8 with the
+# token `PAD` (10), and `valid_lens` says how many digits each row holds. Each
+# output step copies one source position:
+#
+# * **reversal**: output step $t$ copies source position $n - 1 - t$. The
+#   alignment is the anti-diagonal of the $n \times n$ block, the same for
+#   every input of a given length;
+# * **sorting** (distinct digits): output step $t$ copies the position of
+#   the $t$-th smallest digit, a permutation that changes with the content.
+#
+# Both are "sort the positions by a key": reversal sorts them by position,
+# descending, sorting by the digit they hold. `seq2seq.make_batch` draws
+# examples of either, from a generator we seed.
+
+# %%
+generator = torch.Generator().manual_seed(0)
+reverse_demo = seq2seq.make_batch("reverse", 3, generator=generator)
+sort_demo = seq2seq.make_batch("sort", 3, generator=generator)
+for name, batch in [("reverse", reverse_demo), ("sort", sort_demo)]:
+    for source, target in zip(batch.source, batch.target):
+        print(f"{name:>7}: {seq2seq.as_text(source):<15} -> {seq2seq.as_text(target)}")
+print("source of the first example, padded:", reverse_demo.source[0].tolist())
+print("valid_lens of the reversal batch:   ", reverse_demo.valid_lens.tolist())
+
+# %% [markdown]
+# `batch.alignment` is the (output step, source position) matrix a perfect
+# attention would draw: 1 where a step copies that position. Rows are output
+# steps (the queries), columns source positions (the keys); each circle marks
+# a correct position, which is what the model's attention will be measured
+# against.
+
+# %%
+demo = seq2seq.Batch.cat([reverse_demo[:2], sort_demo[:2]])
+seq2seq.show_attention(demo.alignment, demo, titles=["reverse", "reverse", "sort", "sort"])
+d2l.plt.show()
+
+# %% [markdown]
+# Both reversal panels are anti-diagonals; the sorting panels are
+# permutations that no rule of positions can predict without reading the digits.
+#
+# ## Cross-attention against self-attention
+#
+# Chapters 04 and 05 ended with **self-attention**: the queries, keys and
+# values all came from one sequence. A translation model has two sequences: the source, read by the
+# **encoder**, and the output, produced one step at a time by the
+# **decoder**. In **cross-attention** the queries come from the decoder (what
+# am I about to write?) and the keys and values from the encoder's outputs
+# (what does the source say, where?). Each decoder step gets one row of weights
+# over the source positions: the alignment we want to see. This is the picture
+# of Bahdanau et al. (2014), where a recurrent decoder's state is the query;
+# here the decoder is simpler still, as the next section shows.
+
+# %%
+def draw_attention_kinds():
+    """Self-attention (one sequence) beside cross-attention (queries from another): a labelled diagram."""
+    fig, axes = d2l.plt.subplots(1, 2, figsize=(9.5, 3.4))
+    source, decoder, query = ["3", "1", "4", "1", "5"], ["BOS", "5", "1", "4", "1"], 2
+    panels = [  # title, top row, its label, bottom label, one query's weights
+        ("Self-attention (the encoder)", source, "source tokens → queries Q",
+         "the same tokens → keys K and values V", [0.1, 0.15, 0.45, 0.15, 0.15]),
+        ("Cross-attention (the decoder)", decoder, "decoder states (last output) → queries Q",
+         "encoder outputs → keys K and values V", [0.02, 0.03, 0.9, 0.03, 0.02])]
+    for ax, (title, top, top_label, bottom_label, weights) in zip(axes, panels):
+        for row, tokens, colour in [(1.0, top, "#cfe2ff"), (0.0, source, "#ffe0cc")]:
+            for i, token in enumerate(tokens):
+                asking = row == 1.0 and i == query
+                ax.add_patch(d2l.plt.Rectangle((i - 0.3, row - 0.12), 0.6, 0.24, facecolor=colour,
+                                               edgecolor="#1f6feb" if asking else "#555555",
+                                               linewidth=2.5 if asking else 1))
+                ax.text(i, row, token, ha="center", va="center", fontsize=11)
+        for j, weight in enumerate(weights):
+            ax.annotate("", xy=(j, 0.13), xytext=(query, 0.87),
+                        arrowprops={"arrowstyle": "-|>", "color": "#cf222e", "lw": 0.5 + 6 * weight,
+                                    "alpha": 0.3 + 0.7 * weight, "shrinkA": 0, "shrinkB": 0})
+            x, y = j + 0.3 * (query - j), 0.13 + 0.3 * 0.74  # 30% of the way up the arrow
+            ax.text(x, y, f"{weight:.2f}", fontsize=8, color="#cf222e", ha="center", va="center",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        ax.text(-0.45, 1.22, top_label, fontsize=10, color="#1f4e99")
+        ax.text(-0.45, -0.3, bottom_label, fontsize=10, color="#9a4a12")
+        ax.text(4.45, 0.55, "weights α:\none query's\nrow, sums to 1", fontsize=9, color="#cf222e")
+        ax.set(xlim=(-0.5, 5.6), ylim=(-0.42, 1.35))
+        ax.set_title(title, fontsize=12)
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+draw_attention_kinds()
+d2l.plt.show()
+
+# %% [markdown]
+# On the left, the highlighted source token asks the other source tokens; the
+# same five tokens provide the queries, keys and values. On the right, decoder
+# step 2, whose input is the symbol it wrote last (1), asks the five encoder
+# outputs; if it has learned to reverse, its weight sits on source position
+# $n - 1 - 2 = 2$. The number of rows (decoder steps) and of columns (source
+# positions) need not match, and the padding to hide is the **source's**: a
+# padded source position is a key that no query may use.
+#
+# ## The model, built from its parts
+#
+# With $h$ hidden features:
+#
+# * **embeddings plus positions**: each source digit and each decoder input
+#   becomes a learned vector of size $h$, plus the sinusoidal positional
+#   encoding `d2l.PositionalEncoding` (chapter 07), so that the model can
+#   tell position 2 from position 5;
+# * **encoder**: one block of self-attention over the source
+#   (`d2l.MultiHeadAttention` with one head, padding masked by
+#   `valid_lens`), then a small feed-forward network, each followed by a
+#   residual connection and layer normalisation;
+# * **decoder**: at output step $t$ its state is the embedding of the
+#   previous output (the token `BOS`, 11, at step 0) plus the encoding of
+#   position $t$. Cross-attention takes queries $W_q\,\text{state}$, keys
+#   $W_k\,\text{encoder output}$ and values the encoder outputs themselves,
+#   masked by the source's `valid_lens`; a two-layer network reads the state
+#   and the context and scores the 10 digits.
+#
+# A full Transformer decoder would also attend to its own earlier outputs
+# (causal self-attention); these tasks do not need it, and leaving it out
+# keeps one training step at a few milliseconds. Here is the model written
+# out, with `d2l.DotProductAttention` for the cross-attention:
+
+# %%
+class TinySeq2Seq(nn.Module):
+    """Encoder (self-attention) and decoder (cross-attention) from d2lmini's attention modules."""
+
+    def __init__(self, num_hiddens=32, max_len=64):
+        super().__init__()
+        h = num_hiddens
+        self.source_embedding = nn.Embedding(seq2seq.VOCAB, h)
+        self.target_embedding = nn.Embedding(seq2seq.VOCAB, h)
+        self.positional = d2l.PositionalEncoding(h, 0.0, max_len)
+        self.self_attention = d2l.MultiHeadAttention(h, 1, 0.0, query_size=h, key_size=h, value_size=h)
+        self.norm1, self.norm2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.ffn = nn.Sequential(nn.Linear(h, 2 * h), nn.ReLU(), nn.Linear(2 * h, h))
+        self.W_q = nn.Linear(h, h, bias=False)
+        self.W_k = nn.Linear(h, h, bias=False)
+        self.cross_attention = d2l.DotProductAttention(0.0)
+        self.output = nn.Sequential(nn.Linear(2 * h, h), nn.ReLU(), nn.Linear(h, seq2seq.SYMBOLS))
+
+    def forward(self, source, decoder_inputs, valid_lens):
+        # Encoder: queries, keys and values all from the source (self-attention).
+        X = self.positional(self.source_embedding(source))  # (B, S, h)
+        X = self.norm1(X + self.self_attention(X, X, X, valid_lens))
+        encoder_outputs = self.norm2(X + self.ffn(X))  # (B, S, h)
+        # Decoder: the previous output symbol at its position.
+        states = self.positional(self.target_embedding(decoder_inputs))  # (B, T, h)
+        # Cross-attention: queries from the decoder, keys and values from the encoder.
+        context = self.cross_attention(self.W_q(states), self.W_k(encoder_outputs), encoder_outputs,
+                                       valid_lens)  # (B, T, h); weights (B, T, S)
+        return self.output(torch.cat([states, context], dim=-1))  # (B, T, 10): a score per digit
+
+
+# %% [markdown]
+# During training the decoder's inputs are the correct previous outputs, the
+# target shifted right behind `BOS` (*teacher forcing*), so all steps run at
+# once. `seq2seq.AttentionSeq2Seq` is the same model in the package; with its
+# weights copied into ours, both give the same scores and the same
+# cross-attention weights:
+
+# %%
+package_model = seq2seq.AttentionSeq2Seq(num_hiddens=32, attention="dot-product")
+ours = TinySeq2Seq()
+ours.load_state_dict(package_model.state_dict())
+
+batch = reverse_demo
+decoder_inputs = torch.cat([torch.full((len(batch), 1), seq2seq.BOS), batch.target[:, :-1]], dim=1)  # (B, T)
+torch.testing.assert_close(ours(batch.source, decoder_inputs, batch.valid_lens),
+                           package_model(batch.source, decoder_inputs, batch.valid_lens))
+torch.testing.assert_close(ours.cross_attention.attention_weights, package_model.attention_weights)
+print("TinySeq2Seq == seq2seq.AttentionSeq2Seq: scores and cross-attention weights")
+print(f"{sum(p.numel() for p in ours.parameters()):,} parameters")
+weights = package_model.attention_weights  # (B, T, S)
+print("cross-attention weights:", tuple(weights.shape), "(examples, output steps, source positions)")
+print(f"example 2 has {batch.valid_lens[2].item()} digits; the first row of its weights, untrained:",
+      d2l.numpy(weights[2, 0]).round(2))
+
+# %% [markdown]
+# The padding keys get weight exactly 0: `valid_lens` reached the attention
+# through its own mask, as in chapter 02. Before any training the weight is
+# spread over all the real keys, each near $1/n$ (here $1/7 \approx 0.14$).
+#
+# ## Training you can watch
+#
+# `TrainingView` trains a fresh model on reversal: Adam, learning rate
+# 0.003, 128 random sequences per step, the cross-entropy of the next digit.
+# Every 20 steps it redraws the loss, the accuracy on 500 held-out sequences
+# (the share decoded entirely right, feeding back its own outputs) and the
+# cross-attention of one fixed example of length 8, with the correct position
+# of each output step circled. Running the cell below trains for 400 steps,
+# a few seconds. (Its controls and the **Train** button are for you, at the
+# end of the notebook.)
+
+# %%
+view = TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps=400, device=device)
+display(view)
+history = view.run()
+model = view.model
+
+# %%
+accuracy, mass = history.evaluations[400]
+test = history.test  # the 500 held-out sequences
+uniform = d2l.masked_softmax(torch.zeros(len(test), 8, 8), test.valid_lens)  # 1/n on every real key
+chance = seq2seq.alignment_mass(uniform, test.alignment)
+print(f"after 400 steps: held-out accuracy {accuracy:.0%}")
+print(f"attention on the correct position: {mass:.2f} of the weight (uniform attention: {chance:.2f})")
+print(f"steps to reach 95%: {history.steps_to(0.95)}, to reach 99%: {history.steps_to(0.99)}")
+
+# %% [markdown]
+# **The alignment mass** is the measure printed above: for each real output
+# step, the weight the attention puts on the correct source position, averaged
+# over steps. Uniform attention gets the mean of $1/n$; the perfect alignment
+# gets 1.
+#
+# Where did the model "click"? The curves say when: the accuracy stays near 0
+# while the loss creeps down, then jumps within a few dozen steps. Here are
+# snapshots of the fixed example's attention before, around and after that
+# jump, on one colour scale:
+
+# %%
+click = history.steps_to(0.5)  # the first evaluation at 50% accuracy or more
+steps = [0, click - 40, click, history.steps[-1]]
+example = history.examples[[0] * len(steps)]  # the fixed example, once per panel
+snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (panels, T, S)
+outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (panels, T)
+own_mass = [seq2seq.alignment_mass(snapshots[[i]], example[0].alignment) for i in range(len(steps))]
+titles = [f"step {s}: this example {m:.2f}" for s, m in zip(steps, own_mass)]
+seq2seq.show_attention(snapshots, example, outputs, titles=titles)
+d2l.plt.show()
+for s in steps:
+    accuracy, mass = history.evaluations[s]
+    print(f"step {s:>3}: held-out accuracy {accuracy:>4.0%}, mass on the correct position {mass:.2f}")
+
+# %% [markdown]
+# Each title gives the weight this example puts on its circles; the lines
+# printed below the figure give the held-out accuracy and mass at the same
+# steps. At step 0 the weights are a blur. Forty steps before the click the
+# first output step already looks at the last source digit (the encoder can mark
+# the end of a sequence), but the rest is still vague and the outputs (row
+# labels, red where wrong) are mostly wrong. By the click the anti-diagonal is
+# there, and after it the weights only sharpen. The mass stays well below 1:
+# once the correct digit outweighs its neighbours, the output is right and
+# the loss has little reason to sharpen the weights further.
+#
+# ### Explore the run
+#
+# The explorer below holds what the run recorded: the attention of four fixed
+# examples (the first is the one above) every 10 steps. Slide through the
+# training steps, and switch examples: shorter examples show their padding
+# hatched. On the right, the held-out accuracy and mass over the run; the
+# dashed line marks the step shown.
+
+# %%
+explore_alignment(history, step=click)
+
+# %% [markdown]
+# ## The contrast task: sorting
+#
+# The same model, trained on sorting for 100 steps. Its alignment is not a
+# fixed pattern: each output step must find the smallest digit larger than the
+# one it wrote last, wherever that digit sits.
+
+# %%
+torch.manual_seed(0)
+sorter = seq2seq.AttentionSeq2Seq(32, "dot-product").to(device)
+sort_test = seq2seq.make_batch("sort", 500, generator=torch.Generator().manual_seed(2))
+sort_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
+seq2seq.train(sorter, "sort", 100, callback=sort_history)
+accuracy, mass = sort_history.evaluations[100]
+print(f"sorting, after 100 steps: held-out accuracy {accuracy:.0%}, mass on the correct position {mass:.2f}")
+print(f"steps to reach 95%: {sort_history.steps_to(0.95)}")
+final = sort_history.snapshots[100]
+seq2seq.show_attention(final.weights, sort_history.examples, final.predictions,
+                       titles=[f"example {i}" for i in range(3)])
+d2l.plt.show()
+
+# %% [markdown]
+# Three inputs, three different permutations, each found. Sorting is learned
+# faster than reversal, and its attention is sharper: to find the next digit
+# the query only needs to know the digit written last, and a dot product of
+# two learned digit vectors can score "larger, but just barely" directly.
+# Reversal needs positions, as the next experiment shows.
+#
+# ## Experiment 1 · Without positional encoding, reversal cannot be learned
+#
+# Take the positional encoding out, train on reversal for 100 steps (the
+# benchmark in `benchmarks/training.py` trains 30 seconds with the same
+# result), and look at an example with a repeated digit.
+
+# %%
+torch.manual_seed(0)
+no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False).to(device)
+no_pe_history = seq2seq.History(history.examples, test, snapshot_every=50)
+seq2seq.train(no_positions, "reverse", 100, callback=no_pe_history)
+accuracy, mass = no_pe_history.evaluations[100]
+print(f"no positional encoding, 100 steps: held-out accuracy {accuracy:.0%}, "
+      f"mass on the correct position {mass:.2f} (uniform: {chance:.2f})")
+
+no_positions.eval()
+predictions, weights = no_positions.predict(test.source.to(device), test.valid_lens.to(device))
+predictions, weights = predictions.cpu(), weights.cpu()
+favourite = test.source.gather(1, weights[:, 0].argmax(-1, keepdim=True))  # (B, 1): the digit step 0 likes best
+copies = (test.source == favourite).sum(1)  # how often that digit occurs in its source
+shown = next(i for i in range(len(test)) if test.valid_lens[i] == 8 and copies[i] >= 2)
+seq2seq.show_attention(weights[[shown]], test[shown], predictions[[shown]], titles=["no positional encoding"])
+d2l.plt.show()
+digit = favourite[shown, 0].item()
+columns = (test.source[shown] == digit).nonzero()[:, 0].tolist()
+print(f"source {seq2seq.as_text(test.source[shown])}: digit {digit} sits at positions {columns}")
+for t in range(3):
+    print(f"output step {t} gives them the weights {d2l.numpy(weights[shown, t, columns]).round(3)}")
+
+# %% [markdown]
+# The accuracy is 0 and the mass is the uniform value: the model has learned
+# nothing about *where*. Its attention is smeared over every copy of a digit:
+# the copies get equal weights, in every row. Why:
+#
+# * Without positions, the encoder sees a set. Chapter 07
+#   ([Self-attention and positional encoding](07_self_attention_positional_encoding.ipynb))
+#   showed that self-attention is **permutation equivariant**: shuffle the
+#   input tokens and its outputs shuffle the same way. So two equal digits
+#   leave the encoder as two equal vectors, and get equal keys and equal
+#   weights: the cross-attention cannot tell them apart, and cannot tell
+#   "first" from "last" either.
+# * Without positions, the decoder does not know which step it is at either:
+#   its query is built from the digit it wrote last, and nothing else.
+# * What the decoder receives is therefore a function of the *multiset* of
+#   source digits and its last output. Reversal maps "3 1 4" and "4 1 3",
+#   which share one multiset, to different outputs, so no setting of the
+#   weights can do it.
+#
+# Sorting is different: the sorted output *is* a function of the multiset.
+# The same model without positions learns it:
+
+# %%
+torch.manual_seed(0)
+sort_no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False).to(device)
+sort_no_pe_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
+seq2seq.train(sort_no_positions, "sort", 80, callback=sort_no_pe_history)
+accuracy, mass = sort_no_pe_history.evaluations[80]
+print(f"sorting without positional encoding, 80 steps: held-out accuracy {accuracy:.0%}, mass {mass:.2f}")
+
+# %% [markdown]
+# Positions are what lets attention look *somewhere* rather than *at
+# something*: a task whose alignment is a rule about places needs them, a
+# task whose alignment follows content does not.
+#
+# ## Experiment 2 · Additive against scaled dot-product attention
+#
+# Chapter 03's additive score $w_v^\top \tanh(W_q q + W_k k)$ can replace the
+# dot product in the cross-attention (`attention="additive"`). Same seed, same
+# data; the run stops at the first evaluation with 95% held-out accuracy, with
+# the `stop` flag that the Stop button uses.
+
+# %%
+torch.manual_seed(0)
+additive = seq2seq.AttentionSeq2Seq(32, "additive").to(device)
+additive_history = seq2seq.History(history.examples, test, snapshot_every=50)
+reached = threading.Event()
+
+
+def until_95(progress):
+    additive_history(progress)
+    if additive_history.steps_to(0.95) is not None:
+        reached.set()  # train() reads it after the next step, and ends the run there
+
+
+seq2seq.train(additive, "reverse", 400, callback=until_95, stop=reached)
+print(f"{'attention':<12} {'steps to 95%':>13}")
+for name, run in [("dot-product", history), ("additive", additive_history)]:
+    print(f"{name:<12} {run.steps_to(0.95):>13}")
+
+# %% [markdown]
+# Both learn reversal, the additive score a little later on this seed; over
+# the three seeds of `benchmarks/training.py` neither needs consistently fewer
+# steps. Per step, the additive score costs more: it builds a (queries, keys, $h$) tensor
+# and a $\tanh$, where the dot product is one matrix product. The cell below
+# times 10 steps of each on this machine (its output is a live timing, so it
+# differs from run to run; `benchmarks/training.py` measures it properly).
+
+# %% tags=["nbval-ignore-output"]
+for kind in seq2seq.ATTENTIONS:
+    torch.manual_seed(0)
+    timed = seq2seq.AttentionSeq2Seq(32, kind).to(device)
+    start = time.perf_counter()
+    seq2seq.train(timed, "reverse", 10)
+    print(f"{kind:<12} {(time.perf_counter() - start) / 10 * 1000:.1f} ms per step")
+
+# %% [markdown]
+# ## Experiment 3 · Longer sequences than in training
+#
+# The model saw lengths 4 to 8. Give it 8 to 12:
+
+# %%
+long_test = seq2seq.make_batch("reverse", 500, (8, 12), generator=torch.Generator().manual_seed(3))
+model.eval()
+long_predictions, long_weights = model.predict(long_test.source.to(device), long_test.valid_lens.to(device))
+long_predictions, long_weights = long_predictions.cpu(), long_weights.cpu()
+print(f"{'length':>6} {'accuracy':>9} {'mass':>6}")
+for n in range(8, 13):
+    rows = (long_test.valid_lens == n).nonzero()[:, 0]
+    subset = long_test[rows]
+    print(f"{n:>6} {seq2seq.sequence_accuracy(long_predictions[rows], subset):>9.0%} "
+          f"{seq2seq.alignment_mass(long_weights[rows], subset.alignment):>6.2f}")
+_, weights = model.predict(test.source.to(device), test.valid_lens.to(device))
+by_step = seq2seq.alignment_mass(weights.cpu(), test.alignment, by_step=True)
+print("mass by output step, lengths 4-8: ", d2l.numpy(by_step).round(2))
+by_step = seq2seq.alignment_mass(long_weights, long_test.alignment, by_step=True)
+print("mass by output step, lengths 8-12:", d2l.numpy(by_step).round(2))
+looks_at = long_weights[:, 0].argmax(-1).float()  # (B,): where output step 0 puts its largest weight
+for n in range(8, 13):
+    print(f"length {n}: output step 0 should read position {n - 1}, reads {looks_at[long_test.valid_lens == n].mean():.1f} "
+          "on average")
+longest = (long_test.valid_lens == 12).nonzero()[0, 0].item()
+seq2seq.show_attention(long_weights[[longest]], long_test[longest], long_predictions[[longest]],
+                       titles=["length 12, trained on 4-8"], figsize=(4.2, 3.4))
+d2l.plt.show()
+
+# %% [markdown]
+# Length 8 is still perfect; at 9 almost nothing is right. The alignment
+# breaks from the very **first** output step, which on lengths 4–8 puts
+# nearly all its weight on the last digit, and it breaks in an orderly way:
+# the anti-diagonal keeps its shape but starts at position 7, the last
+# position that ever ended a training sequence, so the first eight steps read
+# $n - 8$ positions too early. To be found by step $t$, source position $j$
+# must announce "I am $n - 1 - j$ from the end", and the encoder computes that
+# from the positions of the whole sequence, something it only ever did for
+# $n \le 8$. The model did not learn "reverse"; it learned "reverse sequences
+# of 4 to 8 digits".
+#
+# ## Experiment 4 · The heatmap is not the whole story
+#
+# A heatmap shows where the weight goes, not which input made the output.
+# Two cases from the runs above:
+#
+# 1. In the held-out set (lengths 4–8, 100% right) find a step whose largest
+#    weight is **not** on the correct position, although the output is right
+#    (and the position it prefers holds the same digit).
+# 2. In the long sequences, find a step whose largest weight **is** on the
+#    correct position, although the output is wrong.
+
+# %%
+model.eval()
+predictions, weights = model.predict(test.source.to(device), test.valid_lens.to(device))
+predictions, weights = predictions.cpu(), weights.cpu()
+largest = weights.argmax(-1)  # (B, T): where each step puts its largest weight
+looks_off = (largest != test.positions) & (test.source.gather(1, largest) == test.target)  # on a copy
+says_right = predictions == test.target
+first = ((looks_off & says_right & test.real).any(1)).nonzero()[0, 0].item()
+step = (looks_off[first] & says_right[first] & test.real[first]).nonzero()[0, 0].item()
+
+long_looks_right = long_weights.argmax(-1) == long_test.positions
+long_says_right = long_predictions == long_test.target
+second = ((long_looks_right & ~long_says_right & long_test.real).any(1)).nonzero()[0, 0].item()
+long_step = (long_looks_right[second] & ~long_says_right[second] & long_test.real[second]).nonzero()[0, 0].item()
+
+pair = [(first, step, test, weights, predictions), (second, long_step, long_test, long_weights, long_predictions)]
+for i, t, batch, w, p in pair:
+    n = batch.valid_lens[i].item()
+    print(f"source {seq2seq.as_text(batch.source[i])}, output step {t}: should copy position "
+          f"{batch.positions[i, t].item()} (digit {batch.target[i, t].item()}), wrote {p[i, t].item()}")
+    print(f"  weights by position {d2l.numpy(w[i, t, :n]).round(2)}")
+    by_digit = {d: w[i, t, :n][batch.source[i, :n] == d].sum().item() for d in batch.source[i, :n].tolist()}
+    print("  weights by digit   ", {d: round(total, 2) for d, total in sorted(by_digit.items())})
+fig_1 = seq2seq.show_attention(weights[[first]], test[first], predictions[[first]],
+                               titles=[f"right output, step {step} looks off"], figsize=(3.6, 3.0))
+fig_2 = seq2seq.show_attention(long_weights[[second]], long_test[second], long_predictions[[second]],
+                               titles=[f"step {long_step} looks right, output wrong"], figsize=(4.2, 3.4))
+d2l.plt.show()
+
+# %% [markdown]
+# In the first case the largest weight sits on the neighbouring **copy of the
+# same digit**: the context vector it reads holds the right digit either way,
+# so the loss never asked the model to choose between the copies. A reader of
+# the heatmap would say "it looked at the wrong place"; the output cannot
+# tell. In the second the largest single weight is on the correct position,
+# yet nearly as much lies on the copies of another digit: the context is a
+# weighted *average* of both, a blend the output network never met in
+# training, and it reads the other digit. A map of weights shows what a layer
+# mixes, not why the model answers as it does.
+#
+# ## Your turn: retrain it
+#
+# Below is the training view from the top of the notebook, shown once more
+# (the same widget: both copies follow the same run). **Train** trains a new
+# model with the settings you choose, the seed included; **Stop** ends a run
+# after the step in progress, and the settings stay locked while a run is
+# going. Running the notebook from top to bottom never presses it. Things to
+# try:
+#
+# * switch *positional encoding* off on reversal, then on sorting;
+# * *additive* against *dot-product*, and a few seeds for each: how much do
+#   the steps to 95% vary from seed to seed?
+# * learning rate 0.03, and hidden size 16;
+# * lengths 6–10: does a longer task click later?
+#
+# A retrained model lives in `view.model` and its record in `view.history`
+# (`explore_alignment(view.history)` explores it); the variables `model` and
+# `history` above keep the notebook's own run.
+
+# %%
+view
+
+# %% [markdown]
+# ## Summary
+#
+# * A task with a known alignment (reversal, the anti-diagonal; sorting, a
+#   permutation that follows the content) turns "does attention learn?" into
+#   a measurement: the share of attention on the correct source position.
+# * In cross-attention the queries come from the decoder and the keys and
+#   values from the encoder; the padding to mask is the source's.
+# * A 13,642-parameter encoder–decoder built on `d2lmini`'s attention learns
+#   reversal to 100% in 400 steps, a few seconds on one CPU thread; its
+#   attention jumps from near-uniform to the anti-diagonal within a few dozen
+#   steps, together with the accuracy.
+# * Without positional encoding reversal stays at 0%: the encoder is
+#   permutation equivariant, equal digits get equal weights, and the decoder
+#   receives only a multiset. Sorting, a function of the multiset, still works.
+# * Additive and dot-product scores both learn it; the dot product is cheaper
+#   per step.
+# * The learned alignment does not reach lengths never seen in training.
+# * Attention weights show what is mixed, not why the output is what it is.
+#
+# ## Exercises
+#
+# ### Exercise 8.1 ★ · The reversal's alignment
+#
+# Write `reversal_alignment(valid_lens, num_steps)`: for a batch of lengths,
+# the (batch, num_steps, num_steps) float tensor that is 1 where output step
+# $t$ copies source position $n - 1 - t$ and 0 elsewhere. Output steps $t \ge n$
+# are padding: their rows are all 0.
+
+# %% tags=["exercise"]
+def reversal_alignment(valid_lens, num_steps):
+    """(batch, num_steps, num_steps) floats: 1 at (t, n - 1 - t) for each real output step t."""
+    ### BEGIN SOLUTION
+    steps = torch.arange(num_steps)
+    copied = valid_lens[:, None] - 1 - steps  # (batch, output steps): the source position step t copies
+    return (copied[:, :, None] == steps).float()  # a padding step copies a negative position: no 1 in its row
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch08.check_reversal_alignment(reversal_alignment)
+
+# %% [markdown]
+# ### Exercise 8.2 ★★ · The cross-attention step
+#
+# Write one scaled dot-product cross-attention step by hand, as the model
+# takes it: `cross_attention(decoder_states, encoder_outputs, source_lens,
+# W_q, W_k)` with decoder states (B, T, h), encoder outputs (B, S, h), the
+# source lengths (B,) and the model's projections `W_q` and `W_k` (two
+# `nn.Linear` layers). Queries come from the decoder, keys and values from
+# the encoder (the values are the encoder outputs, unprojected), padding
+# source positions get weight 0, and each row of weights sums to 1. Return
+# `(context, weights)`, shapes (B, T, h) and (B, T, S). You may use
+# `d2l.masked_softmax`; the attention modules are switched off during the
+# check. It compares your step with the model's own.
+
+# %% tags=["exercise"]
+def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k):
+    """One cross-attention step: returns the context (B, T, h) and the weights (B, T, S)."""
+    ### BEGIN SOLUTION
+    queries = W_q(decoder_states)  # (B, T, h): what each output step asks
+    keys = W_k(encoder_outputs)  # (B, S, h): what each source position offers
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])  # (B, T, S)
+    weights = d2l.masked_softmax(scores, source_lens)  # padding source positions get 0
+    return torch.bmm(weights, encoder_outputs), weights
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch08.check_cross_attention(cross_attention)
+
+# %% [markdown]
+# ### Exercise 8.3 ★★★ · The sorting task's alignment
+#
+# Write `sort_alignment(source, valid_lens)`: for a batch of sources of
+# distinct digits padded with `PAD` (10), the (batch, steps, steps) float
+# tensor with a 1 at (output step $t$, the source position of the $t$-th
+# smallest real digit), and rows of 0 for padding steps. Careful: there are
+# two permutations in play, "which position does step $t$ copy?" and "which
+# step does position $j$ go to?". Only one of them is the alignment.
+
+# %% tags=["exercise"]
+def sort_alignment(source, valid_lens):
+    """(batch, steps, steps) floats: 1 at (t, position of the t-th smallest real digit)."""
+    ### BEGIN SOLUTION
+    steps = source.shape[1]
+    real = torch.arange(steps) < valid_lens[:, None]  # (batch, steps)
+    copied = source.masked_fill(~real, 10 ** 6).argsort(dim=1)  # (batch, steps): positions, smallest digit first
+    return F.one_hot(copied, steps).float() * real[:, :, None]  # padding steps copy nothing
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch08.check_sort_alignment(sort_alignment)
+
+# %% [markdown]
+# ### Going further (no check)
+# * Add a causal self-attention layer to the decoder of `TinySeq2Seq`. Does
+#   sorting with **repeated** digits become learnable? (The decoder must count
+#   how many copies it has written.)
+# * Train on lengths 4–12 and test on 13–16. Does a model trained on more
+#   lengths extrapolate further?
+#
+# ## Further reading
+#
+# * D. Bahdanau, K. Cho, Y. Bengio (2014), *Neural machine translation by
+#   jointly learning to align and translate*, arXiv:1409.0473: cross-attention
+#   with an additive score, and the first alignment heatmaps of a translation
+#   model.
+# * M.-T. Luong, H. Pham, C. D. Manning (2015), *Effective approaches to
+#   attention-based neural machine translation*, EMNLP: dot-product and other
+#   scores, global and local attention.
+# * A. Vaswani et al. (2017), *Attention is all you need*, NeurIPS: the
+#   Transformer, whose decoder uses the same cross-attention after its own
+#   causal self-attention.
+# * *Dive into Deep Learning*, section "The Bahdanau Attention Mechanism"
+#   (chapter "Attention Mechanisms and Transformers"): the same idea with a
+#   recurrent decoder, trained on English–French translation.

@@ -1,0 +1,167 @@
+"""Chapter 08's checks accept right answers and name the typical wrong ones."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import d2lmini as d2l
+from d2lmini import seq2seq
+from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch08
+
+
+def reversal_alignment(valid_lens, num_steps, lengths=None, rows=None):
+    steps = torch.arange(num_steps)
+    n = valid_lens[:, None] if lengths is None else lengths
+    copied = (n - 1 - steps) if rows is None else rows(n - 1 - steps)
+    return (copied[..., None] == steps).float()
+
+
+def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k, *, scale=True, keys_from=None,
+                    values=None, softmax=None):
+    queries = W_q(decoder_states)
+    keys = W_k(encoder_outputs if keys_from is None else keys_from(decoder_states, encoder_outputs))
+    scores = queries @ keys.transpose(1, 2) / (math.sqrt(queries.shape[-1]) if scale else 1)
+    weights = d2l.masked_softmax(scores, source_lens) if softmax is None else softmax(scores, source_lens)
+    return weights @ (encoder_outputs if values is None else values(encoder_outputs, W_k)), weights
+
+
+def sort_alignment(source, valid_lens, descending=False, ranks=False, mask_rows=True):
+    steps = source.shape[1]
+    real = torch.arange(steps) < valid_lens[:, None]
+    fill = -1 if descending else 10 ** 6
+    copied = source.masked_fill(~real, fill).argsort(dim=1, descending=descending)
+    if ranks:
+        copied = copied.argsort(dim=1)
+    alignment = F.one_hot(copied, steps).float()
+    return alignment * real[:, :, None] if mask_rows else alignment
+
+
+def test_every_check_accepts_the_reference_answers(capsys):
+    ch08.check_reversal_alignment(reversal_alignment)
+    ch08.check_cross_attention(cross_attention)
+    ch08.check_sort_alignment(sort_alignment)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line[:14] for line in lines] == ["✓ Exercise 8.1", "✓ Exercise 8.2", "✓ Exercise 8.3"]
+
+
+def test_a_student_stub_is_reported_as_not_attempted():
+    def stub(*args, **kwargs):
+        raise NotImplementedError("fill me in")
+
+    for check in (ch08.check_reversal_alignment, ch08.check_cross_attention, ch08.check_sort_alignment):
+        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
+            check(stub)
+
+
+# ---- Exercise 8.1 -------------------------------------------------------------
+
+def test_reversal_success_line_gives_the_chance_level(capsys):
+    ch08.check_reversal_alignment(reversal_alignment)
+    assert "0.50, 0.20, 0.12 for n = 2, 5, 8" in capsys.readouterr().out
+
+
+def test_reversal_accepts_a_boolean_answer():
+    ch08.check_reversal_alignment(lambda lens, n: reversal_alignment(lens, n).bool())
+
+
+@pytest.mark.parametrize("wrong,message", [
+    (lambda lens, n: torch.eye(n) * (torch.arange(n) < lens[:, None])[:, :, None], "that is the diagonal"),
+    (lambda lens, n: reversal_alignment(lens, n, lengths=torch.full_like(lens[:, None], n)) *
+     (torch.arange(n) < lens[:, None])[:, :, None], "you reversed the padded row of 8: step 0 then copies"),
+    (lambda lens, n: reversal_alignment(lens, n, lengths=torch.full_like(lens[:, None], n)),
+     "you reversed the padded row of 8, and padding steps got a 1"),
+    (lambda lens, n: reversal_alignment(lens, n, rows=lambda positions: positions % n),
+     "the padding steps \\(t ≥ n\\) got a 1 too"),
+])
+def test_reversal_names_each_typical_mistake(wrong, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch08.check_reversal_alignment(wrong)
+
+
+def test_reversal_gives_the_general_hint_for_an_unknown_mistake():
+    with pytest.raises(ExerciseError, match="output step t copies source position n - 1 - t") as info:
+        ch08.check_reversal_alignment(lambda lens, n: torch.zeros(len(lens), n, n))
+    assert "n comes from valid_lens" in info.value.hints[1]
+
+
+def test_reversal_names_a_wrong_shape():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(4, 8, 8\).*received: shape \(4, 8\)"):
+        ch08.check_reversal_alignment(lambda lens, n: lens[:, None] - 1 - torch.arange(n))
+
+
+# ---- Exercise 8.2 -------------------------------------------------------------
+
+def masked_over_queries(scores, lens):
+    return d2l.masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"keys_from": lambda states, outputs: states}, "your keys come from the decoder"),
+    ({"scale": False}, "divide the scores by √h"),
+    ({"softmax": lambda scores, lens: torch.softmax(scores, -1)}, "padding source positions get weight"),
+    ({"softmax": masked_over_queries}, "your mask and softmax run over the queries"),
+    ({"softmax": lambda scores, lens: torch.softmax(scores, 1)}, "your softmax runs over the output steps"),
+    ({"values": lambda outputs, W_k: W_k(outputs)}, "the values are the encoder outputs themselves"),
+])
+def test_cross_attention_names_each_typical_mistake(options, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch08.check_cross_attention(lambda *args: cross_attention(*args, **options))
+
+
+def test_cross_attention_names_unprojected_queries_and_keys():
+    def no_W_q(states, outputs, lens, W_q, W_k):
+        return cross_attention(states, outputs, lens, torch.nn.Identity(), W_k)
+
+    def no_W_k(states, outputs, lens, W_q, W_k):
+        return cross_attention(states, outputs, lens, W_q, torch.nn.Identity())
+
+    with pytest.raises(ExerciseError, match="project the decoder states with W_q"):
+        ch08.check_cross_attention(no_W_q)
+    with pytest.raises(ExerciseError, match="project the encoder outputs with W_k"):
+        ch08.check_cross_attention(no_W_k)
+
+
+def test_cross_attention_asks_for_a_pair():
+    with pytest.raises(ExerciseError, match="return the context and the weights, as a tuple"):
+        ch08.check_cross_attention(lambda *args: cross_attention(*args)[1])
+
+
+@pytest.mark.parametrize("shortcut", [
+    lambda s, e, lens, W_q, W_k: (d2l.DotProductAttention(0.0)(W_q(s), W_k(e), e, lens), None),
+    lambda s, e, lens, W_q, W_k: (F.scaled_dot_product_attention(W_q(s), W_k(e), e), None),
+    lambda s, e, lens, W_q, W_k: (d2l.MultiHeadAttention(8, 1, 0.0)(s, e, e, lens), None),
+    lambda s, e, lens, W_q, W_k: (d2l.AdditiveAttention(8, 0.0)(W_q(s), W_k(e), e, lens), None),
+])
+def test_cross_attention_cannot_be_imported_away(shortcut):
+    with pytest.raises(ExerciseError, match="does the whole exercise for you"):
+        ch08.check_cross_attention(shortcut)
+    X = torch.randn(1, 3, 8)
+    assert d2l.DotProductAttention(0.0)(X, X, X).shape == (1, 3, 8)  # switched back on afterwards
+
+
+# ---- Exercise 8.3 -------------------------------------------------------------
+
+def test_sort_success_line_counts_the_permutations(capsys):
+    ch08.check_sort_alignment(sort_alignment)
+    assert "These 6 sources need 6 different alignments" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"ranks": True}, "you marked where each source position goes \\(its rank\\)"),
+    ({"descending": True}, "that sorts in decreasing order"),
+    ({"mask_rows": False}, "the padding steps got a 1 too"),
+])
+def test_sort_names_each_typical_mistake(options, message):
+    with pytest.raises(ExerciseError, match=message) as info:
+        ch08.check_sort_alignment(lambda source, lens: sort_alignment(source, lens, **options))
+    assert len(info.value.hints) == 2
+
+
+def test_sort_rejects_the_sorted_digits_themselves():
+    def digits(source, valid_lens):
+        return F.one_hot(source.sort(dim=1).values, seq2seq.VOCAB).float()  # columns = digits, not positions
+
+    with pytest.raises(ExerciseError, match=r"expected: shape \(6, 7, 7\)"):
+        ch08.check_sort_alignment(digits)

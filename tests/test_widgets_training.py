@@ -1,0 +1,314 @@
+"""Chapter 08's widgets: the live training view and the explorer of a run's snapshots."""
+
+import base64
+import io
+import time
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import d2lmini as d2l
+from d2lmini import seq2seq
+from d2lmini.widgets import AlignmentExplorer, TrainingView, explore_alignment
+from d2lmini.widgets import training as training_module
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread, as the notebook sets: tiny tensors, and no oversubscribed cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def wait_for(condition, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+class Recorder:
+    """Every new picture of a view, with the state of its controls at that moment."""
+
+    def __init__(self, view):
+        self.view, self.pictures, self.locked, self.stop_enabled = view, [], [], []
+        view.image.observe(self.seen, names="value")
+
+    def seen(self, change):
+        self.pictures.append(bytes(change["new"]))
+        self.locked.append(all(c.disabled for c in self.view.controls.values()) and self.view.train_button.disabled)
+        self.stop_enabled.append(not self.view.stop_button.disabled)
+
+
+def drawn_tick_labels(ax):
+    """The x tick labels as last drawn (ax.get_xticklabels() would update the ticks, a change to the axes)."""
+    return [tick.label1.get_text() for tick in ax.xaxis.majorTicks]
+
+
+def assert_circles_on_top(plot, shown):
+    """The circles are drawn after the heatmap on every render, so they show over it."""
+    artists = plot.artists
+    assert shown.circles in artists and artists.index(shown.circles) > artists.index(shown.heatmap)
+
+
+def live(view):
+    """The registered artists of the picture shown now."""
+    return view._picture
+
+
+# ---- the live view ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained():
+    """A view after one run of 100 steps, shared by the tests that only read it."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        view = TrainingView(num_steps=100)
+        view.run()
+    finally:
+        torch.set_num_threads(threads)
+    return view
+
+
+def test_a_new_view_shows_the_untrained_model_and_waits():
+    view = TrainingView(num_steps=100)
+    assert repr(view) == "TrainingView(task='reverse', num_steps=100)"  # the settings not at their defaults
+    assert repr(TrainingView("sort", lr=0.01, positional=False, lengths=(6, 10), seed=2)) == (
+        "TrainingView(task='sort', lr=0.01, positional=False, lengths=(6, 10), seed=2)")
+    assert bytes(view.image.value).startswith(b"\x89PNG") and view.progress.value == 0
+    assert view.status.value.startswith("step 0 of 100") and view.model is None and view.history is None
+    assert not view.training and view.stop_button.disabled and not view.train_button.disabled
+    assert all("Slider" not in type(c).__name__ for c in view.controls.values())  # nothing to draw until Train
+
+
+def test_run_redraws_every_few_steps_in_place_with_the_controls_locked():
+    torch.manual_seed(123)
+    expected_random = torch.rand(3)
+    torch.manual_seed(123)
+    view = TrainingView(num_steps=100, draw_every=20)
+    image = view.image
+    seen = Recorder(view)
+    history = view.run()
+    torch.testing.assert_close(torch.rand(3), expected_random)  # the notebook's random numbers are left alone
+    assert view.image is image  # the same widget, new bytes
+    assert len(seen.pictures) == 6  # steps 0, 20, 40, 60, 80, 100: not every step
+    assert len(set(seen.pictures)) == 6 and all(seen.locked) and all(seen.stop_enabled)
+    assert not view.training and not view.train_button.disabled and view.stop_button.disabled
+    assert view.progress.value == view.progress.max == 100
+    assert history is view.history and len(history.losses) == 100 and view.model is not None
+    assert "held-out accuracy" in view.status.value and "step 100 of 100" in view.status.value
+
+
+def test_what_the_view_draws_is_what_the_model_computes(trained):
+    view, history = trained, trained.history
+    picture = live(view)
+    example = history.examples[0]
+    view.model.eval()
+    predictions, weights = view.model.predict(example.source, example.valid_lens)
+    np.testing.assert_allclose(picture.map.heatmap.get_array(), weights[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(picture.loss.get_ydata(), history.losses)
+    steps, accuracy = picture.accuracy.get_data()
+    assert list(steps) == sorted(history.evaluations)
+    np.testing.assert_allclose(accuracy, [100 * history.evaluations[s][0] for s in steps])
+    assert [t.get_text() for t in picture.map.outputs] == [str(d) for d in predictions[0].tolist()]
+    ax = picture.map.heatmap.axes
+    assert drawn_tick_labels(ax) == [str(d) for d in example.source[0].tolist()]
+    columns, rows = picture.map.circles.get_data()
+    assert list(zip(rows, columns)) == [(t, 7 - t) for t in range(8)]  # the anti-diagonal of length 8
+    assert_circles_on_top(picture.plot, picture.map)
+    mass = seq2seq.alignment_mass(weights, example.alignment)
+    assert view.status.value.endswith(f"weight on the circles {mass:.2f}")
+
+
+def test_every_setting_reaches_the_model_and_the_run():
+    view = TrainingView("sort", "additive", num_hiddens=16, lr=1e-2, positional=False, lengths=(3, 6),
+                        num_steps=100, seed=3)
+    history = view.run()
+    model = view.model
+    assert isinstance(model.cross_attention, d2l.AdditiveAttention) and model.positional is None
+    assert model.W_q.in_features == 16 and history.examples.source.shape[1] == 6
+    assert set(history.test.valid_lens.tolist()) == {3, 4, 5, 6}
+    # the seed control fixes the weights, and lr reaches the optimizer: the same run by hand gives the same losses
+    torch.manual_seed(3)
+    by_hand = seq2seq.AttentionSeq2Seq(16, "additive", positional=False)
+    assert seq2seq.train(by_hand, "sort", 100, lr=1e-2, lengths=(3, 6), seed=3) == history.losses
+    columns, rows = live(view).map.circles.get_data()
+    assert [columns[i] for i in np.argsort(rows)] == history.examples.positions[0].tolist()  # the sort's permutation
+
+
+def test_the_train_button_trains_in_the_background_and_stop_ends_the_run():
+    view = TrainingView(num_steps=800)
+    view.train_button.click()
+    thread = view._thread
+    assert view.training and view.stop_button.disabled is False
+    assert view.start() is thread  # a second press while training starts nothing
+    with pytest.raises(RuntimeError, match="a run is in progress"):
+        view.run()
+    wait_for(lambda: view.progress.value >= 20)
+    view.stop_button.click()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and not view.training
+    assert 20 <= len(view.history.losses) < 800 and view.progress.value == len(view.history.losses)
+    assert all(not c.disabled for c in view.controls.values()) and view.stop_button.disabled
+    assert view.last_error is None and view.message.value == ""
+
+
+def test_a_new_setting_draws_on_a_figure_of_its_own():
+    view = TrainingView(num_steps=100)
+    first = live(view)
+    view.controls["num_steps"].value = 200
+    view.controls["task"].value = "sort"
+    view.run()
+    assert live(view) is not first and live(view).plot.figure.axes[0].get_xlim() == (0, 200)
+    assert view.progress.max == 200
+
+
+def test_an_error_in_a_background_run_is_shown_and_the_view_recovers(monkeypatch):
+    view = TrainingView(num_steps=100)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("loss <b>exploded</b>")
+
+    monkeypatch.setattr(training_module, "train", broken)
+    view.start().join(timeout=60)
+    assert isinstance(view.last_error, RuntimeError)
+    assert "RuntimeError: loss &lt;b&gt;exploded&lt;/b&gt;" in view.message.value
+    assert not view.training and not view.train_button.disabled
+    with pytest.raises(RuntimeError, match="exploded"):  # run() shows it and raises it
+        view.run()
+    monkeypatch.undo()
+    view.run()
+    assert view.last_error is None and view.message.value == ""
+
+
+def test_an_error_while_drawing_is_shown_too(monkeypatch):
+    view = TrainingView(num_steps=100)
+    monkeypatch.setattr(training_module._LivePicture, "draw", lambda self, history, step: 1 / 0)
+    view.start().join(timeout=60)
+    assert isinstance(view.last_error, ZeroDivisionError) and "ZeroDivisionError" in view.message.value
+
+
+def test_the_display_data_holds_the_widget_its_text_and_a_static_picture(trained):
+    view = trained
+    data, metadata = view._repr_mimebundle_()
+    assert data["text/plain"] == repr(view)
+    assert "application/vnd.jupyter.widget-view+json" in data
+    picture = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
+    assert picture.width == 2 * metadata["image/png"]["width"]
+
+
+@pytest.mark.parametrize("options,error,fragments", [
+    ({"task": "copy"}, ValueError, ["task", "'reverse', 'sort'", "'copy'"]),
+    ({"attention": "dot"}, ValueError, ["attention", "'dot-product', 'additive'", "'dot'"]),
+    ({"num_hiddens": 24}, ValueError, ["num_hiddens", "[16, 32, 64]", "24"]),
+    ({"lr": 0.5}, ValueError, ["lr", "0.001", "0.5"]),
+    ({"positional": 1}, ValueError, ["positional", "[True, False]", "1"]),
+    ({"lengths": (4, 9)}, ValueError, ["lengths", "(4, 8)", "(4, 9)"]),
+    ({"num_steps": 50}, ValueError, ["num_steps", "[100, 200, 400, 800]", "50"]),
+    ({"seed": -1}, ValueError, ["seed", "between 0 and 9999", "-1"]),
+    ({"draw_every": 15}, ValueError, ["draw_every", "multiple of 10", "15"]),
+    ({"draw_every": 5}, ValueError, ["draw_every", "between 10", "5"]),
+    ({"test_size": 0}, ValueError, ["test_size", "between 1", "0"]),
+])
+def test_bad_settings_are_named(options, error, fragments):
+    with pytest.raises(error) as info:
+        TrainingView(**options)
+    for fragment in fragments:
+        assert fragment in str(info.value), (fragment, str(info.value))
+
+
+def test_lengths_may_be_given_as_a_list():
+    assert TrainingView(lengths=[3, 6], num_steps=100).settings["lengths"] == (3, 6)
+
+
+# ---- the explorer of a run ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run(trained):
+    return trained.history
+
+
+def test_the_explorer_draws_each_recorded_step_and_example(run):
+    explorer = explore_alignment(run, step=0)
+    assert repr(explorer) == "AlignmentExplorer(step=0, example=0)"
+    pictures = {bytes(explorer.image.value)}
+    for step in run.steps:
+        for example in range(len(run.examples)):
+            explorer.controls["step"].value = step
+            explorer.controls["example"].value = example
+            assert explorer.last_error is None
+            snapshot, batch = run.snapshots[step], run.examples[example]
+            n = int(batch.valid_lens)
+            shown = explorer.maps[example]
+            drawn = shown.heatmap.get_array()
+            np.testing.assert_allclose(drawn[:n, :n], snapshot.weights[example, :n, :n].numpy())
+            if n < 8:  # padding hatched, the rest drawn
+                assert np.ma.getmaskarray(drawn)[n:].all() and np.ma.getmaskarray(drawn)[:, n:].all()
+            assert not np.ma.getmaskarray(drawn)[:n, :n].any()
+            ax = shown.heatmap.axes
+            columns, rows = shown.circles.get_data()
+            assert list(zip(rows, columns)) == [(t, n - 1 - t) for t in range(n)]
+            assert_circles_on_top(explorer.plots[example], shown)
+            assert drawn_tick_labels(ax)[:n] == [str(d) for d in batch.source[0, :n].tolist()]
+            outputs = [t.get_text() for t in shown.outputs]
+            assert outputs[:n] == [str(d) for d in snapshot.predictions[example, :n].tolist()]
+            assert outputs[n:] == [""] * (8 - n)
+            wrong = (snapshot.predictions[example, :n] != batch.target[0, :n]).tolist()
+            assert [t.get_color() == "#cf222e" for t in shown.outputs[:n]] == wrong
+            assert list(explorer.now_lines[example].get_xdata()) == [step, step]
+            assert f"step {step}, example {example}: " in explorer.caption_text
+            pictures.add(bytes(explorer.image.value))
+    assert len(pictures) == len(run.steps) * len(run.examples)
+
+
+def test_the_explorer_caption_gives_the_examples_own_mass(run):
+    explorer = AlignmentExplorer(run)
+    last = run.steps[-1]
+    mass = seq2seq.alignment_mass(run.snapshots[last].weights[:1], run.examples[0].alignment)
+    assert explorer.caption_text.endswith(f"weight on the correct position {mass:.2f}")
+    assert explorer.controls["step"].value == last  # the last step by default
+
+
+def test_the_explorer_curves_are_the_held_out_evaluations(run):
+    explorer = AlignmentExplorer(run)
+    mass_line, accuracy_line = explorer.figure.axes[1].lines[:2]
+    steps = sorted(run.evaluations)
+    assert list(mass_line.get_xdata()) == steps
+    np.testing.assert_allclose(mass_line.get_ydata(), [run.evaluations[s][1] for s in steps])
+    np.testing.assert_allclose(accuracy_line.get_ydata(), [run.evaluations[s][0] for s in steps])
+
+
+def test_without_evaluations_the_explorer_plots_the_examples_mass():
+    history = seq2seq.History(seq2seq.make_batch("reverse", 2, generator=torch.Generator().manual_seed(0)))
+    torch.manual_seed(0)
+    seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", 20, callback=history)
+    explorer = AlignmentExplorer(history)
+    [line] = [line for line in explorer.figure.axes[1].lines if line.get_label().startswith("these")]
+    np.testing.assert_allclose(line.get_ydata(), [history.mass(s) for s in history.steps])
+
+
+def test_the_explorer_fits_its_colours_and_keeps_a_static_picture(run):
+    explorer = AlignmentExplorer(run, step=0)
+    explorer.controls["colour_scale"].value = "fit"
+    assert explorer.last_error is None and "colours 0 to" in explorer.caption_text
+    data, _ = explorer._repr_mimebundle_()
+    assert data["text/plain"] == repr(explorer) and "image/png" in data
+
+
+@pytest.mark.parametrize("call,error,fragments", [
+    (lambda run: AlignmentExplorer("history"), TypeError, ["history", "seq2seq.History", "str"]),
+    (lambda run: AlignmentExplorer(seq2seq.History(run.examples)), ValueError, ["no snapshot", "train()"]),
+    (lambda run: AlignmentExplorer(run, step=5), ValueError, ["step must be one of", "got 5"]),
+    (lambda run: AlignmentExplorer(run, example=4), ValueError, ["example", "between 0 and 3", "4"]),
+])
+def test_the_explorer_names_bad_arguments(run, call, error, fragments):
+    with pytest.raises(error) as info:
+        call(run)
+    for fragment in fragments:
+        assert fragment in str(info.value), (fragment, str(info.value))
+
