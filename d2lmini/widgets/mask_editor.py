@@ -69,8 +69,8 @@ class MaskEditorExplorer(Explorer):
         grid = widgets.GridBox([cell for row in self.cells for cell in row],
                                layout=widgets.Layout(grid_template_columns=f"repeat({SIZE}, 32px)",
                                                      grid_gap="2px"))
-        self.legend = widgets.HTML(f"<small>{LEGEND}<br>{POLICY}</small>",
-                                   layout=widgets.Layout(width="260px"))
+        self.legend = widgets.HTML(f'<div style="line-height:1.3; font-size:small">{LEGEND}<p>{POLICY}</p></div>',
+                                   layout=widgets.Layout(width="300px"))
         super().__init__(controls, [controls["preset"]], figsize=(3.9, 3.1), filename="mask_editor.png")
         # The grid beside the picture, so that a click and its effect are seen together.
         preset_row, colour_scale, caption, image, save_row, message = self.children
@@ -109,7 +109,8 @@ class MaskEditorExplorer(Explorer):
         else:
             plural = "queries" if len(empty) > 1 else "query"
             rows = f"fully masked: {plural} {_queries(empty)}, all-zero weights by d2lmini's policy"
-        return {"weights": weights, "mask": mask, "empty_rows": empty, "caption": rows}
+        caption = f"{int((~mask).sum())} of {SIZE * SIZE} cells masked; {rows}"
+        return {"weights": weights, "mask": mask, "empty_rows": empty, "caption": caption}
 
     def draw(self, result):
         self.heatmap.set_array(masked_weights(result["weights"][0], result["mask"][0]))
