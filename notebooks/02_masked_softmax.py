@@ -363,14 +363,14 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 torch.manual_seed(3)
 edit_scores = torch.randn(1, 6, 6)  # (batch, queries, keys)
 edit_masks = {  # each (1, queries or 1, keys), True = may attend
-    "padding: 4 valid keys": d2l.attention_mask([4], 1, 6, 6),
+    "padding, 4 keys": d2l.attention_mask([4], 1, 6, 6),
     "causal + padding": d2l.attention_mask([4], 1, 6, 6, causal=True),
-    "query 2 sees nothing": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
+    "query 2: no key": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
 }
 edit_weights = torch.cat([d2l.masked_softmax(edit_scores, mask=mask) for mask in edit_masks.values()])
 print("query 2 with no key to attend to:", edit_weights[2, 2].tolist())
 fig = d2l.show_heatmaps(edit_weights, xlabel="Keys", ylabel="Queries", titles=list(edit_masks),
-                        figsize=(7.5, 2.8))
+                        figsize=(8, 2.9))
 
 # %% [markdown]
 # Masked cells are exactly 0, so they are white; the row of query 2 is white
