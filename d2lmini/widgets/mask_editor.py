@@ -7,6 +7,7 @@ SDPA have it. Presets set the whole grid at once from ``attention_mask``.
 
 import ipywidgets as widgets
 import torch
+from ipywidgets.widgets.widget_bool import ToggleButtonStyle  # not re-exported by ipywidgets
 
 from ..masking import attention_mask, empty_rows, masked_softmax
 from .base import Explorer, check_number, dropdown, masked_weights
@@ -59,12 +60,15 @@ class MaskEditorExplorer(Explorer):
         generator = torch.Generator().manual_seed(seed)
         self.scores = torch.randn(1, SIZE, SIZE, generator=generator)  # (batch, queries, keys)
         start = preset_mask(preset) if preset != CUSTOM else torch.ones(SIZE, SIZE, dtype=torch.bool)
+        # One layout and one style shared by the 36 buttons: 2 widget models, not 72, in a saved notebook.
+        cell_layout = widgets.Layout(width="30px", height="30px", padding="0")
+        cell_style = ToggleButtonStyle()
         for i in range(SIZE):
             for j in range(SIZE):
                 allowed = bool(start[i, j])
                 controls[f"cell_{i}_{j}"] = widgets.ToggleButton(
                     value=allowed, description=_mark(allowed), tooltip=f"query {i}, key {j}",
-                    layout=widgets.Layout(width="30px", height="30px", padding="0"))
+                    layout=cell_layout, style=cell_style)
         self.cells = [[controls[f"cell_{i}_{j}"] for j in range(SIZE)] for i in range(SIZE)]
         grid = widgets.GridBox([cell for row in self.cells for cell in row],
                                layout=widgets.Layout(grid_template_columns=f"repeat({SIZE}, 32px)",
