@@ -64,6 +64,12 @@ CASES = [
      [("sigma", [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]), ("kernel", KERNELS), ("n_train", [20, 40, 60])]),
     ("masked softmax", "explore_masked_softmax", {}, "2",
      [("valid_len_0", [0, 3, 6, 8]), ("valid_len_1", [1, 4, 7]), ("mode", ["per query", "per example"])]),
+    # Chapter 02's mask editor: a click on one grid cell, then a preset (which sets every cell, one redraw).
+    ("mask editor, clicking cells", "explore_mask_editor", {}, "1",
+     [("cell_0_5", [True, False]), ("cell_3_1", [False, True])]),
+    ("mask editor, presets", "explore_mask_editor", {}, "1",
+     [("preset", ["causal", "a whole row masked: query 2", "padding: 2 valid keys", "no mask",
+                  "padding: 4 valid keys"])]),
     ("additive vs dot product", "explore_additive", {}, "4",
      [("noise", [0.1, 0.5, 1.0, 2.0, 0.0]), ("seed", [1, 2, 3]), ("valid_len_0", [4, 10, 2]),
       ("valid_len_1", [3, 10, 6])]),
@@ -104,7 +110,7 @@ FIRST_VIEWS = [
      [("d", 128), ("d", 64)]),  # colours 0 to 0.2, then 0 to 0.5: each end drawn for the first time
 ]
 
-CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_additive",
+CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_mask_editor", "explore_additive",
                 "explore_dot_product", "explore_multihead", "explore_positional_encoding",
                 "explore_head_view"]
 

@@ -32,6 +32,7 @@
 #    with nothing to attend to;
 # 3. learn why `d2lmini` gives such a query all-zero weights;
 # 4. express causal (decoder) masking as valid lengths $1, 2, \dots, n$.
+# 5. edit a mask cell by cell and watch the weights follow.
 
 # %%
 import torch
@@ -350,6 +351,60 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 # Query 0 has one key to attend to, so its weight is 1; each later query
 # spreads its weight over one more key.
 #
+# ## Edit a mask by hand
+#
+# Lengths and the causal flag are two short ways to describe a mask, but the
+# mask itself is just a boolean matrix, True where query $i$ may attend to
+# key $j$, and any such matrix is allowed. Three of them over the same scores
+# for one example of 6 queries and 6 keys: padding, causal with padding, and
+# a query that may attend to nothing (a per-query length of 0).
+
+# %%
+torch.manual_seed(3)
+edit_scores = torch.randn(1, 6, 6)  # (batch, queries, keys)
+edit_masks = {  # each (1, queries or 1, keys), True = may attend
+    "padding, 4 keys": d2l.attention_mask([4], 1, 6, 6),
+    "causal + padding": d2l.attention_mask([4], 1, 6, 6, causal=True),
+    "query 2: no key": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
+}
+edit_weights = torch.cat([d2l.masked_softmax(edit_scores, mask=mask) for mask in edit_masks.values()])
+print("query 2 with no key to attend to:", edit_weights[2, 2].tolist())
+fig = d2l.show_heatmaps(edit_weights, xlabel="Keys", ylabel="Queries", titles=list(edit_masks),
+                        figsize=(8, 2.9))
+
+# %% [markdown]
+# Masked cells are exactly 0, so they are white; the row of query 2 is white
+# from end to end, by the rule of this collection: a query with no key to
+# attend to gets all-zero weights.
+#
+# ### Edit it yourself
+#
+# In the editor below each button of the grid is one cell of the mask: a
+# pressed button (✓) means the query may attend to the key, a blank one that
+# it is masked. Click a cell and the weights, `d2l.masked_softmax(scores,
+# mask=mask)` over fixed random scores, redraw at once; the presets set the
+# whole grid from `d2l.attention_mask`. The caption above the picture names
+# the queries whose whole row is masked. Things to try:
+#
+# * Pick *a whole row masked: query 2*. Its row turns to grey hatching and
+#   its weights are exactly 0, not NaN. Click one of its cells back on: query
+#   2 now puts all of its weight, 1, on that single key.
+# * Blank a whole column: that key is padding for every query, and the other
+#   weights of each row grow so that the row still sums to 1.
+# * Start from *causal* and flip it to anti-causal: blank the cells below
+#   the diagonal and press those above it. Query 0 now sees every future
+#   key, and the last query sees only itself. A decoder trained this way
+#   reads the very tokens it is asked to predict: its training loss looks
+#   excellent, and it cannot generate anything, since at generation time the
+#   future does not exist yet.
+
+# %%
+from d2lmini.widgets import explore_mask_editor
+
+mask_editor = explore_mask_editor()
+mask_editor
+
+# %% [markdown]
 # ## Summary
 #
 # * Padding makes a batch rectangular; the masked softmax gives padding keys
@@ -364,6 +419,8 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 #   torch 2.13 (measured above); older releases gave NaN.
 # * Causal masking is masking with valid lengths $1, \dots, n$, the lower
 #   triangle of the score matrix.
+# * A mask is any boolean (queries, keys) matrix, True where a query may
+#   attend; lengths and the causal flag are shorthands for the common ones.
 #
 # ## Exercises
 #

@@ -27,6 +27,7 @@ from .base import (
 from .dot_product import DotProductExplorer, explore_dot_product
 from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPoolingExplorer, explore_kernel_pooling
+from .mask_editor import MaskEditorExplorer, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
@@ -37,7 +38,7 @@ __all__ = [
     "explore_multihead", "explore_head_view",
     "explore_positional_encoding", "PositionalEncodingExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer", "HeadViewExplorer",
+    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
     "TrainingView", "AlignmentExplorer", "explore_alignment",

@@ -1,0 +1,52 @@
+"""Chapter 02's mask editor in JupyterLab: a preset and a click on a grid cell each redraw the weights
+and update the caption."""
+
+from jupyter_ui import IMAGE_DIGESTS_JS, IMAGE_SOURCES_JS, SLIDER_TIMEOUT, WIDGETS_TIMEOUT, NotebookDriver
+from playwright.sync_api import expect
+
+PATH = "notebooks/02_masked_softmax.ipynb"
+
+
+def test_a_click_and_a_preset_redraw_the_mask_editor(page, lab_server, screenshots):
+    driver = NotebookDriver(page, lab_server, PATH)
+    driver.open()
+    driver.wait_for_kernel()
+    # The editor's cell alone: it builds its explorer from nothing above it, and Run All
+    # of this chapter, slow on a loaded machine, is test_jupyterlab.py's work.
+    source = page.locator(".jp-Notebook .jp-CodeCell", has_text="mask_editor = explore_mask_editor()")
+    source.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    cell = page.locator('button.widget-toggle-button[title="query 2, key 3"]')
+    editor = page.locator(".jp-OutputArea-output").filter(has=cell).filter(has=page.locator("img"))
+    expect(editor).to_have_count(1, timeout=WIDGETS_TIMEOUT * 1000)
+    caption = editor.locator(".widget-html", has_text="cells masked")
+    preset = editor.locator(".widget-dropdown select")
+    expect(caption).to_have_text("18 of 36 cells masked; every query sees at least one key")
+
+    def redraws(action, caption_after):
+        sources = editor.evaluate(IMAGE_SOURCES_JS)
+        digests = editor.evaluate(IMAGE_DIGESTS_JS)
+        action()
+        page.wait_for_function(
+            f"([root, before]) => JSON.stringify(({IMAGE_SOURCES_JS})(root)) !== JSON.stringify(before)",
+            arg=[editor.element_handle(), sources], timeout=SLIDER_TIMEOUT * 1000,
+        )
+        assert editor.evaluate(IMAGE_DIGESTS_JS) != digests, f"{action.__name__}: the picture did not change"
+        expect(caption).to_have_text(caption_after, timeout=SLIDER_TIMEOUT * 1000)
+
+    def pick_a_whole_row_masked():
+        preset.select_option(label="a whole row masked: query 2")
+
+    redraws(pick_a_whole_row_masked, "6 of 36 cells masked; fully masked: query 2, all-zero weights by "
+                                     "d2lmini's policy")
+    expect(cell).to_have_text("")
+
+    def click_query_2_key_3():
+        cell.click()  # query 2 may attend to key 3 again
+
+    redraws(click_query_2_key_3, "5 of 36 cells masked; every query sees at least one key")
+    expect(cell).to_have_text("✓")
+    shown = preset.evaluate("select => select.options[select.selectedIndex].text")
+    assert shown.replace("\xa0", " ") == "edited by hand"  # the menu spaces its labels with no-break spaces
+    editor.scroll_into_view_if_needed()
+    editor.screenshot(path=screenshots / "02_mask_editor.png")
