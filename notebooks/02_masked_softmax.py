@@ -429,7 +429,30 @@ mask_editor
 # expected, what it got, and gives a hint.
 
 # %% [markdown]
-# ### Exercise 2.1 · Padded queries, not just padded keys
+# ### Exercise 2.1 · Mean pooling over the valid steps (★)
+#
+# When every score is equal, attention pooling is a plain average. Use that
+# to write `masked_mean(values, valid_lens)`: for `values` of shape
+# (batch, steps, dim) and 1-D `valid_lens`, return the mean of the first
+# `valid_lens[b]` steps of each example, shape (batch, dim). Padding steps
+# must not count, and an example of length 0 gives a zero vector. Hint:
+# `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).
+
+# %% tags=["exercise"]
+def masked_mean(values, valid_lens):
+    """Mean of each example's first valid_lens[b] steps: (batch, steps, dim) -> (batch, dim)."""
+    ### BEGIN SOLUTION
+    scores = torch.zeros(values.shape[0], 1, values.shape[1], device=values.device)  # all equal
+    weights = d2l.masked_softmax(scores, valid_lens)  # (batch, 1, steps)
+    return (weights @ values).squeeze(1)  # (batch, dim)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch02.check_masked_mean(masked_mean)
+
+# %% [markdown]
+# ### Exercise 2.2 · Padded queries, not just padded keys (★★)
 #
 # In self-attention every token is a query as well as a key, padding
 # included. A 1-D `valid_lens` hides the padded *keys*, but each padded
@@ -455,7 +478,7 @@ def self_attention_weights(scores, valid_lens):
 ch02.check_padded_queries(self_attention_weights)
 
 # %% [markdown]
-# ### Exercise 2.2 · A sliding-window causal mask
+# ### Exercise 2.3 · A sliding-window causal mask (★★)
 #
 # With a causal mask the last of $n$ queries attends to all $n$ keys, so the
 # cost still grows as $n^2$. Some models (Mistral 7B, for one) let each query
@@ -481,24 +504,12 @@ def local_causal_mask(num_steps, window):
 ch02.check_local_causal_mask(local_causal_mask)
 
 # %% [markdown]
-# ### Exercise 2.3 · Mean pooling over the valid steps
+# ## Further reading
 #
-# When every score is equal, attention pooling is a plain average. Use that
-# to write `masked_mean(values, valid_lens)`: for `values` of shape
-# (batch, steps, dim) and 1-D `valid_lens`, return the mean of the first
-# `valid_lens[b]` steps of each example, shape (batch, dim). Padding steps
-# must not count, and an example of length 0 gives a zero vector. Hint:
-# `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).
-
-# %% tags=["exercise"]
-def masked_mean(values, valid_lens):
-    """Mean of each example's first valid_lens[b] steps: (batch, steps, dim) -> (batch, dim)."""
-    ### BEGIN SOLUTION
-    scores = torch.zeros(values.shape[0], 1, values.shape[1], device=values.device)  # all equal
-    weights = d2l.masked_softmax(scores, valid_lens)  # (batch, 1, steps)
-    return (weights @ values).squeeze(1)  # (batch, dim)
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch02.check_masked_mean(masked_mean)
+# * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.3:
+#   the decoder's mask, scores of illegal connections set to $-\infty$
+#   before the softmax.
+# * PyTorch's documentation of `torch.nn.functional.scaled_dot_product_attention`:
+#   its boolean `attn_mask` (True may attend) and `is_causal`.
+# * The d2l book, section "Attention Scoring Functions", where the masked
+#   softmax operation is introduced.

@@ -594,7 +594,7 @@ view
 #
 # ## Exercises
 #
-# ### Exercise 8.1 ★ · The reversal's alignment
+# ### Exercise 8.1 · The reversal's alignment (★)
 #
 # Write `reversal_alignment(valid_lens, num_steps)`: for a batch of lengths,
 # the (batch, num_steps, num_steps) float tensor that is 1 where output step
@@ -615,7 +615,7 @@ def reversal_alignment(valid_lens, num_steps):
 ch08.check_reversal_alignment(reversal_alignment)
 
 # %% [markdown]
-# ### Exercise 8.2 ★★ · The cross-attention step
+# ### Exercise 8.2 · The cross-attention step (★★)
 #
 # Write one scaled dot-product cross-attention step by hand, as the model
 # takes it: `cross_attention(decoder_states, encoder_outputs, source_lens,
@@ -644,7 +644,7 @@ def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k):
 ch08.check_cross_attention(cross_attention)
 
 # %% [markdown]
-# ### Exercise 8.3 ★★★ · The sorting task's alignment
+# ### Exercise 8.3 · The sorting task's alignment (★★★)
 #
 # Write `sort_alignment(source, valid_lens)`: for a batch of sources of
 # distinct digits padded with `PAD` (10), the (batch, steps, steps) float

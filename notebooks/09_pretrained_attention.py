@@ -508,7 +508,7 @@ d2l.plt.show()
 #
 # ## Exercises
 #
-# ### Exercise 9.1 (★) · The [SEP] sink
+# ### Exercise 9.1 · The [SEP] sink (★)
 #
 # In the original BERT many heads park their spare attention on `[SEP]`, the
 # last token (Clark et al., 2019). Write `sep_share(attention)`: for maps
@@ -528,7 +528,7 @@ def sep_share(attention):
 ch09.check_sep_share(sep_share)
 
 # %% [markdown]
-# ### Exercise 9.2 (★★) · The previous-token head, over many sentences
+# ### Exercise 9.2 · The previous-token head, over many sentences (★★)
 #
 # Write `previous_token_head(attentions)`. It takes a list of maps, one
 # (layers, heads, T, T) tensor per sentence, of different lengths T. For each
@@ -556,7 +556,7 @@ def previous_token_head(attentions):
 ch09.check_previous_token_head(previous_token_head)
 
 # %% [markdown]
-# ### Exercise 9.3 (★★★) · Sentence similarity with padding
+# ### Exercise 9.3 · Sentence similarity with padding (★★★)
 #
 # To embed sentences of different lengths in one batch, a model pads them to
 # the same length $T$, and `valid_lens[i]` says how many of sentence $i$'s

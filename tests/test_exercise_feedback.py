@@ -157,9 +157,9 @@ def test_hint_shows_the_next_step_for_the_last_failed_check(capsys):
     error = failure("ch02.check_local_causal_mask", lambda n, window: torch.eye(n, dtype=torch.bool))
     assert len(error.hints) == 2 and error.lines()[3] == f"  hint: {error.hints[0]}"
     hint()
-    assert capsys.readouterr().out == f"Exercise 2.2 · hint 2 of 2 (the last): {error.hints[1]}\n"
+    assert capsys.readouterr().out == f"Exercise 2.3 · hint 2 of 2 (the last): {error.hints[1]}\n"
     hint()  # no step beyond the last: it is shown again
-    assert capsys.readouterr().out == f"Exercise 2.2 · hint 2 of 2 (the last): {error.hints[1]}\n"
+    assert capsys.readouterr().out == f"Exercise 2.3 · hint 2 of 2 (the last): {error.hints[1]}\n"
     assert ch02.hint is hint  # the check cell's module offers it, as the block says
 
 
@@ -291,7 +291,7 @@ print("RESULTS" + json.dumps(shown))
     out, results = result.stdout.rsplit("RESULTS", 1)
     assert json.loads(results) == {"wrong": "ExerciseError", "stub": "ExerciseNotAttempted", "broken": "RuntimeError"}
     block = failure("ch02.check_local_causal_mask", WRONG_ANSWERS["ch02.check_local_causal_mask"]).lines()
-    stub_line = "Exercise 2.2 · not attempted yet: complete `stub` above, run that cell, then this one."
+    stub_line = "Exercise 2.3 · not attempted yet: complete `stub` above, run that cell, then this one."
     assert out.startswith("\n".join(block) + "\n" + stub_line + "\n")
     learner_error = out.split(stub_line + "\n", 1)[1]
     assert "Traceback" in learner_error and "broken" in learner_error and "@ torch.ones(n + 1)" in learner_error

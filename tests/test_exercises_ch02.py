@@ -32,12 +32,12 @@ def not_implemented(*args):
 NOT_ATTEMPTED = "not attempted yet: complete `not_implemented` above"
 
 
-# Exercise 2.1
+# Exercise 2.2
 
 def test_padded_queries_accepts_the_reference(capsys):
     ch02.check_padded_queries(padded_queries_right)
     assert capsys.readouterr().out == (
-        "✓ Exercise 2.1: correct. The real queries ignore the padding, and the 11 padded queries of "
+        "✓ Exercise 2.2: correct. The real queries ignore the padding, and the 11 padded queries of "
         "this batch (an empty example among them) get all-zero rows.\n"
     )
 
@@ -126,12 +126,12 @@ def test_padded_queries_stub_is_reported_as_not_attempted():
         ch02.check_padded_queries(not_implemented)
 
 
-# Exercise 2.2
+# Exercise 2.3
 
 def test_local_causal_mask_accepts_the_reference(capsys):
     ch02.check_local_causal_mask(local_causal_mask_right)
     assert capsys.readouterr().out == (
-        "✓ Exercise 2.2: correct. Each query sees at most `window` keys: at 1,024 steps a window of 128 "
+        "✓ Exercise 2.3: correct. Each query sees at most `window` keys: at 1,024 steps a window of 128 "
         "keeps 122,944 of the causal mask's 524,800 entries (23%).\n"
     )
 
@@ -162,7 +162,7 @@ def test_local_causal_mask_shows_both_masks_row_under_row():
 ], ids=["window+1", "window-1", "no diagonal", "plain causal", "two-sided band", "transposed", "inverted",
         "floats", "other"])
 def test_local_causal_mask_names_each_typical_mistake(wrong, hint):
-    with pytest.raises(ExerciseError, match="Exercise 2.2") as info:
+    with pytest.raises(ExerciseError, match="Exercise 2.3") as info:
         ch02.check_local_causal_mask(wrong)
     assert f"hint: {hint}" in str(info.value)
 
@@ -182,11 +182,11 @@ def test_local_causal_mask_stub_is_reported_as_not_attempted():
         ch02.check_local_causal_mask(not_implemented)
 
 
-# Exercise 2.3
+# Exercise 2.1
 
 def test_masked_mean_accepts_the_reference(capsys):
     ch02.check_masked_mean(masked_mean_right)
-    assert capsys.readouterr().out.startswith("✓ Exercise 2.3: correct.")
+    assert capsys.readouterr().out.startswith("✓ Exercise 2.1: correct.")
 
 
 def test_masked_mean_over_every_step_is_told_padding_counts():

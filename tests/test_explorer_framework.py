@@ -225,4 +225,4 @@ def test_an_uneven_last_row_has_no_empty_panels():
     assert [ax.get_title() for ax in panels] == [f"head {h}" for h in range(6)]
     tokens_below = [ax.xaxis.get_tick_params()["labelbottom"] for ax in panels]
     assert tokens_below == [False, False, True, True, True, True]
-    assert [ax.get_xlabel() for ax in panels] == ["", "", "Keys", "Keys", "Keys", "Keys"]
+    assert [ax.get_xlabel() for ax in panels] == ["", ""] + ["Key position"] * 4

@@ -12,11 +12,11 @@ from ._feedback import ExerciseError, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch02.hint()
 from ._support import hint_for, mask_rows
 
-PADDED_QUERIES = "Exercise 2.1"
-SLIDING_WINDOW = "Exercise 2.2"
-MASKED_MEAN = "Exercise 2.3"
+PADDED_QUERIES = "Exercise 2.2"
+SLIDING_WINDOW = "Exercise 2.3"
+MASKED_MEAN = "Exercise 2.1"
 
-# Exercise 2.1
+# Exercise 2.2
 
 def _padded_self_attention(scores, valid_lens):
     """Weights over the real keys for each real query, all-zero rows for the padded queries."""
@@ -60,7 +60,7 @@ def _padded_queries_hint(received, scores, valid_lens):
 
 @check(PADDED_QUERIES)
 def check_padded_queries(self_attention_weights):
-    """Exercise 2.1: padded keys get no weight, and padded queries get all-zero rows."""
+    """Exercise 2.2: padded keys get no weight, and padded queries get all-zero rows."""
     generator = torch.Generator().manual_seed(21)
     scores = torch.randn(4, 5, 5, generator=generator)  # (batch, queries, keys): self-attention
     valid_lens = torch.tensor([1, 3, 5, 0])  # a report starts with a real row, then a padded one
@@ -76,7 +76,7 @@ def check_padded_queries(self_attention_weights):
                            f"this batch (an empty example among them) get all-zero rows.")
 
 
-# Exercise 2.2
+# Exercise 2.3
 
 def _local_causal(num_steps, window):
     """True where key j lies in query i's window of the last ``window`` steps: i - window < j <= i."""
@@ -121,7 +121,7 @@ def _local_causal_hint(received, num_steps, window):
 
 @check(SLIDING_WINDOW)
 def check_local_causal_mask(local_causal_mask):
-    """Exercise 2.2: query i attends to keys i - window + 1 .. i only."""
+    """Exercise 2.3: query i attends to keys i - window + 1 .. i only."""
     for num_steps, window in ((6, 3), (5, 1), (4, 10)):
         expected = _local_causal(num_steps, window)
         call = f"local_causal_mask({num_steps}, {window})"
@@ -141,7 +141,7 @@ def check_local_causal_mask(local_causal_mask):
                            f"{kept:,} of the causal mask's {causal:,} entries ({kept / causal:.0%}).")
 
 
-# Exercise 2.3
+# Exercise 2.1
 
 def _masked_mean_hint(received, values, valid_lens, expected):
     if not (isinstance(received, torch.Tensor) and received.shape == expected.shape):
@@ -165,7 +165,7 @@ def _masked_mean_hint(received, values, valid_lens, expected):
 
 @check(MASKED_MEAN)
 def check_masked_mean(masked_mean):
-    """Exercise 2.3: the mean over each example's valid steps, zeros for an empty example."""
+    """Exercise 2.1: the mean over each example's valid steps, zeros for an empty example."""
     generator = torch.Generator().manual_seed(23)
     values = torch.randn(4, 5, 3, generator=generator)  # (batch, steps, dim)
     valid_lens = torch.tensor([2, 5, 0, 1])
