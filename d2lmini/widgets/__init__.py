@@ -30,11 +30,12 @@ from .kernel import KernelPoolingExplorer, explore_kernel_pooling
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
+from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
-    "explore_positional_encoding", "PositionalEncodingExplorer",
+    "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
     "MultiHeadExplorer", "HeadViewExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
