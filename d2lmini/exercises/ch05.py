@@ -169,9 +169,9 @@ def check_split_heads(split_heads):
     """Exercise 5.5: split_heads(X, num_heads) equals MultiHeadAttention.transpose_qkv, and names each wrong split."""
     cases = [(2, 5, 12, 3), (1, 4, 8, 2), (3, 2, 6, 6)]  # (B, T, d, heads)
     for B, T, d, num_heads in cases:
-        with seeded(55):
+        with seeded(55):  # building the module draws its W_o
             X = torch.randn(B, T, d)
-        expected = MultiHeadAttention(d, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, p)
+            expected = MultiHeadAttention(d, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, p)
         with without(SPLIT, "split the heads into the batch",
                      (MultiHeadAttention, "transpose_qkv", "mha.transpose_qkv(...)"),
                      (MultiHeadAttention, "split_heads", "mha.split_heads(...)")):

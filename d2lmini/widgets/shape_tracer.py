@@ -93,7 +93,8 @@ class ShapeTracerExplorer(Explorer):
     def layer(self, num_heads):
         """A ``MultiHeadAttention`` with ``num_heads`` heads over D_MODEL features (built once)."""
         if num_heads not in self._layers:
-            self._layers[num_heads] = MultiHeadAttention(self.D_MODEL, num_heads, dropout=0.0)
+            with torch.random.fork_rng(devices=[]):  # building it draws W_o: leave the notebook's numbers alone
+                self._layers[num_heads] = MultiHeadAttention(self.D_MODEL, num_heads, dropout=0.0)
         return self._layers[num_heads]
 
     def build(self, plot):
@@ -139,7 +140,7 @@ class ShapeTracerExplorer(Explorer):
             picture = tensor_picture(positions, columns, p)
             canvas[:picture.shape[0], :picture.shape[1]] = picture
             image.set_data(canvas)
-        # The legend: one cell per head, spaced like the folded batch's blocks, numbered by head.
+        # The legend: one cell per head, one blank apart, numbered by head.
         legend = self.images["legend"]
         canvas = np.zeros(legend.get_array().shape)
         heads = torch.arange(h).reshape(h, 1, 1)  # (h, 1, 1): block b is head b
