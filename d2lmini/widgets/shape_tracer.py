@@ -123,11 +123,11 @@ class ShapeTracerExplorer(Explorer):
         columns = torch.arange(d).repeat(T).reshape(1, T, d)  # X[0, t, j] = j
         if transpose:
             folded = [self.layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, p) each
-            how = "transpose_qkv (reshape, permute, reshape)"
+            how = "transpose_qkv"
         else:
             folded = [X.reshape(h, T, p) for X in (positions, columns)]  # the bug: heads mix positions
             how = "reshape alone: heads mix positions"
-        caption = f"h = {h} heads of width p = {p}, T = {T}: X (1, {T}, {d}) → ({h}, {T}, {p}) by {how}"
+        caption = f"h = {h}, p = {p}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {p}) by {how}"
         return {"weights": folded[0].float(), "positions": folded[0], "columns": folded[1],
                 "X": (positions, columns), "p": p, "caption": caption}
 
