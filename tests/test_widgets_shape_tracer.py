@@ -29,6 +29,8 @@ def set_controls(explorer, **values):
 def read_cells(pixels):
     """(heads, digits) read back off a picture: per cell, the head whose colour fills it (-1: blank)
     and the digit painted in it (-1: none)."""
+    if pixels.dtype == np.uint8:  # the explorer's images are 8-bit
+        pixels = pixels / 255
     rows, width = pixels.shape[0] // CELL, pixels.shape[1] // CELL
     heads, digits = np.full((rows, width), -1), np.full((rows, width), -1)
     colours = np.array([to_rgba(c) for c in HEAD_COLOURS])
@@ -38,9 +40,9 @@ def read_cells(pixels):
             corner = pixels[r * CELL, w * CELL]
             if corner[3] == 0:
                 continue
-            [[heads[r, w]]] = np.nonzero(np.abs(colours - corner).sum(1) < 1e-6)
+            [[heads[r, w]]] = np.nonzero(np.abs(colours - corner).sum(1) < 0.01)
             ink = np.abs(pixels[r * CELL + top:r * CELL + top + 5, w * CELL + left:w * CELL + left + 3] - corner
-                         ).sum(-1) > 1e-6
+                         ).sum(-1) > 0.01
             [digits[r, w]] = [digit for digit, glyph in FONT.items() if np.array_equal(glyph, ink)]
     return heads, digits
 

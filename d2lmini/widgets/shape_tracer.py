@@ -106,7 +106,8 @@ class ShapeTracerExplorer(Explorer):
         self.images = {}
         for name, ax, rows, columns in (("X", ax_x, self.MAX_T, d), ("fold", ax_fold, self.MAX_T, fold_width),
                                         ("legend", ax_legend, 1, 2 * d - 1)):
-            image = ax.imshow(np.zeros((rows * CELL, columns * CELL, 4)), interpolation="nearest",
+            # 8-bit RGBA: matplotlib draws it several times faster than floats, which it converts first.
+            image = ax.imshow(np.zeros((rows * CELL, columns * CELL, 4), np.uint8), interpolation="nearest",
                               extent=(-0.5, columns - 0.5, rows - 0.5, -0.5))
             ax.set(xticks=[], yticks=[])
             ax.spines[:].set_visible(False)
@@ -136,16 +137,16 @@ class ShapeTracerExplorer(Explorer):
         h = d // p
         for name, (positions, columns) in (("X", result["X"]), ("fold", (result["positions"], result["columns"]))):
             image = self.images[name]
-            canvas = np.zeros(image.get_array().shape)
+            canvas = np.zeros(image.get_array().shape, np.uint8)
             picture = tensor_picture(positions, columns, p)
-            canvas[:picture.shape[0], :picture.shape[1]] = picture
+            canvas[:picture.shape[0], :picture.shape[1]] = np.round(255 * picture)
             image.set_data(canvas)
         # The legend: one cell per head, one blank apart, numbered by head.
         legend = self.images["legend"]
-        canvas = np.zeros(legend.get_array().shape)
+        canvas = np.zeros(legend.get_array().shape, np.uint8)
         heads = torch.arange(h).reshape(h, 1, 1)  # (h, 1, 1): block b is head b
         picture = tensor_picture(heads, heads * p, p)
-        canvas[:, :picture.shape[1]] = picture
+        canvas[:, :picture.shape[1]] = np.round(255 * picture)
         legend.set_data(canvas)
 
 
