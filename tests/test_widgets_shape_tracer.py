@@ -141,3 +141,14 @@ def test_bad_starting_values_are_named(kwargs, message):
 def test_a_bad_type_for_T_is_named():
     with pytest.raises(TypeError, match="T must be an int, got float 2.5"):
         explore_shape_tracer(T=2.5)
+
+
+def test_a_fresh_tracer_has_a_short_text_form_and_makes_no_pyplot_figure():
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    explorer = explore_shape_tracer()
+    bundle, _ = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == "ShapeTracerExplorer(num_heads=2, T=4, transpose=True)"
+    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json", "image/png"}
+    assert plt.get_fignums() == []
