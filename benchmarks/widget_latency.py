@@ -83,6 +83,9 @@ CASES = [
     # Chapter 07: the encoding (its own colour scale) beside softmax(P Pᵀ/√d), colours fitted from the start.
     ("positional encoding", "explore_positional_encoding", {"colour_scale": "fit"}, "1 + encoding",
      [("d", [64, 128, 16, 2, 32]), ("base", [100.0, 10.0, 1000.0, 100000.0, 10000.0])]),
+    # Chapter 05's shape tracer: no weights, cells coloured by head (its colour toggle changes nothing).
+    ("shape tracer", "explore_shape_tracer", {}, "0 (2 cell images)",
+     [("num_heads", [4, 8, 1, 2]), ("T", [2, 5, 3, 4]), ("transpose", [False, True])]),
     ("head view (chapter 09), layer and head", "explore_head_view", {}, "12 + 1 + lines",
      [("layer", [0, 1, 2, 3, 4, 5]), ("head", [0, 2, 5, 8, 11, 1]), ("query", [10, "all"])]),
     # The colour scale follows the weights: each upper end is drawn once, then kept.
@@ -112,7 +115,7 @@ FIRST_VIEWS = [
 
 CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_mask_editor", "explore_additive",
                 "explore_dot_product", "explore_multihead", "explore_positional_encoding",
-                "explore_head_view"]
+                "explore_head_view", "explore_shape_tracer"]
 
 
 def load_baseline(revision, folder):

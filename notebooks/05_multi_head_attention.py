@@ -31,7 +31,9 @@
 #    `torch.nn.MultiheadAttention`, copying the weights across by hand;
 # 3. see the error you get when the width does not split into equal heads;
 # 4. draw each head's weights for a self-attention example;
-# 5. explore heads, causal masking and valid lengths with sliders.
+# 5. trace where each feature goes when the heads are folded into the batch,
+#    and see what a missing transpose does;
+# 6. explore heads, causal masking and valid lengths with sliders.
 
 # %%
 import torch
@@ -242,6 +244,98 @@ except AssertionError as error:
     print("AssertionError:", error)
 
 # %% [markdown]
+# ## Tracing the shapes: why the transpose matters
+#
+# `transpose_qkv` is three lines, and the middle one is easy to drop: a single
+# `reshape` to (batch·heads, n, p) has the right shape too. Shapes alone
+# cannot tell the two apart, so make the tensor tell us where each number came
+# from. Take one example ($B = 1$) of $T = 4$ positions and $p_o = 8$ features
+# split into $h = 2$ heads of width $p = 4$, and build two tensors of that shape:
+# one holds each cell's position $t$, the other its feature column $j$. Feature
+# column $j$ belongs to head $j \,//\, p$. Every reshape and permute moves the
+# two tensors' cells the same way, so afterwards each cell still says where it
+# came from.
+
+# %%
+T, d_model, h = 4, 8, 2
+p_trace = d_model // h
+positions = torch.arange(T).repeat_interleave(d_model).reshape(1, T, d_model)  # X[0, t, j] = t
+columns = torch.arange(d_model).repeat(T).reshape(1, T, d_model)  # X[0, t, j] = j
+tracer = d2l.MultiHeadAttention(d_model, h, dropout=0.0)  # only its transpose_qkv / transpose_output
+
+
+def steps(X):
+    """transpose_qkv one step at a time: every intermediate tensor, named by the operation that made it."""
+    split = X.reshape(1, T, h, p_trace)  # (B, T, h, p)
+    moved = split.permute(0, 2, 1, 3)  # (B, h, T, p)
+    folded = moved.reshape(1 * h, T, p_trace)  # (B*h, T, p)
+    return {"X": X, "reshape": split, "permute(0, 2, 1, 3)": moved, "reshape = transpose_qkv": folded,
+            "transpose_output": tracer.transpose_output(folded)}
+
+
+traced = {name: steps(X) for name, X in (("positions", positions), ("columns", columns))}
+wrong = positions.reshape(1 * h, T, p_trace)  # the bug: no transpose
+for name, X in (("positions", positions), ("columns", columns)):
+    torch.testing.assert_close(traced[name]["reshape = transpose_qkv"], tracer.transpose_qkv(X))
+    torch.testing.assert_close(traced[name]["transpose_output"], X)
+for step, tensor in traced["positions"].items():
+    print(f"{step:<24}{tuple(tensor.shape)}")
+print("step by step == d2l's transpose_qkv; transpose_output brings X back")
+print("positions in batch row 0, with the transpose:", traced["positions"]["reshape = transpose_qkv"][0, :, 0].tolist())
+print("positions in batch row 0, reshape alone:     ", wrong[0, :, 0].tolist())
+
+# %% [markdown]
+# Below, every tensor is drawn the way PyTorch prints it: its last two axes are
+# the rows and columns of a block, and the axes in front of them (batch of 1
+# dropped) are blocks side by side, left to right. A cell's colour is the head
+# of its feature column, its digit the position it came from.
+
+# %%
+from matplotlib.patches import Patch
+
+from d2lmini.widgets.shape_tracer import head_colour, tensor_picture
+
+
+def show_tensor(ax, name, tensor_positions, tensor_columns):
+    """One panel: a traced tensor as blocks of cells, titled with the step and its shape."""
+    shape = tuple(tensor_positions.shape)
+    blocks = (-1, *shape[-2:])  # (blocks, rows, columns): batch and any middle axes side by side
+    picture = tensor_picture(tensor_positions.reshape(blocks), tensor_columns.reshape(blocks), p_trace)
+    ax.imshow(picture, interpolation="nearest")
+    ax.set_title(f"{name}\n{shape}", fontsize=9)
+    ax.set_axis_off()
+
+
+names = list(traced["positions"])
+blocks = [traced["positions"][n].reshape(-1, *traced["positions"][n].shape[-2:]).shape for n in names]
+fig, axes = d2l.plt.subplots(2, len(names), figsize=(12, 3.6), layout="constrained",
+                             width_ratios=[G * (C + 1) - 1 for G, _, C in blocks])  # each panel's width in cells
+for ax, name in zip(axes[0], names):
+    show_tensor(ax, name, traced["positions"][name], traced["columns"][name])
+show_tensor(axes[1, 0], "X", positions, columns)
+show_tensor(axes[1, 3], "reshape alone (the bug)", wrong, columns.reshape(1 * h, T, p_trace))
+for ax in (axes[1, 1], axes[1, 2], axes[1, 4]):
+    ax.set_axis_off()
+axes[1, 1].text(0.5, 0.5, "no permute: the same\n(2, 4, 4) shape, but\nblock 0 holds positions\n0, 0, 1, 1",
+                ha="center", va="center", fontsize=9, transform=axes[1, 1].transAxes)
+fig.legend(handles=[Patch(color=head_colour(i), label=f"head {i}") for i in range(h)], loc="lower right",
+           ncols=h, fontsize=9, frameon=False)
+d2l.plt.show()
+
+# %% [markdown]
+# Read the top row left to right. `reshape` only regroups each position's 8
+# features as (heads, p): four blocks, one per position, each holding both
+# heads. `permute` moves the head axis in front of the positions: now block $i$
+# is head $i$, one colour, with positions 0 to 3 down its rows. The last
+# `reshape` merges batch and heads, and `transpose_output` undoes it all.
+#
+# The bottom row skips the permute. The shape is the same (2, 4, 4), but batch
+# row 0 now holds positions 0, 0, 1, 1 in its rows, with both heads' features:
+# attention over that "head" would treat two halves of one token as two
+# tokens, and never see positions 2 and 3. No error is raised — only the
+# numbers are wrong.
+
+# %% [markdown]
 # ## What each head looks at
 #
 # Random weights make random heads, which says little. To see heads doing
@@ -295,10 +389,28 @@ d2l.plt.show()
 # %% [markdown]
 # ## Explore
 #
-# The explorer runs a multi-head self-attention layer over six positions
-# whose embeddings are random vectors (they stand for no word: chapter 09
-# shows a trained model's heads over real sentences) and redraws the per-head heatmaps, on one shared colour scale, as you move
-# its controls: the number of heads, which head to show (or all of them),
+# First the shapes. The tracer folds a (1, T, 8) tensor into (h, T, p) like
+# the figure above, with `d2l`'s own `transpose_qkv`, or with a bare
+# `reshape` when you untick *with transpose*:
+#
+# * Step the heads through 1, 2, 4, 8 with the transpose: each block stays one
+#   colour, positions 0 to T − 1 down its rows.
+# * Untick *with transpose*: blocks now mix colours (heads) and their rows
+#   repeat positions. With h = 1 the two agree: a single head needs no move.
+# * Change T: without the transpose, which positions a block holds changes too.
+
+# %%
+from d2lmini.widgets import explore_shape_tracer
+
+shape_tracer = explore_shape_tracer()
+shape_tracer
+
+# %% [markdown]
+# Then the heads' weights. The second explorer runs a multi-head
+# self-attention layer over six positions whose embeddings are random vectors
+# (they stand for no word: chapter 09 shows a trained model's heads over real
+# sentences) and redraws the per-head heatmaps, on one shared colour scale, as
+# you move its controls: the number of heads, which head to show (or all of them),
 # causal masking, and the valid length.
 #
 # * Step the number of heads through 1, 2, 4, 8: the width per head shrinks
@@ -323,6 +435,8 @@ explorer
 #   concatenated results.
 # * Folding the heads into the batch (`transpose_qkv`, then `transpose_output`)
 #   runs them all in one batched call; valid lengths are repeated per head.
+# * The fold needs its permute: a bare `reshape` to (batch·heads, n, p) has the
+#   right shape but fills each "head" with pieces of several positions.
 # * $p_o$ must be divisible by $h$: `d2lmini` says so with a ValueError that
 #   suggests valid head counts.
 # * With the weights copied across (`in_proj_weight` = $[W_q; W_k; W_v]$,
@@ -331,8 +445,105 @@ explorer
 # * Per-head heatmaps on one colour scale show what each head attends to.
 #
 # ## Exercises
+
+# %% [markdown]
+# ### Exercise 5.1 · Do more heads cost more parameters? (★)
 #
-# ### Exercise 5.1 · Multi-head attention in one `einsum` per step
+# Write `multihead_parameter_count(num_hiddens, num_heads, query_size,
+# key_size, value_size, bias)` that returns the number of learnable numbers in
+# a `d2l.MultiHeadAttention` with these arguments, from the formula and not by
+# building one. Predict first: how does the count change when you double the
+# number of heads?
+
+# %% tags=["exercise"]
+def multihead_parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias):
+    """Number of parameters of d2l.MultiHeadAttention(num_hiddens, num_heads, ...)."""
+    ### BEGIN SOLUTION
+    weights = num_hiddens * (query_size + key_size + value_size + num_hiddens)  # W_q, W_k, W_v, W_o
+    biases = 4 * num_hiddens if bias else 0
+    return weights + biases
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_parameter_count(multihead_parameter_count)
+
+
+# %% [markdown]
+# ### Exercise 5.2 · One head's weights, by hand (★★)
+#
+# Write `head_weights(mha, X, head)` that returns the self-attention weights of
+# head number `head` (counting from 0) for the input `X` (batch, n, d) — shape
+# (batch, n, n) — computed only from the rows of `mha.W_q.weight` and
+# `mha.W_k.weight` that belong to that head, without calling `mha`. It must
+# equal `mha.attention_weights[:, head]` after `mha(X, X, X)`.
+
+# %% tags=["exercise"]
+def head_weights(mha, X, head):
+    """Self-attention weights of one head of a bias-free d2l.MultiHeadAttention, (batch, n, n)."""
+    ### BEGIN SOLUTION
+    p = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * p, (head + 1) * p)
+    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T  # (batch, n, p)
+    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, dim=-1)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_head_weights(head_weights)
+
+# %% [markdown]
+# ### Exercise 5.3 · How much does a head matter? (★★)
+#
+# A simple test of a head's importance: silence it and see how much the output
+# moves. Write `output_without_head(mha, X, head)` that runs self-attention on
+# `X` like `mha(X, X, X)`, except that the chosen head's slice of the
+# concatenated heads is set to zero before $W_o$. Use the module's own pieces:
+# `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
+# `mha.W_o`. The check then ranks the heads of a random layer by how far the
+# output moves without each.
+
+# %% tags=["exercise"]
+def output_without_head(mha, X, head):
+    """mha(X, X, X) with head number `head` silenced before W_o."""
+    ### BEGIN SOLUTION
+    q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
+    concatenated = mha.transpose_output(mha.attention(q, k, v))  # (batch, n, p_o)
+    p = concatenated.shape[-1] // mha.num_heads
+    concatenated = concatenated.clone()
+    concatenated[..., head * p:(head + 1) * p] = 0
+    return mha.W_o(concatenated)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_output_without_head(output_without_head)
+
+# %% [markdown]
+# ### Exercise 5.4 · Split the heads into the batch (★★)
+#
+# Write `split_heads(X, num_heads)` that turns `X` of shape (B, T, d) into the
+# (B·num_heads, T, p) batch of `transpose_qkv`, with p = d / num_heads, using
+# `reshape` and `permute` (or `transpose`) — not `d2l`'s own helpers, which
+# the check switches off. Row b·num_heads + i must be head i of example b.
+# The check also runs the classic wrong splits and says which one yours is.
+
+# %% tags=["exercise"]
+def split_heads(X, num_heads):
+    """(B, T, d) -> (B*num_heads, T, d/num_heads): each head of each example becomes a batch row."""
+    ### BEGIN SOLUTION
+    B, T, d = X.shape
+    X = X.reshape(B, T, num_heads, d // num_heads)  # (B, T, h, p)
+    X = X.permute(0, 2, 1, 3)  # (B, h, T, p)
+    return X.reshape(B * num_heads, T, d // num_heads)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch05.check_split_heads(split_heads)
+
+# %% [markdown]
+# ### Exercise 5.5 · Multi-head attention in one `einsum` per step (★★★)
 #
 # Write `einsum_multihead(queries, keys, values, mha)` that reproduces
 # `mha(queries, keys, values)` for a `d2l.MultiHeadAttention` built with
@@ -360,73 +571,14 @@ def einsum_multihead(queries, keys, values, mha):
 ch05.check_einsum_multihead(einsum_multihead)
 
 # %% [markdown]
-# ### Exercise 5.2 · One head's weights, by hand
+# ## Further reading
 #
-# Write `head_weights(mha, X, head)` that returns the self-attention weights of
-# head number `head` (counting from 0) for the input `X` (batch, n, d) — shape
-# (batch, n, n) — computed only from the rows of `mha.W_q.weight` and
-# `mha.W_k.weight` that belong to that head, without calling `mha`. It must
-# equal `mha.attention_weights[:, head]` after `mha(X, X, X)`.
-
-# %% tags=["exercise"]
-def head_weights(mha, X, head):
-    """Self-attention weights of one head of a bias-free d2l.MultiHeadAttention, (batch, n, n)."""
-    ### BEGIN SOLUTION
-    p = mha.W_q.weight.shape[0] // mha.num_heads
-    rows = slice(head * p, (head + 1) * p)
-    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T  # (batch, n, p)
-    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, dim=-1)
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch05.check_head_weights(head_weights)
-
-# %% [markdown]
-# ### Exercise 5.3 · How much does a head matter?
-#
-# A simple test of a head's importance: silence it and see how much the output
-# moves. Write `output_without_head(mha, X, head)` that runs self-attention on
-# `X` like `mha(X, X, X)`, except that the chosen head's slice of the
-# concatenated heads is set to zero before $W_o$. Use the module's own pieces:
-# `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
-# `mha.W_o`. The check then ranks the heads of a random layer by how far the
-# output moves without each.
-
-# %% tags=["exercise"]
-def output_without_head(mha, X, head):
-    """mha(X, X, X) with head number `head` silenced before W_o."""
-    ### BEGIN SOLUTION
-    q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
-    concatenated = mha.transpose_output(mha.attention(q, k, v))  # (batch, n, p_o)
-    p = concatenated.shape[-1] // mha.num_heads
-    concatenated = concatenated.clone()
-    concatenated[..., head * p:(head + 1) * p] = 0
-    return mha.W_o(concatenated)
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch05.check_output_without_head(output_without_head)
-
-# %% [markdown]
-# ### Exercise 5.4 · Do more heads cost more parameters?
-#
-# Write `multihead_parameter_count(num_hiddens, num_heads, query_size,
-# key_size, value_size, bias)` that returns the number of learnable numbers in
-# a `d2l.MultiHeadAttention` with these arguments, from the formula and not by
-# building one. Predict first: how does the count change when you double the
-# number of heads?
-
-# %% tags=["exercise"]
-def multihead_parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias):
-    """Number of parameters of d2l.MultiHeadAttention(num_hiddens, num_heads, ...)."""
-    ### BEGIN SOLUTION
-    weights = num_hiddens * (query_size + key_size + value_size + num_hiddens)  # W_q, W_k, W_v, W_o
-    biases = 4 * num_hiddens if bias else 0
-    return weights + biases
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch05.check_parameter_count(multihead_parameter_count)
+# * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.2:
+#   multi-head attention, with $h = 8$ heads of size $d_\text{model}/h = 64$,
+#   at the cost of one full-width head.
+# * E. Voita, D. Talbot, F. Moiseev, R. Sennrich and I. Titov (2019),
+#   "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy
+#   Lifting, the Rest Can Be Pruned", and P. Michel, O. Levy and G. Neubig
+#   (2019), "Are Sixteen Heads Really Better than One?": what happens when
+#   heads are removed, measured (exercise 5.3 in small).
+# * The d2l book, section "Multi-Head Attention".

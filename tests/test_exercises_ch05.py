@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch05
 
 
@@ -36,13 +37,20 @@ def parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bi
     return num_hiddens * (query_size + key_size + value_size + num_hiddens) + (4 * num_hiddens if bias else 0)
 
 
+def split_heads(X, num_heads):
+    B, T, d = X.shape
+    return X.reshape(B, T, num_heads, d // num_heads).permute(0, 2, 1, 3).reshape(B * num_heads, T, -1)
+
+
 def test_every_check_accepts_the_reference_answers(capsys):
     ch05.check_einsum_multihead(einsum_multihead)
     ch05.check_head_weights(head_weights)
     ch05.check_output_without_head(output_without_head)
     ch05.check_parameter_count(parameter_count)
+    ch05.check_split_heads(split_heads)
     lines = capsys.readouterr().out.splitlines()
-    assert [line[:14] for line in lines] == ["✓ Exercise 5.1", "✓ Exercise 5.2", "✓ Exercise 5.3", "✓ Exercise 5.4"]
+    assert [line[:14] for line in lines] == ["✓ Exercise 5.5", "✓ Exercise 5.2", "✓ Exercise 5.3", "✓ Exercise 5.1",
+                                             "✓ Exercise 5.4"]
 
 
 def test_a_student_stub_is_reported_as_not_attempted():
@@ -50,12 +58,12 @@ def test_a_student_stub_is_reported_as_not_attempted():
         raise NotImplementedError("fill me in")
 
     for check in (ch05.check_einsum_multihead, ch05.check_head_weights, ch05.check_output_without_head,
-                  ch05.check_parameter_count):
+                  ch05.check_parameter_count, ch05.check_split_heads):
         with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
             check(stub)
 
 
-# ---- Exercise 5.1 -------------------------------------------------------------
+# ---- Exercise 5.5 -------------------------------------------------------------
 
 def test_einsum_multihead_rejects_the_full_width_scale():
     def full_width(queries, keys, values, mha):
@@ -122,7 +130,7 @@ def test_output_without_head_names_an_unchanged_output():
         ch05.check_output_without_head(lambda mha, X, head: mha(X, X, X))
 
 
-# ---- Exercise 5.4 -------------------------------------------------------------
+# ---- Exercise 5.1 -------------------------------------------------------------
 
 @pytest.mark.parametrize("wrong,message", [
     (lambda n, h, q, k, v, b: h * parameter_count(n, h, q, k, v, b), "do not multiply by num_heads"),
@@ -154,3 +162,64 @@ def test_head_weights_cannot_be_read_off_the_module():
         ch05.check_head_weights(read_off)
     with pytest.raises((ExerciseError, TypeError)):
         ch05.check_head_weights(lambda mha, X, head: mha.attention_weights[:, head])
+
+
+# ---- Exercise 5.4 -------------------------------------------------------------
+
+def test_split_heads_equals_the_modules_fold_on_a_hand_made_case():
+    # Features 0..3 of position 0, 4..7 of position 1: two heads of width 2.
+    X = torch.arange(8.0).reshape(1, 2, 4)
+    torch.testing.assert_close(split_heads(X, 2), torch.tensor([[[0.0, 1.0], [4.0, 5.0]],
+                                                                [[2.0, 3.0], [6.0, 7.0]]]))
+
+
+def split_wrong_axes(X, num_heads):
+    B, T, d = X.shape
+    return X.reshape(B, T, num_heads, d // num_heads).transpose(2, 3).reshape(B * num_heads, T, -1)
+
+
+def split_interleaved(X, num_heads):
+    B, T, d = X.shape
+    return X.reshape(B, T, d // num_heads, num_heads).permute(0, 3, 1, 2).reshape(B * num_heads, T, -1)
+
+
+def split_head_major(X, num_heads):
+    B, T, d = X.shape
+    return X.reshape(B, T, num_heads, d // num_heads).permute(2, 0, 1, 3).reshape(B * num_heads, T, -1)
+
+
+@pytest.mark.parametrize("wrong,first,second", [
+    (lambda X, h: X.reshape(X.shape[0] * h, X.shape[1], -1), "the heads mix positions",
+     "move the head axis in front of the position axis"),
+    (split_wrong_axes, "swapped the head axis with the width axis", "the positions and the heads"),
+    (split_interleaved, "the head index is taken from the wrong end", "p consecutive features"),
+    (split_head_major, "merged in the wrong order: head first, then example",
+     "keep the example axis in front of the head axis"),
+])
+def test_split_heads_names_each_typical_mistake(wrong, first, second):
+    with pytest.raises(ExerciseError, match=r"B=2, T=5, d=12, num_heads=3") as info:
+        ch05.check_split_heads(wrong)
+    assert first in info.value.hints[0]
+    assert second in info.value.hints[1]
+
+
+def test_split_heads_gives_the_general_hint_for_another_wrong_answer():
+    with pytest.raises(ExerciseError) as info:
+        ch05.check_split_heads(lambda X, h: torch.zeros(X.shape[0] * h, X.shape[1], X.shape[2] // h))
+    assert "split the feature axis into (heads, p)" in info.value.hints[0]
+
+
+@pytest.mark.parametrize("shortcut", [
+    lambda X, h: d2l.MultiHeadAttention(X.shape[-1], h, 0.0).transpose_qkv(X),
+    lambda X, h: d2l.MultiHeadAttention(X.shape[-1], h, 0.0).split_heads(X).flatten(0, 1),
+])
+def test_split_heads_cannot_be_answered_by_the_module(shortcut):
+    with pytest.raises(ExerciseError, match="does the whole exercise for you"):
+        ch05.check_split_heads(shortcut)
+
+
+def test_split_heads_leaves_the_module_working_afterwards():
+    with pytest.raises(ExerciseError):
+        ch05.check_split_heads(lambda X, h: d2l.MultiHeadAttention(X.shape[-1], h, 0.0).transpose_qkv(X))
+    X = torch.randn(2, 3, 8)
+    torch.testing.assert_close(d2l.MultiHeadAttention(8, 2, 0.0).transpose_qkv(X), split_heads(X, 2))

@@ -9,10 +9,11 @@ from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch05.hint()
 from ._support import hint_for, seeded, without
 
-EINSUM = "Exercise 5.1 · multi-head attention with einsum"
+EINSUM = "Exercise 5.5 · multi-head attention with einsum"
 ONE_HEAD = "Exercise 5.2 · one head's weights by hand"
 SILENCED_HEAD = "Exercise 5.3 · silencing a head"
-PARAMETERS = "Exercise 5.4 · parameters of multi-head attention"
+PARAMETERS = "Exercise 5.1 · parameters of multi-head attention"
+SPLIT = "Exercise 5.4 · splitting the heads into the batch"
 
 
 def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
@@ -26,7 +27,7 @@ def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
 
 @check(EINSUM)
 def check_einsum_multihead(einsum_multihead):
-    """Exercise 5.1: an einsum version equals d2l.MultiHeadAttention, cross-attention sizes included."""
+    """Exercise 5.5: an einsum version equals d2l.MultiHeadAttention, cross-attention sizes included."""
     with seeded(51):
         mha = MultiHeadAttention(12, 3, 0.0, query_size=5, key_size=7, value_size=6).eval()
         queries, keys, values = torch.randn(2, 3, 5), torch.randn(2, 4, 7), torch.randn(2, 4, 6)
@@ -108,7 +109,7 @@ def check_output_without_head(output_without_head):
 
 @check(PARAMETERS)
 def check_parameter_count(multihead_parameter_count):
-    """Exercise 5.4: the count from the formula equals a real module's, for several head counts."""
+    """Exercise 5.1: the count from the formula equals a real module's, for several head counts."""
     cases = [(8, 1, 8, 8, 8, False), (8, 4, 8, 8, 8, False), (12, 3, 5, 7, 6, False), (12, 6, 5, 7, 6, True)]
     counts = []
     for num_hiddens, num_heads, query_size, key_size, value_size, bias in cases:
@@ -137,3 +138,49 @@ def check_parameter_count(multihead_parameter_count):
         counts.append(expected)
     passed(PARAMETERS, f"The count does not depend on num_heads: width 8 costs {counts[0]} parameters with "
                        f"1 head and {counts[1]} with 4.")
+
+
+def _split_mistakes(X, num_heads):
+    """The typical wrong head splits of X (B, T, d), each with its hint, as ``hint_for`` takes them."""
+    B, T, d = X.shape
+    p = d // num_heads
+    by_head = X.reshape(B, T, num_heads, p)  # (B, T, h, p)
+    return [
+        (X.reshape(B * num_heads, T, p),
+         ("a reshape alone cuts the flat memory into pieces of T·p numbers: the heads mix positions",
+          "batch row 0 holds position 0's features of every head before position 1's: move the head axis in "
+          "front of the position axis before you merge it with the batch axis")),
+        (by_head.transpose(2, 3).reshape(B * num_heads, T, p),
+         ("you swapped the head axis with the width axis, not with the position axis",
+          "after splitting the features into (heads, p), the axes to swap are the positions and the heads")),
+        (X.reshape(B, T, p, num_heads).permute(0, 3, 1, 2).reshape(B * num_heads, T, p),
+         ("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved",
+          "head i owns the block of p consecutive features i·p to (i + 1)·p - 1, so the feature axis splits "
+          "as (heads, p), heads first")),
+        (by_head.permute(2, 0, 1, 3).reshape(B * num_heads, T, p),
+         ("the batch rows are merged in the wrong order: head first, then example",
+          "row b·num_heads + i must be head i of example b, the order in which the valid lengths are repeated "
+          "(repeat_interleave): keep the example axis in front of the head axis when you merge them")),
+    ]
+
+
+@check(SPLIT)
+def check_split_heads(split_heads):
+    """Exercise 5.4: split_heads(X, num_heads) equals MultiHeadAttention.transpose_qkv, and names each wrong split."""
+    cases = [(2, 5, 12, 3), (1, 4, 8, 2), (3, 2, 6, 6)]  # (B, T, d, heads)
+    for B, T, d, num_heads in cases:
+        with seeded(55):  # building the module draws its W_o
+            X = torch.randn(B, T, d)
+            expected = MultiHeadAttention(d, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, p)
+        with without(SPLIT, "split the heads into the batch",
+                     (MultiHeadAttention, "transpose_qkv", "mha.transpose_qkv(...)"),
+                     (MultiHeadAttention, "split_heads", "mha.split_heads(...)")):
+            received = split_heads(X.clone(), num_heads)
+        hint = hint_for(received, ("split the feature axis into (heads, p), bring the head axis next to the batch "
+                                   "axis, then merge those two",
+                                   "the result is (B·num_heads, T, p), with p = d / num_heads; row b·num_heads + i "
+                                   "is head i of example b, and its row t is position t"),
+                        _split_mistakes(X, num_heads))
+        expect_close(received, expected, f"{SPLIT} (B={B}, T={T}, d={d}, num_heads={num_heads})", hint)
+    passed(SPLIT, "Each batch row holds one head of one example, every position in its own row: "
+                  "attention over it mixes positions, never heads.")

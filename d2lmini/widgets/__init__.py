@@ -31,12 +31,13 @@ from .mask_editor import MaskEditorExplorer, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
+from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
     "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
-    "explore_positional_encoding", "PositionalEncodingExplorer",
+    "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
     "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
     "Explorer", "BlitFigure", "Shown", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",

@@ -1,0 +1,183 @@
+"""Where each feature of a (1, T, d_model) tensor goes when multi-head attention folds its heads into the batch."""
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.colors import to_rgba
+from matplotlib.image import AxesImage
+
+from ..attention import MultiHeadAttention
+from .base import Explorer, Shown, checkbox, int_slider, selection_slider
+
+# Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
+HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")
+_HEAD_RGBA = np.array([to_rgba(colour) for colour in HEAD_COLOURS])  # (8, 4)
+_DARK = np.array([colour in {"#332288", "#117733", "#882255"} for colour in HEAD_COLOURS])  # white digits
+
+# Digits 0-9 as 3 x 5 pixels. Labels drawn as text cost a millisecond or more each; pixels in the
+# cells' own image cost nothing, so a cell's position is painted into it.
+FONT = {digit: np.array([[c == "#" for c in row] for row in rows.split()]) for digit, rows in enumerate([
+    "### #.# #.# #.# ###", ".#. ##. .#. .#. ###", "### ..# ### #.. ###", "### ..# ### ..# ###",
+    "#.# #.# ### ..# ..#", "### #.. ### ..# ###", "### #.. ### #.# ###", "### ..# .#. .#. .#.",
+    "### #.# ### #.# ###", "### #.# ### ..# ###"])}
+CELL = 8  # pixels per cell side: 7 of colour, then 1 white line between cells
+DIGIT_AT = (1, 2)  # the digit's top-left pixel in its cell
+
+
+def head_colour(head):
+    """The colour of head number ``head`` (from 0)."""
+    return HEAD_COLOURS[head]
+
+
+def tensor_picture(positions, columns, head_width):
+    """RGBA pixels of a tensor whose cells carry their position (the digit) and feature column (the colour).
+
+    ``positions`` and ``columns`` have one shape, (G, R, C): the leading axis
+    is drawn as G blocks of R rows and C columns, side by side left to right,
+    one blank column apart. Feature column j belongs to head ``j // head_width``,
+    whose colour fills the cell. Returns an array (R·CELL, (G·(C + 1) - 1)·CELL, 4).
+    """
+    positions, columns = np.asarray(positions), np.asarray(columns)
+    G, R, C = positions.shape
+    cells = np.zeros((R, G * (C + 1) - 1, 4))  # transparent between blocks
+    digits = np.full((R, G * (C + 1) - 1), -1)
+    for g in range(G):
+        heads = columns[g] // head_width  # (R, C)
+        cells[:, g * (C + 1):g * (C + 1) + C] = _HEAD_RGBA[heads]
+        digits[:, g * (C + 1):g * (C + 1) + C] = positions[g]
+    return _paint(cells, digits)
+
+
+def _paint(cells, digits):
+    """Cells (R, W, 4) as CELL x CELL squares with a white line right and below, and the digit ``digits[r, w]``
+    (none where it is -1) in white on a dark colour, in black on a light one."""
+    R, W, _ = cells.shape
+    pixels = cells.repeat(CELL, axis=0).repeat(CELL, axis=1)
+    pixels[CELL - 1::CELL] = pixels[:, CELL - 1::CELL] = 0
+    dark = (np.abs(cells[..., None, :3] - _HEAD_RGBA[None, None, _DARK, :3]).sum(-1) < 1e-6).any(-1)  # (R, W)
+    top, left = DIGIT_AT
+    for (r, w), digit in np.ndenumerate(digits):
+        if digit >= 0:
+            ink = 1.0 if dark[r, w] else 0.0
+            block = pixels[r * CELL + top:r * CELL + top + 5, w * CELL + left:w * CELL + left + 3]
+            block[FONT[digit]] = (ink, ink, ink, 1.0)
+    return pixels
+
+
+class _PixelArt(AxesImage):
+    """An 8-bit RGBA image that fills its axes, drawn by repeating each of its pixels over the canvas pixels
+    it covers: no resampling and no colour conversion, which took most of an update (as ``_CellImage`` does
+    for the positional-encoding explorer). The extent must equal the axes' limits, row 0 at the top."""
+
+    _counts = None  # ((canvas width, canvas height, rows, columns), canvas pixels per row, per column)
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
+        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
+        bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
+        rows, columns = self._A.shape[:2]
+        key = (right - left, top - bottom, rows, columns)
+        if self._counts is None or self._counts[0] != key:
+            width, height = key[:2]
+            column_of = ((np.arange(width) + 0.5) * columns // width).astype(int)  # the pixel of each column
+            row_of = ((np.arange(height) + 0.5) * rows // height).astype(int)
+            self._counts = (key, np.bincount(row_of, minlength=rows), np.bincount(column_of, minlength=columns))
+        _, row_counts, column_counts = self._counts
+        flipped = self._A[::-1]  # the renderer fills bottom up
+        return flipped.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
+
+
+class ShapeTracerExplorer(Explorer):
+    """A (1, T, d_model) tensor whose cells know their position and feature column, and where
+    ``transpose_qkv`` puts them: the (B·h, T, p) batch drawn as h blocks side by side.
+
+    Each cell is coloured by the head its feature column belongs to (column j
+    goes to head j // p) and labelled with its position. With the transpose
+    (``d2lmini.MultiHeadAttention.transpose_qkv``) block b holds one head, one
+    colour, every position in its own row; without it (a bare ``reshape``), a
+    block mixes heads and positions. The panels are sized once for the largest
+    T and number of heads; a smaller tensor leaves the rest blank.
+    """
+
+    repr_controls = ("num_heads", "T", "transpose")
+    D_MODEL = 8
+    MAX_T = 5
+    positions = Shown()  # (B·h, T, p): the position each cell of the folded batch came from
+    columns = Shown()  # (B·h, T, p): its feature column in X
+
+    def __init__(self, num_heads=2, T=4, transpose=True):
+        choices = [h for h in range(1, self.D_MODEL + 1) if self.D_MODEL % h == 0]
+        controls = {
+            "num_heads": selection_slider("num_heads", num_heads, choices, description="heads h"),
+            "T": int_slider("T", T, 2, self.MAX_T, description="positions T"),
+            "transpose": checkbox("transpose", transpose, description="with transpose"),
+        }
+        self._layers = {}  # number of heads -> a MultiHeadAttention, for its transpose_qkv
+        super().__init__(controls, figsize=(7.6, 2.6), filename="shape_tracer.png")
+
+    def layer(self, num_heads):
+        """A ``MultiHeadAttention`` with ``num_heads`` heads over D_MODEL features (built once)."""
+        if num_heads not in self._layers:
+            with torch.random.fork_rng(devices=[]):  # building it draws W_o: leave the notebook's numbers alone
+                self._layers[num_heads] = MultiHeadAttention(self.D_MODEL, num_heads, dropout=0.0)
+        return self._layers[num_heads]
+
+    def build(self, plot):
+        d = self.D_MODEL
+        fold_width = 2 * d - 1  # d columns of the folded batch and at most d - 1 blank ones between blocks
+        grid = plot.figure.add_gridspec(2, 2, width_ratios=[d, fold_width], height_ratios=[self.MAX_T, 1])
+        ax_x, ax_fold = plot.figure.add_subplot(grid[0, 0]), plot.figure.add_subplot(grid[0, 1])
+        ax_legend = plot.figure.add_subplot(grid[1, 1])
+        self.images = {}
+        for name, ax, rows, columns in (("X", ax_x, self.MAX_T, d), ("fold", ax_fold, self.MAX_T, fold_width),
+                                        ("legend", ax_legend, 1, 2 * d - 1)):
+            extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)
+            image = _PixelArt(ax, extent=extent)
+            image.set_data(np.zeros((rows * CELL, columns * CELL, 4), np.uint8))
+            ax.add_image(image)
+            ax.set(xlim=extent[:2], ylim=extent[2:], aspect="equal")
+            ax.set(xticks=[], yticks=[])
+            ax.spines[:].set_visible(False)
+            self.images[name] = plot.animate(image)
+        ax_x.set_title("X (B, T, d_model): row = position", fontsize=9)
+        ax_fold.set_title("(B·h, T, p): block b = batch row b", fontsize=9)
+        ax_legend.text(-0.7, 0, "heads", ha="right", va="center", fontsize=9)
+        ax_x.set_xlabel("digit = position, colour = head", fontsize=8)
+
+    def compute(self, state):
+        h, T, transpose, d = state["num_heads"], state["T"], state["transpose"], self.D_MODEL
+        p = d // h
+        positions = torch.arange(T).repeat_interleave(d).reshape(1, T, d)  # X[0, t, j] = t
+        columns = torch.arange(d).repeat(T).reshape(1, T, d)  # X[0, t, j] = j
+        if transpose:
+            folded = [self.layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, p) each
+            how = "transpose_qkv"
+        else:
+            folded = [X.reshape(h, T, p) for X in (positions, columns)]  # the bug: heads mix positions
+            how = "reshape alone: heads mix positions"
+        caption = f"h = {h}, p = {p}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {p}) by {how}"
+        return {"weights": folded[0].float(), "positions": folded[0], "columns": folded[1],
+                "X": (positions, columns), "p": p, "caption": caption}
+
+    def draw(self, result):
+        p, d = result["p"], self.D_MODEL
+        h = d // p
+        for name, (positions, columns) in (("X", result["X"]), ("fold", (result["positions"], result["columns"]))):
+            image = self.images[name]
+            canvas = np.zeros(image.get_array().shape, np.uint8)
+            picture = tensor_picture(positions, columns, p)
+            canvas[:picture.shape[0], :picture.shape[1]] = np.round(255 * picture)
+            image.set_data(canvas)
+        # The legend: one cell per head, one blank apart, numbered by head.
+        legend = self.images["legend"]
+        canvas = np.zeros(legend.get_array().shape, np.uint8)
+        heads = torch.arange(h).reshape(h, 1, 1)  # (h, 1, 1): block b is head b
+        picture = tensor_picture(heads, heads * p, p)
+        canvas[:, :picture.shape[1]] = np.round(255 * picture)
+        legend.set_data(canvas)
+
+
+def explore_shape_tracer(num_heads=2, T=4, transpose=True):
+    """Where transpose_qkv puts each feature of a (1, T, 8) tensor, with or without its transpose."""
+    return ShapeTracerExplorer(num_heads, T, transpose)
