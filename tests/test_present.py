@@ -1,6 +1,6 @@
 """Lecture mode, `make present CHAPTER=NN`: the command line, the errors for a bad
 CHAPTER, the lecture copy without exercises, and Voilà's command line.
-The page itself is tested in a real browser (tests/browser/test_present.py)."""
+The page itself is tested in a real browser (tests/browser/test_lecture_mode_in_browser.py)."""
 
 import importlib.util
 import os

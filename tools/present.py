@@ -17,7 +17,7 @@ exercises ask a learner to predict. The instructor notebooks are read, never
 written.
 
 The Voilà command line is built by ``voila_command`` alone, which the browser
-test (tests/browser/test_present.py) runs too.
+test (tests/browser/test_lecture_mode_in_browser.py) runs too.
 """
 
 import argparse
