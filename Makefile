@@ -34,7 +34,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml
 $(TEST_STAMP): $(STAMP)
 	@echo "Installing the test tools into $(VENV)."
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[test]' $(QUIET_PIP_WARNINGS)
-	$(PY) -c "import nbval, pytest, playwright, nbgrader"
+	$(PY) -c "import nbval, pytest, xdist, playwright, nbgrader"
 	# nbgrader (a test extra) is for its command line only: keep its menus and
 	# server extensions out of the learners' JupyterLab.
 	$(JUPYTER) labextension disable --level=sys_prefix --log-level=ERROR @jupyter/nbgrader
@@ -112,9 +112,14 @@ present: install
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real
 # browser (JupyterLab and Notebook 7, screenshots in build/screenshots).
+# Two pytest workers (pytest-xdist), each taking whole files: a notebook's cells
+# stay in one kernel, and a file's session fixtures (the Binder environment,
+# JupyterLab) are built once, by the worker that runs it. Most tests use one
+# core, so two workers nearly halve the time on a 2-core machine.
+TEST_WORKERS ?= 2
 test: install-test install-browser lint
-	$(PY) -m pytest $(PYTEST_NOTEBOOKS) --cov=d2lmini --cov-report=term-missing:skip-covered \
-		--cov-fail-under=95 tests notebooks
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_NOTEBOOKS) --cov=d2lmini \
+		--cov-report=term-missing:skip-covered --cov-fail-under=95 tests notebooks
 
 # ruff's rules and exceptions are in pyproject.toml.
 lint: install-test
