@@ -28,3 +28,16 @@ def _seed_and_close_figures():
     torch.manual_seed(0)
     yield
     plt.close("all")
+
+
+# The longest test files, started first. `make test` hands whole files to two
+# workers in collection order; when one of these came last, one worker ran it
+# alone for minutes while the other sat idle.
+LONGEST_FIRST = ("tests/test_binder.py", "tests/browser/test_jupyterlab.py", "tests/browser/test_training_view.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+    items.sort(key=rank)  # stable: each file keeps its own order
