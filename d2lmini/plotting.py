@@ -11,6 +11,10 @@ from ._checks import check_tensor, shape_str
 # not coloured, so the axes' background shows, grey and hatched, never like a weight of 0.
 MASKED_CELLS = {"facecolor": "#eeeeee", "edgecolor": "#aaaaaa", "hatch": "//"}
 
+# The colour map of every attention heatmap, static or live. viridis is perceptually uniform
+# and readable with the common colour-vision deficiencies, and in grey print.
+CMAP = "viridis"
+
 
 def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
@@ -67,7 +71,7 @@ def _colour_range(matrix, vmin, vmax):
     return vmin, vmax
 
 
-def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap="Reds",
+def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cmap=CMAP,
                   vmin=None, vmax=None, shared_scale=True):
     """Draw a grid of heatmaps, by default on one colour scale, and return the figure.
 
@@ -186,7 +190,7 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
                              layout="constrained")
     # Masked cells are not drawn; this hatched background shows through them.
     ax.patch.set(**MASKED_CELLS)
-    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap="Reds", annot=True, fmt=fmt,
+    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap=CMAP, annot=True, fmt=fmt,
                 annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
                 xticklabels=xlabels if xlabels is not None else "auto",
                 yticklabels=ylabels if ylabels is not None else "auto",

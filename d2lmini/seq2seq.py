@@ -38,7 +38,7 @@ from torch import nn
 from ._checks import check_positive_int, check_tensor, shape_str
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from .masking import attention_mask
-from .plotting import plt
+from .plotting import CMAP, plt
 from .positional import PositionalEncoding
 
 __all__ = [
@@ -444,7 +444,7 @@ def show_attention(weights, batch, predictions=None, titles=None, figsize=None):
     fig, axes = plt.subplots(1, num, figsize=figsize, squeeze=False, layout="constrained")
     for b, ax in enumerate(axes[0]):
         n = int(batch.real[b].sum())
-        image = ax.imshow(weights[b, :n, :n].numpy(), cmap="Reds", vmin=0, vmax=1)
+        image = ax.imshow(weights[b, :n, :n].numpy(), cmap=CMAP, vmin=0, vmax=1)
         rows, columns = batch.alignment[b, :n, :n].nonzero(as_tuple=True)
         ax.plot(columns, rows, "o", markersize=5, markerfacecolor="none", markeredgecolor="#1f6feb",
                 markeredgewidth=1.5)

@@ -72,13 +72,12 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import MASKED_CELLS
+from ..plotting import CMAP, MASKED_CELLS
 
 DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
 SAVE_FOLDER = "figures"  # where Save writes by default, relative to the notebook: git ignores it
 PIXEL_RATIO = 2  # drawn at twice that, so a HiDPI screen gets every pixel it can show
 HINT = "run the cell to move the sliders"  # under the static picture of a notebook not run
-CMAP = "Reds"  # as d2l.show_heatmaps
 WIDE = {"description_width": "initial"}
 
 # Upper ends for the "fit to weights" colour scale. Rounding the largest weight
