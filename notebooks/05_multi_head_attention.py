@@ -461,9 +461,8 @@ explorer
 #    0.98 with two or more.
 # 2. Not here. Even the closest pair of heads differs by at least 0.48 in
 #    some cell (with 8 heads; 0.61 with 4 and 0.94 with 2). Each head has its
-#    own slice of $W_q$ and $W_k$, drawn at random, so nothing makes two
-#    heads agree; in a trained model (chapter 09) some heads do end up
-#    doing nearly the same thing.
+#    own slice of $W_q$ and $W_k$, drawn at random, and nothing here has
+#    trained them to agree.
 # 3. The upper triangle is 0 in every head (its sum is exactly 0 over all
 #    four heads at $h = 4$), and query 0 puts weight 1 on key 0 in each. The
 #    layer repeats the valid lengths once per head before the softmax, so one
