@@ -324,8 +324,8 @@ explorer
 #    (the median) already puts 0.48 on `[CLS]`.
 # 2. In layer 3, head 1 of the first sentence the line from "it" to "animal"
 #    is by far the widest: 0.68 of its weight, against 0.05 on "street".
-#    Layer 5, head 11 draws nearly the same line (0.67). Most other heads
-#    send the weight of "it" to `[CLS]` or to its neighbours.
+#    Layer 5, head 11 draws nearly the same line (0.67); no head gives
+#    "street" more than 0.22.
 # 3. In "…because it was too wide" layer 3, head 1 still sends more of "it"
 #    to "animal" (0.28) than to "street" (0.12), although the meaning has
 #    changed: the section "Attention is not explanation" takes this up. A
