@@ -181,8 +181,8 @@ explorer
 # <details>
 # <summary>Worked answers to the things to try (open once you have tried them)</summary>
 #
-# 1. At the smallest width, $\sigma = 2^{-7}$, most rows put all of their
-#    weight (1.000) on the training point nearest to their query, and even
+# 1. At the smallest width, $\sigma = 2^{-7}$, 46 of the 50 rows put all of
+#    their weight (1.000) on the training point nearest to their query, and even
 #    the least decided row gives 0.75 to one point. The band is a thin
 #    staircase, and the fit jumps from one noisy target to the next (squared
 #    error against the true function: 0.233, against 0.036 at $\sigma = 0.25$).
