@@ -109,6 +109,19 @@ def test_no_worked_answer_is_open_by_default(path):
     assert text.count("<details>") == text.count("</details>"), f"{path.name}: a <details> block left unclosed"
 
 
+def test_the_worked_answers_render_as_a_closed_block_holding_a_numbered_list():
+    # nbconvert's Markdown renderer: what an HTML export, and Voilà's lecture mode, show.
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    for path in SOURCES:
+        for index, prompts in prompt_lists(main_part(path)):
+            html = markdown2html_mistune(answers_after(main_part(path), index))
+            assert html.startswith("<details>\n<summary>"), f"{path.name}, cell {index}: {html[:60]!r}"
+            items = re.search(r"<ol>(.*?)</ol>\s*</details>", html, re.DOTALL)
+            assert items and items.group(1).count("<li>") == prompts, (
+                f"{path.name}, cell {index}: the answers do not render as a list of {prompts} items")
+
+
 def test_the_learner_edition_keeps_the_worked_answers_collapsed():
     sys.path.insert(0, str(REPO / "tools"))
     import instructor
