@@ -222,7 +222,7 @@ d2l.plt.show()
 #
 # * Drag one example's length down one step at a time and watch a column turn
 #   to grey hatching, the explorer's mark for a masked key, while the rest of
-#   each row darkens (the weights still sum to 1).
+#   each row brightens (the weights still sum to 1).
 # * Set a length to 0. The whole panel is hatched: `d2lmini` gives a query
 #   with no valid key all-zero weights. The next section explains why.
 # * In per-query mode, give each query a longer length than the one above
@@ -434,7 +434,7 @@ mask_editor
 #    row and the row becomes 0, 0, 0, 0, 1, 0: a softmax over a single score
 #    is 1 whatever the score is.
 # 2. From *no mask*, blank the column of key 3: every row's other weights are
-#    multiplied by $1/(1 - w_3)$, that row's old weight on key 3, so by 1.113
+#    multiplied by $1/(1 - w_3)$, where $w_3$ was its weight on key 3: by 1.113
 #    for query 0 and 1.215 for query 5 (whose weight on key 3 was 0.177). The
 #    rows still sum to 1 and keep their shape.
 # 3. Anti-causal, query 0 spreads its weight over all six keys (0.051 to

@@ -416,8 +416,8 @@ shape_tracer
 #    own sequence.
 # 2. Without it, at $h = 2$ each block holds both heads' columns and its rows
 #    are positions 0, 0, 1, 1; at $h = 4$ block 0 is the whole of position 0,
-#    all four heads of it. Attention inside such a block would compare a
-#    position with itself, or with pieces of other heads. At $h = 1$ the
+#    all four heads of it. Attention inside such a block would treat pieces
+#    of one position as different tokens, and mix the heads' features. At $h = 1$ the
 #    caption shows the same shape, (1, 4, 8), either way, and the blocks
 #    agree.
 # 3. At $h = 4$ without the transpose, $T = 3$ gives blocks holding positions
