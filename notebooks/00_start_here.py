@@ -164,13 +164,33 @@ fig = d2l.show_heatmaps(explorer.weights, xlabel="Keys (training inputs, sorted)
                         ylabel="Queries (sorted)", figsize=(4, 3), vmin=0, vmax=1)
 
 # %% [markdown]
-# Now the explorer itself. Drag the width $\sigma$ down and the band of weight
-# narrows, so the fit follows the noise; drag it up and every query averages
-# almost every key, so the fit flattens. The menu swaps the kernel. Below
-# the picture, *Save* writes the current view to a PNG or SVG file.
+# Now the explorer itself. The slider sets the width $\sigma$, the menu swaps
+# the kernel, and below the picture *Save* writes the current view to a PNG
+# or SVG file. Every chapter's explorer comes with a list of things to try,
+# and after it *Worked answers*, closed until you click them: try first, then
+# open them to compare. Things to try:
+#
+# * Drag $\sigma$ all the way down. What happens to the band of weight, and
+#   to the fit?
+# * Drag it all the way up. What does the fit become?
 
 # %%
 explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. At the smallest width, $\sigma = 2^{-7}$, 46 of the 50 rows put all of
+#    their weight (1.000) on the training point nearest to their query, and even
+#    the least decided row gives 0.75 to one point. The band is a thin
+#    staircase, and the fit jumps from one noisy target to the next (squared
+#    error against the true function: 0.233, against 0.036 at $\sigma = 0.25$).
+# 2. At $\sigma = 8$ no weight exceeds 0.027, close to $1/40$: every query
+#    averages almost all 40 training points, and the fit is nearly a flat
+#    line at their mean (squared error 0.851). Chapter 01 explains both ends.
+#
+# </details>
 
 # %% [markdown]
 # ## Further reading

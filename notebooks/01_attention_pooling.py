@@ -337,20 +337,55 @@ print(f"σ = {widths[-1]}: every weight between {wide.min().item():.4f} and {wid
 #
 # * Gaussian, $\sigma$ from large to small: watch the band narrow to the
 #   diagonal and the fit go from flat to jagged. Where does it look best?
-# * Boxcar at a small $\sigma$: rows with no key in their window turn white
-#   (all-zero weights) and their predictions drop to 0.
+# * Boxcar at a small $\sigma$: rows with no key in their window take the
+#   colour of 0, the bottom of the colorbar (all-zero weights), and their
+#   predictions drop to 0.
 # * Constant: every row is uniform, whatever $\sigma$ is.
 # * Epanechnikov next to the boxcar at the same $\sigma$: the same window, but
 #   its weights fade towards the window's edges.
-# * At a large $\sigma$ the heatmap is nearly white on the 0 to 1 scale. Switch
-#   **colours** to *fit to weights*: the colorbar now ends at 0.05 or so, and
-#   the faint structure of the weights shows.
+# * At a large $\sigma$ the heatmap is nearly one colour, the bottom of the
+#   0 to 1 scale. Switch **colours** to *fit to weights*: the colorbar now
+#   ends at 0.05 or so, and the faint structure of the weights shows.
 
 # %%
 from d2lmini.widgets import explore_kernel_pooling
 
 explorer = explore_kernel_pooling()
 explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. At the top of the slider, $\sigma = 8$, every query averages almost
+#    every key and the fit is nearly the flat mean (squared error against
+#    $f$: 0.851). Shrinking $\sigma$ narrows the band; by $\sigma = 0.0625$
+#    the largest weight is 0.999, a row that sees a single key, and the fit
+#    copies the noise (0.145, and 0.233 at the bottom of the slider). It looks best near
+#    $\sigma = 0.25$, where the error is smallest on the slider's grid, 0.036:
+#    the width that leave-one-out training finds below (0.24).
+# 2. At the smallest $\sigma$, $2^{-7}$, 46 of the 50 queries have no training
+#    input inside their window: their rows are all zero and their predictions
+#    0. There are still 13 such rows at $\sigma = 0.0625$, 5 at 0.125 and none
+#    from 0.25 up. The boxcar has no tails, so such a row has nothing to
+#    normalise; `d2lmini` returns zeros there instead of the NaN of $0/0$.
+# 3. Every weight is 0.025, that is $1/40$, at the smallest $\sigma$ and at the
+#    largest alike, and the fit is the flat mean of the 40 targets: average
+#    pooling. The constant kernel ignores the distance, so there is nothing
+#    for $\sigma$ to scale.
+# 4. At $\sigma = 0.5$ the query $x = 2.5$ gives weight to the same 7 keys
+#    under both kernels. The boxcar gives each of them $1/7 \approx 0.143$;
+#    the Epanechnikov kernel gives 0.205 to the nearest and only 0.007 to the
+#    one at the window's edge. A key entering the window starts at weight 0
+#    instead of jumping in, so the fit has no steps, and it is closer to $f$
+#    (squared error 0.038 against 0.047, printed in the from-scratch section).
+# 5. At $\sigma = 8$ the largest weight is 0.027, under 3% of the way up the
+#    0 to 1 scale, so the picture is nearly all the colour of 0. *Fit to
+#    weights* ends the colorbar at 0.05, and a faint diagonal band appears:
+#    nearby keys still weigh a little more, because even that wide a
+#    Gaussian is not flat over $[0, 5)$.
+#
+# </details>
 
 # %% [markdown]
 # ## Learning the width

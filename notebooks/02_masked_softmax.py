@@ -222,7 +222,7 @@ d2l.plt.show()
 #
 # * Drag one example's length down one step at a time and watch a column turn
 #   to grey hatching, the explorer's mark for a masked key, while the rest of
-#   each row darkens (the weights still sum to 1).
+#   each row brightens (the weights still sum to 1).
 # * Set a length to 0. The whole panel is hatched: `d2lmini` gives a query
 #   with no valid key all-zero weights. The next section explains why.
 # * In per-query mode, give each query a longer length than the one above
@@ -233,6 +233,27 @@ from d2lmini.widgets import explore_masked_softmax
 
 explorer = explore_masked_softmax()
 explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. Take the second example from 5 keys to 4: query 0's weights go from
+#    0.108, 0.206, 0.122, 0.255, 0.309 to 0.156, 0.298, 0.176, 0.370 and 0.
+#    Each surviving weight is divided by $1 - 0.309$, what the dropped key
+#    held, so the ratios between them stay as they were and every row still
+#    sums to 1. Masking a key does not just zero its weight: the softmax hands
+#    that weight to the keys that are left.
+# 2. With a length of 0 every weight of that example is exactly 0 and each
+#    row sums to 0, not 1. A softmax over no keys has nothing to divide by;
+#    `d2lmini` answers "attend to nothing" rather than NaN or a uniform row.
+# 3. The per-query mode starts with lengths 1, 2, 3, 4 for the first
+#    example, and that already is the causal mask: query $i$ sees keys 0 to
+#    $i$, the same cells as `d2l.attention_mask(None, 1, 4, 8, causal=True)`.
+#    Query 0 is one-hot (weight 1.000 on key 0); query 1 splits 0.830 and
+#    0.170.
+#
+# </details>
 
 # %% [markdown]
 # ## Which value should fill the masked scores?
@@ -403,6 +424,26 @@ from d2lmini.widgets import explore_mask_editor
 
 mask_editor = explore_mask_editor()
 mask_editor
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. The caption reads "fully masked: query 2, all-zero weights by
+#    d2lmini's policy" and the row is six zeros. Turn on, say, key 4 in that
+#    row and the row becomes 0, 0, 0, 0, 1, 0: a softmax over a single score
+#    is 1 whatever the score is.
+# 2. From *no mask*, blank the column of key 3: every row's other weights are
+#    multiplied by $1/(1 - w_3)$, where $w_3$ was its weight on key 3: by 1.113
+#    for query 0 and 1.215 for query 5 (whose weight on key 3 was 0.177). The
+#    rows still sum to 1 and keep their shape.
+# 3. Anti-causal, query 0 spreads its weight over all six keys (0.051 to
+#    0.365) and query 5 puts 1.000 on itself; 15 of 36 cells are masked,
+#    as for *causal*, but on the other side. The mask is still valid, so
+#    nothing warns you: only the direction is wrong, and that bug is caught
+#    by looking, or by a test that compares with a known causal mask.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

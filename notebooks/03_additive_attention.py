@@ -330,6 +330,33 @@ explorer = explore_additive()
 explorer
 
 # %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. With no noise every key is $(1, 1)$, so each query gives all of its
+#    valid keys the same score: every weight is $1/2 = 0.5$ in example 0 and
+#    $1/6 \approx 0.167$ in example 1, in both panels and for any seed (the
+#    seed only draws the noise, which is multiplied by 0).
+# 2. Not quite one-hot within the slider's range, but the dot-product rows
+#    sharpen much faster. Over seeds 0 to 9, example 1's mean row maximum
+#    (uniform: 0.167) is 0.36 at noise 1 and 0.52 at noise 2 for the dot
+#    product, whose single largest weight reaches 0.96; the additive rows are
+#    at 0.23 and 0.29 and never exceed 0.39. The dot-product score grows
+#    without bound with the keys, while the additive one passes through
+#    $\tanh$, so it is bounded by $\sum_i |w_{v,i}|$.
+# 3. The hatched columns stay (they come from the valid lengths), and so
+#    does the character of each panel. The additive rows look alike whatever
+#    the seed: at noise 1 all four queries of example 1 pick the same key,
+#    and no two rows differ by more than 0.04 (seeds 0 to 3). The dot-product
+#    rows differ from one another, since each query has its own direction.
+#    Which key wins changes with the seed, because the noise alone makes the
+#    keys different.
+# 4. A row with one valid key is a softmax over one score, so that key gets
+#    weight 1 (1.000 in both panels) and the output is exactly its value.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # * Additive attention scores a pair with a small network,

@@ -361,7 +361,7 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 # ($\operatorname{softmax}(s / T)$), a valid length, and causal masking.
 #
 # * Switch the scale off and drag $d$ up: watch the rows turn one-hot and the
-#   entropies fall to 0. Switch it back on: the cells still change with $d$
+#   entropies fall towards 0. Switch it back on: the cells still change with $d$
 #   (each $d$ uses more coordinates of the vectors), but the rows stay about
 #   as sharp at every $d$, and the entropies stop falling.
 # * With the scale on, the temperature does what $d$ did: $T < 1$ sharpens,
@@ -380,6 +380,33 @@ from d2lmini.widgets import explore_dot_product
 
 explorer = explore_dot_product()
 explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. Unscaled, the mean row entropy over the eight queries is 1.50 at
+#    $d = 1$, 0.77 at $d = 16$, 0.21 at $d = 64$ and 0.08 at $d = 512$, where
+#    the largest weight of a row is 0.95 on average (the fall is not smooth,
+#    since each $d$ adds new random coordinates). Scaled, it stays between
+#    1.50 and 1.80 at every $d$: dividing by $\sqrt{d}$ keeps the scores'
+#    variance near 1, so the softmax sees the same spread of scores.
+# 2. $T = \sqrt{d}$, exactly: with the scale off, $s / T = s / \sqrt{d}$ is the
+#    scaled score. The slider moves in steps of $10^{0.05}$, so take the
+#    nearest one, 3.98 for $d = 16$ or 22.4 for $d = 512$; the weights then
+#    differ from the scaled ones at $T = 1$ by at most 0.0015 and 0.006.
+# 3. At a valid length of 3 the eight entropies lie between 0.83 and 1.08,
+#    all below $\ln 3 \approx 1.10$, the dashed mark: no distribution over
+#    three keys is more spread out than the uniform one. At the full length
+#    the bound is $\ln 8 \approx 2.08$.
+# 4. Query 0's row is 1, 0, …, 0 and its entropy 0; query $i$ may attend to
+#    $i + 1$ keys, and the entropies mostly grow down the rows (0.45 for query
+#    1, 1.89 for query 7). With a valid length of 0 every row, not only the
+#    first, is all zeros: the valid length masks every key for every query.
+#    With causal masking and a valid length of 3, rows 3 to 7 see the same
+#    three keys, since the stricter of the two masks wins.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

@@ -406,6 +406,29 @@ shape_tracer = explore_shape_tracer()
 shape_tracer
 
 # %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. With the transpose the (1, 4, 8) input becomes (1, 4, 8), (2, 4, 4),
+#    (4, 4, 2) and (8, 4, 1) for $h$ = 1, 2, 4, 8, and at every $h$ block $b$
+#    holds only the $p = 8/h$ columns of head $b$, with positions 0, 1, 2, 3
+#    down its rows. That is what attention needs: each block is one head's
+#    own sequence.
+# 2. Without it, at $h = 2$ each block holds both heads' columns and its rows
+#    are positions 0, 0, 1, 1; at $h = 4$ block 0 is the whole of position 0,
+#    all four heads of it. Attention inside such a block would treat pieces
+#    of one position as different tokens, and mix the heads' features. At $h = 1$ the
+#    caption shows the same shape, (1, 4, 8), either way, and the blocks
+#    agree.
+# 3. At $h = 4$ without the transpose, $T = 3$ gives blocks holding positions
+#    0, 0, 0 / 0, 1, 1 / 1, 1, 2 / 2, 2, 2, and $T = 5$ gives 0, 0, 0, 0, 1 /
+#    1, 1, 1, 2, 2 / … A bare `reshape` cuts the flat memory into equal
+#    pieces, so where a block starts depends on $T$; with the transpose each
+#    block holds positions 0 to $T - 1$ whatever $T$ is.
+#
+# </details>
+
+# %% [markdown]
 # Then the heads' weights. The second explorer runs a multi-head
 # self-attention layer over six positions whose embeddings are random vectors
 # (they stand for no word: chapter 09 shows a trained model's heads over real
@@ -426,6 +449,28 @@ from d2lmini.widgets import explore_multihead
 
 explorer = explore_multihead()
 explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. The caption gives the width per head: 16 with one head, then 8, 4
+#    and 2. With fewer features per head each score is a dot product over
+#    fewer coordinates, so the patterns change from one head count to the
+#    next; the largest weight of any head is 0.79 with one head and 0.96 to
+#    0.98 with two or more.
+# 2. Not here. Even the closest pair of heads differs by at least 0.48 in
+#    some cell (with 8 heads; 0.61 with 4 and 0.94 with 2). Each head has its
+#    own slice of $W_q$ and $W_k$, drawn at random, and nothing here has
+#    trained them to agree.
+# 3. The upper triangle is 0 in every head (its sum is exactly 0 over all
+#    four heads at $h = 4$), and query 0 puts weight 1 on key 0 in each. The
+#    layer repeats the valid lengths once per head before the softmax, so one
+#    mask serves every head.
+# 4. At a valid length of 3 keys 3 to 5 get weight 0 in every head, and
+#    every row of every head still sums to 1 over keys 0 to 2.
+#
+# </details>
 
 # %% [markdown]
 # ## Summary

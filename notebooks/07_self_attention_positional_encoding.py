@@ -502,6 +502,32 @@ explorer = explore_positional_encoding()
 explorer
 
 # %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. From $d = 16$ up the band narrows: the keys a row gives more than 0.01
+#    fall from 55 of 64 on average to 47 at $d = 64$ and 30 at $d = 128$, and
+#    the mean weight on the diagonal grows from 0.034 to 0.059 and 0.089. The
+#    diagonal score $\lVert p_i \rVert^2/\sqrt{d} = \sqrt{d}/2$ is 2 at
+#    $d = 16$ and 5.7 at $d = 128$, while scores far from the diagonal stay
+#    small, so the softmax favours the diagonal more and more. (Below
+#    $d = 16$ the slowest wave is still fast, and the picture is mostly
+#    stripes; see answer 3.)
+# 2. The caption's longest wavelength is 35,300 positions at base 10,000, 160
+#    at 31.6 and 54.4 at 10, the first step below 64. At the lowest base,
+#    3.16 (longest wavelength 18.5), the row of position 32 gives 0.020 to
+#    position 46, fourteen places away, and only 0.002 to position 36: the
+#    encoding says 46 looks more like 32 than 36 does. Those repeats are the
+#    stripes.
+# 3. With $d = 2$ the caption reads "from 2π ≈ 6.28 to 6.28": one sine and
+#    one cosine. The row of position 0 peaks at positions 6, 13, 19, 25, …,
+#    the integers nearest to multiples of $2\pi$, where the wave comes back
+#    to where it started; positions a period apart get the same encoding,
+#    give or take the rounding.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # * Self-attention is permutation-equivariant: shuffling the tokens shuffles

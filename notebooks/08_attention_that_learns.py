@@ -573,6 +573,37 @@ d2l.plt.show()
 view
 
 # %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# These figures come from the view's own runs (400 steps, seed 0 unless
+# named; held-out accuracy is measured every 20 steps).
+#
+# 1. On reversal, without the encoding, the accuracy stays at 0% for all
+#    400 steps and the mass at 0.17, the uniform value: Experiment 1 explains
+#    why no weights can do it. On sorting the model still learns, to 100%,
+#    only a little later (95% at step 80 instead of 60). Its attention is
+#    less concentrated on the digit it copies (mass 0.73 against 0.95), yet
+#    every output is right: sorting needs content, not places.
+# 2. Steps to 95% for seeds 0 to 4: dot-product 200, 160, 160, 140, 160;
+#    additive 220, 120, 140, 120, 120. Seed 0 alone would call the dot
+#    product faster; the other four say the opposite. Within one score the
+#    seeds span 60 steps (dot product) and 100 (additive), as much as the gap
+#    between the scores, so one run settles nothing.
+# 3. At a learning rate of 0.03 the accuracy passes 50% at step 80 instead
+#    of 140, yet reaches 95% only at step 260 (not 200) and ends at 98%: the
+#    larger steps find the alignment sooner and settle less well. Its mass,
+#    0.94, is the sharpest of these runs. Hidden size 16 clicks later
+#    (50% at step 180, 95% at 220) with a mass of 0.70.
+# 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
+#    95% at step 200, as with 4–8; only 99% takes longer (step 400 against
+#    300). The easier 3–6 gets there sooner (95% at step 140). The position
+#    rule is the same at every length, so the model learns it once; longer
+#    sequences only give a single mistake more places to happen.
+#
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # * A task with a known alignment (reversal, the anti-diagonal; sorting, a

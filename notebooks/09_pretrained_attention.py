@@ -312,6 +312,31 @@ explorer = explore_head_view(model)
 explorer
 
 # %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. Layer 0, head 2 is a diagonal one step below the main one: each word
+#    puts 1.00 of its weight on the token before it. Layer 1, head 8 is the
+#    diagonal one step above, fuzzier (0.62 on the next token). Layer 4,
+#    head 5 (0.89 on `[CLS]`) and layer 2, heads 7 and 9 (0.86 and 0.82) are
+#    almost a single bright first column. These are the averages over the
+#    five sentences that "Heads with a job" below computes; a typical head
+#    (the median) already puts 0.48 on `[CLS]`.
+# 2. In layer 3, head 1 of the first sentence the line from "it" to "animal"
+#    is by far the widest: 0.68 of its weight, against 0.05 on "street".
+#    Layer 5, head 11 draws nearly the same line (0.67); no head gives
+#    "street" more than 0.22.
+# 3. In "…because it was too wide" layer 3, head 1 still sends more of "it"
+#    to "animal" (0.28) than to "street" (0.12), although the meaning has
+#    changed: the section "Attention is not explanation" takes this up. A
+#    sentence of your own gains `[CLS]` and `[SEP]`, and a rare word splits
+#    into WordPiece pieces ("unaffordable" into `un ##afford ##able`), each a
+#    row and a column of its own. Past 40 tokens the explorer keeps the last
+#    picture and says why in its message line.
+#
+# </details>
+
+# %% [markdown]
 # ## Heads with a job
 #
 # Looking at 72 heads one by one invites seeing what we hope to see. A score,
