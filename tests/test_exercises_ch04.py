@@ -28,6 +28,35 @@ def causal_attention(queries, keys, values, mask=torch.tril, scale=True):
     return torch.bmm(torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1), values)
 
 
+def causal_weights(queries, keys):
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+    return torch.softmax(scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf")), -1)
+
+
+def causal_weights_with_a_bug(queries, keys):
+    n, d = queries.shape[1], queries.shape[2]
+    weights = torch.softmax(torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d), -1)
+    return weights.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), 0.0)
+
+
+def test_the_spot_the_bug_check_accepts_a_fix_that_renormalises_the_rows(capsys):
+    ch04.check_fixed_causal_weights(causal_weights)
+    def renormalised(queries, keys):
+        weights = causal_weights_with_a_bug(queries, keys)
+        return weights / weights.sum(-1, keepdim=True)
+
+    ch04.check_fixed_causal_weights(renormalised)
+    assert capsys.readouterr().out.count("✓ Exercise 4.5") == 2
+
+
+def test_the_function_as_given_is_recognised_and_nudged_without_the_fix():
+    with pytest.raises(ExerciseError) as info:
+        ch04.check_fixed_causal_weights(causal_weights_with_a_bug)
+    assert info.value.hints[0].startswith("this is still the function as given: ")
+    assert not any("-inf" in step or "before the softmax" in step for step in info.value.hints)
+
+
 def test_every_check_accepts_the_reference_answers(capsys):
     ch04.check_distance_scores(distance_scores)
     ch04.check_sum_scores(sum_scores)
@@ -42,7 +71,7 @@ def test_a_student_stub_is_reported_as_not_attempted():
         raise NotImplementedError("fill me in")
 
     for check in (ch04.check_distance_scores, ch04.check_sum_scores, ch04.check_attention_cost,
-                  ch04.check_causal_attention):
+                  ch04.check_causal_attention, ch04.check_fixed_causal_weights):
         with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
             check(stub)
 

@@ -66,6 +66,11 @@ def _causal(mask=torch.tril, scale=None, after_softmax=False, fill=float("-inf")
     return attention
 
 
+def _weights_of(attention):
+    """The weights of ``attention``: its output for values that are the identity, one value per key."""
+    return lambda queries, keys: attention(queries, keys, torch.eye(keys.shape[1]).expand(keys.shape[0], -1, -1))
+
+
 def _discarded_mask(queries, keys, values):
     scores = queries @ keys.transpose(1, 2) / 2
     scores.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))  # the result is thrown away
@@ -258,6 +263,15 @@ CATALOGUE = {
         "filled with 0": (_causal(fill=0.0), r"a score of 0 is not a masked score"),
         "softmax over the queries": (_causal(dim=1), r"your softmax runs over the queries"),
         "mask thrown away": (_discarded_mask, r"the mask has no effect"),
+    }),
+    exercises.ch04.check_fixed_causal_weights: Entry(lambda q, k: torch.full((2, 5, 5), 0.2), {
+        "as given": (t04.causal_weights_with_a_bug, r"this is still the function as given: "),
+        "filled with 0": (_weights_of(_causal(fill=0.0)), r"a score of 0 is not a masked score"),
+        "flipped mask": (_weights_of(_causal(mask=torch.triu)), r"use torch.tril, not torch.triu"),
+        "diagonal masked": (_weights_of(_causal(mask=lambda m: m.tril(-1))), r"the diagonal is masked"),
+        "one key too many": (_weights_of(_causal(mask=lambda m: m.tril(1))), r"one key too many"),
+        "no scale": (_weights_of(_causal(scale=lambda d: 1)), r"divide the scores by √d before the softmax"),
+        "softmax over the queries": (_weights_of(_causal(dim=1)), r"your softmax runs over the queries"),
     }),
     # ---- chapter 05 ----
     exercises.ch05.check_parameter_count: Entry(lambda n, h, q, k, v, b: n * (q + k + v + n) // h, {

@@ -15,6 +15,7 @@ DISTANCE = "Exercise 4.3 · distance as a score"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
 CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
+SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
 
 
 @check(DISTANCE)
@@ -130,6 +131,11 @@ _CAUSAL_HINTS = {
                     "fill the scores of the future keys with -inf, whose exp is 0"),
     "key_axis": ("your softmax runs over the queries, axis 1: each row of weights, one per query, must sum to 1",
                  "the keys are the last axis of the scores: softmax over dim=-1"),
+    "as_given": ("this is still the function as given: the past gets the right pattern, but each row's weights "
+                 "no longer sum to 1",
+                 "look at the order of the steps: what happens to the weight the future keys had?",
+                 "compare a row of the given function's output with the same row of the softmax over the allowed "
+                 "keys alone"),
     "unmasked": ("the mask has no effect on the result",
                  "masked_fill returns a new tensor: use what it returns, and apply it to the scores before the "
                  "softmax"),
@@ -182,3 +188,23 @@ def check_causal_attention(causal_attention):
     hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
     expect_close(received, expected, CAUSAL, hint)
     passed(CAUSAL, "Equal to DotProductAttention with causal_valid_lens.")
+
+
+@check(SPOT_THE_BUG)
+def check_fixed_causal_weights(causal_weights):
+    """Exercise 4.5: the given function zeroes the future after the softmax; the fix masks the scores before it."""
+    with seeded(45):
+        queries, keys = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    expected = masked_softmax(_scaled_scores(queries, keys), causal_valid_lens(2, 5))  # (2, 5, 5)
+    with without(SPOT_THE_BUG, "fix the given function's own steps",
+                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
+                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+                 (d2lmini, "masked_softmax", "d2l.masked_softmax"),
+                 (d2lmini, "attention_mask", "d2l.attention_mask"),
+                 (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
+        received = causal_weights(queries, keys)
+    mistakes = _causal_weight_mistakes(queries, keys)
+    as_given = next(weights for weights, hint in mistakes if hint is _CAUSAL_HINTS["after_softmax"])
+    hint = hint_for(received, _CAUSAL_HINTS["general"], [(as_given, _CAUSAL_HINTS["as_given"]), *mistakes])
+    expect_close(received, expected, SPOT_THE_BUG, hint, weights=True)
+    passed(SPOT_THE_BUG, "Each row sums to 1 over keys 0..i, as masked_softmax gives it.")

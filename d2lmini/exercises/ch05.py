@@ -114,7 +114,7 @@ def check_head_weights(head_weights):
                          (torch.softmax(interleaved.detach() / 2, -1),
                           ("a head owns a block of consecutive rows, not every num_heads-th row",
                            "head h owns rows h·p to (h + 1)·p - 1 of each projection"))])
-        expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint)
+        expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint, weights=True)
     passed(ONE_HEAD, "All three heads match mha.attention_weights.")
 
 
