@@ -349,7 +349,7 @@ def test_the_picture_is_cheap():
     weights_png(received, expected)  # the first call loads the fonts
     start = time.perf_counter()
     weights_png(received, expected)
-    assert time.perf_counter() - start < 0.5  # about 50 ms on a quiet laptop core; a loose bound for a busy CI
+    assert time.perf_counter() - start < 0.5  # 95 ms on a shared, busy 2-core machine; a loose bound for CI
 
 
 def test_only_a_wrong_weight_matrix_shows_a_picture_and_then_the_error_in_a_kernel():
