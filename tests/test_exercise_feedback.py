@@ -3,6 +3,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -86,6 +87,7 @@ WRONG_ANSWERS = {
     "ch04.check_sum_scores": zeros_like_scores,
     "ch04.check_attention_cost": lambda nq, nk, d, bytes_per_element=4: (nq * nk * d, nq * nk * bytes_per_element),
     "ch04.check_causal_attention": lambda q, k, v: torch.softmax(q @ k.transpose(1, 2), -1) @ v,
+    "ch04.check_fixed_causal_weights": lambda queries, keys: torch.full((2, 5, 5), 0.2),
     "ch05.check_einsum_multihead": lambda queries, keys, values, mha: torch.zeros(2, 3, 12),
     "ch05.check_head_weights": lambda mha, X, head: torch.full((2, 4, 4), 0.25),
     "ch05.check_output_without_head": lambda mha, X, head: mha(X, X, X),
@@ -316,3 +318,55 @@ def test_nbgrader_gives_no_point_to_a_wrong_answer_or_a_stub(tmp_path):
     shown = [(e[0].ename, len(e[0].traceback)) for e in errors[:2]]
     assert shown == [("ExerciseError", 5), ("ExerciseNotAttempted", 1)]
     assert errors[2] == [] and "d2lmini" not in json.dumps([e[0].traceback for e in errors[:2]])
+
+
+# ---------------------------------------------------------------- the picture of wrong weights
+
+def test_the_picture_holds_the_first_differing_example_beside_the_expected_one_on_one_scale():
+    from d2lmini.exercises._feedback import weights_figure
+    from d2lmini.plotting import CMAP
+
+    expected = torch.softmax(torch.randn(3, 4, 5), -1)
+    received = expected.clone()
+    received[1] = 0.2  # examples 0 and 2 are right
+    figure = weights_figure(received, expected)
+    panels = [ax for ax in figure.axes if ax.images and ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["yours (example 1)", "expected (example 1)"]
+    assert [(ax.get_ylabel(), ax.get_xlabel()) for ax in panels] == [("queries", "keys")] * 2
+    images = [ax.images[0] for ax in panels]
+    assert torch.equal(torch.as_tensor(images[0].get_array().data), received[1])
+    assert torch.equal(torch.as_tensor(images[1].get_array().data), expected[1])
+    assert images[0].norm is images[1].norm and (images[0].norm.vmin, images[0].norm.vmax) == (0, 1)
+    assert all(image.get_cmap().name == CMAP for image in images)
+    assert len(figure.axes) == 3  # the two panels and one colorbar
+    assert type(figure.canvas).__name__ == "FigureCanvasAgg"
+
+
+def test_the_picture_is_cheap():
+    from d2lmini.exercises._feedback import weights_png
+
+    received, expected = torch.rand(2, 5, 5), torch.rand(2, 5, 5)
+    weights_png(received, expected)  # the first call loads the fonts
+    start = time.perf_counter()
+    weights_png(received, expected)
+    assert time.perf_counter() - start < 0.5  # 95 ms on a shared, busy 2-core machine; a loose bound for CI
+
+
+def test_only_a_wrong_weight_matrix_shows_a_picture_and_then_the_error_in_a_kernel():
+    pytest.importorskip("nbgrader", reason="nbgrader comes with the test extra: pip install -e '.[test]'")
+    from nbclient import NotebookClient
+    from nbgrader.utils import determine_grade
+
+    grade = {"grade": True, "solution": False, "locked": True, "points": 1, "schema_version": 3, "task": False}
+    setup = SESSION + "from d2lmini.exercises import ch04\nuniform = lambda queries, keys: torch.full((2, 5, 5), 0.2)\n"
+    checks = [nbformat.v4.new_code_cell(code, metadata={"nbgrader": {**grade, "grade_id": f"check{i}"}})
+              for i, code in enumerate(["ch04.check_fixed_causal_weights(uniform)",
+                                        "ch02.check_local_causal_mask(wrong)"])]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(setup), *checks])
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(REPO)}}).execute()
+    weights, mask = ([(out.output_type, sorted(out.get("data", {}))) for out in cell.outputs] for cell in checks)
+    assert weights == [("display_data", ["image/png", "text/plain"]), ("error", [])]
+    assert mask == [("error", [])]
+    assert [determine_grade(cell)[0] for cell in checks] == [0, 0]
+    assert len(checks[0].outputs[1].traceback) <= 5

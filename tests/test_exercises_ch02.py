@@ -59,14 +59,6 @@ def test_padded_queries_masking_keys_only_is_told_the_padded_queries_still_atten
     assert "received: tensor of shape (4, 5, 5), dtype torch.float32: [1, 0, 0, 0, 0, 1, ...]" in str(info.value)
 
 
-def test_padded_queries_masking_queries_only_is_told_the_padded_keys_get_weight():
-    def queries_only(scores, valid_lens):
-        return torch.softmax(scores, dim=-1) * is_real(scores, valid_lens)[:, :, None]
-
-    with pytest.raises(ExerciseError, match="the padded keys still get weight"):
-        ch02.check_padded_queries(queries_only)
-
-
 @pytest.mark.parametrize("axes", ["both", "keys"])
 def test_padded_queries_masking_the_weights_after_the_softmax_is_explained(axes):
     def after(scores, valid_lens):
@@ -110,11 +102,6 @@ def test_padded_queries_that_write_into_the_scores_are_caught():
         ch02.check_padded_queries(in_place)
 
 
-def test_padded_queries_of_the_wrong_shape_are_told_to_keep_the_shape_of_the_scores():
-    with pytest.raises(ExerciseError, match=r"hint: return the weights, a tensor with the shape of scores"):
-        ch02.check_padded_queries(lambda scores, valid_lens: padded_queries_right(scores, valid_lens)[:, 0])
-
-
 def test_padded_queries_with_other_wrong_values_get_the_general_hint():
     with pytest.raises(ExerciseError, match="a padded query's row is all zeros") as info:
         ch02.check_padded_queries(lambda scores, valid_lens: 0.5 * padded_queries_right(scores, valid_lens))
@@ -149,18 +136,8 @@ def test_local_causal_mask_shows_both_masks_row_under_row():
 
 
 @pytest.mark.parametrize("wrong, hint", [
-    (lambda n, w: local_causal_mask_right(n, w + 1), "one key too many"),
-    (lambda n, w: local_causal_mask_right(n, w - 1), "one key too few"),
-    (lambda n, w: local_causal_mask_right(n, w) & ~torch.eye(n, dtype=torch.bool), "the diagonal is missing"),
-    (lambda n, w: torch.ones(n, n, dtype=torch.bool).tril(), "this is the plain causal mask: the window is missing"),
-    (lambda n, w: (torch.arange(n)[None, :] - torch.arange(n)[:, None]).abs() < w,
-     "the window also reaches into the future"),
-    (lambda n, w: local_causal_mask_right(n, w).T, "rows are queries and columns are keys"),
-    (lambda n, w: ~local_causal_mask_right(n, w), "True should mark the keys a query MAY attend to"),
-    (lambda n, w: local_causal_mask_right(n, w).float(), "return a boolean mask"),
     (lambda n, w: torch.eye(n, dtype=torch.bool), "query i may attend to key j when i - window < j <= i"),
-], ids=["window+1", "window-1", "no diagonal", "plain causal", "two-sided band", "transposed", "inverted",
-        "floats", "other"])
+], ids=["other"])
 def test_local_causal_mask_names_each_typical_mistake(wrong, hint):
     with pytest.raises(ExerciseError, match="Exercise 2.3") as info:
         ch02.check_local_causal_mask(wrong)
@@ -203,14 +180,6 @@ def test_masked_mean_dividing_by_zero_is_told_about_the_empty_example():
     with pytest.raises(ExerciseError, match="expected: no NaN values") as info:
         ch02.check_masked_mean(sum_over_length)
     assert "example of length 0 gives 0/0 = NaN" in str(info.value)
-
-
-def test_masked_mean_that_keeps_the_query_axis_is_told_to_drop_it():
-    def unsqueezed(values, valid_lens):
-        return masked_mean_right(values, valid_lens)[:, None, :]
-
-    with pytest.raises(ExerciseError, match=r"drop the query axis of length 1: \(batch, 1, dim\) must become"):
-        ch02.check_masked_mean(unsqueezed)
 
 
 def test_masked_mean_stub_is_reported_as_not_attempted():

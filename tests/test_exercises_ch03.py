@@ -54,26 +54,6 @@ def test_concat_scores_accepts_the_stacked_form(capsys):
     assert capsys.readouterr().out.startswith("✓ Exercise 3.3")
 
 
-def test_concat_scores_names_a_swapped_stack():
-    def key_first(queries, keys, W_a, w_v):
-        B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-        pairs = torch.cat([keys.unsqueeze(1).expand(B, Q, K, -1), queries.unsqueeze(2).expand(B, Q, K, -1)], -1)
-        return torch.tanh(pairs @ W_a.T) @ w_v
-
-    with pytest.raises(ExerciseError, match=r"you stacked \[k; q\]: put the query first"):
-        ch03.check_concat_scores(key_first)
-
-
-def test_concat_scores_names_a_missing_tanh():
-    def no_tanh(queries, keys, W_a, w_v):
-        B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-        pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1), keys.unsqueeze(1).expand(B, Q, K, -1)], -1)
-        return pairs @ W_a.T @ w_v
-
-    with pytest.raises(ExerciseError, match="the tanh is missing"):
-        ch03.check_concat_scores(no_tanh)
-
-
 def test_concat_scores_reports_a_leftover_axis():
     with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 3, 4\).*received: shape \(2, 3, 4, 1\)"
                                             r".*drop the last axis of length 1"):
@@ -109,19 +89,6 @@ def test_weight_gap_names_comparing_outputs():
         ch03.check_weight_gap(output_gap)
 
 
-def test_weight_gap_names_forgotten_valid_lens():
-    def unmasked(additive, queries, keys, values, valid_lens):
-        return weight_gap(additive, queries, keys, values, None)
-
-    with pytest.raises(ExerciseError, match="pass valid_lens to both calls"):
-        ch03.check_weight_gap(unmasked)
-
-
-def test_weight_gap_rejects_a_plain_number():
-    with pytest.raises(ExerciseError, match="expected: a torch.Tensor"):
-        ch03.check_weight_gap(lambda *args: 0.0)
-
-
 # ---- Exercise 3.1 -------------------------------------------------------------
 
 def test_bilinear_scores_accepts_q_W_k(capsys):
@@ -129,15 +96,10 @@ def test_bilinear_scores_accepts_q_W_k(capsys):
     assert capsys.readouterr().out.startswith("✓ Exercise 3.1")
 
 
-def test_bilinear_scores_names_a_sign_error():
-    with pytest.raises(ExerciseError, match=r"check the sign"):
-        ch03.check_bilinear_scores(lambda q, k, W: -bilinear_scores(q, k, W))
-
-
 def test_bilinear_scores_reports_a_keys_by_queries_result():
     def keys_first(queries, keys, W):
         return keys @ W.T @ queries.transpose(1, 2)  # (B, K, Q): one row per key
 
     with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 3, 4\).*received: shape \(2, 4, 3\)"
-                                            r".*the score of query q and key k is qᵀ W k"):
+                                            r".*your result has one row per key"):
         ch03.check_bilinear_scores(keys_first)

@@ -19,10 +19,6 @@ def test_score_bytes_accepts_the_formula(capsys):
 
 
 @pytest.mark.parametrize("wrong,hint", [
-    (lambda b, h, n, dtype: b * n ** 2 * dtype.itemsize, "multiply by num_heads"),
-    (lambda b, h, n, dtype: b * h * n * dtype.itemsize, "num_tokens² of them per matrix, not num_tokens"),
-    (lambda b, h, n, dtype: b * h * n ** 2 * 4, "use dtype.itemsize"),
-    (lambda b, h, n, dtype: float(b * h * n ** 2 * dtype.itemsize), "return a whole number"),
     (lambda b, h, n, dtype: 2 * b * h * n ** 2 * dtype.itemsize, "count the numbers of the score tensor"),
 ])
 def test_score_bytes_explains_typical_mistakes(wrong, hint):
@@ -67,16 +63,8 @@ def test_decode_mask_shows_both_masks_row_under_row():
 
 
 @pytest.mark.parametrize("wrong,hint", [
-    (lambda q, k: ~decode_mask(q, k), "nn.MultiheadAttention's convention"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(), "this lines query i up with key i (top-left), "
-                                                             "as SDPA's is_causal does"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q - 1), "a new token may attend to itself"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool).tril(k - q + 1), "one key too many"),
-    (lambda q, k: torch.ones(q, k, dtype=torch.bool), "right only for a single new token"),
-    (lambda q, k: decode_mask(q, k).float(), "1.0 and 0.0 would hide nothing"),
-    (lambda q, k: decode_mask(k, k), "one row per NEW query"),
     (lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(), "new query i is the token at position"),
-], ids=["inverted", "top-left", "no diagonal", "one too many", "all keys", "floats", "all queries", "other"])
+], ids=["other"])
 def test_decode_mask_explains_typical_mistakes(wrong, hint):
     with pytest.raises(ExerciseError) as info:
         ch06.check_decode_mask(wrong)
@@ -127,22 +115,11 @@ def test_left_padded_mask_shows_the_first_example_that_differs():
 
 
 @pytest.mark.parametrize("wrong,hint", [
-    (lambda lens, n: ~left_padded_mask(lens, n), "nn.MultiheadAttention's convention"),
-    (lambda lens, n: causal(n) & (torch.arange(n) < lens[:, None, None]), "this puts the padding on the right"),
-    (lambda lens, n: (torch.arange(n) >= first_real(lens, n)).expand(-1, n, n), "the future is visible"),
-    (lambda lens, n: causal(n).expand(len(lens), n, n), "the padding gets weight"),
-    (lambda lens, n: causal(n) & (torch.arange(n) > first_real(lens, n)), "one real key is missing"),
-    (lambda lens, n: causal(n) & (torch.arange(n) >= first_real(lens, n) - 1), "one padding key is visible"),
-    (lambda lens, n: left_padded_mask(lens, n) & ~torch.eye(n, dtype=torch.bool), "the diagonal is missing"),
     (lambda lens, n: left_padded_mask(lens, n) | torch.eye(n, dtype=torch.bool),
      "the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False"),
-    (lambda lens, n: left_padded_mask(lens, n).float(), "1.0 and 0.0 would hide nothing"),
-    (lambda lens, n: torch.arange(n) >= first_real(lens, n), "a (batch, 1, num_steps) mask can only hide padding"),
-    (lambda lens, n: causal(n), "one (queries, keys) mask per example"),
     (lambda lens, n: left_padded_mask(lens, n).transpose(1, 2), "query i of example b may attend to key j when "
                                                                 "j ≤ i and j ≥ num_steps - valid_lens[b]"),
-], ids=["inverted", "right padding", "not causal", "no padding", "one real key short", "one padding key",
-        "no diagonal", "padded queries attend", "floats", "no query axis", "one mask for all", "other"])
+], ids=["padded queries attend", "other"])
 def test_left_padded_mask_explains_typical_mistakes(wrong, hint):
     with pytest.raises(ExerciseError) as info:
         ch06.check_left_padded_mask(wrong)

@@ -75,15 +75,12 @@ def test_offset_rotation_accepts_float64_and_torch_functions():
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda delta, omega: offset_rotation(delta, omega).T, "moves the pair back by δ"),
     (lambda delta, omega: offset_rotation(-delta, omega), "a rotation by -ωδ"),
     (lambda delta, omega: torch.tensor([[math.cos(omega * delta), -math.sin(omega * delta)],  # for (cos, sin)
                                         [math.sin(omega * delta), math.cos(omega * delta)]]), "sign of sin"),
     (lambda delta, omega: torch.tensor([[math.sin(omega * delta), math.cos(omega * delta)],
                                         [-math.cos(omega * delta), math.sin(omega * delta)]]),
      "cos\\(ωδ\\) belongs on the diagonal"),
-    (lambda delta, omega: offset_rotation(1, math.radians(omega * delta)), "already an angle in radians"),
-    (lambda delta, omega: offset_rotation(delta, 1.0), "the angle is ω·δ"),
     (lambda delta, omega: offset_rotation(delta, omega) * 2, "expand sin\\(a \\+ b\\) and cos\\(a \\+ b\\)"),
 ])
 def test_offset_rotation_names_each_typical_mistake(wrong, message):
@@ -196,16 +193,10 @@ class ThroughData(LearnedPositionalEmbedding):
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (PlainTensor, "the table is not learnable"),
     (Buffer, r"(?s)received: no parameters \(buffers: \['table'\]\).*the table is not learnable"),
     (Sinusoidal, "the table is not learnable"),
-    (Transposed, r"the table is transposed: one row per position"),
     (OneRowTooMany, r"(?s)expected: one learned vector per position: 10 × 6 = 60.*received: 66 numbers"),
-    (EmbeddingAlone, "the module returns the embedding alone: add it to X"),
-    (SinusoidalStart, "that is the fixed sinusoidal table"),
     (SinusoidalAdded, "that is the fixed sinusoidal table"),
-    (RowPerExample, "add row i of the table to position i of every example"),
-    (Detached, "the output does not depend on the parameter through autograd"),
     (ThroughData, "the output does not depend on the parameter through autograd"),
 ])
 def test_learned_embedding_names_each_typical_mistake(wrong, message):
@@ -251,18 +242,6 @@ def test_equivariance_accepts_a_zero_dimensional_bool_tensor():
 
 
 @pytest.mark.parametrize("wrong,message", [
-    (lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X)[:, torch.argsort(perm)], atol=1e-5),
-     "you shuffled one side with the inverse permutation"),
-    (lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
-     "you compared the output for the shuffled input with the unshuffled output"),
-    (lambda layer, X, perm: not is_permutation_equivariant(layer, X, perm), "every answer is the opposite"),
-    (lambda layer, X, perm: is_permutation_equivariant(layer, X, perm, compare=torch.equal),
-     "your test is too strict"),
-    (lambda layer, X, perm: is_permutation_equivariant(layer, X, perm,
-                                                       compare=lambda a, b: torch.allclose(a, b, atol=0.3)),
-     "its tolerance is too loose"),
-    (lambda layer, X, perm: torch.allclose(layer(X.flip(0)), layer(X).flip(0), atol=1e-5),
-     "every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X\\?"),
     (lambda layer, X, perm: True, "every layer passes your test"),
     (lambda layer, X, perm: next(ALTERNATING),  # wrong both ways: true for some changed layers, false for some not
      "shuffle the tokens \\(axis 1\\) of X with perm"),

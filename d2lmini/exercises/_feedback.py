@@ -9,12 +9,22 @@ raised in the learner's own code is left alone, with its traceback.
 
 Hints come in steps: the error shows the first, a nudge that names the
 mistake; ``hint()`` shows the next one for the last check that failed.
+
+When the answer is a matrix of attention weights, the error also carries a
+picture, the learner's weights beside the expected ones, which IPython
+displays (as one PNG) just before the error's lines.
 """
 
 import functools
 import inspect
+import io
 
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+from ..plotting import CMAP
 
 
 class ExerciseError(AssertionError):
@@ -30,6 +40,7 @@ class ExerciseError(AssertionError):
         self.hints = (hint,) if isinstance(hint, str) else tuple(hint)
         self.help_call = None  # set by the check that raised it, e.g. "ch02.hint()"
         self.hints_shown = 1
+        self.picture = None  # (received, expected) weights, drawn beside each other where IPython shows the error
 
     def lines(self):
         """The learner's view: four lines whatever the fields hold, a fifth when more hints wait."""
@@ -43,6 +54,11 @@ class ExerciseError(AssertionError):
         return "\n".join(self.lines())
 
     def _render_traceback_(self):
+        if self.picture is not None:  # shown once: the kernel may render an error more than once
+            from IPython.display import Image, display
+            received, expected = self.picture
+            self.picture = None
+            display(Image(data=weights_png(received, expected)))
         return self.lines()
 
 
@@ -156,14 +172,64 @@ def _describe(x):
     return f"{type(x).__name__} {x!r}"
 
 
-def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4):
-    """Check a tensor answer: its type, then its shape, then its values."""
+def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weights=False):
+    """Check a tensor answer: its type, then its shape, then its values.
+
+    ``weights=True`` says the answer is a matrix of attention weights (or a
+    batch of them): wrong values then also show the learner's matrix beside
+    the expected one.
+    """
     expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor", _describe(received),
            "return a tensor, not a number or a list")
     expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)}",
            f"shape {tuple(received.shape)}", hint)
     received = received.detach().to(expected.device, expected.dtype)
-    expect(not received.isnan().any() or expected.isnan().any(), exercise, "no NaN values",
-           _describe(received), hint)
-    expect(torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True), exercise,
-           _describe(expected), _describe(received), hint)
+    try:
+        expect(not received.isnan().any() or expected.isnan().any(), exercise, "no NaN values",
+               _describe(received), hint)
+        expect(torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True), exercise,
+               _describe(expected), _describe(received), hint)
+    except ExerciseError as error:
+        if weights:
+            error.picture = (received, expected)
+        raise
+
+
+def _first_difference(received, expected):
+    """The two (queries, keys) matrices to draw, and the index of the example they come from (None for one matrix)."""
+    if expected.dim() == 2:
+        return received, expected, None
+    received, expected = received.reshape(-1, *expected.shape[-2:]), expected.reshape(-1, *expected.shape[-2:])
+    differs = [not torch.allclose(r, e, atol=1e-5, rtol=1e-4, equal_nan=True) for r, e in zip(received, expected)]
+    example = differs.index(True) if True in differs else 0
+    return received[example], expected[example], example
+
+
+def weights_figure(received, expected):
+    """The learner's weights beside the expected ones, on one colour scale from 0 to 1 with one colorbar.
+
+    An Agg ``Figure``, not a pyplot one, so that nothing of it reaches the
+    notebook's next inline output. For a batch, (..., queries, keys), it draws
+    the first example where the two differ and names it in the titles.
+    """
+    received, expected, example = _first_difference(received.detach().cpu().float(),
+                                                    expected.detach().cpu().float())
+    figure = Figure(figsize=(5.2, 2.4), dpi=72)  # fixed axes: a layout engine would cost more than the drawing
+    FigureCanvasAgg(figure)
+    norm = Normalize(vmin=0, vmax=1)
+    where = "" if example is None else f" (example {example})"
+    for left, matrix, title in ((0.08, received, "yours"), (0.47, expected, "expected")):
+        ax = figure.add_axes((left, 0.2, 0.34, 0.65))
+        image = ax.imshow(matrix.numpy(), cmap=CMAP, norm=norm)
+        ax.set_title(title + where, fontsize=10)
+        ax.set_xlabel("keys")
+        ax.set_ylabel("queries")
+    figure.colorbar(image, cax=figure.add_axes((0.86, 0.2, 0.025, 0.65)))
+    return figure
+
+
+def weights_png(received, expected):
+    """``weights_figure`` as PNG bytes, the one image an error shows."""
+    buffer = io.BytesIO()
+    weights_figure(received, expected).savefig(buffer, format="png")
+    return buffer.getvalue()

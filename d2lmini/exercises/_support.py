@@ -22,8 +22,8 @@ def hint_for(received, default, mistakes):
 
     ``received`` that matches none of the typical wrong answers gets ``default``.
     A hint is one text or a tuple of steps, as ``ExerciseError`` takes it.
-    Numbers match up to rounding; a boolean mask matches only exactly, and
-    only a boolean mask.
+    Numbers match up to rounding, NaN where the wrong answer has NaN (a fully
+    masked row); a boolean mask matches only exactly, and only a boolean mask.
     """
     if isinstance(received, torch.Tensor):
         received = received.detach()
@@ -33,7 +33,8 @@ def hint_for(received, default, mistakes):
             if wrong.dtype == torch.bool:
                 if received.dtype == torch.bool and torch.equal(received.to(wrong.device), wrong):
                     return hint
-            elif torch.allclose(received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4):
+            elif torch.allclose(received.to(wrong.device, wrong.dtype), wrong, atol=1e-5, rtol=1e-4,
+                                equal_nan=True):
                 return hint
     return default
 

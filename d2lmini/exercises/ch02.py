@@ -67,7 +67,8 @@ def check_padded_queries(self_attention_weights):
     given = scores.clone()
     received = self_attention_weights(given, valid_lens.clone())
     expected = _padded_self_attention(scores, valid_lens)
-    expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens))
+    expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens),
+                 weights=True)
     expect(torch.equal(given, scores), PADDED_QUERIES, "scores left unchanged", "scores was modified in place",
            ("your function changed the scores it was given",
             "masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor"))

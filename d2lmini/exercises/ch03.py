@@ -95,7 +95,12 @@ def check_bilinear_scores(bilinear_scores):
     hint = hint_for(received, ("the score of query q and key k is qᵀ W k, for every pair of the batch",
                                "multiply the queries (B, Q, q) by W (q, k), then by the keys with their last "
                                "two axes swapped, (B, k, K)"),
-                    [(-expected, ("check the sign", "the score is +qᵀ W k"))])
+                    [(-expected, ("check the sign", "the score is +qᵀ W k")),
+                     (expected.transpose(1, 2), ("your result has one row per key: rows are queries, columns "
+                                                 "keys", "the queries come first in the product, the keys' "
+                                                 "transpose last")),
+                     (expected / 5 ** 0.5, ("the bilinear score has no scale: W already sets how large it is",
+                                            "leave out the division by √d"))])
     expect_close(received, expected, BILINEAR, hint)
 
     received = bilinear_scores(queries, same_size_keys, torch.eye(5))

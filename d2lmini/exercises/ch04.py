@@ -15,6 +15,7 @@ DISTANCE = "Exercise 4.3 · distance as a score"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
 CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
+SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
 
 
 @check(DISTANCE)
@@ -57,6 +58,13 @@ def check_sum_scores(sum_scores):
             "broadcasts to one score per pair")
     if isinstance(received, torch.Tensor) and received.dim() == 4:
         hint = "a score is one number per (query, key) pair: also sum over the feature axis"
+    query_sums, key_sums = queries.sum(-1).unsqueeze(2), keys.sum(-1).unsqueeze(1)  # (2, 3, 1), (2, 1, 5)
+    hint = hint_for(received, hint, [
+        (key_sums.expand(-1, 3, -1), ("the query's sum is missing: it changes no weight, but the score "
+                                      "Σᵢ (qᵢ + kᵢ) contains it", "add each query's sum to its row of scores")),
+        (query_sums * key_sums, ("you multiplied the two sums: the score adds them",
+                                 "Σᵢ (qᵢ + kᵢ) = Σᵢ qᵢ + Σᵢ kᵢ")),
+    ])
     expect_close(received, expected, SUMMATION, hint)
     weights = masked_softmax(received.detach(), None)  # (2, 3, 5)
     spread = (weights - weights[:, :1]).abs().max().item()  # how far any query's row is from the first's
@@ -103,6 +111,64 @@ def check_attention_cost(attention_cost):
                  f"doubling n multiplies both costs by {large[0] / small[0]:.0f}.")
 
 
+# The typical mistakes of causal attention, named once for the two exercises that build it.
+_CAUSAL_HINTS = {
+    "general": ("query i may attend to keys j ≤ i only: the scores of later keys must be -inf before the softmax",
+                "torch.tril of an (n, n) matrix of True keeps the entries on and below the diagonal, the allowed "
+                "pairs; set the scores outside it to -inf"),
+    "flipped": ("your mask keeps the future and hides the past: use torch.tril, not torch.triu",
+                "the allowed keys of query i are 0 to i: on and below the diagonal"),
+    "diagonal": ("the diagonal is masked: query i may also attend to itself, key i",
+                 "without it query 0 has no key left, and its row is softmax(-inf, ..., -inf) = NaN"),
+    "one_too_many": ("one key too many: query i also sees key i + 1, one step into the future",
+                     "the allowed keys of query i are 0 to i, so the mask is on and below the main diagonal"),
+    "unscaled": ("divide the scores by √d before the softmax", "d is the size of a query, its last axis"),
+    "by_d": ("you divided the scores by d: the scale is √d", "torch.sqrt or math.sqrt of the query size"),
+    "after_softmax": ("you zeroed the weights after the softmax, so the rows no longer sum to 1",
+                      "mask the scores with -inf before the softmax: then the weight the future keys would "
+                      "have taken goes to the allowed ones"),
+    "zero_scores": ("a score of 0 is not a masked score: exp(0) = 1 still gives the future keys weight",
+                    "fill the scores of the future keys with -inf, whose exp is 0"),
+    "key_axis": ("your softmax runs over the queries, axis 1: each row of weights, one per query, must sum to 1",
+                 "the keys are the last axis of the scores: softmax over dim=-1"),
+    "as_given": ("this is still the function as given: the past gets the right pattern, but each row's weights "
+                 "no longer sum to 1",
+                 "look at the order of the steps: what happens to the weight the future keys had?",
+                 "compare a row of the given function's output with the same row of the softmax over the allowed "
+                 "keys alone"),
+    "unmasked": ("the mask has no effect on the result",
+                 "masked_fill returns a new tensor: use what it returns, and apply it to the scores before the "
+                 "softmax"),
+}
+
+
+def _scaled_scores(queries, keys):
+    return torch.bmm(queries, keys.transpose(1, 2)) / queries.shape[-1] ** 0.5  # (B, n, n)
+
+
+def _causal_weight_mistakes(queries, keys):
+    """The weights of each typical wrong causal attention, with its hint from ``_CAUSAL_HINTS``."""
+    scores = _scaled_scores(queries, keys)
+    n, d = scores.shape[-1], queries.shape[-1]
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    minus_inf = float("-inf")
+
+    def weights(scores, allowed, dim=-1):
+        return torch.softmax(scores.masked_fill(~allowed, minus_inf), dim)
+
+    wrong = {
+        "flipped": weights(scores, allowed.T.clone()),
+        "diagonal": weights(scores, allowed.tril(-1)),
+        "one_too_many": weights(scores, torch.ones(n, n, dtype=torch.bool).tril(1)),
+        "unscaled": weights(scores * d ** 0.5, allowed),
+        "by_d": weights(scores / d ** 0.5, allowed),
+        "after_softmax": torch.softmax(scores, -1) * allowed,
+        "zero_scores": torch.softmax(scores.masked_fill(~allowed, 0.0), -1),
+        "key_axis": weights(scores, allowed, dim=1),
+    }
+    return [(wrong[name], _CAUSAL_HINTS[name]) for name in wrong]
+
+
 @check(CAUSAL)
 def check_causal_attention(causal_attention):
     """Exercise 4.4: a tril mask equals DotProductAttention with causal valid lengths."""
@@ -117,21 +183,28 @@ def check_causal_attention(causal_attention):
                  (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
         received = causal_attention(queries, keys, values)
 
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / 2  # √d = 2
-    future = torch.ones(5, 5, dtype=torch.bool).triu(1)
-    past = torch.ones(5, 5, dtype=torch.bool).tril(-1)
-    hint = hint_for(received, ("query i may attend to keys j ≤ i only: the scores of later keys must be -inf "
-                               "before the softmax",
-                               "torch.tril of an (n, n) matrix of True keeps the entries on and below the "
-                               "diagonal, the allowed pairs; set the scores outside it to -inf"), [
-        (torch.softmax(scores.masked_fill(past, float("-inf")), -1) @ values,
-         ("your mask keeps the future and hides the past: use torch.tril, not torch.triu",
-          "the allowed keys of query i are 0 to i: on and below the diagonal")),
-        (torch.softmax((2 * scores).masked_fill(future, float("-inf")), -1) @ values,
-         ("divide the scores by √d before the softmax", "d is the size of a query, its last axis")),
-        (torch.softmax(scores, -1) @ values, ("the mask has no effect on the result",
-                                              "masked_fill returns a new tensor: use what it returns, and "
-                                              "apply it to the scores before the softmax")),
-    ])
+    mistakes = [(weights @ values, hint) for weights, hint in _causal_weight_mistakes(queries, keys)]
+    mistakes.append((torch.softmax(_scaled_scores(queries, keys), -1) @ values, _CAUSAL_HINTS["unmasked"]))
+    hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
     expect_close(received, expected, CAUSAL, hint)
     passed(CAUSAL, "Equal to DotProductAttention with causal_valid_lens.")
+
+
+@check(SPOT_THE_BUG)
+def check_fixed_causal_weights(causal_weights):
+    """Exercise 4.5: the given function zeroes the future after the softmax; the fix masks the scores before it."""
+    with seeded(45):
+        queries, keys = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    expected = masked_softmax(_scaled_scores(queries, keys), causal_valid_lens(2, 5))  # (2, 5, 5)
+    with without(SPOT_THE_BUG, "fix the given function's own steps",
+                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
+                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+                 (d2lmini, "masked_softmax", "d2l.masked_softmax"),
+                 (d2lmini, "attention_mask", "d2l.attention_mask"),
+                 (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
+        received = causal_weights(queries, keys)
+    mistakes = _causal_weight_mistakes(queries, keys)
+    as_given = next(weights for weights, hint in mistakes if hint is _CAUSAL_HINTS["after_softmax"])
+    hint = hint_for(received, _CAUSAL_HINTS["general"], [(as_given, _CAUSAL_HINTS["as_given"]), *mistakes])
+    expect_close(received, expected, SPOT_THE_BUG, hint, weights=True)
+    passed(SPOT_THE_BUG, "Each row sums to 1 over keys 0..i, as masked_softmax gives it.")

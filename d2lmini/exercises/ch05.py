@@ -25,6 +25,42 @@ def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
     return mha.eval(), X
 
 
+def _einsum_mistakes(mha, queries, keys, values):
+    """Multi-head attention computed with each typical mistake, paired with its hint."""
+    h, B, n_q, n_k = mha.num_heads, queries.shape[0], queries.shape[1], keys.shape[1]
+    with torch.no_grad():
+        q, k, v = mha.W_q(queries), mha.W_k(keys), mha.W_v(values)  # (B, n, num_hiddens)
+        p = q.shape[-1] // h
+
+        def heads(x, n, transposed=True):  # (B, n, num_hiddens) -> (B, h, n, p)
+            return x.reshape(B, n, h, p).transpose(1, 2) if transposed else x.reshape(B, h, n, p)
+
+        def attend(q, k, v, width=p, dim=-1, join=lambda o: o.transpose(1, 2).reshape(B, n_q, -1)):
+            weights = torch.softmax(q @ k.transpose(-1, -2) / width ** 0.5, dim)  # (B, h, n_q, n_k)
+            return join(weights @ v)  # (B, n_q, num_hiddens), before W_o
+
+        right = (heads(q, n_q), heads(k, n_k), heads(v, n_k))
+        wrong = [
+            (mha.W_o(attend(*right, width=h * p)),
+             ("divide each head's scores by √p, the width of one head, not by √num_hiddens",
+              "p = num_hiddens / num_heads")),
+            (mha.W_o(attend(*right, width=1)), ("divide the scores by √p before the softmax",
+                                                "p = num_hiddens / num_heads, the width of one head")),
+            (mha.W_o(attend(*right, dim=-2)), ("your softmax runs over the queries",
+                                               "each query's weights over the keys sum to 1: the keys' axis")),
+            (mha.W_o(attend(heads(q, n_q, False), heads(k, n_k, False), heads(v, n_k, False))),
+             ("a reshape to (batch, heads, n, p) without the transpose mixes positions into the heads",
+              "reshape to (batch, n, heads, p) first, then move the head axis forward")),
+            (mha.W_o(attend(*right, join=lambda o: o.reshape(B, n_q, -1))),
+             ("the heads were joined without moving them back: (batch, heads, n, p) reshaped straight to "
+              "(batch, n, num_hiddens) mixes positions",
+              "bring the query axis in front of the head axis before you merge heads and p")),
+            (attend(*right), ("W_o is missing: the heads side by side still go through the output projection",
+                              "apply mha.W_o's weight (transposed) at the end")),
+        ]
+    return wrong
+
+
 @check(EINSUM)
 def check_einsum_multihead(einsum_multihead):
     """Exercise 5.5: an einsum version equals d2l.MultiHeadAttention, cross-attention sizes included."""
@@ -36,12 +72,13 @@ def check_einsum_multihead(einsum_multihead):
                  (MultiHeadAttention, "forward", "mha(...)"),
                  (DotProductAttention, "forward", "mha.attention(...)")):
         received = einsum_multihead(queries, keys, values, mha)
-    expect_close(received, expected, EINSUM, (
+    hint = hint_for(received, (
         "follow the module's steps: project, split into heads, score, softmax, weight the values, join, W_o",
         "a Linear layer computes x Wᵀ, so project with each weight's transpose; head i owns the i-th block "
         "of p = num_hiddens / num_heads features, and its scores are divided by √p, not √num_hiddens",
         "softmax over the keys, weight the values, put the heads back side by side as (batch, queries, "
-        "num_hiddens), and apply W_o"))
+        "num_hiddens), and apply W_o"), _einsum_mistakes(mha, queries, keys, values))
+    expect_close(received, expected, EINSUM, hint)
     passed(EINSUM, "Equal to d2l.MultiHeadAttention, with queries, keys and values of three sizes.")
 
 
@@ -71,10 +108,13 @@ def check_head_weights(head_weights):
                            "p = num_hiddens / num_heads")),
                          (torch.softmax(scores, -1), ("divide the scores by √p before the softmax",
                                                       "p is the width of one head: num_hiddens / num_heads")),
+                         (torch.softmax(scores / 2, 1), ("your softmax runs over the queries, axis 1",
+                                                         "each query's row of weights sums to 1: softmax over "
+                                                         "the keys, the last axis")),
                          (torch.softmax(interleaved.detach() / 2, -1),
                           ("a head owns a block of consecutive rows, not every num_heads-th row",
                            "head h owns rows h·p to (h + 1)·p - 1 of each projection"))])
-        expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint)
+        expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint, weights=True)
     passed(ONE_HEAD, "All three heads match mha.attention_weights.")
 
 

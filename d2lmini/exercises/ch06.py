@@ -96,6 +96,10 @@ def _decode_hint(received, num_queries, num_keys):
         (everything.tril(cached + 1),
          ("each query sees one key too many, a token from its future",
           "query i's last key is num_keys - num_queries + i")),
+        (everything.triu(cached),
+         ("your mask is flipped: it keeps each query's future and hides its past",
+          "query i may see the keys up to its own position, on and below the shifted diagonal: torch.tril, "
+          "not torch.triu")),
         (everything, ("every key is visible, the new tokens' future ones too: that is right only for a "
                       "single new token",
                       "query i may see keys 0 .. num_keys - num_queries + i")),
