@@ -10,16 +10,16 @@ One function per diagram, each returning a matplotlib ``Figure``:
 - ``draw_causal_mask``: the causal mask as a grid, beside the two classic
   mistakes (chapter 02).
 
-The figures are built without pyplot, so none stays open in pyplot after the
-call: in Jupyter a diagram is shown once, as the cell's value (end the cell
+Each figure is closed in pyplot as soon as it is made, so none stays open
+there: in Jupyter a diagram is shown once, as the cell's value (end the cell
 with the call, or pass the figure to ``display``), and a script that draws one
 leaves pyplot's figure list as it was. Each diagram is the same on every call:
 its numbers come from a fixed example, never from a random draw.
 """
 
+import matplotlib.pyplot as plt
 import torch
 from matplotlib import colormaps
-from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .masking import attention_mask
@@ -33,6 +33,18 @@ EXAMPLE_VALUES = (0.0, 2.0, 1.0, 4.0)
 QUERY_COLOUR, KEY_COLOUR, VALUE_COLOUR = "#cfe2ff", "#ffe0cc", "#d8f0d2"
 ARROW = {"arrowstyle": "-|>", "color": "#444444", "lw": 1.2, "shrinkA": 2, "shrinkB": 2}
 MISTAKE_EDGE = "#cf222e"  # the outline of a cell that a wrong mask gets wrong
+
+
+def _figure(figsize, layout="constrained"):
+    """A new figure that pyplot does not keep.
+
+    Made through pyplot, so that its backend is loaded (Jupyter's inline
+    backend registers the PNG picture of a figure when it loads), then closed,
+    so that the backend does not draw it a second time at the end of the cell.
+    """
+    fig = plt.figure(figsize=figsize, layout=layout)
+    plt.close(fig)
+    return fig
 
 
 def _box(ax, x, y, text, colour="white", width=1.0, height=0.5, fontsize=11):
@@ -68,7 +80,7 @@ def draw_queries_keys_values():
     num_keys = len(EXAMPLE_KEYS)
     rows = [num_keys - 1 - i for i in range(num_keys)]  # key 1 at the top
 
-    fig = Figure(figsize=(9.5, 3.6), layout="constrained")
+    fig = _figure((9.5, 3.6))
     ax = fig.add_subplot()
     centre = (num_keys - 1) / 2
     _box(ax, 0.6, centre, f"query\n$q$ = {EXAMPLE_QUERY:g}", QUERY_COLOUR, width=1.1, height=0.8)
@@ -112,7 +124,7 @@ def draw_additive_scorer():
     for a batch, where broadcasting forms every (query, key) sum. Returns the
     figure.
     """
-    fig = Figure(figsize=(9.5, 3.4), layout="constrained")
+    fig = _figure((9.5, 3.4))
     ax = fig.add_subplot()
     top, bottom, middle = 2.0, 0.6, 1.3
     _box(ax, 0.6, top, "$q \\in \\mathbb{R}^{q}$", QUERY_COLOUR, width=1.1)
@@ -185,7 +197,7 @@ def draw_causal_mask(num_steps=5):
     the future; the cells they get wrong are outlined in red. Returns the figure.
     """
     masks = causal_masks(num_steps)
-    fig = Figure(figsize=(9.5, 3.8), layout="compressed")
+    fig = _figure((9.5, 3.8), layout="compressed")
     axes = fig.subplots(1, 3, width_ratios=[1.3, 1, 1])
     titles = {"right": "right: keys 0..i, diagonal included",
               "diagonal masked": "wrong: diagonal masked\n(a query cannot see itself)",

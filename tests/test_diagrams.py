@@ -1,4 +1,4 @@
-"""The labelled diagrams: the labels they promise, masks from the package, cheap, and nothing left in pyplot."""
+"""The labelled diagrams: the labels they promise, masks from the package, cheap, and none left open in pyplot."""
 
 import io
 import math
