@@ -8,7 +8,10 @@ One function per diagram, each returning a matplotlib ``Figure``:
 - ``draw_additive_scorer``: the additive score ``w_vᵀ tanh(W_q q + W_k k)``
   piece by piece, with the size of each piece (chapter 03);
 - ``draw_causal_mask``: the causal mask as a grid, beside the two classic
-  mistakes (chapter 02).
+  mistakes (chapter 02);
+- ``draw_multihead_split_merge``: multi-head attention as one flow, the
+  features split into heads that attend side by side, then merged and mixed
+  by W_o (chapter 05, beside its step-by-step figure of the reshapes).
 
 Each figure is closed in pyplot as soon as it is made, so none stays open
 there: in Jupyter a diagram is shown once, as the cell's value (end the cell
@@ -20,6 +23,7 @@ its numbers come from a fixed example, never from a random draw.
 import matplotlib.pyplot as plt
 import torch
 from matplotlib import colormaps
+from matplotlib.colors import to_rgba
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .masking import attention_mask
@@ -210,3 +214,63 @@ def draw_causal_mask(num_steps=5):
                                   label="wrong cell")],
                loc="outside lower center", ncols=3, fontsize=9, frameon=False)
     return fig
+
+
+def _feature_strip(ax, x, y, num_heads, head_width, head_colour, width=1.5, height=0.3):
+    """A row of ``num_heads * head_width`` feature cells centred on (x, y), each coloured by its head."""
+    num_features = num_heads * head_width
+    cell = width / num_features
+    for j in range(num_features):
+        ax.add_patch(Rectangle((x - width / 2 + j * cell, y - height / 2), cell, height,
+                               facecolor=head_colour(j // head_width), edgecolor="white", linewidth=0.5))
+
+
+def draw_multihead_split_merge():
+    """Multi-head attention as one flow: project, split into heads, attend per head, merge, mix by W_o.
+
+    Drawn for chapter 05's example, p_o = 16 features in h = 4 heads of width
+    p = 4. Each feature column is coloured by the head it goes to, with the
+    colours of chapter 05's shape tracer: the split (``transpose_qkv``) gives
+    head i the columns i·p to (i + 1)·p − 1 as an example of its own, and the
+    merge (``transpose_output``) puts them back side by side, which is the
+    concatenation of the heads. Returns the figure.
+    """
+    from .widgets.shape_tracer import head_colour  # the heads' colours, as chapter 05's tracer draws them
+
+    num_heads, head_width = 4, 4
+    fig = _figure((9.5, 3.8))
+    ax = fig.add_subplot()
+    centre = (num_heads - 1) / 2
+    _box(ax, 0.6, centre, "$X$\n(B, n, d)", width=1.1, height=0.8)
+    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$p_o \\times d$", width=1.5, height=0.8)
+    _feature_strip(ax, 4.05, centre, num_heads, head_width, head_colour)
+    ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
+            color="#444444")
+    for i in range(num_heads):
+        row = num_heads - 1 - i
+        _box(ax, 6.9, row, f"head {i}: attention\nover (n, p)", to_light(head_colour(i)), width=1.8,
+             height=0.7, fontsize=9)
+        _arrow(ax, (4.85, centre), (6.0, row))
+        _arrow(ax, (7.8, row), (8.95, centre))
+    ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, p)", ha="center", fontsize=9)
+    ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·p)", ha="center", fontsize=9)
+    _feature_strip(ax, 9.75, centre, num_heads, head_width, head_colour)
+    ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(9.75, centre - 0.3, "= the concatenation", ha="center", va="top", fontsize=9, color="#444444")
+    _box(ax, 11.4, centre, "$W_o$\n$p_o \\times p_o$", width=1.0, height=0.8)
+    _box(ax, 12.75, centre, "output\n(B, n, $p_o$)", "#f2f2f2", width=1.2, height=0.8)
+    for start, end in ((1.15, 1.5), (3.0, 3.3), (10.55, 10.9), (11.9, 12.15)):
+        _arrow(ax, (start, centre), (end, centre))
+    ax.text(0.05, -0.6, "Here $p_o$ = 16 features and h = 4 heads of width p = $p_o$ / h = 4: each head attends "
+            "with its own 4 columns,\nall heads at once, as extra examples of the batch (B·h).", fontsize=9,
+            color="#444444", va="top")
+    ax.set(xlim=(0.0, 13.4), ylim=(-1.3, num_heads + 0.3))
+    ax.set_axis_off()
+    return fig
+
+
+def to_light(colour, amount=0.75):
+    """``colour`` mixed with ``amount`` of white: a background that black text reads on."""
+    red, green, blue, _ = to_rgba(colour)
+    return tuple(channel + (1 - channel) * amount for channel in (red, green, blue))

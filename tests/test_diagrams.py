@@ -7,12 +7,16 @@ import time
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib.colors import to_hex
+from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 import d2lmini as d2l
 from d2lmini import diagrams
+from d2lmini.widgets.shape_tracer import head_colour
 
-DIAGRAMS = [diagrams.draw_queries_keys_values, diagrams.draw_additive_scorer, diagrams.draw_causal_mask]
+DIAGRAMS = [diagrams.draw_queries_keys_values, diagrams.draw_additive_scorer, diagrams.draw_causal_mask,
+            diagrams.draw_multihead_split_merge]
 
 
 def texts(fig):
@@ -53,6 +57,23 @@ def test_additive_scorer_labels_each_piece_with_its_size():
                   "+", "tanh", "$w_v^\\top$: $1 \\times h$", "a scalar", "(B, Q, 1, h)", "(B, 1, K, h)",
                   "(B, Q, K)"]:
         assert has_label(fig, label), label
+
+
+def test_multihead_diagram_labels_the_split_the_heads_and_the_merge():
+    fig = diagrams.draw_multihead_split_merge()
+    for label in ["$X$", "$W_q, W_k, W_v$", "split", "transpose_qkv", "(B·h, n, p)", "merge", "transpose_output",
+                  "(B, n, h·p)", "the concatenation", "$W_o$", "output"]:
+        assert has_label(fig, label), label
+    for i in range(4):
+        assert has_label(fig, f"head {i}: attention")
+
+
+def test_multihead_diagram_colours_each_feature_by_its_head_as_chapter_05_does():
+    ax = diagrams.draw_multihead_split_merge().axes[0]
+    cells = sorted((patch for patch in ax.patches if type(patch) is Rectangle), key=lambda patch: patch.get_x())
+    assert len(cells) == 2 * 16  # the projected features, then the merged heads
+    for strip in (cells[:16], cells[16:]):
+        assert [to_hex(cell.get_facecolor()) for cell in strip] == [to_hex(head_colour(j // 4)) for j in range(16)]
 
 
 @pytest.mark.parametrize("draw", DIAGRAMS)
@@ -117,9 +138,9 @@ def test_causal_diagram_rejects_a_bad_size_naming_it(num_steps):
 @pytest.mark.parametrize("draw", DIAGRAMS)
 def test_each_diagram_draws_fast_and_leaves_nothing_in_pyplot(draw):
     before = plt.get_fignums()
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the same on a busy machine
     draw().savefig(io.BytesIO(), format="png")
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert plt.get_fignums() == before
     assert elapsed < 1.0, f"{draw.__name__} took {elapsed:.2f} s"
 
