@@ -29,7 +29,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 from .masking import attention_mask
 from .plotting import CMAP, MASKED_CELLS
 
-# The example of chapter 00: keys on a line, each with a value, scored by a(q, k) = -(q - k)² / 2.
+# Chapter 00's first four keys and values, and its score a(q, k) = -(q - k)² / 2, for one query.
 EXAMPLE_QUERY = 1.2
 EXAMPLE_KEYS = (0.0, 1.0, 2.0, 3.0)
 EXAMPLE_VALUES = (0.0, 2.0, 1.0, 4.0)
@@ -59,6 +59,12 @@ def _box(ax, x, y, text, colour="white", width=1.0, height=0.5, fontsize=11):
     return ax.text(x, y, text, ha="center", va="center", fontsize=fontsize)
 
 
+def _lighter(colour, amount=0.75):
+    """``colour`` mixed with ``amount`` of white: a background that black text reads on."""
+    red, green, blue, _ = to_rgba(colour)
+    return tuple(channel + (1 - channel) * amount for channel in (red, green, blue))
+
+
 def _arrow(ax, start, end, **style):
     ax.annotate("", xy=end, xytext=start, arrowprops={**ARROW, **style})
 
@@ -73,9 +79,9 @@ def _example_weights():
 def draw_queries_keys_values():
     """One query, four keys and their values: score, softmax, weighted sum, every piece labelled.
 
-    The example is chapter 00's: keys on a line, the score
-    a(q, k) = -(q - k)² / 2, so the weights α_i are the softmax of the scores
-    and the output is Σ α_i v_i. Each weight is coloured on the collection's
+    The numbers are chapter 00's first four keys and values, with its score
+    a(q, k) = -(q - k)² / 2 and the query 1.2: the weights α_i are the softmax
+    of the scores and the output is Σ α_i v_i. Each weight is coloured on the collection's
     colour map (0 to 1). Returns the figure.
     """
     scores, weights = _example_weights()
@@ -249,7 +255,7 @@ def draw_multihead_split_merge():
             color="#444444")
     for i in range(num_heads):
         row = num_heads - 1 - i
-        _box(ax, 6.9, row, f"head {i}: attention\nover (n, p)", to_light(head_colour(i)), width=1.8,
+        _box(ax, 6.9, row, f"head {i}: attention\nover (n, p)", _lighter(head_colour(i)), width=1.8,
              height=0.7, fontsize=9)
         _arrow(ax, (4.85, centre), (6.0, row))
         _arrow(ax, (7.8, row), (8.95, centre))
@@ -269,8 +275,3 @@ def draw_multihead_split_merge():
     ax.set_axis_off()
     return fig
 
-
-def to_light(colour, amount=0.75):
-    """``colour`` mixed with ``amount`` of white: a background that black text reads on."""
-    red, green, blue, _ = to_rgba(colour)
-    return tuple(channel + (1 - channel) * amount for channel in (red, green, blue))
