@@ -23,7 +23,7 @@ its numbers come from a fixed example, never from a random draw.
 import matplotlib.pyplot as plt
 import torch
 from matplotlib import colormaps
-from matplotlib.colors import to_rgba
+from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .masking import attention_mask
@@ -36,6 +36,7 @@ EXAMPLE_VALUES = (0.0, 2.0, 1.0, 4.0)
 
 QUERY_COLOUR, KEY_COLOUR, VALUE_COLOUR = "#cfe2ff", "#ffe0cc", "#d8f0d2"
 ARROW = {"arrowstyle": "-|>", "color": "#444444", "lw": 1.2, "shrinkA": 2, "shrinkB": 2}
+ALLOWED_COLOUR = colormaps[CMAP](0.75)  # a cell where the query may attend
 MISTAKE_EDGE = "#cf222e"  # the outline of a cell that a wrong mask gets wrong
 
 
@@ -168,19 +169,19 @@ def _mask_panel(ax, mask, right, title):
     Cells where ``mask`` differs from ``right`` are outlined in red.
     """
     n = mask.shape[0]
-    allowed = colormaps[CMAP](0.75)
-    for i in range(n):
-        for j in range(n):
-            style = {"facecolor": allowed, "edgecolor": "white"} if mask[i, j] else dict(MASKED_CELLS)
-            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, linewidth=1, **style))
-            if mask[i, j] != right[i, j]:
-                ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor=MISTAKE_EDGE,
-                                       linewidth=2))
-    ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5), aspect="equal", xticks=range(n), yticks=range(n))
+    # Masked cells are not drawn (NaN); the axes' background, hatched as MASKED_CELLS, shows through them.
+    ax.patch.set(**MASKED_CELLS)
+    ax.imshow(torch.where(mask, 1.0, float("nan")).numpy(), cmap=ListedColormap([ALLOWED_COLOUR]), vmin=0, vmax=1)
+    ax.set_xticks(torch.arange(n + 1) - 0.5, minor=True)
+    ax.set_yticks(torch.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=1)  # a line between cells
+    for i, j in (mask != right).nonzero().tolist():
+        ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2))
+    ax.set(xticks=range(n), yticks=range(n))
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("key $j$ (time →)")
     ax.set_ylabel("query $i$ (time ↓)")
-    ax.tick_params(length=0, labelsize=9)
+    ax.tick_params(which="both", length=0, labelsize=9)
 
 
 def causal_masks(num_steps):
@@ -214,7 +215,7 @@ def draw_causal_mask(num_steps=5):
               "flipped": "wrong: flipped (upper triangle)\n(every query sees the future)"}
     for ax, (name, mask) in zip(axes, masks.items()):
         _mask_panel(ax, mask, masks["right"], titles[name])
-    fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=colormaps[CMAP](0.75), label="may attend"),
+    fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=ALLOWED_COLOUR, label="may attend"),
                         Rectangle((0, 0), 1, 1, label="masked", **MASKED_CELLS),
                         Rectangle((0, 0), 1, 1, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2,
                                   label="wrong cell")],
