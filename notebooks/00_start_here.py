@@ -48,6 +48,19 @@ _ = torch.manual_seed(0)  # manual_seed returns the generator; naming it keeps i
 # about a different choice of $a$ — and about what has to be true of the
 # weights.
 #
+# The picture follows one query through the formula. It uses the score of
+# the next section, $a(q, k) = -\tfrac12 (q - k)^2$, and four keys on a line,
+# each with its value: the query $q$ meets each key $k_i$, one softmax over
+# the scores $a(q, k_i)$ gives the weights $\alpha_i$, which sum to 1, and the
+# output is $\sum_i \alpha_i v_i$. The key nearest the query, $k_2 = 1$, gets
+# the largest weight.
+
+# %%
+from d2lmini.diagrams import draw_queries_keys_values
+
+draw_queries_keys_values()
+
+# %% [markdown]
 # ## Computing one by hand
 #
 # Take six keys on a line, each carrying a value, and three queries. As a

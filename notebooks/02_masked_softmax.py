@@ -356,6 +356,21 @@ print("lower-triangular mask (1 = may attend):")
 print(lower.int().numpy())
 print("True entries per row:", lower.sum(dim=1).tolist())
 
+# %% [markdown]
+# Drawn as a grid, with rows for queries and columns for keys, time runs
+# right and down, and the right mask (left) is the lower triangle with the
+# diagonal; masked cells are hatched grey, as in every figure of the
+# collection. Beside it, two mistakes met often, their wrong cells outlined in
+# red: the diagonal masked too (`diagonal=-1` in `tril`), so a query cannot see
+# itself and query 0 has no key at all (an empty row, which gets zero
+# weights), and the flipped mask (`triu` for `tril`), where every query sees
+# the future.
+
+# %%
+from d2lmini.diagrams import draw_causal_mask
+
+draw_causal_mask(n)
+
 # %%
 torch.manual_seed(2)
 self_scores = torch.randn(2, n, n).to(device)  # (batch, queries, keys)

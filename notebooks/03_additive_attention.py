@@ -69,6 +69,18 @@ score = w_v @ torch.tanh(W_q @ q + W_k @ k)  # a scalar
 print(f"a(q, k) = {score.item():.4f}")
 
 # %% [markdown]
+# The same three lines as a picture, each piece with its size: $W_q$
+# ($h \times q$) and $W_k$ ($h \times k$) carry $q \in \mathbb{R}^{q}$ and
+# $k \in \mathbb{R}^{k}$ into $\mathbb{R}^{h}$, where they can be added; tanh
+# keeps the size $h$, and $w_v^\top$ ($1 \times h$) leaves a scalar. The line
+# at the bottom is the next section: the same steps for a whole batch.
+
+# %%
+from d2lmini.diagrams import draw_additive_scorer
+
+draw_additive_scorer()
+
+# %% [markdown]
 # ## Every pair at once: broadcasting
 #
 # In a minibatch we have queries of shape (batch, Q, q) and keys of shape

@@ -157,6 +157,20 @@ torch.testing.assert_close(multihead_folded(queries, keys, values, valid_lens), 
 print("folded heads == loop over heads")
 
 # %% [markdown]
+# The whole layer in one picture, for this section's sizes ($p_o = 16$, $h = 4$,
+# $p = 4$). Each feature column is coloured by the head it goes to: the split
+# (`transpose_qkv`) hands head $i$ its own $p$ columns as an example of the
+# batch of $B \cdot h$, the heads attend side by side, and the merge
+# (`transpose_output`) puts their columns back where they came from, which is
+# the concatenation that $W_o$ mixes. Which reshapes do the split, and why the
+# transpose among them matters, is traced step by step further down.
+
+# %%
+from d2lmini.diagrams import draw_multihead_split_merge
+
+draw_multihead_split_merge()
+
+# %% [markdown]
 # ## Checking against `d2lmini`
 #
 # `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as

@@ -1,0 +1,278 @@
+"""Labelled diagrams of the ideas the chapters teach, drawn in code.
+
+One function per diagram, each returning a matplotlib ``Figure``:
+
+- ``draw_queries_keys_values``: one query scored against a few keys, the
+  softmax into weights that sum to 1, and the output as the weighted sum of
+  the values (chapter 00);
+- ``draw_additive_scorer``: the additive score ``w_vᵀ tanh(W_q q + W_k k)``
+  piece by piece, with the size of each piece (chapter 03);
+- ``draw_causal_mask``: the causal mask as a grid, beside the two classic
+  mistakes (chapter 02);
+- ``draw_multihead_split_merge``: multi-head attention as one flow, the
+  features split into heads that attend side by side, then merged and mixed
+  by W_o (chapter 05, beside its step-by-step figure of the reshapes).
+
+Each figure is closed in pyplot as soon as it is made, so none stays open
+there: in Jupyter a diagram is shown once, as the cell's value (end the cell
+with the call, or pass the figure to ``display``), and a script that draws one
+leaves pyplot's figure list as it was. Each diagram is the same on every call:
+its numbers come from a fixed example, never from a random draw.
+"""
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib import colormaps
+from matplotlib.colors import ListedColormap, to_rgba
+from matplotlib.patches import FancyBboxPatch, Rectangle
+
+from .masking import attention_mask
+from .plotting import CMAP, MASKED_CELLS
+
+# Chapter 00's first four keys and values, and its score a(q, k) = -(q - k)² / 2, for one query.
+EXAMPLE_QUERY = 1.2
+EXAMPLE_KEYS = (0.0, 1.0, 2.0, 3.0)
+EXAMPLE_VALUES = (0.0, 2.0, 1.0, 4.0)
+
+QUERY_COLOUR, KEY_COLOUR, VALUE_COLOUR = "#cfe2ff", "#ffe0cc", "#d8f0d2"
+ARROW = {"arrowstyle": "-|>", "color": "#444444", "lw": 1.2, "shrinkA": 2, "shrinkB": 2}
+ALLOWED_COLOUR = colormaps[CMAP](0.75)  # a cell where the query may attend
+MISTAKE_EDGE = "#cf222e"  # the outline of a cell that a wrong mask gets wrong
+
+
+def _figure(figsize, layout="constrained"):
+    """A new figure that pyplot does not keep.
+
+    Made through pyplot, so that its backend is loaded (Jupyter's inline
+    backend registers the PNG picture of a figure when it loads), then closed,
+    so that the backend does not draw it a second time at the end of the cell.
+    """
+    fig = plt.figure(figsize=figsize, layout=layout)
+    plt.close(fig)
+    return fig
+
+
+def _box(ax, x, y, text, colour="white", width=1.0, height=0.5, fontsize=11):
+    """A rounded box centred on (x, y) with ``text`` in it; returns the text artist."""
+    ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=colour,
+                                edgecolor="#555555", linewidth=1))
+    return ax.text(x, y, text, ha="center", va="center", fontsize=fontsize)
+
+
+def _lighter(colour, amount=0.75):
+    """``colour`` mixed with ``amount`` of white: a background that black text reads on."""
+    red, green, blue, _ = to_rgba(colour)
+    return tuple(channel + (1 - channel) * amount for channel in (red, green, blue))
+
+
+def _arrow(ax, start, end, **style):
+    ax.annotate("", xy=end, xytext=start, arrowprops={**ARROW, **style})
+
+
+def _example_weights():
+    """Scores a(q, k_i) and weights α_i of the fixed example, both of shape (keys,)."""
+    keys = torch.tensor(EXAMPLE_KEYS)
+    scores = -0.5 * (EXAMPLE_QUERY - keys) ** 2  # (keys,)
+    return scores, torch.softmax(scores, dim=0)
+
+
+def draw_queries_keys_values():
+    """One query, four keys and their values: score, softmax, weighted sum, every piece labelled.
+
+    The numbers are chapter 00's first four keys and values, with its score
+    a(q, k) = -(q - k)² / 2 and the query 1.2: the weights α_i are the softmax
+    of the scores and the output is Σ α_i v_i. Each weight is coloured on the collection's
+    colour map (0 to 1). Returns the figure.
+    """
+    scores, weights = _example_weights()
+    output = float(weights @ torch.tensor(EXAMPLE_VALUES))
+    colours = colormaps[CMAP]
+    num_keys = len(EXAMPLE_KEYS)
+    rows = [num_keys - 1 - i for i in range(num_keys)]  # key 1 at the top
+
+    fig = _figure((9.5, 3.6))
+    ax = fig.add_subplot()
+    centre = (num_keys - 1) / 2
+    _box(ax, 0.6, centre, f"query\n$q$ = {EXAMPLE_QUERY:g}", QUERY_COLOUR, width=1.1, height=0.8)
+    for i, (row, key, value, score, weight) in enumerate(zip(rows, EXAMPLE_KEYS, EXAMPLE_VALUES, scores,
+                                                             weights), start=1):
+        _box(ax, 2.4, row, f"$k_{i}$ = {key:g}", KEY_COLOUR)
+        _box(ax, 4.5, row, f"$a(q, k_{i})$ = {score:.2f}", width=1.9)
+        _arrow(ax, (1.15, centre), (1.9, row), color="#1f4e99", lw=0.8)  # q meets each key
+        _arrow(ax, (2.9, row), (3.55, row))
+        _arrow(ax, (5.45, row), (6.1, row))
+        face = colours(float(weight))
+        text = "white" if weight < 0.5 else "black"  # viridis is dark below the middle
+        label = _box(ax, 7.3, row, f"$\\alpha_{i}$ = {weight:.2f}", face, width=1.3)
+        label.set_color(text)
+        _box(ax, 8.9, row, f"$v_{i}$ = {value:g}", VALUE_COLOUR)
+        ax.text(8.1, row, "×", ha="center", va="center", fontsize=12)
+        _arrow(ax, (9.4, row), (10.35, centre))
+    ax.add_patch(Rectangle((6.25, -0.35), 0.3, num_keys - 0.3, facecolor="#f2f2f2", edgecolor="#888888"))
+    ax.text(6.4, centre, "softmax over the keys", rotation=90, ha="center", va="center", fontsize=9)
+    _box(ax, 11.0, centre, f"output\n$\\sum_i \\alpha_i v_i$\n= {output:.2f}", QUERY_COLOUR, width=1.25,
+         height=1.1)
+    ax.text(0.6, centre + 0.5, "meets each key", ha="center", fontsize=9, color="#1f4e99")
+    ax.text(2.4, num_keys - 0.35, "keys", ha="center", fontsize=10, color="#9a4a12")
+    ax.text(4.5, num_keys - 0.35, "scores", ha="center", fontsize=10)
+    ax.text(7.3, num_keys - 0.35, f"weights: $\\sum_i \\alpha_i$ = {float(weights.sum()):.2f}", ha="center",
+            fontsize=10)
+    ax.text(8.9, num_keys - 0.35, "values", ha="center", fontsize=10, color="#2d6a1f")
+    ax.text(0.0, -0.85, "$a(q, k) = -(q - k)^2 / 2$: a key near the query scores high and gets a large weight",
+            fontsize=9, color="#444444")
+    ax.set(xlim=(-0.1, 11.8), ylim=(-1.0, num_keys))
+    ax.set_axis_off()
+    return fig
+
+
+def draw_additive_scorer():
+    """The additive score a(q, k) = w_vᵀ tanh(W_q q + W_k k), each piece labelled with its size.
+
+    The query (size q) and the key (size k) are carried into the same
+    h-dimensional space by W_q (h × q) and W_k (h × k), added, passed through
+    tanh, and turned into one number by w_vᵀ (1 × h). Below, the same steps
+    for a batch, where broadcasting forms every (query, key) sum. Returns the
+    figure.
+    """
+    fig = _figure((9.5, 3.4))
+    ax = fig.add_subplot()
+    top, bottom, middle = 2.0, 0.6, 1.3
+    _box(ax, 0.6, top, "$q \\in \\mathbb{R}^{q}$", QUERY_COLOUR, width=1.1)
+    _box(ax, 0.6, bottom, "$k \\in \\mathbb{R}^{k}$", KEY_COLOUR, width=1.1)
+    _box(ax, 2.3, top, "$W_q$: $h \\times q$", width=1.3)
+    _box(ax, 2.3, bottom, "$W_k$: $h \\times k$", width=1.3)
+    _box(ax, 4.2, top, "$W_q\\, q \\in \\mathbb{R}^{h}$", QUERY_COLOUR, width=1.5)
+    _box(ax, 4.2, bottom, "$W_k\\, k \\in \\mathbb{R}^{h}$", KEY_COLOUR, width=1.5)
+    _box(ax, 5.75, middle, "+", width=0.5, fontsize=14)
+    _box(ax, 7.0, middle, "tanh\n$\\mathbb{R}^{h}$", width=0.9, height=0.8)
+    _box(ax, 8.5, middle, "$w_v^\\top$: $1 \\times h$", width=1.3)
+    _box(ax, 10.2, middle, "$a(q, k)$\na scalar", "#f2f2f2", width=1.3, height=0.8)
+    for row in (top, bottom):
+        _arrow(ax, (1.15, row), (1.65, row))
+        _arrow(ax, (2.95, row), (3.45, row))
+        _arrow(ax, (4.95, row), (5.5, middle))
+    _arrow(ax, (6.0, middle), (6.55, middle))
+    ax.text(6.27, middle + 0.12, "$\\mathbb{R}^{h}$", ha="center", fontsize=9)
+    _arrow(ax, (7.45, middle), (7.85, middle))
+    _arrow(ax, (9.15, middle), (9.55, middle))
+    ax.text(0.05, -0.25, "A batch: $W_q q$ as (B, Q, 1, h) + $W_k k$ as (B, 1, K, h) broadcast to "
+            "(B, Q, K, h); tanh and $w_v^\\top$ then give the scores (B, Q, K).", fontsize=9, color="#444444")
+    ax.set(xlim=(0.0, 11.0), ylim=(-0.45, 2.45))
+    ax.set_axis_off()
+    return fig
+
+
+def _mask_panel(ax, mask, right, title):
+    """One (queries, keys) mask as a grid: allowed cells filled, masked ones hatched grey.
+
+    Cells where ``mask`` differs from ``right`` are outlined in red.
+    """
+    n = mask.shape[0]
+    # Masked cells are not drawn (NaN); the axes' background, hatched as MASKED_CELLS, shows through them.
+    ax.patch.set(**MASKED_CELLS)
+    ax.imshow(torch.where(mask, 1.0, float("nan")).numpy(), cmap=ListedColormap([ALLOWED_COLOUR]), vmin=0, vmax=1)
+    ax.set_xticks(torch.arange(n + 1) - 0.5, minor=True)
+    ax.set_yticks(torch.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=1)  # a line between cells
+    for i, j in (mask != right).nonzero().tolist():
+        ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2))
+    ax.set(xticks=range(n), yticks=range(n))
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("key $j$ (time →)")
+    ax.set_ylabel("query $i$ (time ↓)")
+    ax.tick_params(which="both", length=0, labelsize=9)
+
+
+def causal_masks(num_steps):
+    """The causal mask and the two classic mistakes, each ``(num_steps, num_steps)``, True = may attend.
+
+    Returns a dict: "right" (from ``attention_mask(..., causal=True)``),
+    "diagonal masked" (a query may not see its own key) and "flipped" (the
+    upper triangle: every query sees the future).
+    """
+    if isinstance(num_steps, bool) or not isinstance(num_steps, int) or not 2 <= num_steps <= 12:
+        raise ValueError(f"num_steps must be an int from 2 to 12 (a grid readable in a figure), got {num_steps!r}")
+    right = attention_mask(None, 1, num_steps, num_steps, causal=True)[0]  # (queries, keys)
+    eye = torch.eye(num_steps, dtype=torch.bool)
+    return {"right": right, "diagonal masked": right & ~eye, "flipped": right.T}
+
+
+def draw_causal_mask(num_steps=5):
+    """The causal mask of ``num_steps`` queries and keys, beside the two classic mistakes.
+
+    Left, the right mask: query i may attend to keys 0..i, its own included
+    (the lower triangle with the diagonal); the masked future is hatched grey,
+    as masked cells are everywhere in the collection. Right, two small wrong
+    panels: the diagonal masked, and the mask flipped so that every query sees
+    the future; the cells they get wrong are outlined in red. Returns the figure.
+    """
+    masks = causal_masks(num_steps)
+    fig = _figure((9.5, 3.8), layout="compressed")
+    axes = fig.subplots(1, 3, width_ratios=[1.3, 1, 1])
+    titles = {"right": "right: keys 0..i, diagonal included",
+              "diagonal masked": "wrong: diagonal masked\n(a query cannot see itself)",
+              "flipped": "wrong: flipped (upper triangle)\n(every query sees the future)"}
+    for ax, (name, mask) in zip(axes, masks.items()):
+        _mask_panel(ax, mask, masks["right"], titles[name])
+    fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=ALLOWED_COLOUR, label="may attend"),
+                        Rectangle((0, 0), 1, 1, label="masked", **MASKED_CELLS),
+                        Rectangle((0, 0), 1, 1, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2,
+                                  label="wrong cell")],
+               loc="outside lower center", ncols=3, fontsize=9, frameon=False)
+    return fig
+
+
+def _feature_strip(ax, x, y, num_heads, head_width, head_colour, width=1.5, height=0.3):
+    """A row of ``num_heads * head_width`` feature cells centred on (x, y), each coloured by its head."""
+    num_features = num_heads * head_width
+    cell = width / num_features
+    for j in range(num_features):
+        ax.add_patch(Rectangle((x - width / 2 + j * cell, y - height / 2), cell, height,
+                               facecolor=head_colour(j // head_width), edgecolor="white", linewidth=0.5))
+
+
+def draw_multihead_split_merge():
+    """Multi-head attention as one flow: project, split into heads, attend per head, merge, mix by W_o.
+
+    Drawn for chapter 05's example, p_o = 16 features in h = 4 heads of width
+    p = 4. Each feature column is coloured by the head it goes to, with the
+    colours of chapter 05's shape tracer: the split (``transpose_qkv``) gives
+    head i the columns i·p to (i + 1)·p − 1 as an example of its own, and the
+    merge (``transpose_output``) puts them back side by side, which is the
+    concatenation of the heads. Returns the figure.
+    """
+    from .widgets.shape_tracer import head_colour  # the heads' colours, as chapter 05's tracer draws them
+
+    num_heads, head_width = 4, 4
+    fig = _figure((9.5, 3.8))
+    ax = fig.add_subplot()
+    centre = (num_heads - 1) / 2
+    _box(ax, 0.6, centre, "$X$\n(B, n, d)", width=1.1, height=0.8)
+    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$p_o \\times d$", width=1.5, height=0.8)
+    _feature_strip(ax, 4.05, centre, num_heads, head_width, head_colour)
+    ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
+            color="#444444")
+    for i in range(num_heads):
+        row = num_heads - 1 - i
+        _box(ax, 6.9, row, f"head {i}: attention\nover (n, p)", _lighter(head_colour(i)), width=1.8,
+             height=0.7, fontsize=9)
+        _arrow(ax, (4.85, centre), (6.0, row))
+        _arrow(ax, (7.8, row), (8.95, centre))
+    ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, p)", ha="center", fontsize=9)
+    ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·p)", ha="center", fontsize=9)
+    _feature_strip(ax, 9.75, centre, num_heads, head_width, head_colour)
+    ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(9.75, centre - 0.3, "= the concatenation", ha="center", va="top", fontsize=9, color="#444444")
+    _box(ax, 11.4, centre, "$W_o$\n$p_o \\times p_o$", width=1.0, height=0.8)
+    _box(ax, 12.75, centre, "output\n(B, n, $p_o$)", "#f2f2f2", width=1.2, height=0.8)
+    for start, end in ((1.15, 1.5), (3.0, 3.3), (10.55, 10.9), (11.9, 12.15)):
+        _arrow(ax, (start, centre), (end, centre))
+    ax.text(0.05, -0.6, "Here $p_o$ = 16 features and h = 4 heads of width p = $p_o$ / h = 4: each head attends "
+            "with its own 4 columns,\nall heads at once, as extra examples of the batch (B·h).", fontsize=9,
+            color="#444444", va="top")
+    ax.set(xlim=(0.0, 13.4), ylim=(-1.3, num_heads + 0.3))
+    ax.set_axis_off()
+    return fig
+
