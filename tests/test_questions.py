@@ -123,6 +123,7 @@ def test_the_text_form_is_short_the_same_each_time_and_lists_the_options(chapter
     assert lines[0] == f"Why? question {chapter}: pick one option, then press Check."
     assert lines[1:] == [f"  ({letter}) {option}" for letter, option in zip("abcd", question.options)]
     assert "0x" not in text
+    assert questions.ask(chapter)._repr_mimebundle_()["text/plain"] == text  # whole, not cut at 110
 
 
 def test_changing_the_choice_clears_the_feedback_and_check_without_a_choice_asks_for_one():

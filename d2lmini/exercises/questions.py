@@ -18,6 +18,11 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+# A radio button's label has a fixed height in ipywidgets' style sheet, so an option that wraps onto a
+# second line would overlap the next one; inside a question, labels take the height their text needs.
+LABEL_STYLE = ("<style>.d2l-why-question .widget-radio-box label "
+               "{height: auto; line-height: 1.4; margin-bottom: 4px;}</style>")
+
 
 @dataclass(frozen=True)
 class Question:
@@ -35,7 +40,7 @@ QUESTIONS = {
                "largest value?",
         options=(
             "Because the scores a(q, k) lie between 0 and 1.",
-            "Because the query is always one of the keys.",
+            "Because the softmax picks the key with the highest score and returns its value.",
             "Because the weights are positive and sum to 1, so the answer is a weighted average.",
             "Because the values are sorted before they are pooled.",
         ),
@@ -43,8 +48,9 @@ QUESTIONS = {
         feedback=(
             "That mixes up scores and weights. A score can be any real number, negative or large; "
             "look at what the softmax does to the scores before they touch the values.",
-            "A query can be any input: the queries computed by hand in this chapter, 0.5, 2.5 and 4.8, "
-            "are not among the keys. Look at the two properties the softmax gives the weights.",
+            "That is a hard maximum. The softmax gives every key some weight: the query at 2.5 puts "
+            "0.353 on each of keys 2 and 3 and answers 2.5, a value no key holds. Look at the two "
+            "properties the softmax gives the weights.",
             "Right. A weighted average with positive weights that sum to 1 can never leave the range of "
             "what it averages, whatever the scores were: the softmax guarantees both properties.",
             "Nothing sorts the values, and the order of the key-value pairs does not change a sum. "
@@ -56,18 +62,18 @@ QUESTIONS = {
                "loss keeps falling. Why?",
         options=(
             "The learning rate of 2 is too large, so SGD overshoots.",
-            "Each training query sees its own key at distance 0, so a tiny σ copies its own y_i.",
             "A narrower kernel fits the true function f better, so the loss rewards it.",
+            "Each training query sees its own key at distance 0, so a tiny σ copies its own y_i.",
             "The parameter is log σ, which has no lower limit.",
         ),
-        answer=1,
+        answer=2,
         feedback=(
             "The optimiser is not the cause: the leave-one-out run uses the same learning rate and "
             "settles at a width. Ask what the two runs see differently at each training query.",
-            "Right. With its own key in view, a query can put all its weight on itself as σ → 0 and "
-            "predict y_i exactly: zero training loss, by copying. Leave-one-out takes that key away.",
             "A falling training loss is not a better fit: the error against f of the all-keys run is "
             "several times worse. Ask what the model can look up when it predicts at x_i.",
+            "Right. With its own key in view, a query can put all its weight on itself as σ → 0 and "
+            "predict y_i exactly: zero training loss, by copying. Leave-one-out takes that key away.",
             "log σ lets σ become small, but it does not push it there; the leave-one-out run has the "
             "same parameter and stops. Ask what makes a smaller σ pay off only in one of the two runs.",
         ),
@@ -98,19 +104,19 @@ QUESTIONS = {
         prompt="In the toy example all ten keys are (1, 1). Why are the weights uniform over the valid keys, "
                "whatever the query and whatever the network's weights?",
         options=(
-            "Because the network is untrained, so all its scores are close to 0.",
             "Because identical keys get identical scores, and a softmax of equal scores is uniform.",
+            "Because the network is untrained, so all its scores are close to 0.",
             "Because tanh saturates at ±1, so every score is the same.",
             "Because the query has size 20 and the keys size 2, so they cannot be compared.",
         ),
-        answer=1,
+        answer=0,
         feedback=(
-            "Training is not the point: the dot-product score has no weights at all, and with identical "
-            "keys its rows are just as flat (the comparison figure). Ask what a score can depend on, and "
-            "what is the same for all ten keys.",
             "Right. A score a(q, k) depends on the query and the key only. Ten copies of one key get ten "
             "equal scores for any query and any W_q, W_k, w_v, and the softmax of equal numbers is flat, "
             "so the output is the mean of the valid value rows: [2, 3, 4, 5] and [10, 11, 12, 13].",
+            "Training is not the point: the dot-product score has no weights at all, and with identical "
+            "keys its rows are just as flat (the comparison figure). Ask what a score can depend on, and "
+            "what is the same for all ten keys.",
             "Saturation would only make large scores alike, yet these weights are exactly 1/2 and 1/6 "
             "for any query, small or large. Ask what the ten keys give the score in common.",
             "Comparing different sizes is what additive attention is for: W_q and W_k take both to the "
@@ -143,8 +149,7 @@ QUESTIONS = {
                "instead of one reshape from (batch, n, p_o) to (batch·heads, n, p)?",
         options=(
             "Because the single reshape would give a tensor of the wrong shape.",
-            "Because a reshape reads the numbers in memory order, so a 'head' would get parts of "
-            "several positions.",
+            "Because a reshape keeps memory order, so each 'head' would hold pieces of several positions.",
             "For speed: the permute makes the memory contiguous for the batched product.",
             "Because otherwise the heads would share the same projection W_q.",
         ),
@@ -167,9 +172,8 @@ QUESTIONS = {
         options=(
             "It approximates: each block keeps only its largest scores.",
             "The softmax of a row is the product of the softmaxes of its blocks.",
-            "It stores the scores in float16, which halves the memory.",
-            "A softmax needs only a row's maximum and its sum of exponentials, and both can be "
-            "updated block by block.",
+            "It is exact only because the block size divides the number of keys.",
+            "The softmax needs only the row's maximum and sum of exponentials, which blocks can update.",
         ),
         answer=3,
         feedback=(
@@ -177,8 +181,8 @@ QUESTIONS = {
             "even one key at a time. Ask which two numbers per row the softmax needs besides the scores.",
             "Each block's own softmax sums to 1, so their product is not a normalised row. Look at what "
             "the running sums m, ℓ and o keep, and how a new maximum rescales them.",
-            "The from-scratch version runs in float32 and keeps one block of scores at a time; precision "
-            "is not what saves memory here. Ask what the loop keeps from one block to the next.",
+            "The chapter checks blocks of 16 over 50 keys, which 16 does not divide, and they match too. "
+            "Ask what the loop keeps from one block to the next.",
             "Right. Keep the largest score m, the running sum ℓ of e^(s − m) and the weighted sum o. "
             "When a block raises the maximum to m′, multiply ℓ and o by e^(m − m′); after the last "
             "block o / ℓ is the exact softmax-weighted average.",
@@ -188,21 +192,20 @@ QUESTIONS = {
         prompt="Without positions, self-attention gives 'dog' the same output in 'the dog chased the cat' "
                "and 'the cat chased the dog'. Why?",
         options=(
-            "Because the layer is untrained; a trained one would learn the word order.",
+            "The outputs depend on the tokens, not on where they sit: reordering tokens reorders outputs.",
             "Because 'the' appears twice and confuses the layer.",
-            "Because the outputs depend on the tokens only, not on where they sit: reordering the "
-            "tokens reorders the outputs.",
+            "Because the layer is untrained; a trained one would learn the word order.",
             "Because two heads are too few to keep track of order.",
         ),
-        answer=2,
+        answer=0,
         feedback=(
-            "Training changes W_q, W_k and W_v, but no term of the formula refers to a position i or j. "
-            "Ask what a trained layer could use to tell position 1 from position 4.",
-            "The chapter checks 100 shuffles of 12 random tokens, none repeated, and the outputs follow "
-            "the tokens every time. Ask what the formula for y_i depends on.",
             "Right. y_i is a softmax-weighted sum over the tokens, with weights computed from the token "
             "vectors alone, so the layer is permutation-equivariant. The second sentence is the first "
             "with 'dog' and 'cat' swapped, so 'dog' gets the same vector. Adding p_i breaks the symmetry.",
+            "The chapter checks 100 shuffles of 12 random tokens, none repeated, and the outputs follow "
+            "the tokens every time. Ask what the formula for y_i depends on.",
+            "Training changes W_q, W_k and W_v, but no term of the formula refers to a position i or j. "
+            "Ask what a trained layer could use to tell position 1 from position 4.",
             "The equivariance holds for any number of heads: each head applies the same formula. Ask "
             "where in that formula a position could enter.",
         ),
@@ -211,8 +214,7 @@ QUESTIONS = {
         prompt="Without positional encoding, the model learns sorting but stays at 0% on reversal. Why?",
         options=(
             "Reversal needs more training steps; with enough of them it would be learned too.",
-            "Without positions, the model sees only the multiset of digits, which fixes the sorted "
-            "output but not the reversed one.",
+            "It sees only the multiset of digits, which fixes the sorted output but not the reversed one.",
             "Sorting needs no attention at all, so positions do not matter to it.",
             "A dot-product score cannot represent the anti-diagonal that reversal needs.",
         ),
@@ -234,24 +236,23 @@ QUESTIONS = {
                "model resolved 'it' to the animal?",
         options=(
             "It is evidence: a larger weight means the token matters more to the output.",
-            "A weight shows what is mixed at one layer, not what decides the output; the head keeps "
-            "looking at 'animal' when the meaning says 'street'.",
-            "It would be evidence if we averaged the maps of all 72 heads.",
             "Because a pretrained model's attention is random on sentences it did not see in training.",
+            "It would be evidence if we averaged the maps of all 72 heads.",
+            "A weight shows what is mixed, not what decides; the head stays on 'animal' after 'wide'.",
         ),
-        answer=1,
+        answer=3,
         feedback=(
             "A weight multiplies a value vector that may be large or close to zero, and residual "
             "connections carry information around the head. Ask what happens to this head's map when "
             "'tired' becomes 'wide'.",
+            "The chapter finds heads with clear jobs: layer 0, head 2 gives 1.00 of each word's "
+            "attention to the previous token. Ask what a map can tell and what it cannot.",
+            "An average of maps is still a map of where weight goes. Across all 72 heads the count that "
+            "prefer 'animal' barely moves between the two sentences. Ask what a map can never show.",
             "Right. Change 'tired' to 'wide' and the meaning points at the street, yet the head still "
             "prefers 'animal': it follows the words around 'it'. A weight is half of a contribution, "
             "information also flows through the residual connections, and only an experiment that "
             "changes the input or the head shows what the model uses.",
-            "An average of maps is still a map of where weight goes. Across all 72 heads the count that "
-            "prefer 'animal' barely moves between the two sentences. Ask what a map can never show.",
-            "The chapter finds heads with clear jobs: layer 0, head 2 gives 1.00 of each word's "
-            "attention to the previous token. Ask what a map can tell and what it cannot.",
         ),
     ),
 }
@@ -276,7 +277,8 @@ class WhyQuestion(widgets.VBox):
         self.feedback = widgets.HTML(value="")
         self.check_button.on_click(self._check)
         self.choices.observe(self._clear, names="index")
-        super().__init__([self.choices, self.check_button, self.feedback])
+        super().__init__([widgets.HTML(LABEL_STYLE), self.choices, self.check_button, self.feedback])
+        self.add_class("d2l-why-question")
 
     def _check(self, button):
         picked = self.choices.index
@@ -294,6 +296,12 @@ class WhyQuestion(widgets.VBox):
         """The options only, one a line: Jupyter's text form, which strict nbval compares."""
         return "\n".join([f"Why? question {self.chapter}: pick one option, then press Check.",
                           *(f"  {label}" for label, _ in self.choices.options)])
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget view, with the whole text form (ipywidgets cuts it at 110 characters)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        return data
 
 
 def ask(chapter):
