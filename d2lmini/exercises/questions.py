@@ -18,10 +18,17 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
-# A radio button's label has a fixed height in ipywidgets' style sheet, so an option that wraps onto a
-# second line would overlap the next one; inside a question, labels take the height their text needs.
-LABEL_STYLE = ("<style>.d2l-why-question .widget-radio-box label "
-               "{height: auto; line-height: 1.4; margin-bottom: 4px;}</style>")
+# ipywidgets' style sheet gives a radio button's label a fixed height and floats the button left of
+# the text's last line, and gives an HTML line a line height of 28 px: fine for one short line, but an
+# option or a feedback text that wraps would overlap the next option or spread out. Inside a question,
+# the button stays beside the first line and the text takes the height it needs.
+LABEL_STYLE = ("<style>"
+               ".d2l-why-question .widget-radio-box label {display: flex; flex-direction: row-reverse; "
+               "justify-content: flex-end; align-items: flex-start; height: auto; line-height: 1.4; "
+               "margin-bottom: 4px;} "
+               ".d2l-why-question .widget-radio-box input {float: none; flex: none; height: auto;} "
+               ".d2l-why-question .widget-html-content {line-height: 1.4;}"
+               "</style>")
 
 
 @dataclass(frozen=True)
