@@ -206,6 +206,22 @@ explorer
 # </details>
 
 # %% [markdown]
+# ## Why? A question to check
+#
+# **Why does attention pooling always answer with a number between the
+# smallest and the largest value?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("00")
+
+# %% [markdown]
 # ## Further reading
 #
 # * The d2l book ("Dive into Deep Learning"), chapter "Attention Mechanisms

@@ -564,7 +564,25 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 # * $-\tfrac12\lVert q-k\rVert^2 = q^\top k - \tfrac12\lVert k\rVert^2 - \tfrac12\lVert q\rVert^2$,
 #   and the $\lVert q\rVert^2$ term cancels in the softmax: the Gaussian score
 #   is one step away from the dot product.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Trained with every training point as a key, the width σ keeps shrinking
+# and the training loss keeps falling. Why?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("01")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # Fill in each function, run its cell, then run the check below it. A check

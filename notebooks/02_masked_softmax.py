@@ -477,7 +477,25 @@ mask_editor
 #   triangle of the score matrix.
 # * A mask is any boolean (queries, keys) matrix, True where a query may
 #   attend; lengths and the causal flag are shorthands for the common ones.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Why does d2lmini give a query with no valid key a row of zero weights,
+# rather than the same weight on every key?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("02")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # Fill in each function, run its cell, then run the check below it. A check

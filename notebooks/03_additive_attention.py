@@ -382,7 +382,26 @@ explorer
 #   is the same function, computed less efficiently.
 # * `d2l.AdditiveAttention` equals the from-scratch version given the same
 #   weights.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **In the toy example all ten keys are (1, 1). Why are the weights uniform
+# over the valid keys, whatever the query and whatever the network's
+# weights?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("03")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # Fill in the body of each function below, then run the check

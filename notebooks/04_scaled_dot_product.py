@@ -422,7 +422,24 @@ explorer
 #   entropy → 0) and the gradient reaching the scores shrinks.
 # * Causal self-attention lets the same token take on different meanings:
 #   *minute* comes out differently after "it took one" and "the size was".
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Why are the scores divided by √d, and not by d?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("04")
+
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]

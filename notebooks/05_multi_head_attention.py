@@ -502,7 +502,26 @@ explorer
 #   `out_proj` = $W_o$) and a `key_padding_mask` from the valid lengths,
 #   `nn.MultiheadAttention` returns the same outputs and per-head weights.
 # * Per-head heatmaps on one colour scale show what each head attends to.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Why does transpose_qkv permute the head axis forward before merging it
+# into the batch, instead of one reshape from (batch, n, p_o) to (batch·heads,
+# n, p)?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("05")
+
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]

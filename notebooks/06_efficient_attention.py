@@ -301,7 +301,25 @@ d2l.plt.show()
 #   the same answer, masks and zero rows included; `causal=True` maps to
 #   `is_causal`. Keep `need_weights=True` when you want to look at the
 #   weights.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Why does the blockwise softmax give exactly the output of the full
+# softmax, although it never holds a whole row of scores?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("06")
+
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]

@@ -544,7 +544,25 @@ explorer
 # * Self-attention costs $O(n^2 d)$ but has $O(1)$ sequential operations and
 #   path length; an RNN needs $O(n)$ of both, a convolution $O(n/k)$ layers
 #   to connect distant positions.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Without positions, self-attention gives 'dog' the same output in 'the dog
+# chased the cat' and 'the cat chased the dog'. Why?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("07")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # ### Exercise 7.1 · An offset as a rotation (★)

@@ -622,7 +622,25 @@ view
 #   per step.
 # * The learned alignment does not reach lengths never seen in training.
 # * Attention weights show what is mixed, not why the output is what it is.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **Without positional encoding, the model learns sorting but stays at 0% on
+# reversal. Why?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("08")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # ### Exercise 8.1 · The reversal's alignment (★)

@@ -530,7 +530,25 @@ d2l.plt.show()
 #   a map shows where a head looks, not why the model decides.
 # * Mean-pooled, normalised token vectors embed sentences: paraphrases
 #   score about 0.7 to 0.8, unrelated sentences about 0.
+
+# %% [markdown]
+# ## Why? A question to check
 #
+# **A head puts most of the attention of 'it' on 'animal'. Why is that not
+# evidence that the model resolved 'it' to the animal?**
+#
+# Pick one option and press *Check*. Every option has its own feedback: a
+# wrong one names the confusion behind it and points back to the part of the
+# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
+# show as text under the cell.
+
+# %%
+from d2lmini.exercises import questions
+
+questions.ask("09")
+
+
+# %% [markdown]
 # ## Exercises
 #
 # ### Exercise 9.1 · The [SEP] sink (★)

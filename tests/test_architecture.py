@@ -46,3 +46,14 @@ def test_every_module_is_in_the_table():
 def test_the_table_lists_what_each_module_imports():
     for module, names in documented_imports().items():
         assert actual_imports(module) == names, f"{module}: the table in {DOC.name} is out of date"
+
+
+def test_the_exercises_row_names_each_module_other_than_the_chapter_checks():
+    """``exercises`` is one row; its modules besides chNN and the private ones must be named in it."""
+    row = next(line for line in DOC.read_text().splitlines() if line.startswith("| `exercises` |"))
+    described = row.split("|")[2]
+    modules = {p.stem for p in (PACKAGE / "exercises").glob("*.py")
+               if not re.fullmatch(r"ch\d\d|_.*", p.stem)}
+    assert modules, "the exercises package has no module besides the chapter checks"
+    for module in modules:
+        assert f"`{module}`" in described, f"{module}: the exercises row in {DOC.name} does not name it"

@@ -1,0 +1,320 @@
+"""One "why" question per chapter, answered with a click.
+
+Each chapter ends its main part with a multiple-choice question that asks why
+something it showed is so. ``ask("04")`` returns the chapter's question as a
+widget: the options as radio buttons, a Check button and a feedback line. Every
+option has its own feedback: a wrong one names the confusion it stands for and
+points back to the chapter without giving the answer away; the right one says
+why it is right.
+
+The wording is data, in ``QUESTIONS``; ``WhyQuestion`` only shows it. Which
+option is right lives in Python alone: the widget's synced state (what a saved
+notebook stores) holds the option labels and an empty feedback line until a
+learner presses Check, and its text form lists the options only.
+"""
+
+import html
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+
+# ipywidgets' style sheet gives a radio button's label a fixed height and floats the button left of
+# the text's last line, and gives an HTML line a line height of 28 px: fine for one short line, but an
+# option or a feedback text that wraps would overlap the next option or spread out. Inside a question,
+# the button stays beside the first line and the text takes the height it needs.
+LABEL_STYLE = ("<style>"
+               ".d2l-why-question .widget-radio-box label {display: flex; flex-direction: row-reverse; "
+               "justify-content: flex-end; align-items: flex-start; height: auto; line-height: 1.4; "
+               "margin-bottom: 4px;} "
+               ".d2l-why-question .widget-radio-box input {float: none; flex: none; height: auto;} "
+               ".d2l-why-question .widget-html-content {line-height: 1.4;}"
+               "</style>")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question, its options, the index of the right option, and one feedback text per option."""
+
+    prompt: str
+    options: tuple[str, ...]
+    answer: int
+    feedback: tuple[str, ...]
+
+
+QUESTIONS = {
+    "00": Question(
+        prompt="Why does attention pooling always answer with a number between the smallest and the "
+               "largest value?",
+        options=(
+            "Because the scores a(q, k) lie between 0 and 1.",
+            "Because the softmax picks the key with the highest score and returns its value.",
+            "Because the weights are positive and sum to 1, so the answer is a weighted average.",
+            "Because the values are sorted before they are pooled.",
+        ),
+        answer=2,
+        feedback=(
+            "That mixes up scores and weights. A score can be any real number, negative or large; "
+            "look at what the softmax does to the scores before they touch the values.",
+            "That is a hard maximum. The softmax gives every key some weight: the query at 2.5 puts "
+            "0.353 on each of keys 2 and 3 and answers 2.5, a value no key holds. Look at the two "
+            "properties the softmax gives the weights.",
+            "Right. A weighted average with positive weights that sum to 1 can never leave the range of "
+            "what it averages, whatever the scores were: the softmax guarantees both properties.",
+            "Nothing sorts the values, and the order of the key-value pairs does not change a sum. "
+            "Look at what the softmax guarantees about the weights.",
+        ),
+    ),
+    "01": Question(
+        prompt="Trained with every training point as a key, the width σ keeps shrinking and the training "
+               "loss keeps falling. Why?",
+        options=(
+            "The learning rate of 2 is too large, so SGD overshoots.",
+            "A narrower kernel fits the true function f better, so the loss rewards it.",
+            "Each training query sees its own key at distance 0, so a tiny σ copies its own y_i.",
+            "The parameter is log σ, which has no lower limit.",
+        ),
+        answer=2,
+        feedback=(
+            "The optimiser is not the cause: the leave-one-out run uses the same learning rate and "
+            "settles at a width. Ask what the two runs see differently at each training query.",
+            "A falling training loss is not a better fit: the error against f of the all-keys run is "
+            "several times worse. Ask what the model can look up when it predicts at x_i.",
+            "Right. With its own key in view, a query can put all its weight on itself as σ → 0 and "
+            "predict y_i exactly: zero training loss, by copying. Leave-one-out takes that key away.",
+            "log σ lets σ become small, but it does not push it there; the leave-one-out run has the "
+            "same parameter and stops. Ask what makes a smaller σ pay off only in one of the two runs.",
+        ),
+    ),
+    "02": Question(
+        prompt="Why does d2lmini give a query with no valid key a row of zero weights, rather than the "
+               "same weight on every key?",
+        options=(
+            "Because the weights of every row must sum to 1, and zeros keep that rule.",
+            "Because a softmax of a row filled with −inf is already all zeros.",
+            "Because a uniform row would turn into NaN in float16.",
+            "Because a uniform row would average the padding into the output; zeros give the zero vector.",
+        ),
+        answer=3,
+        feedback=(
+            "Add up a row of zeros: it sums to 0, not 1. No row without a valid key can keep that rule; "
+            "the question is what to give it instead, and what its output then means.",
+            "Look again at the fill −inf row in this chapter: e^(−inf) / Σ e^(−inf) is 0/0, which is NaN. "
+            "The zeros are set on purpose, after the softmax.",
+            "A finite fill such as −1e6 in float32 or the dtype's minimum gives a uniform row without any "
+            "NaN: it is numerically fine. Ask what the output of that query would then be made of.",
+            "Right. Uniform weights over keys that are all padding average values that hold no data: a "
+            "wrong output that looks normal. Zero weights make the output the zero vector, 'nothing to "
+            "attend to', and unlike NaN they cannot spread into shared parameters.",
+        ),
+    ),
+    "03": Question(
+        prompt="In the toy example all ten keys are (1, 1). Why are the weights uniform over the valid keys, "
+               "whatever the query and whatever the network's weights?",
+        options=(
+            "Because identical keys get identical scores, and a softmax of equal scores is uniform.",
+            "Because the network is untrained, so all its scores are close to 0.",
+            "Because tanh saturates at ±1, so every score is the same.",
+            "Because the query has size 20 and the keys size 2, so they cannot be compared.",
+        ),
+        answer=0,
+        feedback=(
+            "Right. A score a(q, k) depends on the query and the key only. Ten copies of one key get ten "
+            "equal scores for any query and any W_q, W_k, w_v, and the softmax of equal numbers is flat, "
+            "so the output is the mean of the valid value rows: [2, 3, 4, 5] and [10, 11, 12, 13].",
+            "Training is not the point: the dot-product score has no weights at all, and with identical "
+            "keys its rows are just as flat (the comparison figure). Ask what a score can depend on, and "
+            "what is the same for all ten keys.",
+            "Saturation would only make large scores alike, yet these weights are exactly 1/2 and 1/6 "
+            "for any query, small or large. Ask what the ten keys give the score in common.",
+            "Comparing different sizes is what additive attention is for: W_q and W_k take both to the "
+            "hidden size h. Ask what is special about the keys of this example.",
+        ),
+    ),
+    "04": Question(
+        prompt="Why are the scores divided by √d, and not by d?",
+        options=(
+            "Either would do: √d is only a convention.",
+            "Because qᵀk is a sum of d terms, so a typical score grows like d.",
+            "Because the variance of qᵀk grows like d, so a typical score grows like √d.",
+            "Because the weights must sum to 1, and √d makes them do so.",
+        ),
+        answer=2,
+        feedback=(
+            "Not any division will do. Work out Var(qᵀk / d) for unit-variance coordinates, and think "
+            "about what a score that shrinks as d grows does to the softmax.",
+            "The d terms have mean 0 and random signs, so they partly cancel. Look at the measured "
+            "variance at d = 1024: what is the typical size of a score, its standard deviation?",
+            "Right. The d products are independent with variance 1, so Var(qᵀk) = d and the typical "
+            "score is √d. Dividing by √d brings the variance back to 1 at every d; dividing by d would "
+            "make it 1/d, and the weights would flatten towards uniform as d grows.",
+            "The softmax makes every row sum to 1 whatever the scores are. The scale changes how peaked "
+            "the weights are; compare the unscaled and scaled tables in this chapter.",
+        ),
+    ),
+    "05": Question(
+        prompt="Why does transpose_qkv permute the head axis forward before merging it into the batch, "
+               "instead of one reshape from (batch, n, p_o) to (batch·heads, n, p)?",
+        options=(
+            "Because the single reshape would give a tensor of the wrong shape.",
+            "Because a reshape keeps memory order, so each 'head' would hold pieces of several positions.",
+            "For speed: the permute makes the memory contiguous for the batched product.",
+            "Because otherwise the heads would share the same projection W_q.",
+        ),
+        answer=1,
+        feedback=(
+            "Shapes cannot tell them apart: both give (batch·heads, n, p). Look at the positions the "
+            "tracer finds in batch row 0, with and without the permute.",
+            "Right. In memory, all p_o features of position 0 come before those of position 1. A bare "
+            "reshape cuts that run into pieces of p, so batch row 0 holds positions 0, 0, 1, 1 instead "
+            "of head 0 of every position. The permute puts each head's slice of every position together.",
+            "A permute makes a tensor non-contiguous rather than contiguous; it is there for correctness. "
+            "Compare what the tracer prints for batch row 0 with and without it.",
+            "W_q is applied before any reshape, to all features at once; each head's slice of its output "
+            "is what makes the heads differ. Ask which positions end up in one batch row.",
+        ),
+    ),
+    "06": Question(
+        prompt="Why does the blockwise softmax give exactly the output of the full softmax, although it "
+               "never holds a whole row of scores?",
+        options=(
+            "It approximates: each block keeps only its largest scores.",
+            "The softmax of a row is the product of the softmaxes of its blocks.",
+            "It is exact only because the block size divides the number of keys.",
+            "The softmax needs only the row's maximum and sum of exponentials, which blocks can update.",
+        ),
+        answer=3,
+        feedback=(
+            "Nothing is dropped: the chapter checks it against the explicit path with assert_close, "
+            "even one key at a time. Ask which two numbers per row the softmax needs besides the scores.",
+            "Each block's own softmax sums to 1, so their product is not a normalised row. Look at what "
+            "the running sums m, ℓ and o keep, and how a new maximum rescales them.",
+            "The chapter checks blocks of 16 over 50 keys, which 16 does not divide, and they match too. "
+            "Ask what the loop keeps from one block to the next.",
+            "Right. Keep the largest score m, the running sum ℓ of e^(s − m) and the weighted sum o. "
+            "When a block raises the maximum to m′, multiply ℓ and o by e^(m − m′); after the last "
+            "block o / ℓ is the exact softmax-weighted average.",
+        ),
+    ),
+    "07": Question(
+        prompt="Without positions, self-attention gives 'dog' the same output in 'the dog chased the cat' "
+               "and 'the cat chased the dog'. Why?",
+        options=(
+            "The outputs depend on the tokens, not on where they sit: reordering tokens reorders outputs.",
+            "Because 'the' appears twice and confuses the layer.",
+            "Because the layer is untrained; a trained one would learn the word order.",
+            "Because two heads are too few to keep track of order.",
+        ),
+        answer=0,
+        feedback=(
+            "Right. y_i is a softmax-weighted sum over the tokens, with weights computed from the token "
+            "vectors alone, so the layer is permutation-equivariant. The second sentence is the first "
+            "with 'dog' and 'cat' swapped, so 'dog' gets the same vector. Adding p_i breaks the symmetry.",
+            "The chapter checks 100 shuffles of 12 random tokens, none repeated, and the outputs follow "
+            "the tokens every time. Ask what the formula for y_i depends on.",
+            "Training changes W_q, W_k and W_v, but no term of the formula refers to a position i or j. "
+            "Ask what a trained layer could use to tell position 1 from position 4.",
+            "The equivariance holds for any number of heads: each head applies the same formula. Ask "
+            "where in that formula a position could enter.",
+        ),
+    ),
+    "08": Question(
+        prompt="Without positional encoding, the model learns sorting but stays at 0% on reversal. Why?",
+        options=(
+            "Reversal needs more training steps; with enough of them it would be learned too.",
+            "It sees only the multiset of digits, which fixes the sorted output but not the reversed one.",
+            "Sorting needs no attention at all, so positions do not matter to it.",
+            "A dot-product score cannot represent the anti-diagonal that reversal needs.",
+        ),
+        answer=1,
+        feedback=(
+            "The benchmark trains 30 seconds with the same result. Ask whether any setting of the weights "
+            "could give different outputs for two inputs the model cannot tell apart.",
+            "Right. The encoder is permutation-equivariant and the decoder's query knows only its last "
+            "digit, so what it receives depends on the multiset of source digits. '3 1 4' and '4 1 3' "
+            "share one multiset and sort alike, but reverse to different outputs.",
+            "The sorted digits still have to be read from the source through cross-attention. Ask what "
+            "information each task needs that the model without positions does not have.",
+            "With positions, the same dot-product model learns reversal to 100% in 400 steps, and the "
+            "additive score learns it too. Ask what was taken away in Experiment 1.",
+        ),
+    ),
+    "09": Question(
+        prompt="A head puts most of the attention of 'it' on 'animal'. Why is that not evidence that the "
+               "model resolved 'it' to the animal?",
+        options=(
+            "It is evidence: a larger weight means the token matters more to the output.",
+            "Because a pretrained model's attention is random on sentences it did not see in training.",
+            "It would be evidence if we averaged the maps of all 72 heads.",
+            "A weight shows what is mixed, not what decides; the head stays on 'animal' after 'wide'.",
+        ),
+        answer=3,
+        feedback=(
+            "A weight multiplies a value vector that may be large or close to zero, and residual "
+            "connections carry information around the head. Ask what happens to this head's map when "
+            "'tired' becomes 'wide'.",
+            "The chapter finds heads with clear jobs: layer 0, head 2 gives 1.00 of each word's "
+            "attention to the previous token. Ask what a map can tell and what it cannot.",
+            "An average of maps is still a map of where weight goes. Across all 72 heads the count that "
+            "prefer 'animal' barely moves between the two sentences. Ask what a map can never show.",
+            "Right. Change 'tired' to 'wide' and the meaning points at the street, yet the head still "
+            "prefers 'animal': it follows the words around 'it'. A weight is half of a contribution, "
+            "information also flows through the residual connections, and only an experiment that "
+            "changes the input or the head shows what the model uses.",
+        ),
+    ),
+}
+
+
+class WhyQuestion(widgets.VBox):
+    """A chapter's question: radio buttons for the options, a Check button and a feedback line.
+
+    ``choices`` (the radio buttons), ``check_button`` and ``feedback`` (an HTML
+    line) are attributes, so that tests and notebooks can drive them: set
+    ``choices.index`` and call ``check_button.click()``. The feedback line is
+    empty until Check is pressed, and cleared whenever the choice changes.
+    """
+
+    def __init__(self, chapter, question):
+        self.chapter, self.question = chapter, question
+        self.choices = widgets.RadioButtons(
+            options=[(f"({letter}) {text}", index) for index, (letter, text) in
+                     enumerate(zip("abcdefgh", question.options))],
+            value=None, layout=widgets.Layout(width="auto"))
+        self.check_button = widgets.Button(description="Check", tooltip="Check the option you picked")
+        self.feedback = widgets.HTML(value="")
+        self.check_button.on_click(self._check)
+        self.choices.observe(self._clear, names="index")
+        super().__init__([widgets.HTML(LABEL_STYLE), self.choices, self.check_button, self.feedback])
+        self.add_class("d2l-why-question")
+
+    def _check(self, button):
+        picked = self.choices.index
+        if picked is None:
+            text = "Pick an option first, then press Check."
+        else:
+            mark = "✓" if picked == self.question.answer else "✗ Not quite."
+            text = f"{mark} {self.question.feedback[picked]}"
+        self.feedback.value = html.escape(text)
+
+    def _clear(self, change):
+        self.feedback.value = ""
+
+    def __repr__(self):
+        """The options only, one a line: Jupyter's text form, which strict nbval compares."""
+        return "\n".join([f"Why? question {self.chapter}: pick one option, then press Check.",
+                          *(f"  {label}" for label, _ in self.choices.options)])
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget view, with the whole text form (ipywidgets cuts it at 110 characters)."""
+        data = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        return data
+
+
+def ask(chapter):
+    """The "why" question of ``chapter`` ("04", or 4) as a widget: a ``WhyQuestion``."""
+    key = f"{chapter:02d}" if isinstance(chapter, int) and not isinstance(chapter, bool) else chapter
+    if not isinstance(key, str) or key not in QUESTIONS:
+        raise ValueError(f"chapter must name a chapter with a question, one of {', '.join(QUESTIONS)} "
+                         f"(a string such as '04', or the number 4); received {chapter!r}")
+    return WhyQuestion(key, QUESTIONS[key])
