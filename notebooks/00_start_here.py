@@ -100,8 +100,10 @@ print("our pooling matches d2lmini.nadaraya_watson")
 # ## Reading an attention heatmap
 #
 # All notebooks draw weights the same way: **one row per query, one column
-# per key**, darker means more weight, and one colorbar that is true for
-# every panel in the figure.
+# per key**, brighter means more weight (the colour map is viridis, which
+# reads the same with the common colour-vision deficiencies: dark purple is
+# 0, yellow the most), and one colorbar that is true for every panel in the
+# figure.
 
 # %%
 fig = d2l.show_heatmaps(weights, xlabel="Keys", ylabel="Queries", figsize=(4, 2.2))

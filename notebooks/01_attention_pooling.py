@@ -313,10 +313,10 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Keys (sorted x_i)", ylabel="Queri
                         titles=[f"σ = {s}" for s in widths], figsize=(12, 3.2))
 
 # %% [markdown]
-# At $\sigma = 0.05$ each row has one or two dark cells, and they walk down
+# At $\sigma = 0.05$ each row has one or two bright cells, and they walk down
 # the diagonal: every query copies its nearest neighbours. At $\sigma = 0.2$
 # the band widens to a handful of keys. At $\sigma = 3$ the rows flatten
-# towards $1/40 = 0.025$, pale on this shared scale: the model moves towards
+# towards $1/40 = 0.025$, dark on this shared scale: the model moves towards
 # average pooling. How far it has got, measured:
 
 # %%

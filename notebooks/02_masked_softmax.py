@@ -199,7 +199,7 @@ print("our -1e6 version above, the same row:   ",
 #
 # The weights for both kinds of lengths. Each panel is one example: rows are
 # queries, columns are keys, and all six panels share one colour scale.
-# Masked keys are exactly 0, so they are white.
+# Masked keys are exactly 0, so they take the colour of 0, the darkest.
 
 # %%
 weights_1d = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
@@ -212,7 +212,7 @@ d2l.plt.show()
 
 # %% [markdown]
 # Top row: whole columns vanish beyond each example's length (3, 2 and 4
-# keys). Bottom row: each query has its own length, so the white region is
+# keys). Bottom row: each query has its own length, so the dark region is
 # a staircase that differs from row to row.
 #
 # ### Explore it yourself
@@ -409,8 +409,8 @@ fig = d2l.show_heatmaps(edit_weights, xlabel="Keys", ylabel="Queries", titles=li
                         figsize=(8, 2.9))
 
 # %% [markdown]
-# Masked cells are exactly 0, so they are white; the row of query 2 is white
-# from end to end, by the rule of this collection: a query with no key to
+# Masked cells are exactly 0, so they take the darkest colour; the row of
+# query 2 is dark from end to end, by the rule of this collection: a query with no key to
 # attend to gets all-zero weights.
 #
 # ### Edit it yourself
