@@ -10,7 +10,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
 from ..positional import PositionalEncoding
-from .base import CMAP, WIDE, Explorer, Shown, int_slider, log_slider
+from .base import CMAP, WIDE, Explorer, Recipe, Shown, int_slider, log_slider
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 
@@ -117,6 +117,17 @@ class PositionalEncodingExplorer(Explorer):
     def draw(self, result):
         self.code.set_data(result["encoding"].numpy())
         self.heatmap.set_data(result["weights"].numpy())
+
+    def recipe(self, result):
+        state = self.state
+        inputs = {"d": state["d"], "base": state["base"], "num_positions": self.NUM_POSITIONS}
+        return Recipe(inputs, """
+            P = d2l.PositionalEncoding(int(saved["d"]), 0.0, max_len=int(saved["num_positions"]),
+                                       base=float(saved["base"])).P  # (1, positions, d)
+            attention = d2l.DotProductAttention(dropout=0.0)
+            attention(P, P, P)  # the positions alone, as queries, keys and values
+            weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
+        """)
 
 
 def explore_positional_encoding(d=32, base=10000.0):

@@ -101,6 +101,7 @@ class ShapeTracerExplorer(Explorer):
     """
 
     repr_controls = ("num_heads", "T", "transpose")
+    SHOWS_WEIGHTS = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
     D_MODEL = 8
     MAX_T = 5
     positions = Shown()  # (B·h, T, p): the position each cell of the folded batch came from
@@ -176,6 +177,22 @@ class ShapeTracerExplorer(Explorer):
         picture = tensor_picture(heads, heads * p, p)
         canvas[:, :picture.shape[1]] = np.round(255 * picture)
         legend.set_data(canvas)
+
+
+    def describe(self, result):
+        """Which heads and positions each block of the folded batch holds, for its first two blocks."""
+        p, d = result["p"], self.D_MODEL
+        blocks = []
+        for b, (positions, columns) in enumerate(zip(result["positions"], result["columns"])):
+            if b == 2:
+                break
+            heads = sorted(set((columns // p).flatten().tolist()))
+            where = sorted(set(positions.flatten().tolist()))
+            blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
+                          f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
+                          f"{', '.join(map(str, where))}")
+        h = d // p
+        return f"{h} heads of width {p}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
 
 
 def explore_shape_tracer(num_heads=2, T=4, transpose=True):
