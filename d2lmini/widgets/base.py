@@ -819,7 +819,11 @@ class Explorer(widgets.VBox):
             top = scale_top(result["weights"])
             caption += f"; colours 0 to {top:g}"
         summary = self.describe(result)
-        self.image.value = plot.render(top, cmap)
+        png = plot.render(top, cmap)
+        with self.image.hold_sync():  # the picture and its description reach the browser in one message
+            self.image.value = png
+            if summary != self.summary_text:
+                self.image.tooltip = summary  # the img's title: its description for a screen reader
         if plot is not self.plot:  # a new figure: show it at its size in CSS pixels (the PNG has
             width, height = plot.css_size  # PIXEL_RATIO times as many)
             self.image.layout.width, self.image.layout.height = f"{width}px", f"{height}px"
@@ -827,7 +831,6 @@ class Explorer(widgets.VBox):
         self.caption.value = f"<b>{html.escape(caption)}</b>"
         if summary != self.summary_text:
             self.summary_text = summary
-            self.image.tooltip = summary  # the img's title: its description for a screen reader
             self.summary.value = f'<div style="font-size:small" aria-live="polite">{html.escape(summary)}</div>'
 
     def _repr_mimebundle_(self, **kwargs):
