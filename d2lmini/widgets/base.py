@@ -82,6 +82,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
+from traitlets import Unicode
 
 from ..plotting import CMAP, CMAPS, MASKED_CELLS, describe_weights
 
@@ -615,6 +616,19 @@ def _check_may_write(path, looks_right, kind):
 
 # The explorer ----------------------------------------------------------------------------------
 
+class DescribedImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``<img>``'s ``title``: its description
+    for a screen reader.
+
+    ipywidgets 8's front end sets the title only when the model's ``description``
+    is empty, and reads its length; an Image has no ``description``, so a
+    tooltip on a plain Image stops its view from being drawn at all ("Could not
+    create a view"). This one syncs an empty ``description``.
+    """
+
+    description = Unicode("").tag(sync=True)
+
+
 class Shown:
     """An explorer attribute that reads ``result[name]`` of the picture shown now.
 
@@ -678,7 +692,7 @@ class Explorer(widgets.VBox):
         self._syncing = False
         self._last_activity = time.monotonic()
         self.caption = widgets.HTML()  # the values drawn, as text: drawing text in the figure is slow
-        self.image = widgets.Image(format="png")
+        self.image = DescribedImage(format="png")
         self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
         self.message = widgets.HTML()
         # Saved figures go to a folder of their own beside the notebook, which git ignores.
