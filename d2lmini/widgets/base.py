@@ -878,7 +878,8 @@ class Explorer(widgets.VBox):
         self.caption.value = f"<b>{html.escape(caption)}</b>"
         if summary != self.summary_text:
             self.summary_text = summary
-            self.summary.value = f'<div style="font-size:small" aria-live="polite">{html.escape(summary)}</div>'
+            self.summary.value = (f'<div style="font-size:small; line-height:1.4" aria-live="polite">'
+                                  f'{html.escape(summary)}</div>')
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a static PNG of the picture shown now, with
