@@ -32,6 +32,7 @@ Run: ``make bench-widgets`` (or ``python benchmarks/widget_latency.py``).
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import io
 import math
@@ -83,7 +84,7 @@ CASES = [
     # Chapter 07: the encoding (its own colour scale) beside softmax(P Pᵀ/√d), colours fitted from the start.
     ("positional encoding", "explore_positional_encoding", {"colour_scale": "fit"}, "1 + encoding",
      [("d", [64, 128, 16, 2, 32]), ("base", [100.0, 10.0, 1000.0, 100000.0, 10000.0])]),
-    # Chapter 05's shape tracer: no weights, cells coloured by head (its colour toggle changes nothing).
+    # Chapter 05's shape tracer: no weights, cells coloured by head (no colour controls).
     ("shape tracer", "explore_shape_tracer", {}, "0 (2 cell images)",
      [("num_heads", [4, 8, 1, 2]), ("T", [2, 5, 3, 4]), ("transpose", [False, True])]),
     ("head view (chapter 09), layer and head", "explore_head_view", {}, "12 + 1 + lines",
@@ -111,6 +112,9 @@ FIRST_VIEWS = [
                              ("scaled dot product", "explore_dot_product")]],
     ("positional encoding, new colour-scale ends", "explore_positional_encoding", {"colour_scale": "fit"},
      [("d", 128), ("d", 64)]),  # colours 0 to 0.2, then 0 to 0.5: each end drawn for the first time
+    # Each map's colorbar drawn for the first time (a baseline without the menu is not timed).
+    ("kernel pooling, a new colour map", "explore_kernel_pooling", {},
+     [("colour_map", "cividis"), ("colour_map", "Greys"), ("colour_map", "Reds")]),
 ]
 
 CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_mask_editor", "explore_additive",
@@ -137,7 +141,8 @@ def _interact_callback(explorer):
             weights = explorer.compute(explorer.state)["weights"]
         if weights.dim() == 3 and weights.shape[0] > 4:  # the multi-head grid: 2 rows of 4
             weights = weights.reshape(2, -1, *weights.shape[1:])
-        fig = d2l.show_heatmaps(weights, "Keys", "Queries", figsize=(width, height), vmin=0, vmax=1)
+        with contextlib.redirect_stdout(io.StringIO()):  # the summary it prints: kept out of the tables
+            fig = d2l.show_heatmaps(weights, "Keys", "Queries", figsize=(width, height), vmin=0, vmax=1)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=widgets.DPI)
         plt.close(fig)
@@ -168,7 +173,8 @@ async def build(module, factory, kwargs):
     kwargs = dict(kwargs)
     colour_scale = kwargs.pop("colour_scale", "fixed")
     explorer = getattr(module, factory)(**kwargs)
-    explorer.controls["colour_scale"].value = colour_scale
+    if "colour_scale" in explorer.controls:  # an explorer of no weights has none
+        explorer.controls["colour_scale"].value = colour_scale
     await settle(explorer)
     return explorer
 
@@ -222,6 +228,8 @@ async def measure_first_views(case, versions, rounds):
     times = {version: [] for version in versions}
     for r in range(rounds):
         explorers = {version: await build(module, factory, kwargs) for version, module in versions.items()}
+        explorers = {version: explorer for version, explorer in explorers.items()  # those with the controls
+                     if all(name in explorer.controls for name, _ in plan)}
         for i, (name, value) in enumerate(plan):
             interleaved(explorers, name, value, times, r + i)
     return label, times

@@ -48,7 +48,7 @@ from .kernels import (
     nadaraya_watson,
 )
 from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_mask, sequence_mask
-from .plotting import plot, plt, show_heatmaps, show_weights, use_svg_display
+from .plotting import describe_weights, plot, plt, show_heatmaps, show_weights, use_svg_display
 from .positional import PositionalEncoding
 
 __version__ = "0.1.0"
@@ -62,6 +62,6 @@ __all__ = [
     "KERNELS", "NWKernelRegression", "boxcar", "constant", "epanechnikov", "gaussian",
     "leave_one_out", "nadaraya_watson",
     "attention_mask", "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
-    "plot", "plt", "show_heatmaps", "show_weights", "use_svg_display",
+    "describe_weights", "plot", "plt", "show_heatmaps", "show_weights", "use_svg_display",
     "PositionalEncoding",
 ]

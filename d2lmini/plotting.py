@@ -15,6 +15,138 @@ MASKED_CELLS = {"facecolor": "#eeeeee", "edgecolor": "#aaaaaa", "hatch": "//"}
 # and readable with the common colour-vision deficiencies, and in grey print.
 CMAP = "viridis"
 
+# The maps an explorer's colour control offers, as (label, matplotlib name); the first is CMAP.
+# viridis, cividis and greys keep their order of lightness for every common colour-vision
+# deficiency; the book's Reds is one hue from white to dark red, less even to a red-blind eye.
+CMAPS = (
+    ("viridis (colour-blind safe)", CMAP),
+    ("cividis (colour-blind safe)", "cividis"),
+    ("greys (colour-blind safe)", "Greys"),
+    ("Reds (the book's)", "Reds"),
+)
+
+# How many queries a text summary describes, at most, and how many keys for each.
+SUMMARY_QUERIES, SUMMARY_KEYS = 3, 2
+SUMMARY_PANELS = 4  # a grid of more panels is summarised by its first ones
+
+
+def _plural(count, word):
+    """"1 query", "3 queries", "2 keys"."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word[:-1]}ies" if word.endswith("ry") else f"{count} {word}s"
+
+
+def _named(index, labels):
+    """Index ``index``, and its label in quotes when there are labels."""
+    return f"{index}" if labels is None else f'{index} "{labels[index]}"'
+
+
+def _spans(indices):
+    """Sorted integers as short ranges: [0, 1, 2, 5] -> "0-2, 5"."""
+    spans, start = [], None
+    for previous, index in zip([None, *indices], [*indices, None]):
+        if start is None:
+            start = index
+        elif index != previous + 1:
+            spans.append(f"{start}" if start == previous else f"{start}-{previous}")
+            start = index
+    return ", ".join(spans)
+
+
+def _representative_queries(num_queries, count):
+    """``count`` queries spread evenly from the first to the last (the middle one for one)."""
+    if count >= num_queries:
+        return list(range(num_queries))
+    if count == 1:
+        return [num_queries // 2]
+    return sorted({round(i * (num_queries - 1) / (count - 1)) for i in range(count)})
+
+
+def _describe_row(row, allowed, query, query_labels, key_labels):
+    """One query's weights (keys,) in words; ``allowed`` (keys,) is False where masked."""
+    name = f"query {_named(query, query_labels)}"
+    if not allowed.any() or float(row.sum()) == 0.0:
+        return f"{name} attends to no key (all weights 0)"
+    visible = row[allowed]
+    if len(visible) > 1 and float(visible.max() - visible.min()) < 0.005:  # equal to 2 decimals
+        return f"{name} spreads evenly over {_plural(int(allowed.sum()), 'key')} ({float(visible[0]):.2f} each)"
+    values, keys = torch.topk(torch.where(allowed, row, -1.0), min(SUMMARY_KEYS, int(allowed.sum())))
+    parts = [f"{_named(k, key_labels)} ({v:.2f})" for v, k in zip(values.tolist(), keys.tolist()) if v >= 0.005]
+    noun = "key" if len(parts) == 1 else "keys"
+    return f"{name} attends mostly to {noun} {' and '.join(parts)}"
+
+
+def describe_weights(weights, mask=None, query_labels=None, key_labels=None, titles=None,
+                     max_queries=SUMMARY_QUERIES, queries=None):
+    """A short text summary of attention weights, for a screen reader or a caption.
+
+    ``weights`` is one (queries, keys) matrix, or panels of them, 3-D or 4-D as
+    ``show_heatmaps`` takes them; ``mask`` (True = may attend) broadcasts to it;
+    ``query_labels``/``key_labels`` name the rows and columns (tokens);
+    ``titles`` names the panels, in order; ``queries`` (indices) picks the
+    queries described instead of spreading them. It gives the shape, what is masked,
+    and for a few queries (spread evenly, and said so when not all) the keys
+    each attends to most, rounded to 2 decimals, e.g. "8 queries × 8 keys.
+    Query 3 attends mostly to keys 2 (0.61) and 5 (0.22)". A grid of several
+    panels gets one query per panel, for its first ``SUMMARY_PANELS`` panels.
+    """
+    panels = _to_4d(weights).flatten(0, 1)  # (panels, queries, keys)
+    num_panels, num_queries, num_keys = panels.shape
+    if mask is None:
+        allowed = torch.ones_like(panels, dtype=torch.bool)
+    else:
+        allowed = torch.as_tensor(mask).detach().cpu().bool()
+        allowed = allowed.expand(*weights.shape).reshape(panels.shape)
+    if titles is not None and len(titles) != num_panels:
+        raise ValueError(f"titles must have one entry per panel ({num_panels}), got {len(titles)}")
+    for labels, what, size in ((query_labels, "query", num_queries), (key_labels, "key", num_keys)):
+        if labels is not None and len(labels) != size:
+            raise ValueError(f"{what}_labels must have one entry per {what} ({size}), got {len(labels)}")
+    shape = f"{_plural(num_queries, 'query')} × {_plural(num_keys, 'key')}"
+    if num_panels > 1:
+        shape = f"{num_panels} panels of {shape}"
+    sentences = [shape + _masked_text(allowed) + "."]
+    per_panel = max_queries if num_panels == 1 else 1
+    for p in range(min(num_panels, SUMMARY_PANELS)):
+        shown = _representative_queries(num_queries, per_panel) if queries is None else list(queries)
+        rows = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
+        text = "; ".join(rows)
+        if num_panels > 1:
+            text = f"{titles[p] if titles is not None else f'panel {p}'}: {text}"
+        else:
+            text = text[0].upper() + text[1:]
+        sentences.append(text + ".")
+    if num_panels > SUMMARY_PANELS:
+        sentences.append(f"(First {SUMMARY_PANELS} of {num_panels} panels described.)")
+    elif len(shown) < num_queries:
+        sentences.append(f"({_plural(len(shown), 'query')} of {num_queries} described.)")
+    return " ".join(sentences)
+
+
+def _masked_text(allowed):
+    """", 12 of 64 cells masked (queries 0-1 attend to no key)", or "" when nothing is masked."""
+    hidden = int((~allowed).sum())
+    if not hidden:
+        return ""
+    always = (~allowed).all(dim=0).all(dim=0).nonzero().flatten().tolist()  # keys no query may see
+    if hidden == len(always) * allowed.shape[0] * allowed.shape[1]:
+        text = f", {'key' if len(always) == 1 else 'keys'} {_spans(always)} masked for every query"
+    else:
+        text = f", {hidden} of {allowed.numel()} cells masked"
+    empty = (~allowed.any(dim=-1)).any(dim=0).nonzero().flatten().tolist()  # queries with no key, in a panel
+    if empty:
+        text += f" (no key left for {'query' if len(empty) == 1 else 'queries'} {_spans(empty)})"
+    return text
+
+
+def _is_weights(matrices):
+    """Whether every row of ``matrices`` (4-D) is weights: in [0, 1], summing to 1 (or all 0)."""
+    if not matrices.numel() or matrices.min() < 0 or matrices.max() > 1:
+        return False
+    sums = matrices.sum(dim=-1)
+    return bool(((sums - 1).abs() < 1e-3).logical_or(sums == 0).all())
+
 
 def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
@@ -82,6 +214,8 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     each panel on its own, as the book does, and gives each its own colorbar.
     ``titles`` names the columns. Jupyter shows the figure once, whether the
     cell assigns it (``fig = d2l.show_heatmaps(...)``) or ends with the call.
+    When every row is attention weights (in [0, 1], summing to 1 or all 0), a
+    text summary for screen readers is printed too (``describe_weights``).
     """
     matrices = _to_4d(matrices)
     num_rows, num_cols = matrices.shape[:2]
@@ -109,6 +243,12 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
                 ax.set_title(titles[j])
     if shared_scale:
         fig.colorbar(image, ax=axes, shrink=0.6)
+    if _is_weights(matrices):
+        names = None
+        if titles is not None:
+            names = [titles[j] if num_rows == 1 else f"row {i}, {titles[j]}"
+                     for i in range(num_rows) for j in range(num_cols)]
+        print(describe_weights(matrices, titles=names))
     return fig
 
 
@@ -167,7 +307,8 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
     that were masked out: they are hatched and left blank, so a masked key
     never looks like a key that merely got weight 0. The colours run from 0 to
     1, and the colorbar (``colorbar=False`` leaves it out) says so. Drawn with seaborn into ``ax`` (a new figure if
-    None); returns the axes. Meant for matrices of up to about 12 × 12.
+    None); returns the axes. Meant for matrices of up to about 12 × 12. A text
+    summary for screen readers is printed too (``describe_weights``).
     """
     import seaborn as sns  # imported on first use: it takes most of a second
 
@@ -196,4 +337,6 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
                 yticklabels=ylabels if ylabels is not None else "auto",
                 cbar=colorbar, cbar_kws={"label": "attention weight"})
     ax.set(xlabel=xlabel, ylabel=ylabel)
+    print(describe_weights(weights, None if hidden is None else torch.from_numpy(~hidden),
+                           query_labels=ylabels, key_labels=xlabels))
     return ax

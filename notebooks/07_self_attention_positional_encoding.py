@@ -133,10 +133,11 @@ torch.testing.assert_close(weights[1], weights[0][swap][:, swap])
 # Two panels with their own token labels, one colour scale: 0 to the largest weight of either.
 fig, axes = d2l.plt.subplots(1, 2, figsize=(6.5, 3), layout="constrained")
 for ax, sentence, panel in zip(axes, sentences, weights):
-    image = ax.imshow(panel, cmap="Reds", vmin=0, vmax=weights.max().item())
+    image = ax.imshow(panel, cmap=d2l.plotting.CMAP, vmin=0, vmax=weights.max().item())
     ax.set_xticks(range(5), sentence, rotation=45)
     ax.set_yticks(range(5), sentence)
     ax.set(title=" ".join(sentence), xlabel="Keys")
+    print(d2l.describe_weights(panel, query_labels=sentence, key_labels=sentence))  # for a screen reader
 axes[0].set_ylabel("Queries")
 fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
 d2l.plt.show()

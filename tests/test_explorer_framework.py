@@ -2,8 +2,10 @@
 it redraws in place, and an artist cannot be forgotten silently."""
 
 import asyncio
+import html
 from concurrent.futures import ThreadPoolExecutor
 
+import matplotlib
 import numpy as np
 import pytest
 import torch
@@ -226,3 +228,55 @@ def test_an_uneven_last_row_has_no_empty_panels():
     tokens_below = [ax.xaxis.get_tick_params()["labelbottom"] for ax in panels]
     assert tokens_below == [False, False, True, True, True, True]
     assert [ax.get_xlabel() for ax in panels] == ["", ""] + ["Key position"] * 4
+
+
+def test_a_colour_map_recolours_heatmap_and_colorbar_in_place_and_is_kept_per_scale_end():
+    explorer = SharpnessExplorer()
+    plot, heatmap = explorer.plot, explorer.heatmap
+    viridis = bytes(explorer.image.value)
+    assert [value for _, value in explorer.controls["colour_map"].options] == [name for _, name in base.CMAPS]
+    for name in ("cividis", "Greys", "Reds"):
+        explorer.controls["colour_map"].value = name
+        assert explorer.last_error is None and heatmap.get_cmap().name == name
+        assert plot.colorbar_mappable.get_cmap().name == name
+        largest = np.unravel_index(np.argmax(heatmap.get_array()), heatmap.get_array().shape)
+        top_colour = matplotlib.colormaps[name](heatmap.norm(explorer.weights.max().item()))
+        np.testing.assert_allclose(heatmap.to_rgba(heatmap.get_array())[largest], top_colour)
+    explorer.controls["colour_scale"].value = "fit"
+    assert plot.cmap == "Reds" and ((explorer.top, "Reds") in plot._with_colorbar)
+    explorer.controls["colour_scale"].value = "fixed"
+    explorer.controls["colour_map"].value = "viridis"
+    assert bytes(explorer.image.value) == viridis  # the kept viridis colorbar, the same pixels
+    assert plot.full_draws == 1  # every map drew its colorbar alone, over the kept background
+
+
+def test_the_summary_under_the_picture_and_its_tooltip_follow_every_redraw():
+    explorer = SharpnessExplorer()
+    seen = set()
+    for beta in (0.0, 2.5, 5.0):
+        explorer.controls["beta"].value = beta
+        expected = base.describe_weights(explorer.weights)
+        assert explorer.summary_text == expected and explorer.image.tooltip == expected
+        assert html.escape(expected) in explorer.summary.value
+        seen.add(expected)
+    assert len(seen) == 3
+    # ipywidgets 8's front end reads the model's description before it sets the title: an Image
+    # without one is never drawn, so the explorer's image syncs an empty one.
+    assert explorer.image.get_state()["description"] == "" and isinstance(explorer.image, base.DescribedImage)
+    assert base.describe_weights(torch.full((4, 6), 1 / 6)) in seen  # β = 0: uniform
+    assert explorer.summary in explorer.children and explorer.children.index(explorer.summary) == \
+        explorer.children.index(explorer.image) + 1  # right under the picture
+
+
+def test_an_explorer_without_weights_has_no_colour_controls_and_says_what_it_shows():
+    class Positions(SharpnessExplorer):
+        SHOWS_WEIGHTS = False
+
+        def describe(self, result):
+            return "positions, not weights"
+
+    explorer = Positions()
+    assert set(explorer.controls) == {"beta"} and explorer.colour_controls == ()
+    assert explorer.image.tooltip == "positions, not weights"
+    assert "d2l-weights" not in explorer._dom_classes and "d2l-explorer" in explorer._dom_classes
+    assert "d2l-weights" in SharpnessExplorer()._dom_classes

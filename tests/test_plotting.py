@@ -122,3 +122,68 @@ def test_jupyter_shows_a_heatmap_once_however_the_cell_ends():
         "other = d2l.plt.figure()\nother.add_subplot().plot([1, 2])\nother",
     ])
     assert counts == [0, 1, 1, 1, 1, 2]
+
+
+# The text summary for screen readers --------------------------------------------------------------
+
+def test_the_summary_names_the_shape_and_the_keys_each_query_attends_to_most():
+    weights = torch.tensor([[0.7, 0.2, 0.1, 0.0],
+                            [0.25, 0.25, 0.25, 0.25]])  # (2 queries, 4 keys)
+    assert d2l.describe_weights(weights) == (
+        "2 queries × 4 keys. Query 0 attends mostly to keys 0 (0.70) and 1 (0.20); "
+        "query 1 spreads evenly over 4 keys (0.25 each)."
+    )
+
+
+def test_the_summary_says_what_is_masked_and_which_rows_have_no_key():
+    mask = torch.tensor([[True, True, False], [False, False, False]])  # (2 queries, 3 keys)
+    weights = torch.tensor([[0.6, 0.4, 0.0], [0.0, 0.0, 0.0]])
+    assert d2l.describe_weights(weights, mask, query_labels=["a", "b"], key_labels=["x", "y", "z"]) == (
+        '2 queries × 3 keys, 4 of 6 cells masked (no key left for query 1). '
+        'Query 0 "a" attends mostly to keys 0 "x" (0.60) and 1 "y" (0.40); query 1 "b" attends to no key '
+        '(all weights 0).'
+    )
+    padding = d2l.attention_mask(torch.tensor([2]), 1, 2, 4)[0]  # (1, keys): keys 2 and 3 are padding
+    weights = d2l.masked_softmax(torch.zeros(1, 2, 4), torch.tensor([2]))[0]
+    assert d2l.describe_weights(weights, padding).startswith("2 queries × 4 keys, keys 2-3 masked for every query.")
+
+
+def test_the_summary_of_many_queries_describes_a_few_and_says_so():
+    weights = torch.eye(10)  # query i attends to key i alone
+    assert d2l.describe_weights(weights) == (
+        "10 queries × 10 keys. Query 0 attends mostly to key 0 (1.00); query 4 attends mostly to key 4 (1.00); "
+        "query 9 attends mostly to key 9 (1.00). (3 queries of 10 described.)"
+    )
+    assert "query 7 attends mostly to key 7" in d2l.describe_weights(weights, queries=[7]).lower()
+
+
+def test_the_summary_of_a_grid_describes_one_query_per_panel_for_its_first_panels():
+    panels = torch.eye(3).repeat(6, 1, 1)  # (6 panels, 3 queries, 3 keys)
+    text = d2l.describe_weights(panels, titles=[f"head {h}" for h in range(6)])
+    assert text.startswith("6 panels of 3 queries × 3 keys. head 0: query 1 attends mostly to key 1 (1.00).")
+    assert "head 3:" in text and "head 4:" not in text and text.endswith("(First 4 of 6 panels described.)")
+    with pytest.raises(ValueError, match=r"titles must have one entry per panel \(6\), got 2"):
+        d2l.describe_weights(panels, titles=["a", "b"])
+    with pytest.raises(ValueError, match=r"key_labels must have one entry per key \(3\), got 1"):
+        d2l.describe_weights(panels, key_labels=["a"])
+
+
+def test_static_heatmaps_print_their_summary_and_other_matrices_none(capsys):
+    weights = torch.tensor([[0.9, 0.1], [0.5, 0.5]])
+    d2l.show_heatmaps(weights, "Keys", "Queries")
+    assert capsys.readouterr().out == d2l.describe_weights(weights) + "\n"
+    d2l.show_heatmaps(torch.tensor([[-1.0, 2.0]]), "Column", "Row")  # not weights: no summary
+    assert capsys.readouterr().out == ""
+    d2l.show_weights(weights, xlabels=["p", "q"])
+    assert capsys.readouterr().out == d2l.describe_weights(weights, key_labels=["p", "q"]) + "\n"
+
+
+def test_every_colour_map_offered_is_a_matplotlib_map_and_viridis_comes_first():
+    import matplotlib
+
+    from d2lmini.plotting import CMAP, CMAPS
+
+    assert CMAPS[0][1] == CMAP == "viridis"
+    for label, name in CMAPS:
+        matplotlib.colormaps[name]  # raises for an unknown name
+        assert ("colour-blind safe" in label) == (name != "Reds")

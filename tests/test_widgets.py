@@ -550,7 +550,7 @@ def test_an_error_from_the_package_shows_in_the_explorer(masked, monkeypatch):
 def test_save_writes_png_or_svg_by_extension(name, suffix, magic, request, tmp_path):
     explorer = request.getfixturevalue(name)
     image = bytes(explorer.image.value)
-    path = explorer.save(tmp_path / f"view{suffix.upper()}", dpi=40)
+    [path] = explorer.save(tmp_path / f"view{suffix.upper()}", dpi=40)
     content = path.read_bytes()
     assert content.startswith(magic)
     if suffix == ".svg":
@@ -564,7 +564,7 @@ def test_save_writes_png_or_svg_by_extension(name, suffix, magic, request, tmp_p
 
 
 def test_save_rejects_other_extensions(kernel, tmp_path):
-    with pytest.raises(ValueError, match=r"path must end in \.png or \.svg, got '.*view\.pdf'"):
+    with pytest.raises(ValueError, match=r"path must end in \.png, \.svg or \.npz, got '.*view\.pdf'"):
         kernel.save(tmp_path / "view.pdf")
 
 

@@ -152,3 +152,16 @@ def test_a_fresh_tracer_has_a_short_text_form_and_makes_no_pyplot_figure():
     assert bundle["text/plain"] == "ShapeTracerExplorer(num_heads=2, T=4, transpose=True)"
     assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json", "image/png"}
     assert plt.get_fignums() == []
+
+
+def test_the_tracer_has_no_colour_controls_and_its_summary_says_where_the_heads_go(explorer):
+    """Its colours are heads, not weights: a colour-scale or colour-map control would change nothing."""
+    assert "colour_scale" not in explorer.controls and "colour_map" not in explorer.controls
+    set_controls(explorer, num_heads=2, T=4, transpose=True)
+    assert explorer.image.tooltip == ("2 heads of width 4: block 0 holds head 0 at positions 0, 1, 2, 3; "
+                                      "block 1 holds head 1 at positions 0, 1, 2, 3.")
+    set_controls(explorer, transpose=False)  # reshape alone: block 0 takes positions 0-1, all 8 columns
+    assert explorer.image.tooltip == ("2 heads of width 4: block 0 holds heads 0, 1 at positions 0, 1; "
+                                      "block 1 holds heads 0, 1 at positions 2, 3.")
+    set_controls(explorer, num_heads=4, transpose=True)
+    assert explorer.summary_text.endswith("(first 2 of 4 blocks).")

@@ -5,7 +5,8 @@ import torch
 
 from ..attention import AdditiveAttention, DotProductAttention
 from ..masking import attention_mask
-from .base import WIDE, Explorer, Shown, check_per_example, float_slider, int_slider, masked_weights
+from ..plotting import describe_weights
+from .base import WIDE, Explorer, Recipe, Shown, check_per_example, float_slider, int_slider, masked_weights
 
 
 class AdditiveExplorer(Explorer):
@@ -78,6 +79,33 @@ class AdditiveExplorer(Explorer):
         panels = zip(self.heatmaps, result["weights"].flatten(0, 1), result["mask"].flatten(0, 1))
         for heatmap, weights, mask in panels:
             heatmap.set_array(masked_weights(weights, mask))
+
+    def describe(self, result):
+        titles = [f"{method}, example {b}" for b in range(len(result["weights"])) for method in self.METHODS]
+        return describe_weights(result["weights"], result["mask"], titles=titles)
+
+    def recipe(self, result):
+        inputs = {"queries": self.queries, "keys": result["noisy_keys"], "values": self.values,
+                  "valid_lens": result["valid_lens"]}
+        inputs.update({f"additive.{name}": value for name, value in self.additive.state_dict().items()})
+        return Recipe(inputs, """
+            queries = torch.from_numpy(saved["queries"])  # (batch, queries, 2)
+            keys = torch.from_numpy(saved["keys"])  # (batch, keys, 2)
+            values = torch.from_numpy(saved["values"])  # (batch, keys, 4)
+            valid_lens = torch.from_numpy(saved["valid_lens"])  # (batch,)
+            num_hiddens = saved["additive.W_q.weight"].shape[0]
+            additive = d2l.AdditiveAttention(num_hiddens, dropout=0.0, key_size=keys.shape[-1],
+                                             query_size=queries.shape[-1])
+            # The explorer's parameters W_q, W_k and w_v, saved as "additive.<name>".
+            additive.load_state_dict({name.removeprefix("additive."): torch.from_numpy(saved[name])
+                                      for name in saved.files if name.startswith("additive.")})
+            dot_product = d2l.DotProductAttention(dropout=0.0)
+            with torch.no_grad():
+                additive(queries, keys, values, valid_lens)
+                dot_product(queries, keys, values, valid_lens)
+            # (batch, method, queries, keys): one row of panels per example
+            weights = torch.stack([additive.attention_weights, dot_product.attention_weights], dim=1)
+        """, titles=list(self.METHODS))
 
 
 def explore_additive(noise=0.0, seed=0, valid_lens=(2, 6)):

@@ -38,7 +38,15 @@ Other behaviour every explorer shares:
   ``last_error``); the previous picture stays, and the next change redraws;
 * a ``colour_scale`` control: ``"fixed"`` (0 to 1) or ``"fit"`` (0 to
   ``scale_top(weights)``); the heatmaps and the colorbar share one
-  ``Normalize``, so one assignment recolours them all;
+  ``Normalize``, so one assignment recolours them all; beside it a
+  ``colour_map`` menu (``plotting.CMAPS``: viridis by default, and the
+  colour-blind safe ones say so) recolours them all in place too. An explorer
+  whose picture is not attention weights (``SHOWS_WEIGHTS = False``) has
+  neither;
+* a text summary of the weights drawn (``plotting.describe_weights``, or the
+  explorer's own ``describe``) under the picture and as the image's tooltip
+  (its ``title``, which screen readers read as its description), updated
+  with every redraw;
 * the picture is drawn at ``PIXEL_RATIO`` times its CSS size, for HiDPI
   screens; only the rows that can change are compressed again (``BandedPNG``);
 * masked cells are left out of a heatmap and show a grey hatched background,
@@ -46,7 +54,9 @@ Other behaviour every explorer shares:
 * the display data carries a static PNG of the first picture beside the widget
   view, for renderers without widgets (GitHub, an export without widget state);
 * Save writes into ``figures/`` beside the notebook (git ignores it) and says
-  the full path.
+  the full paths: PNG or SVG of the picture, or (``.npz``) the weights with
+  the inputs that rebuild them and, beside it, a Python snippet of plain
+  ``d2lmini`` code that recomputes and draws them (``recipe``).
 """
 
 import asyncio
@@ -55,6 +65,7 @@ import contextlib
 import html
 import math
 import struct
+import textwrap
 import time
 import traceback
 import zlib
@@ -68,11 +79,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
+from traitlets import Unicode
 
-from ..plotting import CMAP, MASKED_CELLS
+from ..plotting import CMAP, CMAPS, MASKED_CELLS, describe_weights
 
 DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
 SAVE_FOLDER = "figures"  # where Save writes by default, relative to the notebook: git ignores it
@@ -235,6 +248,38 @@ def masked_weights(weights, mask):
     return np.ma.masked_array(weights.numpy(), ~mask.numpy())
 
 
+class CellImage(AxesImage):
+    """An image that fills its axes, drawn by repeating each cell's colour over the canvas pixels it covers.
+
+    Matplotlib resamples an image and colour-maps it at the resolution of the
+    canvas; for the positional-encoding panels at 160 dpi that was most of an
+    update (about 8 ms for the encoding alone). Colour-mapping the cells and
+    repeating each over its pixels with ``numpy.repeat`` draws the same picture
+    (a cell edge may move by one pixel) in a fraction of that. The data is
+    either values (rows, columns), colour-mapped through ``cmap`` and
+    ``norm``, or 8-bit RGBA (rows, columns, 4), drawn as it is. The extent must
+    equal the axes' limits, with row 0 at the top.
+    """
+
+    _counts = None  # ((canvas width, canvas height, rows, columns), canvas pixels per row, per column)
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
+        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
+        bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
+        rows, columns = self._A.shape[:2]
+        key = (right - left, top - bottom, rows, columns)
+        if self._counts is None or self._counts[0] != key:
+            width, height = key[:2]
+            column_of = ((np.arange(width) + 0.5) * columns // width).astype(int)  # (width,): each pixel's cell
+            row_of = ((np.arange(height) + 0.5) * rows // height).astype(int)  # (height,)
+            self._counts = (key, np.bincount(row_of, minlength=rows), np.bincount(column_of, minlength=columns))
+        _, row_counts, column_counts = self._counts
+        colours = self._A if self._A.ndim == 3 else self.to_rgba(self._A, bytes=True)  # (rows, columns, 4)
+        flipped = colours[::-1]  # the renderer fills bottom up
+        return flipped.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
+
+
 # Controls: each helper checks its starting value against its own bounds -------------------------
 # ``name`` is the argument the learner passed, so that a mistake reads in their terms.
 
@@ -333,8 +378,10 @@ class BlitFigure:
         self.colorbar_axes = None
         self.full_draws = 0  # how many times the background was drawn: once, unless saved
         self._background = None  # pixels of everything but the artists and the colorbar
-        self._with_colorbar = {}  # upper end of the colour scale -> background and colorbar
-        self._encoders = {}  # upper end of the colour scale -> its BandedPNG
+        self.cmap = CMAP  # the colour map of every artist that shares ``norm``, and of the colorbar
+        self.colorbar_mappable = None
+        self._with_colorbar = {}  # (upper end of the colour scale, colour map) -> background and colorbar
+        self._encoders = {}  # (upper end of the colour scale, colour map) -> its BandedPNG
         self.masked_cells = False  # whether a heatmap hatches its masked cells (then: a legend entry)
 
     def animate(self, artist):
@@ -367,7 +414,7 @@ class BlitFigure:
         shows through them: a masked key never looks like a weight of 0.
         """
         mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
-                             np.zeros((num_queries, num_keys)), cmap=CMAP, norm=self.norm)
+                             np.zeros((num_queries, num_keys)), cmap=self.cmap, norm=self.norm)
         if masked:
             ax.patch.set(**MASKED_CELLS)
             self.masked_cells = True
@@ -382,23 +429,35 @@ class BlitFigure:
         With a heatmap that hatches masked cells, a legend entry under the
         colorbar says what the hatching means.
         """
-        colorbar = self.figure.colorbar(ScalarMappable(self.norm, CMAP), ax=axes, shrink=0.9,
-                                        label="attention weight")
+        self.colorbar_mappable = ScalarMappable(self.norm, self.cmap)
+        colorbar = self.figure.colorbar(self.colorbar_mappable, ax=axes, shrink=0.9, label="attention weight")
         self.colorbar_axes = colorbar.ax
         if self.masked_cells:
             swatch = Patch(**MASKED_CELLS, label="masked")
             self.figure.legend(handles=[swatch], loc="outside lower right", fontsize="small",
                                handlelength=1.4, handleheight=1.4, frameon=False)
 
-    def render(self, top=1.0):
-        """PNG bytes of the figure with the colour scale ending at ``top``."""
-        self._paste_background(top)
+    def render(self, top=1.0, cmap=CMAP):
+        """PNG bytes of the figure with the colour scale ending at ``top``, in colour map ``cmap``."""
+        self._paste_background(top, cmap)
         rgba = np.asarray(self.canvas.buffer_rgba())  # (height, width, 4), a view of the canvas
-        if top not in self._encoders:  # from the kept picture, now on the canvas
-            self._encoders[top] = BandedPNG(rgba, self._changing_rows())
+        key = (top, cmap)
+        if key not in self._encoders:  # from the kept picture, now on the canvas
+            self._encoders[key] = BandedPNG(rgba, self._changing_rows())
         for artist in self.artists:
             self.figure.draw_artist(artist)
-        return self._encoders[top].encode(rgba)
+        return self._encoders[key].encode(rgba)
+
+    def _use_cmap(self, cmap):
+        """Give ``cmap`` to every registered artist coloured through ``norm``, and to the colorbar."""
+        if cmap == self.cmap:
+            return
+        for artist in self.artists:
+            if getattr(artist, "norm", None) is self.norm:
+                artist.set_cmap(cmap)
+        if self.colorbar_mappable is not None:
+            self.colorbar_mappable.set_cmap(cmap)  # the colorbar follows its mappable
+        self.cmap = cmap
 
     def _changing_rows(self):
         """The rows of the canvas that the registered artists may draw on, as a slice:
@@ -416,23 +475,25 @@ class BlitFigure:
 
     def prepare(self):
         """Draw and keep what a first render needs, if it is not kept yet: the
-        background, and the colorbar on the default 0 to 1 scale."""
-        if 1.0 not in self._with_colorbar:
-            self._paste_background(1.0)
+        background, and the colorbar on the default 0 to 1 scale and colour map."""
+        if (1.0, CMAP) not in self._with_colorbar:
+            self._paste_background(1.0, CMAP)
 
-    def _paste_background(self, top):
-        """Put the background and the colorbar for ``top`` on the canvas, drawing
-        what is not kept yet: the background once, the colorbar once per ``top``."""
+    def _paste_background(self, top, cmap):
+        """Put the background and the colorbar for ``top`` and ``cmap`` on the canvas, drawing
+        what is not kept yet: the background once, the colorbar once per (``top``, ``cmap``)."""
         self.norm.vmax = top  # recolours the heatmaps and the colorbar
+        self._use_cmap(cmap)
         if self._background is None:
             self._draw_background()
-        if top in self._with_colorbar:
-            self.canvas.restore_region(self._with_colorbar[top])
+        key = (top, cmap)
+        if key in self._with_colorbar:
+            self.canvas.restore_region(self._with_colorbar[key])
             return
         self.canvas.restore_region(self._background)
         if self.colorbar_axes is not None:
             self.figure.draw_artist(self.colorbar_axes)
-        self._with_colorbar[top] = self.canvas.copy_from_bbox(self.figure.bbox)
+        self._with_colorbar[key] = self.canvas.copy_from_bbox(self.figure.bbox)
 
     def check_unchanged(self):
         """Raise if an artist of the axes drawn in the background has changed since: the
@@ -505,7 +566,101 @@ class BlitFigure:
         self._encoders.clear()
 
 
+# Save as .npz: the weights, their inputs, and a snippet that rebuilds them ------------------------
+
+SNIPPET_HEADER = "# Rebuilds attention weights saved by a d2lmini explorer"  # the first line of every snippet
+SAVE_FORMATS = {
+    "png": "the picture as shown, with its caption",
+    "svg": "the picture as shown, with its caption, as vector graphics",
+    "npz": "the weights and the inputs they come from, with a .py snippet beside it (same name) that "
+           "rebuilds them with d2lmini, prints how far they are from the saved ones, and draws them",
+}
+
+
+class Recipe:
+    """How an explorer's weights are rebuilt from saved inputs with plain ``d2lmini`` code.
+
+    ``inputs`` (name -> tensor, array, number, bool or str) go into the
+    ``.npz`` beside the weights; ``code`` is Python that reads them from
+    ``saved`` (the loaded ``.npz``; ``torch``, ``math``, ``np`` and ``d2l`` are
+    imported) and sets ``weights``, the tensor the explorer draws. With
+    ``rebuilt=False`` (a trained model's weights, which the inputs alone cannot
+    give) the code only reads the saved weights, and the snippet says so.
+    ``why`` says why not. ``drawn`` is the expression drawn (``weights`` by
+    default), ``titles`` name its panels (one per column of
+    ``d2l.show_heatmaps``), ``draw`` is code run after it (``fig`` is the
+    figure), e.g. to label the rows and columns with tokens.
+    """
+
+    def __init__(self, inputs, code, *, rebuilt=True, why="", drawn="weights", titles=None, draw=""):
+        self.inputs, self.code, self.rebuilt, self.why = inputs, textwrap.dedent(code).strip(), rebuilt, why
+        self.drawn, self.titles, self.draw = drawn, titles, textwrap.dedent(draw).strip()
+
+
+def _as_array(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _snippet(recipe, explorer_name, npz_name):
+    """The text of the .py snippet for ``recipe``, reading ``npz_name`` beside it."""
+    if recipe.rebuilt:
+        compare = ('difference = (weights - torch.from_numpy(saved["weights"])).abs().max().item()\n'
+                   'print(f"largest difference from the saved weights: {difference:.2g}")')
+        source = "recomputes them with d2lmini from the inputs saved beside them"
+    else:
+        compare = 'print("drawn from the saved weights: there is nothing to recompute them from")'
+        source = f"cannot recompute them ({recipe.why}), so it draws the saved weights"
+    titles = "" if recipe.titles is None else f", titles={list(recipe.titles)!r}"
+    lines = [
+        f"{SNIPPET_HEADER} ({explorer_name}): it {source}.",
+        "# Written by the explorer's Save button; run it with `python` or `%run` in a notebook.",
+        "import math",
+        "from pathlib import Path",
+        "",
+        "import numpy as np",
+        "import torch",
+        "",
+        "import d2lmini as d2l",
+        "",
+        f'saved = np.load(Path(__file__).with_name("{npz_name}"))',
+        "",
+        recipe.code,
+        "",
+        compare,
+        "",
+        "# Rows are queries, columns keys.",
+        f'fig = d2l.show_heatmaps({recipe.drawn}, xlabel="Keys", ylabel="Queries"{titles})',
+        *([recipe.draw] if recipe.draw else []),
+        "d2l.plt.show()",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _check_may_write(path, looks_right, kind):
+    """Refuse to replace an existing file at ``path`` unless ``looks_right(first bytes)``."""
+    if path.exists():
+        with open(path, "rb") as file:
+            start = file.read(256)
+        if not looks_right(start):
+            raise FileExistsError(f"{path} exists and is not {kind}: choose another name, or move it away")
+
+
 # The explorer ----------------------------------------------------------------------------------
+
+class DescribedImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``<img>``'s ``title``: its description
+    for a screen reader.
+
+    ipywidgets 8's front end sets the title only when the model's ``description``
+    is empty, and reads its length; an Image has no ``description``, so a
+    tooltip on a plain Image stops its view from being drawn at all ("Could not
+    create a view"). This one syncs an empty ``description``.
+    """
+
+    description = Unicode("").tag(sync=True)
+
 
 class Shown:
     """An explorer attribute that reads ``result[name]`` of the picture shown now.
@@ -537,40 +692,58 @@ class Explorer(widgets.VBox):
     repr_controls = ()  # the controls named in repr: short and deterministic for nbval
 
     COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
+    SHOWS_WEIGHTS = True  # False: no colour-scale and colour-map controls, and Save writes no .npz
 
     weights = Shown()  # the tensor drawn now
 
     def __init__(self, controls, rows=None, *, figsize=(6.4, 3.2), layouts=None, filename="explorer.png"):
         super().__init__()
         rows = [widgets.HBox(list(controls.values()))] if rows is None else rows
-        # The fixed scale compares pictures honestly; fitting it makes small
-        # weights (a wide kernel, many keys) visible. The colorbar is true either way.
-        controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
-                                                         description="colours")
+        colour_row = []
+        if self.SHOWS_WEIGHTS:
+            # The fixed scale compares pictures honestly; fitting it makes small
+            # weights (a wide kernel, many keys) visible. The colorbar is true either way.
+            controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
+                                                             description="colours")
+            controls["colour_map"] = widgets.Dropdown(
+                options=CMAPS, value=CMAP, description="map",
+                tooltip="The colour map of the weights. viridis, cividis and greys stay readable with "
+                        "every common colour-vision deficiency and in grey print; the book's Reds is "
+                        "less even to a red-blind eye.")
+            colour_row = [widgets.HBox([controls["colour_scale"], controls["colour_map"]])]
+        self.colour_controls = tuple(controls[name] for name in ("colour_scale", "colour_map") if name in controls)
         self.controls = controls
         self.layouts = layouts or {None: figsize}  # layout -> figure size in inches
         self.plots = {}  # layout -> BlitFigure, built when first needed
         self.plot = None  # the BlitFigure shown now
         self.result = None  # what compute returned for the picture shown now
         self.caption_text = ""
+        self.summary_text = ""  # the weights drawn, in words (``describe``)
         self.top = 1.0  # the colour scale's upper end shown now
+        self.cmap = CMAP  # the colour map shown now
         self.last_error = None
         self._syncing = False
         self._last_activity = time.monotonic()
         self.caption = widgets.HTML()  # the values drawn, as text: drawing text in the figure is slow
-        self.image = widgets.Image(format="png")
+        self.image = DescribedImage(format="png")
+        self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
         self.message = widgets.HTML()
         # Saved figures go to a folder of their own beside the notebook, which git ignores.
         self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{filename}", description="save as", style=WIDE)
-        self.save_button = widgets.Button(description="Save", icon="download",
-                                          tooltip="Save the figure as PNG or SVG, chosen by the file extension, "
-                                                  "creating its folder if needed")
+        formats = SAVE_FORMATS if self.SHOWS_WEIGHTS else {k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
+        self.save_button = widgets.Button(
+            description="Save", icon="download",
+            tooltip="Save by the file extension, creating its folder if needed: "
+                    + "; ".join(f".{fmt}: {what}" for fmt, what in formats.items()))
         self.save_button.on_click(self._on_save)
         self.refresh()  # a failure here raises: the constructor's caller sees it
         self._prepare_when_idle()
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.children = [*rows, controls["colour_scale"], self.caption, self.image,
+        self.add_class("d2l-explorer")
+        if self.SHOWS_WEIGHTS:
+            self.add_class("d2l-weights")  # the browser tests ask these for a colour switch
+        self.children = [*rows, *colour_row, self.caption, self.image, self.summary,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
 
     # What a subclass defines.
@@ -589,6 +762,18 @@ class Explorer(widgets.VBox):
 
     def sync_controls(self, owner):
         """Adjust other controls after ``owner`` changed (none by default)."""
+
+    def describe(self, result):
+        """The weights of ``result`` in words, for a screen reader (``plotting.describe_weights``).
+
+        An explorer may override it to name its panels or tokens; the wording
+        stays the one function's.
+        """
+        return describe_weights(result["weights"], result.get("mask"))
+
+    def recipe(self, result):
+        """A ``Recipe`` that rebuilds ``result["weights"]``; None: Save writes no ``.npz``."""
+        return None
 
     # The machinery.
 
@@ -676,16 +861,25 @@ class Explorer(widgets.VBox):
         self.draw(result)
         plot.check_unchanged()
         caption = result["caption"]
-        top = 1.0
-        if state["colour_scale"] == "fit":
+        top, cmap = 1.0, state.get("colour_map", CMAP)
+        if state.get("colour_scale") == "fit":
             top = scale_top(result["weights"])
             caption += f"; colours 0 to {top:g}"
-        self.image.value = plot.render(top)
+        summary = self.describe(result)
+        png = plot.render(top, cmap)
+        with self.image.hold_sync():  # the picture and its description reach the browser in one message
+            self.image.value = png
+            if summary != self.summary_text:
+                self.image.tooltip = summary  # the img's title: its description for a screen reader
         if plot is not self.plot:  # a new figure: show it at its size in CSS pixels (the PNG has
             width, height = plot.css_size  # PIXEL_RATIO times as many)
             self.image.layout.width, self.image.layout.height = f"{width}px", f"{height}px"
-        self.plot, self.result, self.caption_text, self.top = plot, result, caption, top
+        self.plot, self.result, self.caption_text, self.top, self.cmap = plot, result, caption, top, cmap
         self.caption.value = f"<b>{html.escape(caption)}</b>"
+        if summary != self.summary_text:
+            self.summary_text = summary
+            self.summary.value = (f'<div style="font-size:small; line-height:1.4" aria-live="polite">'
+                                  f'{html.escape(summary)}</div>')
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a static PNG of the picture shown now, with
@@ -706,7 +900,7 @@ class Explorer(widgets.VBox):
     def static_png(self):
         """PNG bytes of the picture shown now, its caption above and ``HINT`` below,
         at PIXEL_RATIO times its CSS size."""
-        self.plot.render(self.top)  # the canvas may hold a saved figure's pixels
+        self.plot.render(self.top, self.cmap)  # the canvas may hold a saved figure's pixels
         picture = np.asarray(self.plot.canvas.buffer_rgba())  # (height, width, 4)
         width = picture.shape[1]
         caption = _text_rows(width, self.caption_text, weight="bold")
@@ -714,15 +908,44 @@ class Explorer(widgets.VBox):
         return png_bytes(np.concatenate([caption, picture, hint]))
 
     def save(self, path, dpi=150):
-        """Save the current view with its caption to ``path``, PNG or SVG by the extension,
-        creating the folder if needed. Returns the full path written."""
+        """Save the current view to ``path``, creating the folder if needed; returns the list of
+        full paths written.
+
+        By the extension: ``.png`` or ``.svg``, the picture with its caption;
+        ``.npz`` (an explorer with a ``recipe``), the weights drawn and the
+        inputs that rebuild them, and beside it a ``.py`` snippet of the same
+        name that recomputes them with d2lmini, prints how far they are from
+        the saved ones, and draws them. An existing file is replaced only by
+        one of its own kind (a PNG by a PNG, a snippet by a snippet).
+        """
         path = Path(path).expanduser()
         fmt = path.suffix.lower().lstrip(".")
-        if fmt not in ("png", "svg"):
-            raise ValueError(f"path must end in .png or .svg, got {str(path)!r}")
+        recipe = self.recipe(self.result) if fmt == "npz" else None
+        if fmt not in ("png", "svg", "npz") or (fmt == "npz" and recipe is None):
+            wanted = ".png, .svg or .npz" if self.SHOWS_WEIGHTS else ".png or .svg"
+            raise ValueError(f"path must end in {wanted}, got {str(path)!r}")
+        if fmt == "npz":
+            return self._save_npz(path, recipe)
+        _check_may_write(path, (lambda start: start.startswith(PNG_SIGNATURE)) if fmt == "png"
+                         else (lambda start: b"<svg" in start or start.startswith(b"<?xml")), f"a {fmt.upper()}")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.plot.save(path, fmt, dpi, self.caption_text)
-        return path.resolve()
+        return [path.resolve()]
+
+    def _save_npz(self, path, recipe):
+        snippet_path = path.with_suffix(".py")
+        _check_may_write(path, lambda start: start.startswith(b"PK"), "a NumPy .npz archive")
+        _check_may_write(snippet_path, lambda start: start.startswith(SNIPPET_HEADER.encode()),
+                         "a snippet written by Save")
+        arrays = {name: _as_array(value) for name, value in recipe.inputs.items()}
+        if "weights" in arrays:
+            raise ValueError("a recipe's inputs must not be named 'weights': that name holds the weights drawn")
+        arrays["weights"] = _as_array(self.result["weights"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as file:  # np.savez would add ".npz" to a name ending in ".NPZ"
+            np.savez(file, **arrays)
+        snippet_path.write_text(_snippet(recipe, type(self).__name__, path.name), encoding="utf-8")
+        return [path.resolve(), snippet_path.resolve()]
 
     def _on_change(self, change):
         self._last_activity = time.monotonic()  # postpones the idle-time work
@@ -742,11 +965,11 @@ class Explorer(widgets.VBox):
 
     def _on_save(self, button):
         try:
-            path = self.save(self.save_path.value)
+            paths = self.save(self.save_path.value)
         except Exception as error:  # shown in the explorer and kept, never swallowed
             self._show_error(error)
         else:
-            self.message.value = f"saved {html.escape(str(path))}"
+            self.message.value = f"saved {html.escape(' and '.join(str(path) for path in paths))}"
 
     def _show_error(self, error):
         self.last_error = error

@@ -8,7 +8,7 @@ import torch
 
 from ..attention import DotProductAttention
 from ..masking import attention_mask
-from .base import WIDE, Explorer, Shown, checkbox, int_slider, log_slider, masked_weights, selection_slider
+from .base import WIDE, Explorer, Recipe, Shown, checkbox, int_slider, log_slider, masked_weights, selection_slider
 
 
 class DotProductExplorer(Explorer):
@@ -84,6 +84,24 @@ class DotProductExplorer(Explorer):
         self.uniform.set_data(xs, ys)
         for bar, value in zip(self.bars, result["entropy"].tolist()):
             bar.set_width(value)
+
+    def recipe(self, result):
+        state = self.state
+        d = state["d"]
+        inputs = {"queries": self.all_queries[..., :d], "keys": self.all_keys[..., :d],
+                  "valid_lens": result["valid_lens"], "scale": state["scale"],
+                  "temperature": state["temperature"], "causal": state["causal"]}
+        return Recipe(inputs, """
+            queries = torch.from_numpy(saved["queries"])  # (1, queries, d)
+            keys = torch.from_numpy(saved["keys"])  # (1, keys, d); the keys are the values too
+            d = queries.shape[-1]
+            # DotProductAttention divides the scores by √d: multiply it back in when the
+            # scale was off, and divide by the temperature.
+            factor = (1.0 if saved["scale"] else math.sqrt(d)) / float(saved["temperature"])
+            attention = d2l.DotProductAttention(dropout=0.0, causal=bool(saved["causal"]))
+            attention(queries * factor, keys, keys, torch.from_numpy(saved["valid_lens"]))
+            weights = attention.attention_weights[0]  # (queries, keys)
+        """)
 
 
 def explore_dot_product(d=16, scale=True, temperature=1.0, valid_len=8, causal=False):

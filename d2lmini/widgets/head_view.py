@@ -6,8 +6,9 @@ import torch
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
+from ..plotting import describe_weights
 from ..pretrained import chapter_model
-from .base import CMAP, WIDE, Explorer, Shown, check_choice, dropdown, int_slider
+from .base import CMAP, WIDE, Explorer, Recipe, Shown, check_choice, dropdown, int_slider
 
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights
@@ -168,6 +169,26 @@ class HeadViewExplorer(Explorer):
         view["lines"].set_segments(view["segments"][keep])
         view["lines"].set_array(weights[keep])
         view["lines"].set_linewidths(4 * weights[keep])
+
+    def describe(self, result):
+        """The head chosen, token by token (or the query chosen alone)."""
+        tokens, query = result["tokens"], result["query"]
+        summary = describe_weights(result["head_map"], query_labels=tokens, key_labels=tokens,
+                                   queries=None if query == "all" else [query])
+        return f"Layer {result['layer']}, head {result['head']}: {summary}"
+
+    def recipe(self, result):
+        inputs = {"tokens": result["tokens"], "head": result["head"], "layer": result["layer"]}
+        return Recipe(inputs, """
+            # (heads, queries, keys): every head of the layer, as the model gave them
+            weights = torch.from_numpy(saved["weights"])
+            tokens = saved["tokens"].tolist()
+        """, rebuilt=False, why="they come from a trained model, which is not saved",
+            drawn='weights[int(saved["head"])]', titles=[f"layer {result['layer']}, head {result['head']}"],
+            draw="""
+            fig.axes[0].set_xticks(range(len(tokens)), tokens, rotation=90, fontsize="small")
+            fig.axes[0].set_yticks(range(len(tokens)), tokens, fontsize="small")
+        """)
 
 
 def explore_head_view(model=None, sentence=None, layer=3, head=1):

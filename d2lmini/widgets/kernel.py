@@ -5,7 +5,8 @@ import torch
 from matplotlib.image import PcolorImage
 
 from ..kernels import KERNELS, nadaraya_watson
-from .base import CMAP, WIDE, Explorer, Shown, dropdown, int_slider, log_slider
+from ..plotting import describe_weights
+from .base import CMAP, WIDE, Explorer, Recipe, Shown, dropdown, int_slider, log_slider
 
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
 
@@ -81,6 +82,23 @@ class KernelPoolingExplorer(Explorer):
         self.fit.set_data(self.queries.numpy(), result["predictions"].numpy())
         key_edges = np.concatenate([[LOW], (x_train[1:] + x_train[:-1]) / 2, [HIGH]])  # (n + 1,)
         self.heatmap.set_data(key_edges, self.query_edges, result["weights"].numpy())
+
+    def describe(self, result):
+        queries = [f"x = {x:.1f}" for x in self.queries.tolist()]
+        keys = [f"x = {x:.2f}" for x in result["x_train"].tolist()]
+        return describe_weights(result["weights"], query_labels=queries, key_labels=keys)
+
+    def recipe(self, result):
+        state = self.state
+        inputs = {"queries": self.queries, "x_train": result["x_train"], "y_train": result["y_train"],
+                  "kernel": state["kernel"], "sigma": state["sigma"]}
+        return Recipe(inputs, """
+            queries = torch.from_numpy(saved["queries"])  # (queries,)
+            x_train = torch.from_numpy(saved["x_train"])  # (keys,): the keys, sorted
+            y_train = torch.from_numpy(saved["y_train"])  # (keys,): the values
+            predictions, weights = d2l.nadaraya_watson(queries, x_train, y_train, str(saved["kernel"]),
+                                                       float(saved["sigma"]))  # weights: (queries, keys)
+        """)
 
 
 def explore_kernel_pooling(sigma=0.5, kernel="gaussian", n_train=40):

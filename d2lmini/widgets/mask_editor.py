@@ -10,7 +10,7 @@ import torch
 from ipywidgets.widgets.widget_bool import ToggleButtonStyle  # not re-exported by ipywidgets
 
 from ..masking import attention_mask, empty_rows, masked_softmax
-from .base import Explorer, check_number, dropdown, masked_weights
+from .base import Explorer, Recipe, check_number, dropdown, masked_weights
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
 CUSTOM = "edited by hand"  # the preset shown once a cell has been clicked
@@ -77,9 +77,9 @@ class MaskEditorExplorer(Explorer):
                                    layout=widgets.Layout(width="300px"))
         super().__init__(controls, [controls["preset"]], figsize=(3.9, 3.1), filename="mask_editor.png")
         # The grid beside the picture, so that a click and its effect are seen together.
-        preset_row, colour_scale, caption, image, save_row, message = self.children
+        preset_row, colour_row, caption, image, summary, save_row, message = self.children
         editor = widgets.VBox([widgets.Label("mask (rows: queries 0-5, columns: keys 0-5)"), grid, self.legend])
-        self.children = [preset_row, colour_scale, widgets.HBox([editor, widgets.VBox([caption, image])]),
+        self.children = [preset_row, colour_row, widgets.HBox([editor, widgets.VBox([caption, image, summary])]),
                          save_row, message]
 
     def build(self, plot):
@@ -100,7 +100,7 @@ class MaskEditorExplorer(Explorer):
                 for j, cell in enumerate(row):
                     cell.value = bool(mask[i, j])
                     cell.description = _mark(cell.value)
-        elif owner is not self.controls["colour_scale"]:  # a cell
+        elif owner not in self.colour_controls:  # a cell
             owner.description = _mark(owner.value)
             preset.value = CUSTOM  # the grid no longer shows the preset
 
@@ -118,6 +118,13 @@ class MaskEditorExplorer(Explorer):
 
     def draw(self, result):
         self.heatmap.set_array(masked_weights(result["weights"][0], result["mask"][0]))
+
+    def recipe(self, result):
+        return Recipe({"scores": self.scores, "mask": result["mask"]}, """
+            scores = torch.from_numpy(saved["scores"])  # (1, queries, keys)
+            mask = torch.from_numpy(saved["mask"])  # (1, queries, keys), True = may attend
+            weights = d2l.masked_softmax(scores, mask=mask)  # (1, queries, keys)
+        """)
 
     @property
     def mask(self):

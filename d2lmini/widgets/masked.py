@@ -4,7 +4,8 @@ import ipywidgets as widgets
 import torch
 
 from ..masking import attention_mask, masked_softmax
-from .base import WIDE, Explorer, Shown, check_per_example, int_slider, masked_weights
+from ..plotting import describe_weights
+from .base import WIDE, Explorer, Recipe, Shown, check_per_example, int_slider, masked_weights
 
 
 class MaskedSoftmaxExplorer(Explorer):
@@ -67,6 +68,18 @@ class MaskedSoftmaxExplorer(Explorer):
     def draw(self, result):
         for heatmap, weights, mask in zip(self.heatmaps, result["weights"], result["mask"]):
             heatmap.set_array(masked_weights(weights, mask))
+
+    def describe(self, result):
+        titles = [f"example {b}" for b in range(len(result["weights"]))]
+        return describe_weights(result["weights"], result["mask"], titles=titles)
+
+    def recipe(self, result):
+        titles = [f"example {b}" for b in range(len(result["weights"]))]
+        return Recipe({"scores": self.scores, "valid_lens": result["valid_lens"]}, """
+            scores = torch.from_numpy(saved["scores"])  # (batch, queries, keys)
+            valid_lens = torch.from_numpy(saved["valid_lens"])  # (batch,) or (batch, queries)
+            weights = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
+        """, titles=titles)
 
 
 def explore_masked_softmax(valid_lens=(2, 5)):

@@ -7,7 +7,8 @@ import torch
 
 from ..attention import MultiHeadAttention
 from ..masking import attention_mask
-from .base import WIDE, Explorer, Shown, checkbox, dropdown, int_slider, masked_weights, selection_slider
+from ..plotting import describe_weights
+from .base import WIDE, Explorer, Recipe, Shown, checkbox, dropdown, int_slider, masked_weights, selection_slider
 
 
 class MultiHeadExplorer(Explorer):
@@ -131,6 +132,30 @@ class MultiHeadExplorer(Explorer):
             heatmap.set_array(masked_weights(weights, result["mask"]))
         if result["layout"] == 1:
             titles[0].set_text(f"head {result['heads'][0]}")
+
+    def describe(self, result):
+        return describe_weights(result["weights"], result["mask"], titles=[f"head {h}" for h in result["heads"]])
+
+    def recipe(self, result):
+        state = self.state
+        attention = self.attention(state["num_heads"], state["causal"])
+        inputs = {"X": self.X, "valid_lens": result["valid_lens"], "num_heads": state["num_heads"],
+                  "causal": state["causal"], "heads": result["heads"]}
+        inputs.update({f"attention.{name}": value for name, value in attention.state_dict().items()})
+        return Recipe(inputs, """
+            X = torch.from_numpy(saved["X"])  # (1, positions, num_hiddens): queries, keys and values
+            num_hiddens = X.shape[-1]
+            attention = d2l.MultiHeadAttention(num_hiddens, int(saved["num_heads"]), dropout=0.0,
+                                               query_size=num_hiddens, key_size=num_hiddens,
+                                               value_size=num_hiddens, causal=bool(saved["causal"]))
+            # The explorer's projections W_q, W_k, W_v and W_o, saved as "attention.<name>".
+            attention.load_state_dict({name.removeprefix("attention."): torch.from_numpy(saved[name])
+                                       for name in saved.files if name.startswith("attention.")})
+            with torch.no_grad():
+                attention(X, X, X, torch.from_numpy(saved["valid_lens"]))
+            # (heads shown, queries, keys)
+            weights = attention.attention_weights[0][torch.from_numpy(saved["heads"])]
+        """, titles=[f"head {h}" for h in result["heads"]])
 
 
 def explore_multihead(num_heads=2, head="all", causal=False, valid_len=6):

@@ -5,49 +5,18 @@ import math
 import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
-from matplotlib.image import AxesImage
 from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
 from ..positional import PositionalEncoding
-from .base import CMAP, WIDE, Explorer, Shown, int_slider, log_slider
+from .base import CMAP, WIDE, CellImage, Explorer, Recipe, Shown, int_slider, log_slider
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 
 
-class _CellImage(AxesImage):
-    """A heatmap that fills its axes, drawn by repeating each cell's colour over the cell's pixels.
-
-    Matplotlib resamples an image and colour-maps it at the resolution of the
-    canvas; for these two panels at 160 dpi that was most of an update (about
-    8 ms for the encoding alone). Colour-mapping the cells and repeating each
-    one over its pixels draws the same picture (a cell edge may move by one
-    pixel) in a fraction of that. The extent must equal the axes' limits, with
-    row 0 at the top.
-    """
-
-    _counts = None  # (pixel width, pixel height, rows, columns), pixels per row, pixels per column
-
-    def make_image(self, renderer, magnification=1.0, unsampled=False):
-        x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
-        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
-        bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
-        rows, columns = self._A.shape
-        key = (right - left, top - bottom, rows, columns)
-        if self._counts is None or self._counts[0] != key:
-            width, height = key[:2]
-            column_of = (np.arange(width) + 0.5) * columns // width  # (width,): the cell of each pixel column
-            row_of = (np.arange(height) + 0.5) * rows // height  # (height,): the cell of each pixel row
-            self._counts = (key, np.bincount(row_of.astype(int), minlength=rows),
-                            np.bincount(column_of.astype(int), minlength=columns))
-        _, row_counts, column_counts = self._counts
-        colours = self.to_rgba(self._A, bytes=True)[::-1]  # (rows, columns, 4); the renderer fills bottom up
-        return colours.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
-
-
 def _cells(ax, shape, cmap, norm, extent):
-    """A _CellImage of ``shape`` (rows, columns) that fills ``ax`` over ``extent`` (left, right, bottom, top)."""
-    image = _CellImage(ax, cmap=cmap, norm=norm, extent=extent)
+    """A CellImage of ``shape`` (rows, columns) that fills ``ax`` over ``extent`` (left, right, bottom, top)."""
+    image = CellImage(ax, cmap=cmap, norm=norm, extent=extent)
     image.set_data(np.zeros(shape))
     ax.add_image(image)
     ax.set(xlim=extent[:2], ylim=extent[2:])
@@ -117,6 +86,17 @@ class PositionalEncodingExplorer(Explorer):
     def draw(self, result):
         self.code.set_data(result["encoding"].numpy())
         self.heatmap.set_data(result["weights"].numpy())
+
+    def recipe(self, result):
+        state = self.state
+        inputs = {"d": state["d"], "base": state["base"], "num_positions": self.NUM_POSITIONS}
+        return Recipe(inputs, """
+            P = d2l.PositionalEncoding(int(saved["d"]), 0.0, max_len=int(saved["num_positions"]),
+                                       base=float(saved["base"])).P  # (1, positions, d)
+            attention = d2l.DotProductAttention(dropout=0.0)
+            attention(P, P, P)  # the positions alone, as queries, keys and values
+            weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
+        """)
 
 
 def explore_positional_encoding(d=32, base=10000.0):

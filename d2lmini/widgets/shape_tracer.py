@@ -1,14 +1,12 @@
 """Where each feature of a (1, T, d_model) tensor goes when multi-head attention folds its heads into the batch."""
 
-import math
 
 import numpy as np
 import torch
 from matplotlib.colors import to_rgba
-from matplotlib.image import AxesImage
 
 from ..attention import MultiHeadAttention
-from .base import Explorer, Shown, checkbox, int_slider, selection_slider
+from .base import CellImage, Explorer, Shown, checkbox, int_slider, selection_slider
 
 # Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
 HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")
@@ -65,29 +63,6 @@ def _paint(cells, digits):
     return pixels
 
 
-class _PixelArt(AxesImage):
-    """An 8-bit RGBA image that fills its axes, drawn by repeating each of its pixels over the canvas pixels
-    it covers: no resampling and no colour conversion, which took most of an update (as ``_CellImage`` does
-    for the positional-encoding explorer). The extent must equal the axes' limits, row 0 at the top."""
-
-    _counts = None  # ((canvas width, canvas height, rows, columns), canvas pixels per row, per column)
-
-    def make_image(self, renderer, magnification=1.0, unsampled=False):
-        x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
-        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
-        bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
-        rows, columns = self._A.shape[:2]
-        key = (right - left, top - bottom, rows, columns)
-        if self._counts is None or self._counts[0] != key:
-            width, height = key[:2]
-            column_of = ((np.arange(width) + 0.5) * columns // width).astype(int)  # the pixel of each column
-            row_of = ((np.arange(height) + 0.5) * rows // height).astype(int)
-            self._counts = (key, np.bincount(row_of, minlength=rows), np.bincount(column_of, minlength=columns))
-        _, row_counts, column_counts = self._counts
-        flipped = self._A[::-1]  # the renderer fills bottom up
-        return flipped.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
-
-
 class ShapeTracerExplorer(Explorer):
     """A (1, T, d_model) tensor whose cells know their position and feature column, and where
     ``transpose_qkv`` puts them: the (B·h, T, p) batch drawn as h blocks side by side.
@@ -101,6 +76,7 @@ class ShapeTracerExplorer(Explorer):
     """
 
     repr_controls = ("num_heads", "T", "transpose")
+    SHOWS_WEIGHTS = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
     D_MODEL = 8
     MAX_T = 5
     positions = Shown()  # (B·h, T, p): the position each cell of the folded batch came from
@@ -133,7 +109,7 @@ class ShapeTracerExplorer(Explorer):
         for name, ax, rows, columns in (("X", ax_x, self.MAX_T, d), ("fold", ax_fold, self.MAX_T, fold_width),
                                         ("legend", ax_legend, 1, 2 * d - 1)):
             extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)
-            image = _PixelArt(ax, extent=extent)
+            image = CellImage(ax, extent=extent)  # 8-bit RGBA, drawn as it is
             image.set_data(np.zeros((rows * CELL, columns * CELL, 4), np.uint8))
             ax.add_image(image)
             ax.set(xlim=extent[:2], ylim=extent[2:], aspect="equal")
@@ -176,6 +152,22 @@ class ShapeTracerExplorer(Explorer):
         picture = tensor_picture(heads, heads * p, p)
         canvas[:, :picture.shape[1]] = np.round(255 * picture)
         legend.set_data(canvas)
+
+
+    def describe(self, result):
+        """Which heads and positions each block of the folded batch holds, for its first two blocks."""
+        p, d = result["p"], self.D_MODEL
+        blocks = []
+        for b, (positions, columns) in enumerate(zip(result["positions"], result["columns"])):
+            if b == 2:
+                break
+            heads = sorted(set((columns // p).flatten().tolist()))
+            where = sorted(set(positions.flatten().tolist()))
+            blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
+                          f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
+                          f"{', '.join(map(str, where))}")
+        h = d // p
+        return f"{h} heads of width {p}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
 
 
 def explore_shape_tracer(num_heads=2, T=4, transpose=True):

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from matplotlib.transforms import offset_copy
 
+from ..plotting import describe_weights
 from ..seq2seq import (
     ATTENTIONS,
     SYMBOLS,
@@ -41,6 +42,7 @@ from .base import (
     WIDE,
     BlitFigure,
     Explorer,
+    Recipe,
     check_choice,
     check_number,
     error_html,
@@ -411,6 +413,30 @@ class AlignmentExplorer(Explorer):
     def draw(self, result):
         self.maps[result["layout"]].show(result["weights"], result["predictions"])
         self.now_lines[result["layout"]].set_xdata([result["step"]] * 2)
+
+    def _labels(self, result):
+        """(output symbols, source symbols) of the example shown, "" for padding."""
+        batch = self.history.examples[result["layout"]]
+        real = batch.real[0].tolist()
+        outputs = [str(s) if shown else "" for s, shown in zip(result["predictions"].tolist(), real)]
+        sources = [str(s) if s < SYMBOLS else "" for s in batch.source[0].tolist()]
+        return outputs, sources
+
+    def describe(self, result):
+        outputs, sources = self._labels(result)
+        real = self.history.examples[result["layout"]].real[0]
+        mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
+        return describe_weights(result["weights"], mask, query_labels=outputs, key_labels=sources)
+
+    def recipe(self, result):
+        outputs, sources = self._labels(result)
+        return Recipe({"outputs": outputs, "sources": sources}, """
+            weights = torch.from_numpy(saved["weights"])  # (output steps, source positions)
+        """, rebuilt=False, why="they come from the model being trained, which is not saved",
+            titles=[f"step {result['step']}, example {result['layout']}"], draw="""
+            fig.axes[0].set_xticks(range(weights.shape[1]), saved["sources"].tolist())
+            fig.axes[0].set_yticks(range(weights.shape[0]), saved["outputs"].tolist())
+        """)
 
 
 def explore_alignment(history, step=None, example=0):

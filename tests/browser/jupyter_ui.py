@@ -40,6 +40,10 @@ IMAGE_DIGESTS_JS = """async (root) => {
 
 IMAGE_SOURCES_JS = "root => [...root.querySelectorAll('img')].map(img => img.src)"
 
+# The alternative text of each <img>: ipywidgets 8 renders an Image's tooltip as its title
+# attribute, which screen readers read as the image's description; an alt attribute counts too.
+IMAGE_TEXTS_JS = "root => [...root.querySelectorAll('img')].map(img => img.getAttribute('alt') || img.title || '')"
+
 # Times, in the page, from the key going down on `handle` to the first new `src` of an
 # image of `root`: key press to new image, as a learner sees it.
 KEY_TO_IMAGE_JS = """([root, handle]) => {
@@ -78,6 +82,8 @@ class SliderMove:
     readout_after: str
     image_changed: bool
     key_to_image_ms: float | None = None  # keyboard moves: key press to a new image src
+    texts_before: list = field(default_factory=list)  # the images' alternative texts (IMAGE_TEXTS_JS)
+    texts_after: list = field(default_factory=list)
 
 
 @dataclass
@@ -96,6 +102,10 @@ class NotebookReport:
     page_errors: list = field(default_factory=list)
     explorers: list = field(default_factory=list)  # one list of SliderMove per explorer
     colour_switches: list = field(default_factory=list)  # per explorer: a ColourSwitch, or None
+    map_switches: list = field(default_factory=list)  # per explorer: whether a new colour map changed an image,
+    # or None when it has no colour-map menu
+    shows_weights: list = field(default_factory=list)  # per explorer: whether it says it draws weights
+    image_texts: list = field(default_factory=list)  # per explorer: its images' alternative texts after Run All
     explorer_images: list = field(default_factory=list)  # per explorer: (natural, CSS width) of each image
     screenshot: Path | None = None
     seconds: dict = field(default_factory=dict)  # phase -> seconds spent in it
@@ -245,6 +255,7 @@ class NotebookDriver:
             upward = handle.get_attribute("aria-valuenow") != handle.get_attribute("aria-valuemax")
             sources = explorer.evaluate(IMAGE_SOURCES_JS)
             digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+            texts_before = explorer.evaluate(IMAGE_TEXTS_JS)
             if method == "keyboard":
                 gesture = "ArrowRight" if upward else "ArrowLeft"
                 handle.focus()
@@ -268,7 +279,7 @@ class NotebookDriver:
                 if timing["key"] is not None and timing["image"] is not None:
                     latency = timing["image"] - timing["key"]
             moves.append(SliderMove(label, gesture, readout_before, readout.text_content().strip(), changed,
-                                    latency))
+                                    latency, texts_before, explorer.evaluate(IMAGE_TEXTS_JS)))
         return moves
 
     def switch_colours(self, explorer, label="fit to weights", timeout=SLIDER_TIMEOUT):
@@ -288,6 +299,24 @@ class NotebookDriver:
         except PlaywrightError:
             return ColourSwitch("", explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
         return ColourSwitch(caption.first.text_content().strip(), explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
+
+    def switch_colour_map(self, explorer, label="cividis (colour-blind safe)", timeout=SLIDER_TIMEOUT):
+        """Pick ``label`` in the explorer's colour-map menu; whether an image changed, or None without a menu."""
+        menu = explorer.locator(".widget-dropdown").filter(
+            has=self.page.locator("label", has_text=re.compile(r"^map$"))).locator("select")
+        if not menu.count():
+            return None
+        sources = explorer.evaluate(IMAGE_SOURCES_JS)
+        digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+        menu.first.select_option(label=label)
+        try:
+            self.page.wait_for_function(
+                f"([root, before]) => JSON.stringify(({IMAGE_SOURCES_JS})(root)) !== JSON.stringify(before)",
+                arg=[explorer.element_handle(), sources], timeout=timeout * 1000,
+            )
+        except PlaywrightError:
+            return False
+        return explorer.evaluate(IMAGE_DIGESTS_JS) != digests
 
     def arrow_keys_on_a_heading(self, index=1):
         """Select markdown cell ``index`` (a section heading) in command mode, press
@@ -414,10 +443,13 @@ def check_notebook(page, server, path, screenshot, ui="lab", method="keyboard", 
     clock.lap("save and check")
     explorers = driver.explorers()
     report.explorer_images = [driver.images(e) for e in explorers]
+    report.shows_weights = [e.locator(".d2l-weights").count() > 0 for e in explorers]
+    report.image_texts = [e.evaluate(IMAGE_TEXTS_JS) for e in explorers]
     report.explorers = [[move for method in methods for move in driver.move_sliders(e, method, slider_timeout)]
                         for e in explorers]
     clock.lap("sliders")
     report.colour_switches = [driver.switch_colours(e, timeout=slider_timeout) for e in explorers]
+    report.map_switches = [driver.switch_colour_map(e, timeout=slider_timeout) for e in explorers]
     clock.lap("colours")
     report.screenshot = driver.screenshot(screenshot, explorers[0] if explorers else None)
     clock.lap("screenshot")

@@ -34,6 +34,7 @@ def test_notebook_runs_and_its_sliders_move_the_heatmaps(page, lab_server, scree
     if path != SELFTEST:
         assert_colour_switch_works(report)
         assert_explorer_images_are_sharp(report)
+        assert_explorer_images_are_described(report)
 
 
 def assert_stored_pictures_show(driver, screenshots):
@@ -75,17 +76,37 @@ def assert_explorer_images_are_sharp(report):
 
 
 def assert_colour_switch_works(report):
-    """Every chapter explorer has the colour-scale toggle, and its caption names the scale.
+    """Every chapter explorer that draws weights has the colour-scale toggle, its caption names
+    the scale, and its colour-map menu recolours the picture; an explorer that draws no weights
+    (the shape tracer) has neither, rather than controls that change nothing.
 
     01's kernel explorer never has a weight above 0.5 at its starting width,
     so there the fitted scale must also change the picture.
     """
-    for number, switch in enumerate(report.colour_switches):
+    for number, (switch, recoloured, weights) in enumerate(
+            zip(report.colour_switches, report.map_switches, report.shows_weights, strict=True)):
         where = f"{report.path}, explorer {number}"
+        if not weights:
+            assert switch is None and recoloured is None, f"{where}: colour controls on a picture of no weights"
+            continue
         assert switch is not None, f"{where}: no 'fit to weights' button"
         assert "colours 0 to" in switch.caption, f"{where}: the caption did not name the fitted scale"
+        assert recoloured, f"{where}: picking cividis in the colour-map menu left the picture as it was"
     if chapter_number(report.path) == 1:
         assert report.colour_switches[0].image_changed, f"{report.path}: fitting the colours left the picture"
+
+
+def assert_explorer_images_are_described(report):
+    """Every explorer image has alternative text (its title: the summary of what it draws), which
+    names queries and keys where the explorer draws weights, and changes when a slider moves it."""
+    for number, (texts, weights, moves) in enumerate(
+            zip(report.image_texts, report.shows_weights, report.explorers, strict=True)):
+        where = f"{report.path}, explorer {number}"
+        assert texts and all(text.strip() for text in texts), f"{where}: an image without alternative text: {texts}"
+        if weights:
+            assert all("quer" in text and "key" in text for text in texts), f"{where}: {texts} name no queries/keys"
+        changed = [move.label for move in moves if move.texts_after != move.texts_before]
+        assert changed, f"{where}: no slider move changed the images' alternative text ({texts})"
 
 
 def test_the_checks_catch_a_broken_notebook(page, lab_server, screenshots):
