@@ -113,7 +113,8 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
         rows = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
         text = "; ".join(rows)
         if num_panels > 1:
-            text = f"{titles[p] if titles is not None else f'panel {p}'}: {text}"
+            title = " ".join(titles[p].split()) if titles is not None else f"panel {p}"  # one line
+            text = f"{title}: {text}"
         else:
             text = text[0].upper() + text[1:]
         sentences.append(text + ".")
@@ -152,13 +153,14 @@ def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
 
 
-def _display_once(fig):
+def _display_once(fig, summary=None):
     """Show ``fig`` as Jupyter would, and take it out of pyplot so that it is shown only once.
 
     The inline backend draws every figure still open in pyplot when a cell
     ends. A figure that is also the cell's value would then appear twice.
     Closed here, it is drawn by whichever comes first: the cell's value, an
-    explicit ``display(fig)``, or the backend at the end of the cell.
+    explicit ``display(fig)``, or the backend at the end of the cell. Its
+    ``summary`` (text for a screen reader), if any, is printed just under it.
     """
     from IPython import get_ipython
     from IPython.display import publish_display_data
@@ -172,6 +174,8 @@ def _display_once(fig):
         if value is not None:
             data[mime] = value
     publish_display_data(data, metadata)
+    if summary is not None:
+        print(summary)
 
 
 def _to_4d(matrices):
@@ -227,7 +231,6 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
         vmin, vmax = _colour_range(matrices, vmin, vmax)
     fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,
                              squeeze=False)
-    fig._ipython_display_ = functools.partial(_display_once, fig)  # IPython's hook for showing an object
     for i in range(num_rows):
         for j in range(num_cols):
             ax = axes[i, j]
@@ -243,12 +246,21 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
                 ax.set_title(titles[j])
     if shared_scale:
         fig.colorbar(image, ax=axes, shrink=0.6)
+    summary = None
     if _is_weights(matrices):
         names = None
         if titles is not None:
             names = [titles[j] if num_rows == 1 else f"row {i}, {titles[j]}"
                      for i in range(num_rows) for j in range(num_cols)]
-        print(describe_weights(matrices, titles=names))
+        summary = describe_weights(matrices, titles=names)
+    # IPython's hook for showing an object: in Jupyter the summary follows the picture it
+    # describes, even when several figures of one cell are shown at its end.
+    fig._ipython_display_ = functools.partial(_display_once, fig, summary)
+    if summary is not None:
+        from IPython import get_ipython  # imported here: it is slow, and only a summary needs it
+
+        if get_ipython() is None:  # a script: no picture inline, so the text at once
+            print(summary)
     return fig
 
 

@@ -187,3 +187,23 @@ def test_every_colour_map_offered_is_a_matplotlib_map_and_viridis_comes_first():
     for label, name in CMAPS:
         matplotlib.colormaps[name]  # raises for an unknown name
         assert ("colour-blind safe" in label) == (name != "Reds")
+
+
+def test_in_jupyter_each_heatmaps_summary_comes_right_after_its_picture():
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+
+    source = ("import torch\nimport d2lmini as d2l\n"
+              "for top in (0.9, 0.6):  # two figures, both shown when the cell ends\n"
+              "    d2l.show_heatmaps(torch.tensor([[top, 1 - top], [0.5, 0.5]]), 'Keys', 'Queries')\n"
+              "d2l.plt.show()")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("MPLBACKEND", None)
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute(env=env)
+    outputs = notebook.cells[0].outputs
+    kinds = ["image" if "image/png" in output.get("data", {}) else output.get("text", "") for output in outputs]
+    assert kinds == ["image", "2 queries × 2 keys. Query 0 attends mostly to keys 0 (0.90) and 1 (0.10); "
+                              "query 1 spreads evenly over 2 keys (0.50 each).\n",
+                     "image", "2 queries × 2 keys. Query 0 attends mostly to keys 0 (0.60) and 1 (0.40); "
+                              "query 1 spreads evenly over 2 keys (0.50 each).\n"]

@@ -117,7 +117,7 @@ def check_cross_attention(cross_attention):
         "scores = queries · keysᵀ / √h, one per (output step, source position); softmax over the source "
         "positions, with the padding positions masked",
         "queries from W_q(decoder states), keys from W_k(encoder outputs); then d2l.masked_softmax with the "
-        "source lengths"), mistakes))
+        "source lengths"), mistakes), weights=True)
     with torch.no_grad():
         projected_values = expected_weights @ model.W_k(encoder_outputs)
     expect_close(context, expected_context, CROSS, hint_for(context, (

@@ -226,7 +226,8 @@ class NotebookDriver:
         (ipywidgets) or an output renderer that threw (JupyterLab)."""
         # textContent, not innerText: cells scrolled out of view are not rendered.
         texts = self.page.locator(".jp-OutputArea-output").all_text_contents()
-        patterns = ("Error displaying widget", "Javascript Error")
+        # ipywidgets 8 draws a model it could not build as an icon above "Click to show javascript error."
+        patterns = ("Error displaying widget", "Javascript Error", "Click to show javascript error")
         return [t.strip()[:200] for t in texts if any(p in t for p in patterns)]
 
     def explorers(self):
