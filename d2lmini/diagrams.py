@@ -36,7 +36,8 @@ EXAMPLE_VALUES = (0.0, 2.0, 1.0, 4.0)
 
 QUERY_COLOUR, KEY_COLOUR, VALUE_COLOUR = "#cfe2ff", "#ffe0cc", "#d8f0d2"
 ARROW = {"arrowstyle": "-|>", "color": "#444444", "lw": 1.2, "shrinkA": 2, "shrinkB": 2}
-ALLOWED_COLOUR = colormaps[CMAP](0.75)  # a cell where the query may attend
+ALLOWED_COLOUR = colormaps[CMAP](0.3)  # a cell where the query may attend: blue, so the red outlines
+# of the wrong cells stand out for a red-green colour-blind eye too (a green would not)
 MISTAKE_EDGE = "#cf222e"  # the outline of a cell that a wrong mask gets wrong
 
 
