@@ -253,13 +253,22 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
             names = [titles[j] if num_rows == 1 else f"row {i}, {titles[j]}"
                      for i in range(num_rows) for j in range(num_cols)]
         summary = describe_weights(matrices, titles=names)
-    # IPython's hook for showing an object: in Jupyter the summary follows the picture it
-    # describes, even when several figures of one cell are shown at its end.
+    return attach_summary(fig, summary)
+
+
+def attach_summary(fig, summary):
+    """Make Jupyter show ``fig`` once, with ``summary`` (text for a screen reader, or None) just under it.
+
+    It sets IPython's hook for showing an object, so the summary follows the
+    picture it describes, even when several figures of one cell are shown at
+    its end (``_display_once``). In a script, where no picture is shown
+    inline, the summary is printed at once. Returns ``fig``.
+    """
     fig._ipython_display_ = functools.partial(_display_once, fig, summary)
     if summary is not None:
         from IPython import get_ipython  # imported here: it is slow, and only a summary needs it
 
-        if get_ipython() is None:  # a script: no picture inline, so the text at once
+        if get_ipython() is None:
             print(summary)
     return fig
 

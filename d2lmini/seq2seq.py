@@ -38,7 +38,7 @@ from torch import nn
 from ._checks import check_positive_int, check_tensor, shape_str
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from .masking import attention_mask
-from .plotting import CMAP, plt
+from .plotting import CMAP, attach_summary, describe_weights, plt
 from .positional import PositionalEncoding
 
 __all__ = [
@@ -428,7 +428,10 @@ def show_attention(weights, batch, predictions=None, titles=None, figsize=None):
     labelled with ``predictions`` (red where they are wrong) or else with the
     target; columns are the source positions (keys), labelled with the source
     symbols; a circle marks the correct position of each step. Returns the
-    figure (a pyplot figure: ``plt.show()`` shows it).
+    figure (a pyplot figure: ``plt.show()`` shows it), with a text summary for
+    screen readers printed under it in Jupyter (``plotting.attach_summary``). A
+    wrong prediction is marked ✗ as well as red, for readers who cannot tell
+    red from green.
     """
     check_tensor(weights, "weights", ndim=3, floating=True)
     if weights.shape[0] != len(batch) or weights.shape[2] != batch.source.shape[1]:
@@ -442,21 +445,27 @@ def show_attention(weights, batch, predictions=None, titles=None, figsize=None):
     num = len(batch)
     figsize = figsize or (2.3 * num + 0.9, 2.5)
     fig, axes = plt.subplots(1, num, figsize=figsize, squeeze=False, layout="constrained")
+    summaries = []
     for b, ax in enumerate(axes[0]):
         n = int(batch.real[b].sum())
         image = ax.imshow(weights[b, :n, :n].numpy(), cmap=CMAP, vmin=0, vmax=1)
         rows, columns = batch.alignment[b, :n, :n].nonzero(as_tuple=True)
         ax.plot(columns, rows, "o", markersize=5, markerfacecolor="none", markeredgecolor="#1f6feb",
                 markeredgewidth=1.5)
-        ax.set_xticks(range(n), batch.source[b, :n].tolist())
-        ax.set_yticks(range(n), shown[b, :n].tolist())
+        sources, outputs = [str(s) for s in batch.source[b, :n].tolist()], [str(s) for s in shown[b, :n].tolist()]
+        right = [True] * n if predictions is None else (shown[b, :n] == batch.target[b, :n]).tolist()
+        ax.set_xticks(range(n), sources)
+        ax.set_yticks(range(n), [s if ok else f"{s} ✗" for s, ok in zip(outputs, right)])
         if predictions is not None:
-            for label, right in zip(ax.get_yticklabels(), (shown[b, :n] == batch.target[b, :n]).tolist()):
-                label.set_color("#1a7f37" if right else "#cf222e")
+            for label, ok in zip(ax.get_yticklabels(), right):
+                label.set_color("#1a7f37" if ok else "#cf222e")
+        title = " ".join(titles[b].split()) if titles is not None else f"example {b}"
+        summaries.append(f"{title}: " + describe_weights(weights[b, :n, :n], query_labels=outputs,
+                                                          key_labels=sources, max_queries=1))
         ax.set_xlabel("source (keys)")
         if b == 0:
             ax.set_ylabel("output (queries)")
         if titles is not None:
             ax.set_title(titles[b], fontsize="medium")
     fig.colorbar(image, ax=axes[0], shrink=0.8, label="attention weight")
-    return fig
+    return attach_summary(fig, " ".join(summaries))

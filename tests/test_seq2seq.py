@@ -267,7 +267,21 @@ def test_show_attention_crops_labels_and_marks_each_example():
         assert sorted(zip(circles.get_ydata(), circles.get_xdata())) == [(t, n - 1 - t) for t in range(n)]
     colours = [label.get_color() for label in panels[0].get_yticklabels()]
     assert colours[0] == "#cf222e" and set(colours[1:]) == {"#1a7f37"}
+    marked = [label.get_text().endswith(" ✗") for label in panels[0].get_yticklabels()]
+    assert marked == [True] + [False] * (len(marked) - 1)  # wrong in words too, not in colour alone
     assert [ax.get_title() for ax in panels] == ["a", "b", "c"] and len(fig.axes) == 4  # and one colorbar
+    plt.close(fig)
+
+
+def test_show_attention_summarises_each_example_in_words(capsys):
+    batch = batch_of("reverse", 2, (3, 3))
+    fig = seq2seq.show_attention(batch.alignment, batch, titles=["first", "second"])
+    summary = capsys.readouterr().out  # printed at once outside Jupyter
+    source, target = batch.source[0, :3].tolist(), batch.target[0, :3].tolist()
+    # The alignment of a reversal: output step 1 takes all its weight from source position 1.
+    assert summary.startswith(f'first: 3 queries × 3 keys. Query 1 "{target[1]}" attends mostly to key '
+                              f'1 "{source[1]}" (1.00).')
+    assert "second: 3 queries × 3 keys." in summary
     plt.close(fig)
 
 
