@@ -32,6 +32,7 @@ class KernelPoolingExplorer(Explorer):
         self.queries = torch.arange(LOW, HIGH, 0.1)  # (50,)
         step = float(self.queries[1] - self.queries[0])
         self.query_edges = np.append(self.queries.numpy(), HIGH) - step / 2  # (51,): rows centred on queries
+        self.query_labels = [f"x = {x:.1f}" for x in self.queries.tolist()]  # the summary's names for the rows
         controls = {
             # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
             # snaps a value to the grid and sends it back.
@@ -84,9 +85,8 @@ class KernelPoolingExplorer(Explorer):
         self.heatmap.set_data(key_edges, self.query_edges, result["weights"].numpy())
 
     def describe(self, result):
-        queries = [f"x = {x:.1f}" for x in self.queries.tolist()]
-        keys = [f"x = {x:.2f}" for x in result["x_train"].tolist()]
-        return describe_weights(result["weights"], query_labels=queries, key_labels=keys)
+        keys = [f"x = {x:.2f}" for x in result["x_train"].tolist()]  # the training points move with n_train
+        return describe_weights(result["weights"], query_labels=self.query_labels, key_labels=keys)
 
     def recipe(self, result):
         state = self.state
