@@ -27,6 +27,12 @@ are the package's own (``MultiHeadAttention``, and ``DotProductAttention`` or
 callback; ``History`` is such a callback, recording what a learner wants to
 watch: the loss, held-out accuracy and alignment mass, and the
 cross-attention of a few fixed examples.
+
+``expect`` checks a claim about a trained run. Training amplifies the last
+bits of float32 sums, so the same seed gives slightly different figures on
+another CPU; chapter 08 compares none of them as text, and asserts what it
+claims instead, with margins measured over seeds and floating-point paths
+(``benchmarks/chapter08_claims.py``).
 """
 
 from dataclasses import dataclass, field
@@ -44,7 +50,7 @@ from .positional import PositionalEncoding
 __all__ = [
     "SYMBOLS", "PAD", "BOS", "VOCAB", "TASKS", "ATTENTIONS", "Batch", "make_batch", "as_text",
     "AttentionSeq2Seq", "Progress", "train", "History", "sequence_accuracy", "alignment_mass", "evaluate",
-    "Snapshot", "show_attention",
+    "Snapshot", "show_attention", "ClaimNotShown", "expect",
 ]
 
 SYMBOLS = 10  # the digits 0..9
@@ -53,6 +59,27 @@ BOS = 11  # the decoder's first input: "begin the output"
 VOCAB = 12  # digits, PAD and BOS
 TASKS = ("reverse", "sort")
 ATTENTIONS = ("dot-product", "additive")
+
+
+class ClaimNotShown(AssertionError):
+    """A trained run that does not show what the chapter claims about it."""
+
+
+def expect(holds, claim, measured):
+    """Raise ``ClaimNotShown`` unless ``holds``: ``claim`` says what the chapter claims, ``measured`` what
+    this run gave (both text). The figures of a run vary a little from machine to machine; a claim holds
+    on all of them, with a margin."""
+    if not isinstance(holds, bool):
+        raise TypeError(f"holds must be a bool (the claim's condition), got {type(holds).__name__} {holds!r:.60}")
+    for value, name in [(claim, "claim"), (measured, "measured")]:
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{name} must be a non-empty str, got {type(value).__name__} {value!r:.60}")
+    if not holds:
+        raise ClaimNotShown(f"this run does not show what the chapter claims: {claim}; it measured {measured}. "
+                            f"Trained figures vary from machine to machine, but this claim held on every "
+                            f"seed and floating-point path measured (benchmarks/chapter08_claims.py). If you "
+                            f"did not change the notebook's settings, please report it with your CPU and "
+                            f"PyTorch version.")
 
 
 def _check_choice(value, name, choices):

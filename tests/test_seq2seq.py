@@ -357,3 +357,23 @@ def test_training_and_its_history_run_on_the_gpu():
     assert all(p.device.type == device.type for p in model.parameters())
     assert losses[-1] < losses[0] / 5 and history.evaluations[120][0] >= 0.9
     assert history.snapshots[120].weights.device.type == "cpu"
+
+
+def test_expect_passes_a_claim_that_holds_and_names_one_that_does_not():
+    assert seq2seq.expect(True, "reversal reaches 95% held out within 400 steps", "200 steps") is None
+    with pytest.raises(seq2seq.ClaimNotShown, match=r"this run does not show what the chapter claims: reversal "
+                                                    r"reaches 95% held out within 400 steps; it measured 91% at "
+                                                    r"best\. .*benchmarks/chapter08_claims\.py"):
+        seq2seq.expect(False, "reversal reaches 95% held out within 400 steps", "91% at best")
+    assert issubclass(seq2seq.ClaimNotShown, AssertionError)  # an error for nbval and nbgrader alike
+
+
+@pytest.mark.parametrize("holds, claim, measured, message", [
+    (torch.tensor(True), "a claim", "x", r"holds must be a bool \(the claim's condition\), got Tensor"),
+    (1, "a claim", "x", r"holds must be a bool \(the claim's condition\), got int 1"),
+    (True, "", "x", r"claim must be a non-empty str, got str ''"),
+    (True, "a claim", 0.74, r"measured must be a non-empty str, got float 0.74"),
+])
+def test_expect_names_a_bad_argument(holds, claim, measured, message):
+    with pytest.raises(TypeError, match=message):
+        seq2seq.expect(holds, claim, measured)
