@@ -130,35 +130,35 @@ def draw_queries_keys_values():
 def draw_additive_scorer():
     """The additive score a(q, k) = w_vᵀ tanh(W_q q + W_k k), each piece labelled with its size.
 
-    The query (size q) and the key (size k) are carried into the same
-    h-dimensional space by W_q (h × q) and W_k (h × k), added, passed through
-    tanh, and turned into one number by w_vᵀ (1 × h). Below, the same steps
+    The query (size d_q) and the key (size d_k) are carried into the same
+    d_h-dimensional space by W_q (d_h × d_q) and W_k (d_h × d_k), added, passed
+    through tanh, and turned into one number by w_vᵀ (1 × d_h). Below, the same steps
     for a batch, where broadcasting forms every (query, key) sum. Returns the
     figure.
     """
     fig = _figure((9.5, 3.4))
     ax = fig.add_subplot()
     top, bottom, middle = 2.0, 0.6, 1.3
-    _box(ax, 0.6, top, "$q \\in \\mathbb{R}^{q}$", QUERY_COLOUR, width=1.1)
-    _box(ax, 0.6, bottom, "$k \\in \\mathbb{R}^{k}$", KEY_COLOUR, width=1.1)
-    _box(ax, 2.3, top, "$W_q$: $h \\times q$", width=1.3)
-    _box(ax, 2.3, bottom, "$W_k$: $h \\times k$", width=1.3)
-    _box(ax, 4.2, top, "$W_q\\, q \\in \\mathbb{R}^{h}$", QUERY_COLOUR, width=1.5)
-    _box(ax, 4.2, bottom, "$W_k\\, k \\in \\mathbb{R}^{h}$", KEY_COLOUR, width=1.5)
+    _box(ax, 0.6, top, "$q \\in \\mathbb{R}^{d_q}$", QUERY_COLOUR, width=1.1)
+    _box(ax, 0.6, bottom, "$k \\in \\mathbb{R}^{d_k}$", KEY_COLOUR, width=1.1)
+    _box(ax, 2.3, top, "$W_q$: $d_h \\times d_q$", width=1.3)
+    _box(ax, 2.3, bottom, "$W_k$: $d_h \\times d_k$", width=1.3)
+    _box(ax, 4.2, top, "$W_q\\, q \\in \\mathbb{R}^{d_h}$", QUERY_COLOUR, width=1.5)
+    _box(ax, 4.2, bottom, "$W_k\\, k \\in \\mathbb{R}^{d_h}$", KEY_COLOUR, width=1.5)
     _box(ax, 5.75, middle, "+", width=0.5, fontsize=14)
-    _box(ax, 7.0, middle, "tanh\n$\\mathbb{R}^{h}$", width=0.9, height=0.8)
-    _box(ax, 8.5, middle, "$w_v^\\top$: $1 \\times h$", width=1.3)
+    _box(ax, 7.0, middle, "tanh\n$\\mathbb{R}^{d_h}$", width=0.9, height=0.8)
+    _box(ax, 8.5, middle, "$w_v^\\top$: $1 \\times d_h$", width=1.3)
     _box(ax, 10.2, middle, "$a(q, k)$\na scalar", "#f2f2f2", width=1.3, height=0.8)
     for row in (top, bottom):
         _arrow(ax, (1.15, row), (1.65, row))
         _arrow(ax, (2.95, row), (3.45, row))
         _arrow(ax, (4.95, row), (5.5, middle))
     _arrow(ax, (6.0, middle), (6.55, middle))
-    ax.text(6.27, middle + 0.12, "$\\mathbb{R}^{h}$", ha="center", fontsize=9)
+    ax.text(6.27, middle + 0.12, "$\\mathbb{R}^{d_h}$", ha="center", fontsize=9)
     _arrow(ax, (7.45, middle), (7.85, middle))
     _arrow(ax, (9.15, middle), (9.55, middle))
-    ax.text(0.05, -0.25, "A batch: $W_q q$ as (B, Q, 1, h) + $W_k k$ as (B, 1, K, h) broadcast to "
-            "(B, Q, K, h); tanh and $w_v^\\top$ then give the scores (B, Q, K).", fontsize=9, color="#444444")
+    ax.text(0.05, -0.25, "A batch: $W_q q$ as (B, n_q, 1, d_h) + $W_k k$ as (B, 1, n_k, d_h) broadcast to "
+            "(B, n_q, n_k, d_h); tanh and $w_v^\\top$ then give the scores (B, n_q, n_k).", fontsize=9, color="#444444")
     ax.set(xlim=(0.0, 11.0), ylim=(-0.45, 2.45))
     ax.set_axis_off()
     return fig
@@ -190,7 +190,7 @@ def causal_masks(num_steps):
 
     Returns a dict: "right" (from ``attention_mask(..., causal=True)``),
     "diagonal masked" (a query may not see its own key) and "flipped" (the
-    upper triangle: every query sees the future).
+    upper triangle: query i sees itself and every later key, the future).
     """
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or not 2 <= num_steps <= 12:
         raise ValueError(f"num_steps must be an int from 2 to 12 (a grid readable in a figure), got {num_steps!r}")
@@ -204,16 +204,16 @@ def draw_causal_mask(num_steps=5):
 
     Left, the right mask: query i may attend to keys 0..i, its own included
     (the lower triangle with the diagonal); the masked future is hatched grey,
-    as masked cells are everywhere in the collection. Right, two small wrong
-    panels: the diagonal masked, and the mask flipped so that every query sees
-    the future; the cells they get wrong are outlined in red. Returns the figure.
+    as in the collection's explorers and diagrams. Right, two small wrong
+    panels: the diagonal masked, and the mask flipped so that each query sees
+    itself and the future; the cells they get wrong are outlined in red. Returns the figure.
     """
     masks = causal_masks(num_steps)
     fig = _figure((9.5, 3.8), layout="compressed")
     axes = fig.subplots(1, 3, width_ratios=[1.3, 1, 1])
     titles = {"right": "right: keys 0..i, diagonal included",
               "diagonal masked": "wrong: diagonal masked\n(a query cannot see itself)",
-              "flipped": "wrong: flipped (upper triangle)\n(every query sees the future)"}
+              "flipped": "wrong: flipped (upper triangle)\n(queries see the future)"}
     for ax, (name, mask) in zip(axes, masks.items()):
         _mask_panel(ax, mask, masks["right"], titles[name])
     fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=ALLOWED_COLOUR, label="may attend"),
@@ -236,12 +236,12 @@ def _feature_strip(ax, x, y, num_heads, head_width, head_colour, width=1.5, heig
 def draw_multihead_split_merge():
     """Multi-head attention as one flow: project, split into heads, attend per head, merge, mix by W_o.
 
-    Drawn for chapter 05's example, p_o = 16 features in h = 4 heads of width
-    p = 4. Each feature column is coloured by the head it goes to, with the
-    colours of chapter 05's shape tracer: the split (``transpose_qkv``) gives
-    head i the columns i·p to (i + 1)·p − 1 as an example of its own, and the
-    merge (``transpose_output``) puts them back side by side, which is the
-    concatenation of the heads. Returns the figure.
+    Drawn for chapter 05's example, d_model = 16 features in h = 4 heads of
+    width d_head = 4. Each feature column is coloured by the head it goes to,
+    with the colours of chapter 05's shape tracer: the split (``transpose_qkv``)
+    gives head i the columns i·d_head to (i + 1)·d_head − 1 as an example of
+    its own, and the merge (``transpose_output``) puts them back side by side,
+    which is the concatenation of the heads. Returns the figure.
     """
     from .widgets.shape_tracer import head_colour  # the heads' colours, as chapter 05's tracer draws them
 
@@ -249,28 +249,30 @@ def draw_multihead_split_merge():
     fig = _figure((9.5, 3.8))
     ax = fig.add_subplot()
     centre = (num_heads - 1) / 2
-    _box(ax, 0.6, centre, "$X$\n(B, n, d)", width=1.1, height=0.8)
-    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$p_o \\times d$", width=1.5, height=0.8)
+    _box(ax, 0.6, centre, "$X$\n(B, n, $d_\\mathrm{in}$)", width=1.1, height=0.8)
+    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$d_\\mathrm{model} \\times d_\\mathrm{in}$", width=1.5, height=0.8)
     _feature_strip(ax, 4.05, centre, num_heads, head_width, head_colour)
-    ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom", fontsize=10)
     ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
             color="#444444")
     for i in range(num_heads):
         row = num_heads - 1 - i
-        _box(ax, 6.9, row, f"head {i}: attention\nover (n, p)", _lighter(head_colour(i)), width=1.8,
+        _box(ax, 6.9, row, f"head {i}: attention\nover (n, d_head)", _lighter(head_colour(i)), width=1.8,
              height=0.7, fontsize=9)
         _arrow(ax, (4.85, centre), (6.0, row))
         _arrow(ax, (7.8, row), (8.95, centre))
-    ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, p)", ha="center", fontsize=9)
-    ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·p)", ha="center", fontsize=9)
+    ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, d_head)", ha="center", fontsize=9)
+    ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·d_head)", ha="center", fontsize=9)
     _feature_strip(ax, 9.75, centre, num_heads, head_width, head_colour)
-    ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $p_o$)", ha="center", va="bottom", fontsize=10)
+    ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom",
+            fontsize=10)
     ax.text(9.75, centre - 0.3, "= the concatenation", ha="center", va="top", fontsize=9, color="#444444")
-    _box(ax, 11.4, centre, "$W_o$\n$p_o \\times p_o$", width=1.0, height=0.8)
-    _box(ax, 12.75, centre, "output\n(B, n, $p_o$)", "#f2f2f2", width=1.2, height=0.8)
+    _box(ax, 11.4, centre, "$W_o$\n$d_\\mathrm{model}$\n$\\times d_\\mathrm{model}$", width=1.0, height=1.1)
+    _box(ax, 12.75, centre, "output\n(B, n, $d_\\mathrm{model}$)", "#f2f2f2", width=1.2, height=0.8)
     for start, end in ((1.15, 1.5), (3.0, 3.3), (10.55, 10.9), (11.9, 12.15)):
         _arrow(ax, (start, centre), (end, centre))
-    ax.text(0.05, -0.6, "Here $p_o$ = 16 features and h = 4 heads of width p = $p_o$ / h = 4: each head attends "
+    ax.text(0.05, -0.6, "Here $d_\\mathrm{model}$ = 16 features and h = 4 heads of width $d_\\mathrm{head}$ = "
+            "$d_\\mathrm{model}$ / h = 4: each head attends "
             "with its own 4 columns,\nall heads at once, as extra examples of the batch (B·h).", fontsize=9,
             color="#444444", va="top")
     ax.set(xlim=(0.0, 13.4), ylim=(-1.3, num_heads + 0.3))

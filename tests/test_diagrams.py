@@ -53,17 +53,17 @@ def test_queries_keys_values_prints_the_hand_computed_weights_and_output():
 
 def test_additive_scorer_labels_each_piece_with_its_size():
     fig = diagrams.draw_additive_scorer()
-    for label in ["$q \\in \\mathbb{R}^{q}$", "$k \\in \\mathbb{R}^{k}$", "$W_q$: $h \\times q$",
-                  "$W_k$: $h \\times k$", "$W_q\\, q \\in \\mathbb{R}^{h}$", "$W_k\\, k \\in \\mathbb{R}^{h}$",
-                  "+", "tanh", "$w_v^\\top$: $1 \\times h$", "a scalar", "(B, Q, 1, h)", "(B, 1, K, h)",
-                  "(B, Q, K)"]:
+    for label in ["$q \\in \\mathbb{R}^{d_q}$", "$k \\in \\mathbb{R}^{d_k}$", "$W_q$: $d_h \\times d_q$",
+                  "$W_k$: $d_h \\times d_k$", "$W_q\\, q \\in \\mathbb{R}^{d_h}$",
+                  "$W_k\\, k \\in \\mathbb{R}^{d_h}$", "+", "tanh", "$w_v^\\top$: $1 \\times d_h$", "a scalar",
+                  "(B, n_q, 1, d_h)", "(B, 1, n_k, d_h)", "(B, n_q, n_k)"]:
         assert has_label(fig, label), label
 
 
 def test_multihead_diagram_labels_the_split_the_heads_and_the_merge():
     fig = diagrams.draw_multihead_split_merge()
-    for label in ["$X$", "$W_q, W_k, W_v$", "split", "transpose_qkv", "(B·h, n, p)", "merge", "transpose_output",
-                  "(B, n, h·p)", "the concatenation", "$W_o$", "output"]:
+    for label in ["$X$", "$W_q, W_k, W_v$", "split", "transpose_qkv", "(B·h, n, d_head)", "merge", "transpose_output",
+                  "(B, n, h·d_head)", "the concatenation", "$W_o$", "output"]:
         assert has_label(fig, label), label
     for i in range(4):
         assert has_label(fig, f"head {i}: attention")
