@@ -128,7 +128,9 @@ fig = d2l.show_heatmaps(weights, xlabel="Keys", ylabel="Queries", figsize=(4, 2.
 # ## Try it: your first explorer
 #
 # An *explorer* is a picture with sliders and menus that redraws at once.
-# This one pools the six keys and values above for a single query $q$. Its
+# This one pools the six keys and values above for a single query $q$: its
+# slider moves $q$ along the line, and its menu switches the score between
+# the nearness score above and the product $a(q, k) = q \cdot k$. Its
 # top panel shows each value at its key, with a circle whose area is the
 # key's weight, and the answer $\sum_i \alpha_i v_i$ as a star at the query's
 # position; the faint curve is the answer for every position of $q$. Under it,
@@ -208,11 +210,11 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 #    an explorer's picture, writes the current view to a PNG or SVG file, or
 #    the weights it draws to an `.npz` file.
 # 3. **Answer the why-question.** Every chapter asks one, just before its
-#    exercises (here, before the further reading). Pick one option and press *Check*: each
-#    option has its own feedback. A wrong one names the confusion behind it
-#    and points back to the part of the chapter that settles it; the right one
-#    says why it is right. Without a kernel (on GitHub, in a PDF) the options
-#    show as text under the cell.
+#    exercises (here, before the further reading). Pick one option and press
+#    *Check*: each option has its own feedback. A wrong one names the
+#    confusion behind it and points back to the part of the chapter that
+#    settles it; the right one says why it is right. Without a kernel (on
+#    GitHub, in a PDF) the options show as text under the cell.
 # 4. **Do the exercises.** Chapters 01 to 09 end with at least three each
 #    (this one has none), labelled ★ to ★★★. Each asks you to complete a
 #    function or a class in a code cell, and the cell under it checks your
@@ -233,7 +235,7 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 03 · Additive attention | $w_v^\top \tanh(W_q q + W_k k)$ | How to score queries and keys of different sizes |
 # | 04 · Scaled dot-product attention | $q^\top k / \sqrt d$ | Why the $1/\sqrt d$ is there, measured |
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
-# | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused kernel avoids storing them |
+# | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused computation avoids storing them |
 # | 07 · Self-attention and positional encoding | $q^\top k / \sqrt d$ on $X + P$ | Why self-attention cannot tell word order without positions, and how sines and cosines give it |
 # | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment in seconds |
 # | 09 · A real model's attention | 6 layers × 12 heads, trained | What the heads of a pretrained model (all-MiniLM-L6-v2, offline) look at, and what their maps cannot tell you |
