@@ -23,14 +23,14 @@
 # 1. see attention pooling as a weighted average of values;
 # 2. compute one by hand in plain `torch`, then check it against `d2lmini`;
 # 3. read an attention heatmap (rows are queries, columns are keys);
-# 4. learn how the notebooks are organised and where the exercises are.
+# 4. move a query with your first *explorer* and watch its weights follow;
+# 5. learn how the notebooks are organised and where the exercises are.
 
 # %%
 import torch
 
 import d2lmini as d2l
-
-_ = torch.manual_seed(0)  # manual_seed returns the generator; naming it keeps it off the screen
+from d2lmini.diagrams import draw_queries_keys_values
 
 # %% [markdown]
 # ## Attention pooling in one formula
@@ -43,10 +43,10 @@ _ = torch.manual_seed(0)  # manual_seed returns the generator; naming it keeps i
 # \qquad \alpha(q, k_i) = \frac{\exp a(q, k_i)}{\sum_{j=1}^{n} \exp a(q, k_j)} .$$
 #
 # The **scoring function** $a(q, k)$ says how well a key matches the query.
-# The softmax turns the scores into weights that are positive and sum to 1,
-# so the answer always lies among the values. Every chapter that follows is
-# about a different choice of $a$ — and about what has to be true of the
-# weights.
+# The **softmax** (the fraction on the right) turns the scores into weights
+# that are positive and sum to 1, so the answer is a weighted average of the
+# values. Every chapter that follows is about a different choice of $a$, and
+# about what has to be true of the weights.
 #
 # The picture follows one query through the formula. It uses the score of
 # the next section, $a(q, k) = -\tfrac12 (q - k)^2$, and four keys on a line,
@@ -56,8 +56,6 @@ _ = torch.manual_seed(0)  # manual_seed returns the generator; naming it keeps i
 # the largest weight.
 
 # %%
-from d2lmini.diagrams import draw_queries_keys_values
-
 draw_queries_keys_values()
 
 # %% [markdown]
@@ -65,7 +63,9 @@ draw_queries_keys_values()
 #
 # Take six keys on a line, each carrying a value, and three queries. As a
 # score we use the negative squared distance, $a(q, k) = -\tfrac12 (q - k)^2$:
-# a key close to the query scores high.
+# a key close to the query scores high. (Python numbers the keys from 0, the
+# formula from 1: key 0 in the code is $k_1$. Here key $i$ also sits at
+# position $i$ on the line.)
 
 # %%
 keys = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
@@ -86,9 +86,11 @@ print("outputs:", outputs.numpy().round(3))
 # query at 0.5 mostly averages the values of keys 0 and 1 (0 and 2), so it
 # answers about 1.
 #
-# `d2lmini` provides this pooling as `nadaraya_watson` (chapter 01 explains
-# the name). Building it by hand first and then checking our version against
-# the package is the pattern every chapter follows:
+# `d2lmini` provides this pooling as `nadaraya_watson`: with the Gaussian
+# kernel of width 1 its weights are exactly the softmax of our score
+# (chapter 01 explains the name and the kernel). Building it by hand first
+# and then checking our version against the package is the pattern every
+# chapter follows:
 
 # %%
 package_outputs, package_weights = d2l.nadaraya_watson(queries, keys, values, kernel="gaussian", sigma=1.0)
@@ -99,25 +101,90 @@ print("our pooling matches d2lmini.nadaraya_watson")
 # %% [markdown]
 # ## Reading an attention heatmap
 #
-# All notebooks draw weights the same way: **one row per query, one column
-# per key**, brighter means more weight (the colour map is viridis, which
-# reads the same with the common colour-vision deficiencies: dark purple is
-# 0, yellow the most), and one colorbar that is true for every panel in the
-# figure.
+# All notebooks draw attention weights the same way: **one row per query, one
+# column per key**, and one colorbar that is true for every panel of the
+# figure. The colour map is viridis, which reads the same with the common
+# colour-vision deficiencies: from dark purple at the bottom of the colorbar
+# to yellow at its top, so brighter means more weight (an explorer's *map*
+# menu offers others; in greys, darker means more). Read the numbers off the
+# colorbar, since its range differs from figure to figure (here it ends near
+# 0.5, the largest weight).
 
 # %%
 fig = d2l.show_heatmaps(weights, xlabel="Keys", ylabel="Queries", figsize=(4, 2.2))
 
 # %% [markdown]
 # Row 0 puts its weight on the first keys, row 2 on the last ones: each query
-# attends to the keys near it.
+# attends to the keys near it. The text under the figure says the same in
+# words, for a screen reader.
 #
+# From chapter 02 on, some keys are *masked*: a query may not attend to them,
+# and they get a weight of exactly 0. A plain heatmap (`d2l.show_heatmaps`)
+# draws such a cell as that 0, the colour of the bottom of the colorbar. The
+# explorers, `d2l.show_weights` and the mask diagrams leave it uncoloured
+# instead, grey and hatched, so that a masked key never looks like a key
+# that merely scored low.
+#
+# ## Try it: your first explorer
+#
+# An *explorer* is a picture with sliders and menus that redraws at once.
+# This one pools the six keys and values above for a single query $q$: its
+# slider moves $q$ along the line, and its menu switches the score between
+# the nearness score above and the product $a(q, k) = q \cdot k$. Its
+# top panel shows each value at its key, with a circle whose area is the
+# key's weight, and the answer $\sum_i \alpha_i v_i$ as a star at the query's
+# position; the faint curve is the answer for every position of $q$. Under it,
+# on the same axis, the weights form a heatmap of one row. It starts at
+# $q = 0.5$, the first row of the heatmap above. Things to try:
+#
+# * Put the query right on a key, at $q = 2$. Does the answer equal that
+#   key's value, 1?
+# * Drag $q$ to either end of the slider, past the keys. How far does the
+#   answer go?
+# * Switch the score to the product $q \cdot k$ and set $q$ to 1, 0 and
+#   $-1$. Which key gets the most weight now? Does it matter which keys the
+#   query sits near?
+
+# %%
+from d2lmini.widgets.kernel import explore_one_query
+
+explorer = explore_one_query()
+explorer
+
+# %% [markdown]
+# <details>
+# <summary>Worked answers to the things to try (open once you have tried them)</summary>
+#
+# 1. No. At $q = 2$ key 2 gets the largest weight, 0.40, but keys 1 and 3
+#    get 0.24 each and keys 0 and 4 get 0.05 each, so the answer, 2.045, is a
+#    blend pulled up by the neighbours' values 2 and 4. A score that rewards
+#    nearness still lets a query on a key hear that key's neighbours.
+# 2. At $q = 6$ the last key gets 0.81 and the answer is 4.624; at $q = -1$
+#    the first key gets 0.81 and the answer is 0.376. Past the keys the answer
+#    levels off towards the values at the ends, 5 and 0, and the faint curve
+#    never leaves the range from 0 to 5. Why it cannot is the question at the
+#    end of this notebook.
+# 3. With $q \cdot k$ the query's position no longer picks its neighbours. At
+#    $q = 1$, on key 1, the largest key, 5, gets 0.63 and the answer is
+#    4.266; at $q = 0$ every key gets $1/6 \approx 0.167$ and the answer is the
+#    plain mean of the values, 2.5; at $q = -1$ key 0 gets 0.63 and the answer
+#    is 0.734. The product favours the keys farthest out in the query's
+#    direction, and a larger $\lvert q\rvert$ sharpens the weights ($q = 2$
+#    puts 0.86 on key 5). Chapter 01 shows when the two scores give the same
+#    weights, and chapter 04 builds on the product.
+#
+# </details>
+
+# %% [markdown]
 # ## CPU or GPU
 #
 # Everything runs on a laptop CPU. If a GPU is present, `d2l.try_gpu()` picks
-# it (CUDA first, then Apple's MPS), and the notebooks move their tensors there;
-# otherwise it returns the CPU. Printed results are rounded so that they read
-# the same on any device.
+# it (CUDA first, then Apple's MPS), and this notebook and chapters 01–08 move
+# their tensors there; otherwise it returns the CPU. Chapter 09 runs its
+# pretrained model on the CPU. Printed numbers are rounded, so that most of
+# them read the same on any machine; a few cells print the device or a
+# timing, which differ, and chapter 08, which trains models, says how far
+# its numbers can move.
 
 # %% tags=["nbval-ignore-output"]
 device = d2l.try_gpu()
@@ -130,15 +197,34 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # %% [markdown]
 # ## How to use these notebooks
 #
-# 1. **Run all cells first** (*Run → Run All Cells*). Every notebook runs in a
-#    few seconds and downloads nothing.
-# 2. **Then play.** Each chapter ends its main part with an *explorer*: sliders
-#    and menus that redraw a heatmap at once. A static heatmap comes just
-#    before it, so the notebook still reads well on GitHub or in a PDF.
-# 3. **Do the exercises.** Each is a code cell for you to fill in, followed by
-#    a check. Until you try, it says the exercise is not attempted yet; after
-#    that it tells you what it expected, what it got, and a first hint, and
-#    `chNN.hint()` in a new cell gives the next one.
+# 1. **Run all cells first** (*Run → Run All Cells*). No notebook downloads
+#    anything. On a 2-core CPU every chapter runs in under 10 seconds, except
+#    chapter 08, which trains small models and takes 15 to 40 seconds,
+#    depending on the machine.
+# 2. **Then play.** Every chapter except 06 has at least one explorer like
+#    the one above (06 times its code live instead). Before you run its cell,
+#    and on GitHub, an explorer's output shows the picture it starts with,
+#    and a static figure comes before it in the text. Each chapter with an
+#    explorer lists things to try, with worked answers just after them that
+#    stay closed until you click them: try first, then compare. *Save*, under
+#    an explorer's picture, writes the current view to a PNG or SVG file, or
+#    the weights it draws to an `.npz` file.
+# 3. **Answer the why-question.** Every chapter asks one, just before its
+#    exercises (here, before the further reading). Pick one option and press
+#    *Check*: each option has its own feedback. A wrong one names the
+#    confusion behind it and points back to the part of the chapter that
+#    settles it; the right one says why it is right. Without a kernel (on
+#    GitHub, in a PDF) the options show as text under the cell.
+# 4. **Do the exercises.** Chapters 01 to 09 end with at least three each
+#    (this one has none), labelled ★ to ★★★. Each asks you to complete a
+#    function or a class in a code cell, and the cell under it checks your
+#    answer. In the learner edition, the copy that `make lab` opens in
+#    `learner/` (and Binder opens too), those cells are yours to fill in; the
+#    chapters in `notebooks/` hold the reference answers. Until you try, the
+#    check says the exercise is not attempted yet. After that it says in one
+#    line that your answer is right, or tells you what it expected, what it
+#    received and a first hint; `ch01.hint()` (for chapter 01) in a new cell
+#    gives the next hint.
 #
 # ## The map
 #
@@ -149,74 +235,27 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 03 · Additive attention | $w_v^\top \tanh(W_q q + W_k k)$ | How to score queries and keys of different sizes |
 # | 04 · Scaled dot-product attention | $q^\top k / \sqrt d$ | Why the $1/\sqrt d$ is there, measured |
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
-# | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused kernel avoids storing them |
+# | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused computation avoids storing them |
 # | 07 · Self-attention and positional encoding | $q^\top k / \sqrt d$ on $X + P$ | Why self-attention cannot tell word order without positions, and how sines and cosines give it |
-# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny translator whose cross-attention finds the alignment in seconds |
+# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment in seconds |
 # | 09 · A real model's attention | 6 layers × 12 heads, trained | What the heads of a pretrained model (all-MiniLM-L6-v2, offline) look at, and what their maps cannot tell you |
-#
+
+# %% [markdown]
 # ## Summary
 #
 # * Attention pooling answers a query with a weighted average of values.
 # * The weights are a softmax of scores $a(q, k)$: positive, summing to 1.
 # * A heatmap of weights has one row per query and one column per key.
+# * The score decides which keys a query listens to: nearness picks its
+#   neighbours, a product picks the keys farthest out in its direction.
 # * The rest of the collection is about choosing $a$ and controlling the
 #   weights.
-
-# %% [markdown]
-# ## Try it: your first explorer
-#
-# Here is what an explorer looks like. It pools noisy samples of
-# $f(x) = 2\sin x + x$ with a kernel of width $\sigma$ (chapter 01 explains
-# it all). First the static picture, for readers without a running kernel:
-# the weights for $\sigma = 0.25$, one row per query, one column per training
-# point.
-
-# %%
-from d2lmini.widgets import explore_kernel_pooling
-
-explorer = explore_kernel_pooling(sigma=0.25)
-fig = d2l.show_heatmaps(explorer.weights, xlabel="Keys (training inputs, sorted)",
-                        ylabel="Queries (sorted)", figsize=(4, 3), vmin=0, vmax=1)
-
-# %% [markdown]
-# Now the explorer itself. The slider sets the width $\sigma$, the menu swaps
-# the kernel, and below the picture *Save* writes the current view to a PNG
-# or SVG file. Every chapter's explorer comes with a list of things to try,
-# and after it *Worked answers*, closed until you click them: try first, then
-# open them to compare. Things to try:
-#
-# * Drag $\sigma$ all the way down. What happens to the band of weight, and
-#   to the fit?
-# * Drag it all the way up. What does the fit become?
-
-# %%
-explorer
-
-# %% [markdown]
-# <details>
-# <summary>Worked answers to the things to try (open once you have tried them)</summary>
-#
-# 1. At the smallest width, $\sigma = 2^{-7}$, 46 of the 50 rows put all of
-#    their weight (1.000) on the training point nearest to their query, and even
-#    the least decided row gives 0.75 to one point. The band is a thin
-#    staircase, and the fit jumps from one noisy target to the next (squared
-#    error against the true function: 0.233, against 0.036 at $\sigma = 0.25$).
-# 2. At $\sigma = 8$ no weight exceeds 0.027, close to $1/40$: every query
-#    averages almost all 40 training points, and the fit is nearly a flat
-#    line at their mean (squared error 0.851). Chapter 01 explains both ends.
-#
-# </details>
 
 # %% [markdown]
 # ## Why? A question to check
 #
 # **Why does attention pooling always answer with a number between the
 # smallest and the largest value?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions
@@ -229,4 +268,4 @@ questions.ask("00")
 # * The d2l book ("Dive into Deep Learning"), chapter "Attention Mechanisms
 #   and Transformers", section "Queries, Keys, and Values": the same picture
 #   of attention as a soft lookup in a database. Each chapter here ends with
-#   the papers and the book sections that match it.
+#   the papers that match it and, where the book has one, its section.

@@ -45,8 +45,9 @@ import d2lmini as d2l
 from d2lmini.exercises import ch01
 
 device = d2l.try_gpu()
-# Every tensor here holds at most a few thousand numbers. For such small work
-# one CPU thread is faster than waking a second one for each operation.
+# Every tensor here is small: the largest, in the grid search near the end,
+# holds 101 × 40 × 39 numbers. For such work one CPU thread is faster than
+# waking a second one for each operation.
 torch.set_num_threads(1)
 
 # %% [markdown]
@@ -112,8 +113,8 @@ plt.show()
 #
 # ## Kernels measure closeness
 #
-# A kernel $k(u)$ turns the scaled distance $u = (q - x_i)/\sigma$ into a
-# non-negative similarity. The **width** $\sigma$ sets what "close" means.
+# A kernel $k(u)$ turns the scaled difference $u = (q - x_i)/\sigma$ between
+# the query and a key into a non-negative similarity. The **width** $\sigma$ sets what "close" means.
 # Four kernels:
 #
 # | kernel | $k(u)$ | in words |
@@ -204,23 +205,34 @@ plt.show()
 #
 # ## Narrow kernels: where the textbook formula breaks
 #
-# Shrink $\sigma$ and $u = (q - x_i)/\sigma$ grows. In float32, $\exp(-u^2/2)$
-# rounds to exactly 0 once $u^2/2 > 103.97$: the result would be below half
-# of the smallest positive float32 number, $2^{-149} \approx 1.4 \times 10^{-45}$,
-# and $e^{-103.97} = 2^{-150}$. At $\sigma = 0.01$
-# that happens for any key more than 0.144 away. A query with no key that
-# near gets 0 for every kernel value, and $0/0$ is NaN: its whole row of
-# weights is NaN, and so is its prediction. (The d2l book stores queries as
-# columns, so there these are *NaN columns*.)
-#
-# The boxcar has the same problem by design: a query with no key inside its
-# window has nothing to average. Let us count the NaN rows as $\sigma$ shrinks.
+# Shrink $\sigma$ and $u = (q - x_i)/\sigma$ grows, so the Gaussian kernel
+# value $\exp(-u^2/2)$ shrinks very fast. A float32 number cannot be
+# arbitrarily close to 0: in float32, $\exp(-u^2/2)$ rounds to exactly 0
+# once $u$ is above about 14.4. That rounding to 0 is called **underflow**.
+# At $\sigma = 0.01$ it happens for any key more than 0.144 away from the
+# query. A query with no key that near gets 0 for every kernel value, and
+# $0/0$ is NaN ("not a number"): its whole row of weights is NaN, and so is
+# its prediction. (The d2l book stores queries as columns, so there these
+# are *NaN columns*.)
+
+# %% [markdown]
+# **Deeper (you may skip this).** Where the 14.4 comes from. The smallest
+# positive float32 number is $2^{-149} \approx 1.4 \times 10^{-45}$. A result
+# below half of it, $2^{-150}$, rounds to 0, and $e^{-103.97} = 2^{-150}$
+# (because $150 \ln 2 = 103.97$). So $\exp(-u^2/2)$ underflows once
+# $u^2/2 > 103.97$, that is $u > 14.42$; at $\sigma = 0.01$, $u > 14.42$ means a
+# distance above 0.1442. The two exponentials below sit on either side of
+# that edge:
 
 # %%
 print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
       f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
 
+# %% [markdown]
+# The boxcar has the NaN problem by design: a query with no key inside its
+# window has nothing to average. Let us count the NaN rows as $\sigma$ shrinks.
 
+# %%
 def nan_rows(weights):
     return int(weights.isnan().any(dim=1).sum())
 
@@ -333,7 +345,10 @@ print(f"σ = {widths[-1]}: every weight between {wide.min().item():.4f} and {wid
 # ### Explore it yourself
 #
 # The explorer below redraws the fit and the weight heatmap together as you
-# move a logarithmic $\sigma$ slider and pick a kernel. Things to try:
+# move a logarithmic $\sigma$ slider, pick a kernel, or change the number of
+# training points (drawn from the same seed: at 40 they are this notebook's).
+# Its heatmap places each key's column at the key's position on $[0, 5)$, so
+# the columns differ in width. Things to try:
 #
 # * Gaussian, $\sigma$ from large to small: watch the band narrow to the
 #   diagonal and the fit go from flat to jagged. Where does it look best?
@@ -393,7 +408,7 @@ explorer
 # Instead of trying widths by hand we can learn $\sigma$ by gradient descent
 # on the squared error at the training points. `d2l.NWKernelRegression` is
 # Gaussian pooling with one parameter, $\log\sigma$ (so that $\sigma$ stays
-# positive whatever step SGD takes).
+# positive whatever step gradient descent takes).
 #
 # There is a trap. If query $x_i$ sees its own key $x_i$, the model can
 # shrink $\sigma$ towards 0, put all of $x_i$'s weight on itself and predict
@@ -410,14 +425,15 @@ print("row 0 starts with x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
 
 # %% [markdown]
 # The loss is $L = \frac1n \sum_i \big(\hat f(x_i) - y_i\big)^2$ over the 40
-# training points, and each step of stochastic gradient descent (SGD, here
-# on the whole training set at once) moves the parameter against its
-# gradient with a learning rate $\eta$:
+# training points, and each step of gradient descent moves the parameter
+# against its gradient with a learning rate $\eta$:
 #
 # $$\log\sigma \leftarrow \log\sigma - \eta\, \frac{\partial L}{\partial \log\sigma} .$$
 #
 # With a single parameter we write that step out; it is the update
-# `torch.optim.SGD` makes. We train twice from $\sigma = 1$ with
+# `torch.optim.SGD` makes. SGD, *stochastic* gradient descent, usually takes
+# each step on a random batch of the data; here every step uses all 40
+# points, so nothing is random. We train twice from $\sigma = 1$ with
 # $\eta = 2$: once with leave-one-out keys, once with the full training set
 # as keys. A progress bar follows each run.
 
@@ -506,8 +522,8 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # %% [markdown]
 # ## A bridge to dot-product attention
 #
-# Up to the width, the Gaussian score of a query and a key is
-# $-\tfrac12 \lVert q - k\rVert^2$. Expanding the square,
+# Up to the width, the Gaussian score of a query $q$ and a key $k$ (from here
+# on, $k$ is a key, no longer the kernel) is $-\tfrac12 \lVert q - k\rVert^2$. Expanding the square,
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$
 #
@@ -518,7 +534,9 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # product plus one bias per key. If all keys have the same norm, that bias
 # cancels too and only $\operatorname{softmax}(q^\top k)$ is left: the
 # dot-product score of chapter 04. (A width $\sigma$ divides every score by
-# $\sigma^2$, a temperature, the role that $1/\sqrt d$ plays there.)
+# $\sigma^2$. A number that divides every score is called a *temperature*: a
+# large one flattens the weights, a small one sharpens them. Chapter 04
+# divides by $\sqrt d$ for the same purpose.)
 #
 # We check each step numerically on random vectors of dimension 4:
 
@@ -555,12 +573,14 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 #   kernel values normalised over the keys.
 # * The constant kernel gives average pooling; local kernels (Gaussian,
 #   boxcar, Epanechnikov) follow the data.
-# * Normalising as $k/\sum k$ gives NaN rows once a narrow kernel underflows
-#   for every key (3 of 50 queries at $\sigma = 0.01$ here). A softmax of the
-#   log-kernel values never does; `d2l.nadaraya_watson` computes it that way.
-# * The width $\sigma$ trades noise against detail. It can be learned by SGD,
-#   but only with leave-one-out keys: with its own key in view, the model
-#   shrinks $\sigma$ and copies $y_i$.
+# * Normalising as $k/\sum k$ gives NaN rows once a narrow Gaussian kernel
+#   underflows for every key (3 of 50 queries at $\sigma = 0.01$ here). A
+#   softmax of the log-kernel values never does; `d2l.nadaraya_watson`
+#   computes it that way, and gives a query with no key in a boxcar's window
+#   all-zero weights instead of NaN.
+# * The width $\sigma$ trades noise against detail. It can be learned by
+#   gradient descent, but only with leave-one-out keys: with its own key in
+#   view, the model shrinks $\sigma$ and copies $y_i$.
 # * $-\tfrac12\lVert q-k\rVert^2 = q^\top k - \tfrac12\lVert k\rVert^2 - \tfrac12\lVert q\rVert^2$,
 #   and the $\lVert q\rVert^2$ term cancels in the softmax: the Gaussian score
 #   is one step away from the dot product.
@@ -570,11 +590,6 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 #
 # **Trained with every training point as a key, the width σ keeps shrinking
 # and the training loss keeps falling. Why?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions

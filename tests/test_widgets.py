@@ -23,7 +23,9 @@ from d2lmini.widgets import (
     explore_masked_softmax,
     explore_multihead,
 )
+from d2lmini.widgets import kernel as kernel_module
 from d2lmini.widgets import masked as masked_module
+from d2lmini.widgets.kernel import explore_one_query
 
 FACTORIES = [explore_kernel_pooling, explore_masked_softmax, explore_additive, explore_dot_product,
              explore_multihead]
@@ -168,6 +170,51 @@ def test_a_state_drawn_again_gives_the_same_bytes(kernel):
     sweep.set(n_train=40, sigma=0.2)
     assert kernel.image.value == before
     sweep.set(sigma=0.5)
+
+
+# One query (chapter 00) ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("score", ["distance", "product"])
+def test_one_query_draws_the_softmax_of_its_score_and_the_weighted_average(score):
+    explorer = explore_one_query(score=score)
+    keys, values = torch.tensor(kernel_module.QUERY_KEYS), torch.tensor(kernel_module.QUERY_VALUES)
+    sweep = Sweep(explorer)
+    for query in (-1.0, 0.0, 0.5, 2.0, 6.0):  # the slider's ends, the start, on a key
+        weights = sweep.set(query=query)
+        scores = -0.5 * (query - keys) ** 2 if score == "distance" else query * keys
+        expected = torch.softmax(scores, dim=0)
+        torch.testing.assert_close(weights, expected[None])
+        torch.testing.assert_close(torch.tensor(np.asarray(explorer.heatmap.get_array())), weights)
+        assert explorer.output == pytest.approx(float(expected @ values), abs=1e-6)
+        assert explorer.answer.get_data() == ([query], [explorer.output])
+        assert [label.get_text() for label in explorer.labels] == [f"{w:.2f}" for w in expected.tolist()]
+        if score == "distance":  # the Gaussian kernel of width 1, as chapter 00 checks by hand
+            _, package = d2l.nadaraya_watson(torch.tensor([query]), keys, values, "gaussian", 1.0)
+            torch.testing.assert_close(weights, package)
+    # a weighted average never leaves the range of the values, wherever the query is
+    assert values.min() <= explorer.result["curve"].min() and explorer.result["curve"].max() <= values.max()
+
+
+def test_one_query_has_a_fixed_text_form_a_static_picture_and_names_bad_arguments():
+    explorer = explore_one_query()
+    bundle, _ = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(explorer) == "QueryPoolingExplorer(query=0.5, score='distance')"
+    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json", "image/png"}
+    assert explorer.caption_text == "a(q, k) = −½(q − k)², q = 0.5: answer 1.064"
+    with pytest.raises(ValueError, match=r"query must be between -1.0 and 6.0, got 7"):
+        explore_one_query(query=7)
+    with pytest.raises(ValueError, match=r"score must be one of \['distance', 'product'\], got 'dot'"):
+        explore_one_query(score="dot")
+
+
+def test_one_query_png_of_every_change_is_exactly_the_canvas():
+    explorer = explore_one_query()
+    assert_png_is_the_canvas(explorer)
+    for name, value in [("query", 6.0), ("score", "product"), ("query", -1.0), ("colour_scale", "fit"),
+                        ("colour_map", "Greys")]:
+        explorer.controls[name].value = value
+        assert explorer.last_error is None
+        assert_png_is_the_canvas(explorer)
 
 
 # Masked softmax --------------------------------------------------------------------------------

@@ -1,18 +1,120 @@
-"""Nadaraya–Watson pooling: the fit next to its weights, as σ, the kernel and the data change."""
+"""Attention pooling as a weighted average: chapter 00's single query over six keys, and
+chapter 01's Nadaraya–Watson fit next to its weights, as σ, the kernel and the data change."""
 
 import numpy as np
 import torch
+from matplotlib import patheffects
 from matplotlib.image import PcolorImage
+from matplotlib.lines import Line2D
 
 from ..kernels import KERNELS, nadaraya_watson
 from ..plotting import describe_weights
-from .base import CMAP, WIDE, Explorer, Recipe, Shown, dropdown, int_slider, log_slider
+from .base import CMAP, WIDE, Explorer, Recipe, Shown, dropdown, float_slider, int_slider, log_slider
 
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
 
 
 def _toy_function(x):
     return 2 * torch.sin(x) + x
+
+
+# Chapter 00's example: six keys on a line, each carrying a value.
+QUERY_KEYS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+QUERY_VALUES = (0.0, 2.0, 1.0, 4.0, 3.0, 5.0)
+QUERY_LOW, QUERY_HIGH = -1.0, 6.0  # the query slider reaches a little past the keys on both sides
+# Two scoring functions a(q, k), as (menu label, name): nearness, and the plain product of chapter 04.
+SCORES = (("−½(q − k)², nearness", "distance"), ("q·k, product", "product"))
+
+
+def _scores(query, keys, score):
+    """a(q, k) for every key (keys,), or for every query of ``query`` (queries,) -> (queries, keys)."""
+    query = torch.as_tensor(query, dtype=keys.dtype)[..., None]  # (..., 1)
+    return -0.5 * (query - keys) ** 2 if score == "distance" else query * keys
+
+
+class QueryPoolingExplorer(Explorer):
+    """One query pooled over chapter 00's six keys: move it, and see its weights and its answer.
+
+    Top, the values at their keys, the answer Σ α_i v_i at the query's
+    position, and the faint curve of the answers for every position; below, on
+    the same axis, the weights α_i (one query × six keys), each written in its
+    cell under its key. The nearness score is the Gaussian kernel of width 1.
+    """
+
+    repr_controls = ("query", "score")
+    output = Shown()
+
+    def __init__(self, query=0.5, score="distance"):
+        self.pool_keys = torch.tensor(QUERY_KEYS)  # (keys,); "keys" is a trait of every widget
+        self.pool_values = torch.tensor(QUERY_VALUES)  # (keys,)
+        self.query_grid = torch.linspace(QUERY_LOW, QUERY_HIGH, 141)  # (141,): every query, for the curve
+        controls = {
+            "query": float_slider("query", query, QUERY_LOW, QUERY_HIGH, step=0.1, description="query q",
+                                  readout_format=".1f", style=WIDE),
+            "score": dropdown("score", score, SCORES, description="score a(q, k)", style=WIDE),
+        }
+        super().__init__(controls, figsize=(6.4, 4.4), filename="one_query.png")
+
+    def build(self, plot):
+        ax_values, ax_map = plot.figure.subplots(2, 1, sharex=True, height_ratios=(3, 1.2))
+        ax_values.plot(QUERY_KEYS, QUERY_VALUES, "o", color="C0", ms=4)
+        self.circles = plot.animate(ax_values.scatter(QUERY_KEYS, QUERY_VALUES, s=np.zeros(len(QUERY_KEYS)),
+                                                      facecolors="none", edgecolors="C0"))
+        self.curve = plot.animate(ax_values.plot([], [], color="C3", alpha=0.35, lw=1)[0])
+        self.answer = plot.animate(ax_values.plot([], [], "*", color="C3", ms=12)[0])
+        self.query_lines = [plot.animate(ax.axvline(0, color="gray", ls="--", lw=1)) for ax in (ax_values, ax_map)]
+        legend = [  # the legend is drawn once: stand-ins for the artists that move
+            Line2D([], [], marker="o", color="C0", ls="", ms=4, label="value $v_i$ at key $k_i$"),
+            Line2D([], [], marker="o", mfc="none", mec="C0", ls="", ms=10, label="circle area: weight $\\alpha_i$"),
+            Line2D([], [], marker="*", color="C3", ls="", ms=10, label="answer $\\Sigma_i\\, \\alpha_i v_i$"),
+            Line2D([], [], color="C3", alpha=0.35, label="the answer for every $q$"),
+            Line2D([], [], color="gray", ls="--", lw=1, label="the query $q$"),
+        ]
+        ax_values.legend(handles=legend, loc="upper left", fontsize="x-small")
+        ax_values.set(ylim=(-0.8, 9), ylabel="value")
+        # One row of weights on the values' x axis: each key's cell sits under its key.
+        self.heatmap = plot.heatmap(ax_map, 1, len(QUERY_KEYS), xlabel="Keys $k_i$ (and the query $q$) on the line",
+                                    ylabel="Query")
+        ax_map.set_xlim(QUERY_LOW, QUERY_HIGH)
+        ax_map.set_yticks([0], ["q"])
+        outline = [patheffects.withStroke(linewidth=2.5, foreground="white")]  # readable on every colour map
+        self.labels = [plot.animate(ax_map.text(k, 0, "", ha="center", va="center", fontsize="small",
+                                                path_effects=outline))
+                       for k in QUERY_KEYS]
+        plot.colorbar(ax_map)
+
+    def compute(self, state):
+        query, score = state["query"], state["score"]
+        weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
+        output = (weights @ self.pool_values).item()
+        curve = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1) @ self.pool_values
+        name = next(label for label, value in SCORES if value == score).split(",")[0]
+        return {"weights": weights, "query": query, "score": score, "output": output, "curve": curve,
+                "caption": f"a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}"}
+
+    def draw(self, result):
+        weights, query = result["weights"][0], result["query"]  # (keys,), a number
+        self.heatmap.set_array(result["weights"].numpy())
+        self.circles.set_sizes((400 * weights).numpy())
+        self.curve.set_data(self.query_grid.numpy(), result["curve"].numpy())
+        for line in self.query_lines:
+            line.set_xdata([query, query])
+        self.answer.set_data([query], [result["output"]])
+        for label, weight in zip(self.labels, weights.tolist()):
+            label.set_text(f"{weight:.2f}")
+
+    def describe(self, result):
+        return describe_weights(result["weights"], query_labels=[f"q = {result['query']:.1f}"],
+                                key_labels=[f"k = {k:g}" for k in QUERY_KEYS])
+
+    def recipe(self, result):
+        inputs = {"query": result["query"], "keys": self.pool_keys, "score": result["score"]}
+        return Recipe(inputs, """
+            query = float(saved["query"])
+            keys = torch.from_numpy(saved["keys"])  # (keys,)
+            scores = -0.5 * (query - keys) ** 2 if str(saved["score"]) == "distance" else query * keys
+            weights = torch.softmax(scores, dim=-1)[None]  # (1 query, keys)
+        """)
 
 
 class KernelPoolingExplorer(Explorer):
@@ -104,3 +206,8 @@ class KernelPoolingExplorer(Explorer):
 def explore_kernel_pooling(sigma=0.5, kernel="gaussian", n_train=40):
     """Nadaraya–Watson pooling: the kernel width σ (log scale), the kernel, the training points."""
     return KernelPoolingExplorer(sigma, kernel, n_train)
+
+
+def explore_one_query(query=0.5, score="distance"):
+    """One query over six keys: its position q and the score a(q, k), with its weights and answer."""
+    return QueryPoolingExplorer(query, score)
