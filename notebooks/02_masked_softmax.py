@@ -349,10 +349,16 @@ for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, 
 # such rows), as the SDPA comparison earlier in this chapter measured.
 #
 # Why not the dtype's minimum? It avoids NaN but gives the uniform row over
-# padding shown above. And it breaks when it is used as an **additive mask**,
-# a tensor added to the scores rather than written over them (SDPA accepts a
-# float `attn_mask` of this kind): in float16, score + min is −inf for any
-# score of −16 or less, and the NaN case is back.
+# padding shown above.
+
+# %% [markdown]
+# **Deeper (you may skip this).** The dtype's minimum has a second flaw. A
+# mask can also be **additive**: a tensor added to the scores rather than
+# written over them, 0 where a key is allowed and the fill where it is not
+# (SDPA accepts a float `attn_mask` of this kind). In float16, score + min is
+# −inf for any score of −16 or less, because the sum rounds past the largest
+# magnitude. A row with no valid key whose scores are that low is all −inf,
+# and its softmax is NaN after all:
 
 # %%
 min16 = torch.finfo(torch.float16).min

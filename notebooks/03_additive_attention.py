@@ -332,9 +332,9 @@ d2l.plt.show()
 # With identical keys (top row) both panels are flat over the six valid
 # keys, 1/6 each: equal keys leave any scoring function nothing to choose
 # between. With noisy keys (bottom row) the two functions part ways. The dot
-# product favours the keys that point along each query; the untrained
-# additive network is still nearly uniform, and where it does prefer a key it
-# need not be the same one. Neither is "right": they are different functions,
+# product favours, for each query, the keys with the largest component along
+# it; the untrained additive network is still nearly uniform, and where it
+# does prefer a key it need not be the same one. Neither is "right": they are different functions,
 # and training decides what each one attends to.
 #
 # ## Explore
@@ -425,7 +425,7 @@ questions.ask("03")
 # %% [markdown]
 # ### Exercise 3.1 · A score from matrix products only (★)
 #
-# Additive attention needs a hidden layer and a $\tanh$ to score a query of
+# Additive attention uses a hidden layer and a $\tanh$ to score a query of
 # size $d_q$ against a key of size $d_k$. Can matrix products alone do it?
 # Design a score $a(q, k)$ that
 #
