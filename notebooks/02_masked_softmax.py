@@ -16,12 +16,13 @@
 # %% [markdown]
 # # 02 · Masked softmax
 #
-# Sentences have different lengths, but a minibatch is one rectangular
-# tensor. So the short sentences are padded with a filler token up to the
-# longest one. Attention must then ignore the filler: a padding key has to
-# receive a weight of exactly zero. The tool for this is the **masked
-# softmax**, and it is used by every attention layer in the chapters that
-# follow.
+# A model reads a sentence as a sequence of **tokens** (here simply its
+# words). Sentences have different lengths, but a minibatch is one
+# rectangular tensor. So the short sentences are padded with a filler token
+# up to the length of the longest one. Attention must then ignore the
+# filler: a padding key has to receive a weight of exactly zero. The tool
+# for this is the **masked softmax**, and every attention layer in the
+# chapters that follow needs it.
 #
 # **In this notebook you will**
 # 1. write `sequence_mask` and `masked_softmax` in plain `torch`, for valid
@@ -31,7 +32,8 @@
 #    minimum) and see, in numbers, what each does in float16 and to a query
 #    with nothing to attend to;
 # 3. learn why `d2lmini` gives such a query all-zero weights;
-# 4. express causal (decoder) masking as valid lengths $1, 2, \dots, n$.
+# 4. express causal masking, which keeps a model that writes left to right
+#    from looking ahead, as valid lengths $1, 2, \dots, n$;
 # 5. edit a mask cell by cell and watch the weights follow.
 
 # %%
@@ -58,11 +60,12 @@ valid_lens = torch.tensor([len(s) for s in sentences])
 print("valid_lens:", valid_lens.tolist())
 
 # %% [markdown]
-# In self-attention every token is a query and every token a key, so an
-# attention layer scores this batch with a tensor of shape
-# (batch, queries, keys) = (3, 4, 4). We use random scores (drawn on the CPU
-# from a seed, so they are the same on any device). A plain softmax over the
-# keys gives the padding part of the weight:
+# When the tokens of a sentence attend to one another, which is called
+# **self-attention** (chapter 04 puts it to work), every token is a query and
+# every token is also a key. An attention layer then scores this batch with
+# a tensor of shape (batch, queries, keys) = (3, 4, 4). We use random scores
+# (drawn on the CPU from a seed, so they are the same on any device). A plain
+# softmax over the keys gives the padding part of the weight:
 
 # %%
 torch.manual_seed(0)
@@ -111,7 +114,9 @@ print(ours.tolist(), "— matches d2l.sequence_mask")
 # \begin{cases} \dfrac{\exp X_{bij}}{\sum_{j' < \ell} \exp X_{bij'}} & j < \ell \\[1ex]
 # 0 & j \ge \ell \end{cases}$$
 #
-# where $\ell$ comes from `valid_lens` in one of three forms:
+# where $\ell \ge 1$ (a row with $\ell = 0$ has nothing to divide by: a
+# later section deals with it) and $\ell$ comes from `valid_lens` in one of
+# three forms:
 #
 # | `valid_lens` | shape | $\ell$ for row $(b, i)$ | use |
 # |---|---|---|---|
@@ -150,13 +155,21 @@ print("row sums:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
 # %% [markdown]
 # ### The same weights from PyTorch
 #
-# `torch.nn.functional.scaled_dot_product_attention` (SDPA) computes
-# $\operatorname{softmax}(Q K^\top \cdot \text{scale} + \text{mask})\,V$ and
-# takes a boolean `attn_mask` in which **True means "may attend"**. It
-# returns outputs, not weights, but we can read its weights off: with the
-# scores as queries, the identity matrix as keys and `scale=1`, the product
-# $QK^\top$ is the scores themselves; with the identity as values, the output
-# is the weight matrix itself.
+# PyTorch has an attention function of its own,
+# `torch.nn.functional.scaled_dot_product_attention` (SDPA); chapter 04
+# builds the same computation from scratch. Here we need only what it does.
+# It takes three matrices whose rows are the queries ($Q$), the keys ($K$)
+# and the values ($V$). It scores every query against every key by a dot
+# product: entry $(i, j)$ of the matrix $QK^\top$ is the dot product of
+# query $i$ and key $j$.
+# It multiplies these scores by a number `scale`, takes a softmax of each row
+# over the keys, and returns the weighted averages of the values. Its boolean
+# `attn_mask` marks the keys a query may use: **True means "may attend"**.
+#
+# SDPA returns outputs, not weights, but we can read its weights off. With
+# our scores as the queries, the identity matrix as the keys and `scale=1`,
+# $QK^\top$ is our scores themselves; with the identity as the values too,
+# each output row is its row of weights.
 
 # %%
 def sdpa_weights(scores, allowed=None, is_causal=False):
@@ -199,7 +212,8 @@ print("our -1e6 version above, the same row:   ",
 #
 # The weights for both kinds of lengths. Each panel is one example: rows are
 # queries, columns are keys, and all six panels share one colour scale.
-# Masked keys are exactly 0, so they take the colour of 0, the darkest.
+# Masked keys get a weight of exactly 0, and this figure draws every weight
+# as it is, so a masked key takes the colour of 0, the darkest.
 
 # %%
 weights_1d = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
@@ -211,9 +225,17 @@ fig.axes[3].set_ylabel("2-D valid_lens\nQueries")
 d2l.plt.show()
 
 # %% [markdown]
-# Top row: whole columns vanish beyond each example's length (3, 2 and 4
-# keys). Bottom row: each query has its own length, so the dark region is
-# a staircase that differs from row to row.
+# Top row: in examples 0 and 1 whole columns go dark beyond the example's
+# length (3 and 2 keys); example 2 uses all 4 keys. Bottom row: each query
+# has a length of its own (1, 3, 2, 3 in example 0; 4, 3, 2, 1 in example 2),
+# so the dark part of each row starts at a different key.
+#
+# This chapter draws masked cells in two ways. Its three static heatmaps
+# (made by `d2l.show_heatmaps`: this one, the causal weights and the edited
+# masks further down) show a masked cell as the 0 it holds, the darkest
+# colour, like any weight of 0. Its two explorers and its causal-mask diagram
+# hatch masked cells in grey instead, so that a masked key cannot be taken
+# for a key whose weight is merely small.
 #
 # ### Explore it yourself
 #
@@ -225,8 +247,9 @@ d2l.plt.show()
 #   each row brightens (the weights still sum to 1).
 # * Set a length to 0. The whole panel is hatched: `d2lmini` gives a query
 #   with no valid key all-zero weights. The next section explains why.
-# * In per-query mode, give each query a longer length than the one above
-#   it: that is the causal mask of the last section.
+# * Switch to per-query mode. Example 0 starts with the lengths 1, 2, 3, 4:
+#   which keys can query $i$ see? (The last section of this chapter gives
+#   this pattern its name.)
 
 # %%
 from d2lmini.widgets import explore_masked_softmax
@@ -247,11 +270,10 @@ explorer
 # 2. With a length of 0 every weight of that example is exactly 0 and each
 #    row sums to 0, not 1. A softmax over no keys has nothing to divide by;
 #    `d2lmini` answers "attend to nothing" rather than NaN or a uniform row.
-# 3. The per-query mode starts with lengths 1, 2, 3, 4 for the first
-#    example, and that already is the causal mask: query $i$ sees keys 0 to
-#    $i$, the same cells as `d2l.attention_mask(None, 1, 4, 8, causal=True)`.
-#    Query 0 is one-hot (weight 1.000 on key 0); query 1 splits 0.830 and
-#    0.170.
+# 3. Query $i$ of example 0 sees keys 0 to $i$ and nothing after: the
+#    **causal mask** of the last section, the same cells as
+#    `d2l.attention_mask(None, 1, 4, 8, causal=True)`. Query 0 is one-hot
+#    (weight 1.000 on key 0); query 1 splits 0.830 and 0.170.
 #
 # </details>
 
@@ -299,11 +321,13 @@ for dtype in (torch.float32, torch.float16):
 # * The output of such a query is then the zero vector: "nothing to attend
 #   to" reads as nothing, not as an average of padding.
 # * NaN spreads. The attention output feeds later layers whose parameters
-#   are shared by every example in the batch (the output projection $W_o$ of
-#   chapter 05, for one). A single NaN row then makes the loss NaN and the
-#   gradient of those shared parameters NaN, and one optimiser step later
-#   the whole model is NaN. Here is that in miniature: two examples, the
-#   first with valid length 0, and a shared output matrix `W_o`.
+#   are shared by every example in the batch, such as a weight matrix that
+#   multiplies every example's output (chapter 05 builds one and calls it
+#   $W_o$; here it is just a 2 × 2 matrix of that name). A single NaN row
+#   then makes the loss NaN and the gradient of those shared parameters NaN,
+#   and one optimiser step later the whole model is NaN. Here is that in
+#   miniature: two examples, the first with valid length 0, and a shared
+#   matrix `W_o`.
 
 # %%
 torch.manual_seed(1)
@@ -322,16 +346,19 @@ for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, 
 # %% [markdown]
 # PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
 # query that may attend to nothing (it calls a "safe" softmax that zeroes
-# such rows). On the CPU:
-
-# %%
-nothing_allowed = torch.zeros(1, 1, num_steps, dtype=torch.bool)
-print("SDPA, row with no allowed key:", d2l.numpy(sdpa_weights(empty_row.cpu(), nothing_allowed)).ravel())
+# such rows), as the SDPA comparison earlier in this chapter measured.
+#
+# Why not the dtype's minimum? It avoids NaN but gives the uniform row over
+# padding shown above.
 
 # %% [markdown]
-# Why not the dtype's minimum? It avoids NaN but gives the uniform row over
-# padding shown above. And as an *additive* mask it overflows: in float16,
-# score + min is −inf for any score of −16 or less, back to the NaN case.
+# **Deeper (you may skip this).** The dtype's minimum has a second flaw. A
+# mask can also be **additive**: a tensor added to the scores rather than
+# written over them, 0 where a key is allowed and the fill where it is not
+# (SDPA accepts a float `attn_mask` of this kind). In float16, score + min is
+# −inf for any score of −16 or less, because the sum rounds past the largest
+# magnitude. A row with no valid key whose scores are that low is all −inf,
+# and its softmax is NaN after all:
 
 # %%
 min16 = torch.finfo(torch.float16).min
@@ -340,12 +367,21 @@ print("float16 min:", min16, "| -20 + min in float16:", (torch.tensor(-20.0, dty
 # %% [markdown]
 # ## Causal masking: valid lengths 1, 2, …, n
 #
-# A decoder generates tokens one at a time, so query $i$ may look at keys
-# $0, \dots, i$ only, never at the future. That is a per-query valid length
-# of $i + 1$: the 2-D lengths $1, 2, \dots, n$ for every example, which
-# `d2l.causal_valid_lens` builds. As a boolean mask it is the lower triangle,
-# diagonal included, and the length of row $i$ is the number of True entries
-# in it.
+# A **decoder** is the part of a model that writes a sequence one token at
+# a time, each new token chosen from the tokens before it (chapter 08 trains
+# a small one). A decoder built on self-attention is given the whole target
+# sentence at once in training, so that every position learns in parallel;
+# token $i$ is then both query $i$ and key $i$. Nothing but the mask stops
+# position $i$ from looking at the very tokens it is learning to predict. So
+# query $i$ may attend to keys $0, \dots, i$ only: itself and the past, never
+# the future. This is **causal masking**.
+#
+# It is a special case of what we have built. Query $i$ gets the valid
+# length $i + 1$, so the 2-D lengths are $1, 2, \dots, n$ for every example;
+# `d2l.causal_valid_lens` builds them. As a boolean mask (True = may attend)
+# it is the lower triangle of the (queries, keys) matrix, diagonal included:
+# row $i$ holds $i + 1$ True entries, its length. `d2l.attention_mask` with
+# `causal=True` builds that triangle directly.
 
 # %%
 n = 5
@@ -355,16 +391,20 @@ lower = torch.ones(n, n, dtype=torch.bool).tril()  # True on and below the diago
 print("lower-triangular mask (1 = may attend):")
 print(lower.int().numpy())
 print("True entries per row:", lower.sum(dim=1).tolist())
+assert torch.equal(d2l.attention_mask(None, 1, n, n, causal=True)[0], lower)  # (queries, keys)
+print("d2l.attention_mask(None, 1, n, n, causal=True) is the same triangle")
 
 # %% [markdown]
 # Drawn as a grid, with rows for queries and columns for keys, time runs
 # right and down, and the right mask (left) is the lower triangle with the
-# diagonal; masked cells are hatched grey, as in every figure of the
-# collection. Beside it, two mistakes met often, their wrong cells outlined in
-# red: the diagonal masked too (`diagonal=-1` in `tril`), so a query cannot see
-# itself and query 0 has no key at all (an empty row, which gets zero
-# weights), and the flipped mask (`triu` for `tril`), where every query sees
-# the future.
+# diagonal; masked cells are hatched grey, as in this chapter's explorers.
+# Beside it, two mistakes met often, their wrong cells outlined in red. The
+# first masks the diagonal too (`diagonal=-1` in `tril`): a query cannot see
+# itself, and query 0 has no key at all (an empty row, which gets zero
+# weights). The second is the flipped mask (`triu` for `tril`), the upper
+# triangle: query $i$ sees itself and every key after it. Query 0 then sees
+# the whole future and the last query only itself, so every query but the
+# last looks ahead.
 
 # %%
 from d2lmini.diagrams import draw_causal_mask
@@ -386,6 +426,13 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 # %% [markdown]
 # Query 0 has one key to attend to, so its weight is 1; each later query
 # spreads its weight over one more key.
+#
+# Causal masking combines with padding: a key must then pass both tests, its
+# position at most $i$ and below the example's valid length (*causal +
+# padding* in the next section). The later chapters use causal masking as
+# built here: `d2l.causal_valid_lens` gives the lengths to any attention
+# layer, and chapter 04 applies them to the self-attention of real
+# sentences.
 #
 # ## Edit a mask by hand
 #
@@ -409,9 +456,10 @@ fig = d2l.show_heatmaps(edit_weights, xlabel="Keys", ylabel="Queries", titles=li
                         figsize=(8, 2.9))
 
 # %% [markdown]
-# Masked cells are exactly 0, so they take the darkest colour; the row of
-# query 2 is dark from end to end, by the rule of this collection: a query with no key to
-# attend to gets all-zero weights.
+# As in the first figure, a masked cell shows as the 0 it holds, the darkest
+# colour. The row of query 2 is dark from end to end: a query with no key to
+# attend to gets all-zero weights, `d2lmini`'s rule from the section on fill
+# values.
 #
 # ### Edit it yourself
 #
@@ -452,7 +500,7 @@ mask_editor
 #    multiplied by $1/(1 - w_3)$, where $w_3$ was its weight on key 3: by 1.113
 #    for query 0 and 1.215 for query 5 (whose weight on key 3 was 0.177). The
 #    rows still sum to 1 and keep their shape.
-# 3. Anti-causal, query 0 spreads its weight over all six keys (0.051 to
+# 3. Anti-causal, query 0 spreads its weight over all six keys (0.049 to
 #    0.365) and query 5 puts 1.000 on itself; 15 of 36 cells are masked,
 #    as for *causal*, but on the other side. The mask is still valid, so
 #    nothing warns you: only the direction is wrong, and that bug is caught
@@ -473,8 +521,10 @@ mask_editor
 #   weights, so one empty row cannot turn the loss and the gradients of
 #   shared parameters into NaN. PyTorch's SDPA gives zeros there too in
 #   torch 2.13 (measured above); older releases gave NaN.
-# * Causal masking is masking with valid lengths $1, \dots, n$, the lower
-#   triangle of the score matrix.
+# * Causal masking, which keeps a decoder from seeing the tokens after the
+#   current one, is masking with valid lengths $1, \dots, n$: the lower
+#   triangle of the (queries, keys) matrix, diagonal included. Masking the
+#   diagonal too, or taking the upper triangle, are the classic mistakes.
 # * A mask is any boolean (queries, keys) matrix, True where a query may
 #   attend; lengths and the causal flag are shorthands for the common ones.
 
@@ -483,11 +533,6 @@ mask_editor
 #
 # **Why does d2lmini give a query with no valid key a row of zero weights,
 # rather than the same weight on every key?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions

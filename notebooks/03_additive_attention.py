@@ -17,10 +17,14 @@
 # # 03 · Additive attention
 #
 # The Gaussian kernel of chapter 01 compared a query with a key by their
-# distance, which only makes sense when both live in the same space. Often they
-# do not: a decoder state of size 20 may have to look at encoder features of
-# size 2. Additive attention handles that case with a tiny neural network that
-# maps the query and the key into a shared hidden space before scoring them.
+# distance, which only makes sense when both are vectors of the same size.
+# Often they are not. In a translation model, the query may describe the
+# words written so far and each key one word of the source sentence; two
+# different parts of the model make them, and nothing forces the two to have
+# the same size (chapter 08 builds a small model of this kind). Below, a
+# query of size 20 meets keys of size 2. Additive attention handles that case
+# with a tiny neural network that maps the query and the key into a shared
+# hidden space before scoring them.
 #
 # **In this notebook you will**
 # 1. write the additive score $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$ in plain
@@ -44,16 +48,20 @@ device = d2l.try_gpu()
 # %% [markdown]
 # ## The scoring function
 #
-# A query $q \in \mathbb{R}^{q}$ and a key $k \in \mathbb{R}^{k}$ (the sizes may
-# differ) are scored by a one-hidden-layer network with $h$ hidden units:
+# A query $q \in \mathbb{R}^{d_q}$ and a key $k \in \mathbb{R}^{d_k}$ (the sizes
+# $d_q$ and $d_k$ may differ) are scored by a one-hidden-layer network with
+# $d_h$ hidden units:
 #
 # $$a(q, k) = w_v^\top \tanh\left(W_q\, q + W_k\, k\right),
-# \qquad W_q \in \mathbb{R}^{h \times q},\; W_k \in \mathbb{R}^{h \times k},\;
-# w_v \in \mathbb{R}^{h}.$$
+# \qquad W_q \in \mathbb{R}^{d_h \times d_q},\; W_k \in \mathbb{R}^{d_h \times d_k},\;
+# w_v \in \mathbb{R}^{d_h}.$$
 #
-# $W_q$ and $W_k$ carry the query and the key into the same $h$-dimensional
+# $W_q$ and $W_k$ carry the query and the key into the same $d_h$-dimensional
 # space, where they can be added; $\tanh$ makes the score non-linear; $w_v$
-# turns the $h$ hidden features into one number. All three are learned.
+# turns the $d_h$ hidden features into one number. All three are learned.
+# The hidden size $d_h$ (`num_hiddens` in code) is a free setting, chosen
+# when the layer is built: nothing ties it to $d_q$ or $d_k$, and both
+# projections share it.
 #
 # For one pair the formula is three lines of `torch`. Here the query has 5
 # features, the key 3, and the hidden layer 8 units:
@@ -70,10 +78,11 @@ print(f"a(q, k) = {score.item():.4f}")
 
 # %% [markdown]
 # The same three lines as a picture, each piece with its size: $W_q$
-# ($h \times q$) and $W_k$ ($h \times k$) carry $q \in \mathbb{R}^{q}$ and
-# $k \in \mathbb{R}^{k}$ into $\mathbb{R}^{h}$, where they can be added; tanh
-# keeps the size $h$, and $w_v^\top$ ($1 \times h$) leaves a scalar. The line
-# at the bottom is the next section: the same steps for a whole batch.
+# ($d_h \times d_q$) and $W_k$ ($d_h \times d_k$) carry $q \in \mathbb{R}^{d_q}$
+# and $k \in \mathbb{R}^{d_k}$ into $\mathbb{R}^{d_h}$, where they can be added;
+# tanh keeps the size $d_h$, and $w_v^\top$ ($1 \times d_h$) leaves a scalar.
+# The line at the bottom is the next section: the same steps for a whole
+# batch.
 
 # %%
 from d2lmini.diagrams import draw_additive_scorer
@@ -83,21 +92,22 @@ draw_additive_scorer()
 # %% [markdown]
 # ## Every pair at once: broadcasting
 #
-# In a minibatch we have queries of shape (batch, Q, q) and keys of shape
-# (batch, K, k), and we need a score for each of the Q × K pairs. Projecting
-# first is cheap: each query and each key goes through its matrix once. Then
-# two inserted axes of length 1 let broadcasting form all the sums:
+# In a minibatch of $B$ examples, each with $n_q$ queries and $n_k$ keys, we
+# have queries of shape $(B, n_q, d_q)$ and keys of shape $(B, n_k, d_k)$, and
+# we need a score for each of the $n_q \times n_k$ pairs. Projecting first is
+# cheap: each query and each key goes through its matrix once. Then two
+# inserted axes of length 1 let broadcasting form all the sums:
 #
-# $$\underbrace{(B, Q, 1, h)}_{W_q q} + \underbrace{(B, 1, K, h)}_{W_k k}
-# \;\longrightarrow\; (B, Q, K, h) \;\xrightarrow{\;w_v^\top \tanh(\cdot)\;}\; (B, Q, K).$$
+# $$\underbrace{(B, n_q, 1, d_h)}_{W_q q} + \underbrace{(B, 1, n_k, d_h)}_{W_k k}
+# \;\longrightarrow\; (B, n_q, n_k, d_h) \;\xrightarrow{\;w_v^\top \tanh(\cdot)\;}\; (B, n_q, n_k).$$
 
 # %%
 def additive_scores(queries, keys, W_q, W_k, w_v):
     """a(q, k) = w_vᵀ tanh(W_q q + W_k k) for every (query, key) pair of a batch."""
-    queries = queries @ W_q.T  # (B, Q, h)
-    keys = keys @ W_k.T  # (B, K, h)
-    features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))  # (B, Q, K, h)
-    return features @ w_v  # (B, Q, K)
+    queries = queries @ W_q.T  # (B, n_q, d_h)
+    keys = keys @ W_k.T  # (B, n_k, d_h)
+    features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))  # (B, n_q, n_k, d_h)
+    return features @ w_v  # (B, n_q, n_k)
 
 
 queries, keys = torch.randn(2, 3, query_size), torch.randn(2, 4, key_size)
@@ -116,7 +126,7 @@ one_pair = w_v @ torch.tanh(W_q @ queries[1, 2] + W_k @ keys[1, 0])
 torch.testing.assert_close(scores[1, 2, 0], one_pair)
 
 looped = torch.stack([torch.stack([torch.stack([w_v @ torch.tanh(W_q @ qi + W_k @ kj) for kj in keys[b]])
-                                   for qi in queries[b]]) for b in range(2)])  # (B, Q, K)
+                                   for qi in queries[b]]) for b in range(2)])  # (B, n_q, n_k)
 torch.testing.assert_close(scores, looped)
 print("broadcast scores equal the pair-by-pair loop")
 
@@ -125,7 +135,8 @@ print("broadcast scores equal the pair-by-pair loop")
 #
 # The rest is what chapter 02 built: a masked softmax over the keys turns the
 # scores into weights, so that padding keys beyond `valid_lens` get weight 0,
-# and a batched matrix product averages the values:
+# and a batched matrix product averages the values (each of size $d_v$, which
+# need not match $d_q$ or $d_k$ either):
 #
 # $$\operatorname{attention}(q) = \sum_{j} \alpha(q, k_j)\, v_j,
 # \qquad \alpha = \operatorname{masked\_softmax}(a(q, \cdot)).$$
@@ -133,8 +144,8 @@ print("broadcast scores equal the pair-by-pair loop")
 # %%
 def additive_attention(queries, keys, values, valid_lens, W_q, W_k, w_v):
     """Additive attention pooling; returns the output and the weights."""
-    weights = d2l.masked_softmax(additive_scores(queries, keys, W_q, W_k, w_v), valid_lens)  # (B, Q, K)
-    return torch.bmm(weights, values), weights  # (B, Q, v), (B, Q, K)
+    weights = d2l.masked_softmax(additive_scores(queries, keys, W_q, W_k, w_v), valid_lens)  # (B, n_q, n_k)
+    return torch.bmm(weights, values), weights  # (B, n_q, d_v), (B, n_q, n_k)
 
 
 # %% [markdown]
@@ -145,10 +156,8 @@ def additive_attention(queries, keys, values, valid_lens, W_q, W_k, w_v):
 # rows of four, the same for both examples. The first example may look at its
 # first 2 keys, the second at its first 6.
 #
-# Before running it, predict the output. Ten identical keys get ten identical
-# scores, whatever the query and whatever the weights of the network. A softmax
-# of equal scores is uniform, so the output is the plain mean of the valid
-# value rows.
+# Before running it, predict the attention weights and the two outputs. You
+# need neither the query nor the network's parameters: look at the keys.
 
 # %%
 queries = torch.normal(0, 1, (2, 1, 20))  # (batch, queries, query_size)
@@ -160,11 +169,11 @@ print("value rows of each example:")
 print(values[0].numpy())
 
 # %% [markdown]
-# The mean of rows 0 and 1 is [2, 3, 4, 5]; the mean of rows 0 to 5 is
-# [10, 11, 12, 13]. Now let `d2lmini` run it, on the GPU if there is one. The
-# layers are built with explicit sizes, so their random initial weights are
-# drawn on the CPU and are the same whichever device runs the notebook;
-# `eval()` switches the dropout off.
+# Now let `d2lmini` run it, on the GPU if there is one. The layers are built
+# with explicit sizes, so their random initial parameters are drawn on the CPU
+# and are the same whichever device runs the notebook. The module also has
+# **dropout**, a training aid that sets a random share of the attention
+# weights to zero (chapter 04 shows it at work); `eval()` switches it off.
 
 # %%
 queries, keys, values, valid_lens = (t.to(device) for t in (queries, keys, values, valid_lens))
@@ -179,8 +188,12 @@ print(d2l.numpy(output[:, 0]).round(3))
 torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
 
 # %% [markdown]
-# Exactly as predicted: weight 1/2 on each of the two valid keys, 1/6 on each
-# of six, zero on the padding, and outputs [2, 3, 4, 5] and [10, 11, 12, 13].
+# Ten identical keys get ten identical scores, whatever the query and
+# whatever the network's parameters, and a softmax of equal scores is uniform:
+# weight 1/2 on each of the two valid keys, 1/6 on each of six, zero on the
+# padding. So each output is the plain mean of the valid value rows: rows 0
+# and 1 average to [2, 3, 4, 5], rows 0 to 5 to [10, 11, 12, 13].
+#
 # `d2l.show_weights` prints each weight in its cell and hatches the keys that
 # the mask removed (`d2l.attention_mask` turns the valid lengths into that
 # mask, True where a query may look), so a masked key cannot be mistaken for a
@@ -193,13 +206,15 @@ for b, ax in enumerate(axes):
     d2l.show_weights(attention.attention_weights[b], mask=mask[b], ax=ax, ylabels=["query"],
                      ylabel=f"example {b}", xlabel="Keys" if b == 1 else "", colorbar=False)
 _ = fig.colorbar(axes[0].collections[0], ax=axes, label="attention weight", shrink=0.9)
-#
+
+# %% [markdown]
 # ## Checking against `d2lmini`
 #
 # Our two functions should compute what `d2l.AdditiveAttention` computes. Hand
-# them the module's own weights (an `nn.Linear` stores $W$ with shape
-# (out, in), exactly our $W_q$ and $W_k$) and compare, this time with random
-# keys so that the weights are not uniform. PyTorch has no built-in additive
+# them the module's own parameters (an `nn.Linear` stores its matrix with
+# shape (out, in), exactly the shape of our $W_q$ and $W_k$) and compare. The
+# toy example's identical keys would hide a mistake that treats every key
+# alike, so the comparison uses random keys. PyTorch has no built-in additive
 # attention, so the pair-by-pair loop above is our independent reference.
 
 # %%
@@ -209,47 +224,43 @@ ours, our_weights = additive_attention(queries, random_keys, values, valid_lens,
                                        attention.W_q.weight, attention.W_k.weight, attention.w_v.weight[0])
 torch.testing.assert_close(our_weights, attention.attention_weights)
 torch.testing.assert_close(ours, output)
-print("weights of example 1 with random keys:", d2l.numpy(our_weights[1, 0]).round(3))
 print("our additive attention matches d2l.AdditiveAttention")
 
 # %% [markdown]
-# With random keys the scores differ from key to key, so the weights are no
-# longer uniform — though they stay close to it: a freshly initialised
-# network has small weights, so its scores are small. Training is what would
-# sharpen them.
-#
 # ## The concatenation form
 #
 # Papers often write the additive score as one matrix applied to the query and
 # the key stacked into one vector:
 #
 # $$a(q, k) = w_v^\top \tanh\left(W_a \begin{bmatrix} q \\ k \end{bmatrix}\right),
-# \qquad W_a \in \mathbb{R}^{h \times (q + k)}.$$
+# \qquad W_a \in \mathbb{R}^{d_h \times (d_q + d_k)}.$$
 #
-# Split $W_a$ into its first $q$ columns and its last $k$ columns,
+# Split $W_a$ into its first $d_q$ columns and its last $d_k$ columns,
 # $W_a = [\,W_q \;\; W_k\,]$. A matrix times a stacked vector is the sum of the
 # blocks times the pieces, $W_a [q; k] = W_q q + W_k k$: the two forms are the
 # same family of functions, and every $W_a$ gives a $(W_q, W_k)$ pair and back.
 
 # %%
-W_a = torch.cat([W_q, W_k], dim=1)  # (h, query_size + key_size)
-stacked = torch.cat([q, k])  # (query_size + key_size,)
+W_a = torch.cat([W_q, W_k], dim=1)  # (d_h, d_q + d_k)
+stacked = torch.cat([q, k])  # (d_q + d_k,)
 torch.testing.assert_close(W_a @ stacked, W_q @ q + W_k @ k)
 torch.testing.assert_close(w_v @ torch.tanh(W_a @ stacked), score)
 print("W_a [q; k] equals W_q q + W_k k; shape of W_a:", tuple(W_a.shape))
 
 # %% [markdown]
 # Equal functions, unequal costs. The stacked form multiplies a fresh
-# $(q + k)$-vector for every one of the $Q \cdot K$ pairs; the split form
-# projects each query and each key once and only adds per pair. Count the
-# multiply–adds for 50 queries, 50 keys, sizes 64 and $h = 32$:
+# $(d_q + d_k)$-vector by $W_a$ for every one of the $n_q \cdot n_k$ pairs;
+# the split form projects each query and each key once and only adds per
+# pair. Count the arithmetic up to the tanh (one multiply–add or one addition
+# counts as one operation) for 50 queries and 50 keys, $d_q = d_k = 64$ and
+# $d_h = 32$:
 
 # %%
-Q, K, size, h = 50, 50, 64, 32
-stacked_cost = Q * K * h * (size + size)  # one (h x 2*size) product per pair
-split_cost = Q * h * size + K * h * size + Q * K * h  # project once, then add per pair
-print(f"stacked: {stacked_cost:,} multiply-adds")
-print(f"split:   {split_cost:,} multiply-adds, {stacked_cost / split_cost:.0f}x fewer")
+n_q, n_k, size, d_h = 50, 50, 64, 32  # size: d_q = d_k
+stacked_cost = n_q * n_k * d_h * (size + size)  # one (d_h x 2*size) product per pair
+split_cost = n_q * d_h * size + n_k * d_h * size + n_q * n_k * d_h  # project once, then add per pair
+print(f"stacked: {stacked_cost:,} operations")
+print(f"split:   {split_cost:,} operations, {stacked_cost / split_cost:.0f}x fewer")
 
 # %% [markdown]
 # That is why implementations (`d2lmini` included) keep $W_q$ and $W_k$
@@ -257,9 +268,11 @@ print(f"split:   {split_cost:,} multiply-adds, {stacked_cost / split_cost:.0f}x 
 #
 # ## Queries and keys of different sizes
 #
-# The toy example already scored queries of size 20 against keys of size 2. The
-# dot product $q^\top k$ cannot do that: it needs equal sizes, and
-# `DotProductAttention` says so.
+# The toy example already scored queries of size 20 against keys of size 2.
+# The dot product $q^\top k$ cannot do that: it needs equal sizes. It is the
+# score of `d2l.DotProductAttention`, which chapter 04 builds ($q^\top k$
+# divided by $\sqrt{d}$, where $d$ is that common size); here it is enough
+# that the module refuses our toy inputs, and says why:
 
 # %%
 try:
@@ -281,10 +294,15 @@ print("output:", tuple(mixed_output.shape), " weights:", tuple(mixed.attention_w
 # ## Additive versus dot-product weights
 #
 # When keys and queries do have the same size, both scoring functions apply.
-# The figure scores 4 queries against 10 keys (the second example, 6 of them
-# valid) with each function, twice: once with identical keys as in the toy
-# example, once with random noise of scale 1 added to the keys. Rows are
-# queries, columns are keys, and one colour scale serves all four panels.
+# The figure scores 4 queries of size 2 against 10 keys (the second example,
+# 6 of them valid) with each function, twice: once with identical keys as in
+# the toy example, once with random noise of scale 1 added to the keys. Rows
+# are queries, columns are keys, and one colour scale serves all four panels;
+# the masked keys 6 to 9 show as the 0 they hold.
+#
+# Predict before you run the next two cells: with identical keys, do the two
+# functions give the same weights? And once the noise makes the keys
+# differ?
 
 # %%
 pair_queries = torch.randn(2, 4, 2)
@@ -301,9 +319,6 @@ for key_set in (identical_keys, noisy_keys):
     panels.append(torch.stack([additive.attention_weights[1], dot_product.attention_weights[1]]))
 panels = torch.stack(panels).detach().cpu()  # (key sets, scoring functions, queries, keys)
 
-for name, pair in zip(["identical keys", "noisy keys"], panels):
-    print(f"{name}: largest gap between the two weightings = {(pair[0] - pair[1]).abs().max():.3f}")
-
 # %%
 fig = d2l.show_heatmaps(panels, xlabel="Keys", ylabel="Queries",
                         titles=["additive", "scaled dot product"], figsize=(7, 3.6))
@@ -314,12 +329,13 @@ fig.axes[2].set_ylabel("noisy keys\nQueries")
 d2l.plt.show()
 
 # %% [markdown]
-# With identical keys both rows are flat over the six valid keys: equal keys
-# leave a scoring function nothing to choose between. With noisy keys the two
-# functions part ways. The dot product picks out the keys that point along each
-# query; the untrained additive network is still nearly uniform, and where it
-# does prefer a key it need not be the same one. Neither is "right": they are
-# different functions, and training decides what each one attends to.
+# With identical keys (top row) both panels are flat over the six valid
+# keys, 1/6 each: equal keys leave any scoring function nothing to choose
+# between. With noisy keys (bottom row) the two functions part ways. The dot
+# product favours, for each query, the keys with the largest component along
+# it; the untrained additive network is still nearly uniform, and where it
+# does prefer a key it need not be the same one. Neither is "right": they are different functions,
+# and training decides what each one attends to.
 #
 # ## Explore
 #
@@ -373,27 +389,26 @@ explorer
 #
 # * Additive attention scores a pair with a small network,
 #   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$, so queries and keys may have
-#   different sizes: only the hidden size $h$ has to match.
-# * Projecting first and broadcasting (B, Q, 1, h) + (B, 1, K, h) scores every
-#   pair at once; a masked softmax and `torch.bmm` finish the pooling.
+#   different sizes $d_q$ and $d_k$: nothing has to match. The hidden size
+#   $d_h$ is a free setting that both projections share.
+# * Projecting first and broadcasting $(B, n_q, 1, d_h) + (B, 1, n_k, d_h)$
+#   scores every pair at once; a masked softmax and `torch.bmm` finish the
+#   pooling.
 # * Identical keys get identical scores, hence uniform weights over the valid
 #   keys: the toy example returns the means [2, 3, 4, 5] and [10, 11, 12, 13].
 # * $W_a [q; k] = W_q q + W_k k$ with $W_a = [W_q \; W_k]$: the concatenation form
 #   is the same function, computed less efficiently.
 # * `d2l.AdditiveAttention` equals the from-scratch version given the same
-#   weights.
+#   parameters.
+# * With identical keys, additive and dot-product attention give the same
+#   uniform weights; with noisy keys they part ways.
 
 # %% [markdown]
 # ## Why? A question to check
 #
 # **In the toy example all ten keys are (1, 1). Why are the weights uniform
 # over the valid keys, whatever the query and whatever the network's
-# weights?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
+# parameters?**
 
 # %%
 from d2lmini.exercises import questions
@@ -404,40 +419,50 @@ questions.ask("03")
 # %% [markdown]
 # ## Exercises
 #
-# Fill in the body of each function below, then run the check
-# cell below it.
+# Fill in the body of each function below, then run the check cell below
+# it.
 
 # %% [markdown]
 # ### Exercise 3.1 · A score from matrix products only (★)
 #
-# Another way to score a query of size q against a key of size k is the
-# bilinear form $a(q, k) = q^\top W k$ with $W \in \mathbb{R}^{q \times k}$: no
-# hidden layer, no $\tanh$, only matrix products. Write
-# `bilinear_scores(queries, keys, W)` for a batch, (B, Q, q) and (B, K, k) in,
-# (B, Q, K) out, using `@` or `torch.bmm` (no loops). With $W = I$ it should
-# reduce to the plain dot product.
+# Additive attention uses a hidden layer and a $\tanh$ to score a query of
+# size $d_q$ against a key of size $d_k$. Can matrix products alone do it?
+# Design a score $a(q, k)$ that
+#
+# * uses one learnable matrix $W$ of shape $(d_q, d_k)$ and matrix products
+#   only: no hidden layer, no $\tanh$;
+# * gives one number for each (query, key) pair;
+# * is the plain dot product $q^\top k$ when $d_q = d_k$ and $W = I$.
+#
+# Then write `matrix_scores(queries, keys, W)` for a batch: queries
+# $(B, n_q, d_q)$ and keys $(B, n_k, d_k)$ in, scores $(B, n_q, n_k)$ out,
+# using `@` or `torch.bmm` (no loops).
 
 # %% tags=["exercise"]
-def bilinear_scores(queries, keys, W):
-    """Scores qᵀ W k for every (query, key) pair, shape (B, Q, K)."""
+def matrix_scores(queries, keys, W):
+    """One score per (query, key) pair from matrix products with W (d_q, d_k): shape (B, n_q, n_k)."""
     ### BEGIN SOLUTION
     return queries @ W @ keys.transpose(1, 2)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch03.check_bilinear_scores(bilinear_scores)
+ch03.check_bilinear_scores(matrix_scores)
 
 # %% [markdown]
-# ### Exercise 3.2 · Random keys: do the two scores still agree? (★)
+# ### Exercise 3.2 · Put a number on the gap (★)
 #
-# Write `weight_gap(additive, queries, keys, values, valid_lens)`: run the
-# given `d2l.AdditiveAttention` module and a `d2l.DotProductAttention` (no
-# dropout) on the same inputs and return the largest absolute difference
-# between their attention weights, as a 0-d tensor. The check runs it with
-# identical keys and with random keys. Before running it, predict: for which
-# kind of keys must the gap be zero, and why can it not stay zero for the
-# other?
+# The comparison figure showed the two weightings side by side. Write
+# `weight_gap(additive, queries, keys, values, valid_lens)`: run the given
+# `d2l.AdditiveAttention` module and a `d2l.DotProductAttention` (no dropout)
+# on the same inputs and return the largest absolute difference between their
+# attention weights, as a 0-d tensor.
+#
+# The check runs it on the figure's two cases, identical keys and random keys,
+# and on a third: queries that all point along $(1, 0)$, and keys $(1, t_j)$
+# with eight different numbers $t_j$, so that no two keys are equal. Before
+# running it, predict the third gap. Is it zero? Is either of the two
+# weightings uniform there, and why?
 
 # %% tags=["exercise"]
 def weight_gap(additive, queries, keys, values, valid_lens):
@@ -458,18 +483,19 @@ ch03.check_weight_gap(weight_gap)
 #
 # Write `concat_scores(queries, keys, W_a, w_v)` that computes
 # $w_v^\top \tanh(W_a [q; k])$ for every (query, key) pair, with the query
-# first in the stacked vector. `queries` is (B, Q, q), `keys` is (B, K, k),
-# `W_a` is (h, q + k) and `w_v` is (h,); return the scores, (B, Q, K). Build
-# the stacked pairs explicitly (`expand` both tensors to (B, Q, K, ·), then
-# `torch.cat`) — the point is to see the stacked form work, not to be fast.
+# first in the stacked vector. `queries` is $(B, n_q, d_q)$, `keys` is
+# $(B, n_k, d_k)$, `W_a` is $(d_h, d_q + d_k)$ and `w_v` is $(d_h,)$; return
+# the scores, $(B, n_q, n_k)$. Build the stacked pairs explicitly (`expand`
+# both tensors to $(B, n_q, n_k, \cdot)$, then `torch.cat`): the point is to
+# see the stacked form work, not to be fast.
 
 # %% tags=["exercise"]
 def concat_scores(queries, keys, W_a, w_v):
-    """Scores w_vᵀ tanh(W_a [q; k]) for every (query, key) pair, shape (B, Q, K)."""
+    """Scores w_vᵀ tanh(W_a [q; k]) for every (query, key) pair, shape (B, n_q, n_k)."""
     ### BEGIN SOLUTION
-    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1),
-                       keys.unsqueeze(1).expand(B, Q, K, -1)], dim=-1)  # (B, Q, K, q + k)
+    B, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
+    pairs = torch.cat([queries.unsqueeze(2).expand(B, n_q, n_k, -1),
+                       keys.unsqueeze(1).expand(B, n_q, n_k, -1)], dim=-1)  # (B, n_q, n_k, d_q + d_k)
     return torch.tanh(pairs @ W_a.T) @ w_v
     ### END SOLUTION
 
@@ -482,9 +508,11 @@ ch03.check_concat_scores(concat_scores)
 #
 # * D. Bahdanau, K. Cho and Y. Bengio (2014), "Neural Machine Translation by
 #   Jointly Learning to Align and Translate" (arXiv:1409.0473): the additive
-#   score, introduced to let a decoder look back at every encoder state.
-#   Chapter 08 trains a model of this kind.
+#   score, introduced so that a translation model, as it writes each word,
+#   can look back at every word of the source sentence. Chapter 08 trains a
+#   small model of this kind.
 # * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
-#   Attention-based Neural Machine Translation": the additive score against
-#   the dot-product and bilinear ($q^\top W k$) ones, measured.
+#   Attention-based Neural Machine Translation": the additive score measured
+#   against the dot product and against a score built from one matrix, which
+#   they call "general".
 # * The d2l book, section "Attention Scoring Functions".

@@ -71,12 +71,35 @@ def test_a_student_stub_is_reported_as_not_attempted():
 
 # ---- Exercise 3.2 -------------------------------------------------------------
 
-def test_weight_gap_accepts_the_right_gap_and_reports_both(capsys):
+def test_weight_gap_accepts_the_right_gap_and_reports_all_three(capsys):
     ch03.check_weight_gap(weight_gap)
     line = capsys.readouterr().out
     assert line.startswith("✓ Exercise 3.2") and "identical keys: 0.000" in line
-    random_gap = float(line.split("random keys: ")[1].rstrip(".\n"))
-    assert random_gap > 0.05
+    random_gap = float(line.split("random keys: ")[1].split(";")[0])
+    sideways_gap = float(line.split("keys (1, t): ")[1].split(". ")[0])
+    assert random_gap > 0.05 and sideways_gap > 0.05
+
+
+def test_weight_gap_keys_1_t_are_uniform_for_the_dot_product_and_not_for_the_additive_one():
+    queries = (torch.tensor([0.5, 1.0, 2.0])[:, None] * torch.tensor([1.0, 0.0])).expand(2, 3, 2)
+    keys = torch.stack([torch.ones(8), torch.linspace(-2, 2, 8)], dim=-1).expand(2, 8, 2)
+    values, valid_lens = torch.zeros(2, 8, 4), torch.tensor([3, 6])
+    dot_product = d2l.DotProductAttention(dropout=0.0)
+    dot_product(queries, keys, values, valid_lens)
+    torch.testing.assert_close(dot_product.attention_weights[1, :, :6], torch.full((3, 6), 1 / 6))
+    with seeded(0):
+        additive = d2l.AdditiveAttention(num_hiddens=8, dropout=0.0, key_size=2, query_size=2)
+    additive(queries, keys, values, valid_lens)
+    assert additive.attention_weights[1, :, :6].std(dim=-1).min() > 0.01
+
+
+def test_weight_gap_with_only_two_key_sets_right_is_caught_on_the_third():
+    def always_the_random_queries(additive, queries, keys, values, valid_lens):
+        return weight_gap(additive, torch.randn(2, 3, 2, generator=torch.Generator().manual_seed(32)),
+                          keys, values, valid_lens)
+
+    with pytest.raises(ExerciseError, match=r"\(keys \(1, t\)\)"):  # the random queries are the check's own
+        ch03.check_weight_gap(always_the_random_queries)
 
 
 def test_weight_gap_names_comparing_outputs():
@@ -91,9 +114,17 @@ def test_weight_gap_names_comparing_outputs():
 
 # ---- Exercise 3.1 -------------------------------------------------------------
 
-def test_bilinear_scores_accepts_q_W_k(capsys):
+def test_bilinear_scores_accepts_q_W_k_and_names_it_only_then(capsys):
     ch03.check_bilinear_scores(bilinear_scores)
-    assert capsys.readouterr().out.startswith("✓ Exercise 3.1")
+    assert capsys.readouterr().out.startswith("✓ Exercise 3.1 · a score from matrix products only: correct. "
+                                              "This is the bilinear score qᵀ W k")
+
+
+def test_bilinear_scores_first_hint_asks_rather_than_gives_the_formula():
+    with pytest.raises(ExerciseError) as info:
+        ch03.check_bilinear_scores(lambda queries, keys, W: torch.zeros(2, 3, 4))
+    assert "qᵀ W k" not in str(info.value)  # the title and the first hint leave the design to the learner
+    assert "qᵀ W k" in info.value.hints[1]
 
 
 def test_bilinear_scores_reports_a_keys_by_queries_result():

@@ -9,11 +9,11 @@ from ._support import hint_for, seeded
 
 CONCATENATION = "Exercise 3.3 · the concatenation form"
 WEIGHT_GAP = "Exercise 3.2 · additive versus dot-product weights"
-BILINEAR = "Exercise 3.1 · the bilinear score qᵀ W k"
+BILINEAR = "Exercise 3.1 · a score from matrix products only"
 
 
 def _module_scores(attention, queries, keys):
-    """w_vᵀ tanh(W_q q + W_k k) from an ``AdditiveAttention``'s own layers, (B, Q, K)."""
+    """w_vᵀ tanh(W_q q + W_k k) from an ``AdditiveAttention``'s own layers, (B, n_q, n_k)."""
     features = torch.tanh(attention.W_q(queries).unsqueeze(2) + attention.W_k(keys).unsqueeze(1))
     return attention.w_v(features).squeeze(-1).detach()
 
@@ -33,10 +33,10 @@ def check_concat_scores(concat_scores):
     no_tanh = torch.cat([queries.unsqueeze(2).expand(2, 3, 4, 5), keys.unsqueeze(1).expand(2, 3, 4, 3)], -1)
     hint = hint_for(received, (
         "each (query, key) pair gets one score, w_vᵀ tanh(W_a [q; k])",
-        "build [q; k] for every pair, a (B, Q, K, q + k) tensor: expand the queries along the key axis and "
-        "the keys along the query axis, join them on the last axis, then apply W_a, tanh and w_v"), [
+        "build [q; k] for every pair, a (B, n_q, n_k, d_q + d_k) tensor: expand the queries along the key "
+        "axis and the keys along the query axis, join them on the last axis, then apply W_a, tanh and w_v"), [
             (torch.tanh(swapped @ W_a.T) @ w_v,
-             ("you stacked [k; q]: put the query first", "W_a's first columns belong to the query")),
+             ("you stacked [k; q]: put the query first", "W_a's first d_q columns belong to the query")),
             (no_tanh @ W_a.T @ w_v, ("the tanh is missing", "apply tanh to W_a [q; k] before the product with w_v")),
         ])
     if isinstance(received, torch.Tensor) and received.shape == (2, 3, 4, 1):
@@ -48,9 +48,9 @@ def check_concat_scores(concat_scores):
 
 @check(WEIGHT_GAP)
 def check_weight_gap(weight_gap):
-    """Exercise 3.2: zero gap for identical keys, the true gap for random keys."""
+    """Exercise 3.2: zero gap for identical keys, the true gap for random keys and for keys (1, t)."""
     with seeded(32):
-        queries = torch.randn(2, 3, 2)
+        random_queries = torch.randn(2, 3, 2)
         random_keys = torch.randn(2, 8, 2)
         values = torch.randn(2, 8, 4)
         additive = AdditiveAttention(num_hiddens=8, dropout=0.0, key_size=2, query_size=2)
@@ -58,10 +58,15 @@ def check_weight_gap(weight_gap):
             additive.w_v.weight.mul_(4)  # sharper scores, so the two weightings differ clearly
     valid_lens = torch.tensor([3, 6])
     identical_keys = torch.ones(2, 8, 2)
+    # Queries along (1, 0) and keys (1, t): every key has the same component along every query.
+    along = (torch.tensor([0.5, 1.0, 2.0])[:, None] * torch.tensor([1.0, 0.0])).expand(2, 3, 2)
+    sideways_keys = torch.stack([torch.ones(8), torch.linspace(-2, 2, 8)], dim=-1).expand(2, 8, 2)
 
     dot_product = DotProductAttention(dropout=0.0)
     gaps = {}
-    for name, keys in (("identical", identical_keys), ("random", random_keys)):
+    cases = (("identical keys", random_queries, identical_keys), ("random keys", random_queries, random_keys),
+             ("keys (1, t)", along, sideways_keys))
+    for name, queries, keys in cases:
         additive(queries, keys, values)
         dot_product(queries, keys, values)
         unmasked_gap = (additive.attention_weights - dot_product.attention_weights).abs().max().detach()
@@ -78,23 +83,27 @@ def check_weight_gap(weight_gap):
                           "compare the attention_weights that each module stores after a call")),
             (unmasked_gap, ("pass valid_lens to both calls", "padding keys must get weight 0 in both")),
         ])
-        expect_close(received, expected, f"{WEIGHT_GAP} ({name} keys)", hint)
+        expect_close(received, expected, f"{WEIGHT_GAP} ({name})", hint)
         gaps[name] = expected.item()
-    passed(WEIGHT_GAP, f"Gap with identical keys: {gaps['identical']:.3f}; with random keys: "
-                       f"{gaps['random']:.3f}.")
+    passed(WEIGHT_GAP, f"Gap with identical keys: {gaps['identical keys']:.3f}; with random keys: "
+                       f"{gaps['random keys']:.3f}; with keys (1, t): {gaps['keys (1, t)']:.3f}. Against a query "
+                       f"along (1, 0), every key (1, t) has the same dot product, so the dot product weights them "
+                       f"equally; the additive network sees the whole key and tells them apart.")
 
 
 @check(BILINEAR)
 def check_bilinear_scores(bilinear_scores):
-    """Exercise 3.1: qᵀ W k for every pair, with different query and key sizes."""
+    """Exercise 3.1: a score from matrix products only (qᵀ W k) for every pair, with different sizes."""
     with seeded(33):
         queries, keys, W = torch.randn(2, 3, 5), torch.randn(2, 4, 2), torch.randn(5, 2)
         same_size_keys = torch.randn(2, 4, 5)
     received = bilinear_scores(queries, keys, W)
     expected = torch.einsum("bqi,ij,bkj->bqk", queries, W, keys)
-    hint = hint_for(received, ("the score of query q and key k is qᵀ W k, for every pair of the batch",
-                               "multiply the queries (B, Q, q) by W (q, k), then by the keys with their last "
-                               "two axes swapped, (B, k, K)"),
+    hint = hint_for(received, ("W has shape (d_q, d_k): a product with W turns a key into a vector of a "
+                               "query's size. Which score of two vectors of equal size must W = I give?",
+                               "score the query against W k by a dot product, qᵀ (W k) = qᵀ W k: multiply the "
+                               "queries (B, n_q, d_q) by W (d_q, d_k), then by the keys with their last two "
+                               "axes swapped, (B, d_k, n_k)"),
                     [(-expected, ("check the sign", "the score is +qᵀ W k")),
                      (expected.transpose(1, 2), ("your result has one row per key: rows are queries, columns "
                                                  "keys", "the queries come first in the product, the keys' "
@@ -106,4 +115,5 @@ def check_bilinear_scores(bilinear_scores):
     received = bilinear_scores(queries, same_size_keys, torch.eye(5))
     expected = torch.bmm(queries, same_size_keys.transpose(1, 2))  # the unscaled dot product
     expect_close(received, expected, f"{BILINEAR} (W = I)", "with W = I the result must be the dot product qᵀk")
-    passed(BILINEAR, "With W = I it is the unscaled dot product; any W lets q and k differ in size.")
+    passed(BILINEAR, "This is the bilinear score qᵀ W k: with W = I it is the unscaled dot product, and any W "
+                     "lets q and k differ in size.")

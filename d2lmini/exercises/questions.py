@@ -109,7 +109,7 @@ QUESTIONS = {
     ),
     "03": Question(
         prompt="In the toy example all ten keys are (1, 1). Why are the weights uniform over the valid keys, "
-               "whatever the query and whatever the network's weights?",
+               "whatever the query and whatever the network's parameters?",
         options=(
             "Because identical keys get identical scores, and a softmax of equal scores is uniform.",
             "Because the network is untrained, so all its scores are close to 0.",
@@ -121,13 +121,13 @@ QUESTIONS = {
             "Right. A score a(q, k) depends on the query and the key only. Ten copies of one key get ten "
             "equal scores for any query and any W_q, W_k, w_v, and the softmax of equal numbers is flat, "
             "so the output is the mean of the valid value rows: [2, 3, 4, 5] and [10, 11, 12, 13].",
-            "Training is not the point: the dot-product score has no weights at all, and with identical "
+            "Training is not the point: the dot-product score has no parameters at all, and with identical "
             "keys its rows are just as flat (the comparison figure). Ask what a score can depend on, and "
             "what is the same for all ten keys.",
             "Saturation would only make large scores alike, yet these weights are exactly 1/2 and 1/6 "
             "for any query, small or large. Ask what the ten keys give the score in common.",
             "Comparing different sizes is what additive attention is for: W_q and W_k take both to the "
-            "hidden size h. Ask what is special about the keys of this example.",
+            "same hidden size d_h. Ask what is special about the keys of this example.",
         ),
     ),
     "04": Question(
