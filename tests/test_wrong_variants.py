@@ -80,7 +80,7 @@ def _discarded_mask(queries, keys, values):
 # ---- chapter 05 ----
 
 def _einsum_unfolded(queries, keys, values, mha):
-    """The heads split by a reshape to (B, h, n, p) with no transpose, and joined the same way."""
+    """The heads split by a reshape to (B, h, n, d_head) with no transpose, and joined the same way."""
     h, B = mha.num_heads, queries.shape[0]
 
     def split(x):
@@ -113,10 +113,10 @@ def _einsum_no_W_o(queries, keys, values, mha):
 
 
 def _head_weights_over_queries(mha, X, head):
-    p = mha.W_q.weight.shape[0] // mha.num_heads
-    rows = slice(head * p, (head + 1) * p)
+    d_head = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * d_head, (head + 1) * d_head)
     q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T
-    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, 1)
+    return torch.softmax(q @ k.transpose(1, 2) / d_head ** 0.5, 1)
 
 
 # ---- chapter 07 ----
@@ -284,7 +284,7 @@ CATALOGUE = {
         "√num_hiddens": (lambda mha, X, head: t05.head_weights(mha, X, head, scale_width=12),
                          r"not by √num_hiddens"),
         "no scale": (lambda mha, X, head: t05.head_weights(mha, X, head, scale_width=1),
-                     r"divide the scores by √p before the softmax"),
+                     r"divide the scores by √d_head before the softmax"),
         "softmax over the queries": (_head_weights_over_queries, r"your softmax runs over the queries"),
         "interleaved rows": (lambda mha, X, head: t05.head_weights(mha, X, head, rows=slice(head, None, 3)),
                              r"\(head 0\)(?s:.*)a block of consecutive rows"),
@@ -303,7 +303,7 @@ CATALOGUE = {
         "√num_hiddens": (lambda q, k, v, mha: t05.einsum_multihead(q, k, v, mha, scale_width=12),
                          r"not by √num_hiddens"),
         "no scale": (lambda q, k, v, mha: t05.einsum_multihead(q, k, v, mha, scale_width=1),
-                     r"divide the scores by √p before the softmax"),
+                     r"divide the scores by √d_head before the softmax"),
         "unfolded head split": (_einsum_unfolded, r"without the transpose mixes positions into the heads"),
         "heads joined unmoved": (_einsum_joined_unmoved, r"the heads were joined without moving them back"),
         "no W_o": (_einsum_no_W_o, r"W_o is missing"),
