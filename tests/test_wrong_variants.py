@@ -71,6 +71,18 @@ def _weights_of(attention):
     return lambda queries, keys: attention(queries, keys, torch.eye(keys.shape[1]).expand(keys.shape[0], -1, -1))
 
 
+def _half_norms(x):
+    """½‖x‖² of each vector of x, (..., n, d) -> (..., n, 1)."""
+    return 0.5 * (x ** 2).sum(-1, keepdim=True)
+
+
+def _full_distance(queries, keys):
+    """Exercise 4.3 with both norms appended: the dot products are the full -½‖q - k‖²."""
+    half_q, half_k = _half_norms(queries), _half_norms(keys)
+    return (torch.cat([queries, torch.ones_like(half_q), -half_q], -1),
+            torch.cat([keys, -half_k, torch.ones_like(half_k)], -1))
+
+
 def _discarded_mask(queries, keys, values):
     scores = queries @ keys.transpose(1, 2) / 2
     scores.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))  # the result is thrown away
@@ -246,12 +258,20 @@ CATALOGUE = {
                            r"use the bytes_per_element argument"),
         "one number": (lambda nq, nk, d, bytes_per_element=4: 2 * nq * nk * d, r"return two numbers, as a tuple"),
     }),
-    exercises.ch04.check_distance_scores: Entry(lambda q, k: torch.zeros(2, 3, 5), {
-        "full distance": (lambda q, k: -0.5 * torch.cdist(q, k) ** 2, r"you returned the full -½‖q - k‖²"),
-        "no half": (lambda q, k: q @ k.transpose(1, 2) - (k ** 2).sum(-1).unsqueeze(1),
+    exercises.ch04.check_distance_scores: Entry(lambda q, k: (torch.zeros(2, 3, 5), torch.zeros(2, 5, 5)), {
+        "full distance": (_full_distance, r"your vectors give the full -½‖q - k‖²"),
+        "nothing added": (lambda q, k: t04.distance_as_dot_product(q, k, query_end=lambda q: 0 * q[..., :1]),
+                          r"the appended coordinates add nothing"),
+        "no half": (lambda q, k: t04.distance_as_dot_product(q, k, key_end=lambda k: -2 * _half_norms(k)),
                     r"halve the squared norm of the keys"),
-        "query norm": (lambda q, k: q @ k.transpose(1, 2) - 0.5 * (q ** 2).sum(-1).unsqueeze(2), r"not ½‖q‖²"),
-        "signs": (lambda q, k: -t04.distance_scores(q, k), r"check the signs"),
+        "query norm": (lambda q, k: t04.distance_as_dot_product(
+            q, k, query_end=lambda q: -_half_norms(q), key_end=lambda k: torch.ones_like(k[..., :1])),
+            r"not ½‖q‖²"),
+        "key sign": (lambda q, k: t04.distance_as_dot_product(q, k, key_end=_half_norms),
+                     r"check the sign of the key's appended number"),
+        "signs": (lambda q, k: t04.distance_as_dot_product(-q, k, key_end=_half_norms), r"check the signs"),
+        "one tensor": (lambda q, k: q @ k.transpose(1, 2), r"(?s)expected: a pair \(longer_queries, longer_keys\)"),
+        "nothing appended": (lambda q, k: (q, k), r"nothing was appended"),
     }),
     exercises.ch04.check_causal_attention: Entry(lambda q, k, v: v, {
         "flipped mask": (_causal(mask=torch.triu), r"use torch.tril, not torch.triu"),
