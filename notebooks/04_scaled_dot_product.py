@@ -187,9 +187,10 @@ d2l.plt.show()
 # takes nearly all the weight: the softmax **saturates**. We measure what that
 # does on 300 queries against 10 keys each, with and without the scale:
 #
-# * the largest weight in a row (1 means one-hot) and the row's entropy
-#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot; uniform over 10 keys
-#   gives $\log 10 \approx 2.30$);
+# * the largest weight in a row (1 means one-hot: all the weight on one key)
+#   and the entropy of the row's weights $\alpha_j$,
+#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot;
+#   uniform over 10 keys gives $\log 10 \approx 2.30$);
 # * the gradients that training would follow. We take a loss that depends on
 #   every weight, $L = \sum_j g_j \alpha_j$ with fixed random numbers $g_j$,
 #   and let PyTorch's automatic differentiation (autograd, `.backward()`)
@@ -203,7 +204,8 @@ d2l.plt.show()
 # %% [markdown]
 # **Deeper (you may skip this).** The two gradients in formulas. For
 # $\alpha = \operatorname{softmax}(s)$, $\partial \alpha_i / \partial s_j =
-# \alpha_i(\delta_{ij} - \alpha_j)$: the Jacobian is
+# \alpha_i(\delta_{ij} - \alpha_j)$, with $\delta_{ij} = 1$ when $i = j$ and 0
+# otherwise: the Jacobian is
 # $J = \operatorname{diag}(\alpha) - \alpha\alpha^\top$ (symmetric), so
 # $\partial L / \partial s = J\, \partial L / \partial \alpha = J g$. A one-hot
 # $\alpha$ makes $J = 0$: a saturated softmax passes almost nothing back to
@@ -224,7 +226,7 @@ def softmax_statistics(q, k, scale, g):
     and the gradient norm at q of every row."""
     q = q.detach().requires_grad_()  # (rows, 1, d)
     scores = (q @ k.transpose(1, 2)).squeeze(1) * scale  # (rows, keys)
-    scores.retain_grad()  # keep ∂L/∂s too: autograd keeps only the gradients of leaves, like q, by default
+    scores.retain_grad()  # keep ∂L/∂s too: by default autograd keeps only the gradients of inputs such as q
     weights = torch.softmax(scores, dim=-1)  # (rows, keys)
     (weights * g).sum().backward()  # L = Σ g · α, so ∂L/∂α = g
     entropy = torch.special.entr(weights).sum(dim=-1)  # -Σ α log α, with 0 log 0 = 0
@@ -303,9 +305,9 @@ d2l.plt.show()
 # Scaled by $1/\sqrt{d}$, every curve is flat: the rows stay as spread at
 # $d = 1024$ as at $d = 4$, and every row gets a gradient at $q$ of about the
 # same size at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31 from
-# $d = 4$ on; at $d = 1024$ no row below 0.01). The scale does not rescue a vanishing average, for
-# the average did not vanish; it keeps the gradient spread over all the
-# queries, at a size that does not change with $d$.
+# $d = 4$ on; at $d = 1024$ no row below 0.01). The scale does not rescue a
+# vanishing average, for the average did not vanish; it keeps the gradient
+# spread over all the queries, at a size that does not change with $d$.
 #
 # ## Causal self-attention on two sentences
 #
@@ -320,7 +322,8 @@ d2l.plt.show()
 #
 # Take the sentences "It took one minute." and "The size was minute.": the
 # same token, *minute*, is a unit of time in one and means *tiny* in the other.
-# Its embedding is the same in both; only the context can tell them apart.
+# Its embedding, the vector of numbers that stands for the token, is the same
+# in both; only the context can tell them apart.
 #
 # To keep every number readable we give each word a hand-made 6-feature
 # embedding instead of a learned one (features: time, smallness, number,
@@ -394,9 +397,9 @@ for sentence, row in zip(sentences, contextual[:, minute]):
 
 # %% [markdown]
 # After "it took one", *minute* carries more *time* than *small* (0.94
-# against 0.79); after "the size was", the balance flips. That is the point of self-attention: a
-# token's output is a mixture of the tokens it can see, so its representation
-# depends on its context.
+# against 0.79); after "the size was", the balance flips. That is the point
+# of self-attention: a token's output is a mixture of the tokens it can see,
+# so its representation depends on its context.
 #
 # ## Scaled versus unscaled weights, as a heatmap
 #
@@ -454,7 +457,7 @@ explorer
 #    $d = 1$, 0.77 at $d = 16$, 0.21 at $d = 64$ and 0.08 at $d = 512$, where
 #    the largest weight of a row is 0.95 on average (the fall is not smooth,
 #    since each $d$ adds new random coordinates). Scaled, it stays between
-#    1.50 and 1.80 at every $d$: dividing by $\sqrt{d}$ keeps the scores'
+#    1.50 (at $d = 1$) and 1.79 (at $d = 16$): dividing by $\sqrt{d}$ keeps the scores'
 #    variance near 1, so the softmax sees the same spread of scores.
 # 2. $T = \sqrt{d}$, exactly: with the scale off, $s / T = s / \sqrt{d}$ is the
 #    scaled score. The slider moves in steps of $10^{0.05}$, so take the

@@ -117,9 +117,9 @@ print("output of the loop:", tuple(looped.shape))
 # The loop runs $h$ small attentions one after the other. But the heads are
 # independent, exactly like the examples of a batch, so we can *make* them
 # examples of the batch: project once with the full matrices, split the
-# feature axis into (heads, $d_\text{head}$), move the head axis next to the batch axis and
-# merge the two. One call of batched attention then serves every head of every
-# example. Follow the shapes:
+# feature axis into (heads, $d_\text{head}$), move the head axis next to the
+# batch axis and merge the two. One call of batched attention then serves
+# every head of every example. Follow the shapes:
 
 # %%
 B, n_q = queries.shape[0], queries.shape[1]
@@ -171,9 +171,9 @@ print("folded heads == loop over heads")
 # %% [markdown]
 # The whole layer in one picture, for this section's sizes
 # ($d_\text{model} = 16$, $h = 4$, $d_\text{head} = 4$). Each feature column is
-# coloured by the head it goes to: the split
-# (`transpose_qkv`) hands head $i$ its own $d_\text{head}$ columns as an example of the
-# batch of $B \cdot h$, the heads attend side by side, and the merge
+# coloured by the head it goes to: the split (`transpose_qkv`) hands head $i$
+# its own $d_\text{head}$ columns as an example of the batch of $B \cdot h$,
+# the heads attend side by side, and the merge
 # (`transpose_output`) puts their columns back where they came from, which is
 # the concatenation that $W_o$ mixes. Which reshapes do the split, and why the
 # transpose among them matters, is traced step by step further down.
@@ -187,7 +187,8 @@ draw_multihead_split_merge()
 # ## Checking against `d2lmini`
 #
 # `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as
-# `nn.Linear` layers. Build one with explicit input sizes, so that its layers
+# `nn.Linear` layers (PyTorch's learnable matrix $W$, applied to a row $x$ as
+# $x W^\top$, plus a bias when asked for). Build one with explicit input sizes, so that its layers
 # have weight matrices at once (without the sizes they would wait for the
 # first call to learn them, and there would be nothing to copy into yet), copy
 # our matrices in, and compare the outputs and the per-head weights, which it
@@ -209,10 +210,11 @@ print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weight
 # ## Checking against `torch.nn.MultiheadAttention`
 #
 # PyTorch's layer stores the three input projections as **one** matrix,
-# `in_proj_weight` of shape ($3 d_\text{model}$, $d_q$): $W_q$, $W_k$ and $W_v$
-# stacked by rows, in that order (one matrix serves all three because here
-# $d_q = d_k = d_v = d_\text{model}$, PyTorch's default). $W_o$ lives in
-# `out_proj`. Its heads split the rows the same way ours do (head $i$ owns
+# `in_proj_weight` of shape ($3 d_\text{model}$, $d_\text{model}$): $W_q$, $W_k$
+# and $W_v$ stacked by rows, in that order. (Its queries must have width
+# $d_\text{model}$; one matrix can hold all three projections because here
+# keys and values have that width too, $d_k = d_v = d_\text{model}$, PyTorch's
+# default.) $W_o$ lives in `out_proj`. Its heads split the rows the same way ours do (head $i$ owns
 # rows $i \cdot d_\text{head}$ to $(i+1) \cdot d_\text{head} - 1$ of each block),
 # so copying the matrices is all it takes. Two more details:
 #
@@ -227,7 +229,7 @@ print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weight
 torch_mha = nn.MultiheadAttention(embed_dim=num_hiddens, num_heads=num_heads, bias=False,
                                   batch_first=True).to(device)
 with torch.no_grad():
-    torch_mha.in_proj_weight.copy_(torch.cat([W_q, W_k, W_v], dim=0))  # (3*d_model, d_q)
+    torch_mha.in_proj_weight.copy_(torch.cat([W_q, W_k, W_v], dim=0))  # (3*d_model, d_model)
     torch_mha.out_proj.weight.copy_(W_o)  # (d_model, d_model)
 
 padding = torch.arange(keys.shape[1], device=device) >= valid_lens[:, None]  # (batch, keys), True = padding
@@ -278,9 +280,9 @@ except AssertionError as error:
 # ## Tracing the shapes: why the transpose matters
 #
 # `transpose_qkv` is three lines, and the middle one is easy to drop: a single
-# `reshape` to (batch·heads, n, $d_\text{head}$) has the right shape too. Shapes alone
-# cannot tell the two apart, so make the tensor tell us where each number came
-# from. Take one example ($B = 1$) of $T = 4$ positions and
+# `reshape` to (batch·heads, n, $d_\text{head}$) has the right shape too.
+# Shapes alone cannot tell the two apart, so make the tensor tell us where
+# each number came from. Take one example ($B = 1$) of $T = 4$ positions and
 # $d_\text{model} = 8$ features split into $h = 2$ heads of width
 # $d_\text{head} = 4$, and build two tensors of that shape: one holds each
 # cell's position $t$, the other its feature column $j$. Feature column $j$
@@ -357,8 +359,8 @@ d2l.plt.show()
 
 # %% [markdown]
 # Read the top row left to right. `reshape` only regroups each position's 8
-# features as (heads, $d_\text{head}$): four blocks, one per position, each holding both
-# heads. `permute` moves the head axis in front of the positions: now block $i$
+# features as (heads, $d_\text{head}$): four blocks, one per position, each
+# holding both heads. `permute` moves the head axis in front of the positions: now block $i$
 # is head $i$, one colour, with positions 0 to 3 down its rows. The last
 # `reshape` merges batch and heads, and `transpose_output` undoes it all.
 #
@@ -398,12 +400,12 @@ with torch.no_grad():
     for layer, scale in ((by_hand.W_q, 2.0), (by_hand.W_k, 2.0), (by_hand.W_v, 1.0), (by_hand.W_o, 1.0)):
         layer.weight.copy_(scale * torch.eye(6))
 sentence_output = by_hand(X, X, X)
-head_weights = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, keys)
-print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(head_weights.shape))
+per_head = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, keys)
+print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(per_head.shape))
 
 # %%
 titles = [f"head {i}\n({features[2 * i]}, {features[2 * i + 1]})" for i in range(3)]
-fig = d2l.show_heatmaps(head_weights, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
+fig = d2l.show_heatmaps(per_head, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
 fig.axes[0].set_xticks(range(5), sentence)  # the panels share their axes: setting one sets all
 fig.axes[0].set_yticks(range(5), sentence)
 for ax in fig.axes[:3]:
@@ -445,15 +447,15 @@ shape_tracer
 #
 # 1. With the transpose the (1, 4, 8) input becomes (1, 4, 8), (2, 4, 4),
 #    (4, 4, 2) and (8, 4, 1) for $h$ = 1, 2, 4, 8, and at every $h$ block $b$
-#    holds only the $d_\text{head} = 8/h$ columns of head $b$, with positions 0, 1, 2, 3
-#    down its rows. That is what attention needs: each block is one head's
+#    holds only the $d_\text{head} = 8/h$ columns of head $b$, with positions
+#    0, 1, 2, 3 down its rows. That is what attention needs: each block is one head's
 #    own sequence.
 # 2. Without it, at $h = 2$ each block holds both heads' columns and its rows
 #    are positions 0, 0, 1, 1; at $h = 4$ block 0 is the whole of position 0,
 #    all four heads of it. Attention inside such a block would treat pieces
-#    of one position as different tokens, and mix the heads' features. At $h = 1$ the
-#    caption shows the same shape, (1, 4, 8), either way, and the blocks
-#    agree.
+#    of one position as different tokens, and mix the heads' features. At
+#    $h = 1$ the caption shows the same shape, (1, 4, 8), either way, and the
+#    blocks agree.
 # 3. At $h = 4$ without the transpose, $T = 3$ gives blocks holding positions
 #    0, 0, 0 / 0, 1, 1 / 1, 1, 2 / 2, 2, 2, and $T = 5$ gives 0, 0, 0, 0, 1 /
 #    1, 1, 1, 2, 2 / … A bare `reshape` cuts the flat memory into equal
@@ -467,8 +469,8 @@ shape_tracer
 # self-attention layer over six positions whose embeddings are random vectors
 # (they stand for no word: chapter 09 shows a trained model's heads over real
 # sentences) and redraws the per-head heatmaps, on one shared colour scale, as
-# you move its controls: the number of heads, which head to show (or all of them),
-# causal masking, and the valid length.
+# you move its controls: the number of heads, which head to show (or all of
+# them), causal masking, and the valid length.
 #
 # * Step the number of heads through 1, 2, 4, 8: the width per head,
 #   $d_\text{head} = d_\text{model} / h$ with $d_\text{model} = 16$, shrinks,
@@ -594,8 +596,8 @@ ch05.check_head_weights(head_weights)
 # `X` like `mha(X, X, X)`, except that the chosen head's slice of the
 # concatenated heads is set to zero before $W_o$. Use the module's own pieces:
 # `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
-# `mha.W_o`. The check then ranks the heads of a random layer by how far the
-# output moves without each.
+# `mha.W_o`. The check then reports, for each head of a random layer, how far
+# the output moves without it.
 
 # %% tags=["exercise"]
 def output_without_head(mha, X, head):

@@ -89,7 +89,7 @@ def check_sum_scores(sum_scores):
     expected = queries.sum(-1).unsqueeze(2) + keys.sum(-1).unsqueeze(1)  # (2, 3, 1) + (2, 1, 5)
     received = sum_scores(queries, keys)
     hint = ("the score of q and k is Σᵢ (qᵢ + kᵢ), which is the sum of q's features plus the sum of k's",
-            "sum each query over its features, shape (B, Q, 1), and each key, shape (B, 1, K); adding the two "
+            "sum each query over its features, shape (B, n_q, 1), and each key, shape (B, 1, n_k); adding the two "
             "broadcasts to one score per pair")
     if isinstance(received, torch.Tensor) and received.dim() == 4:
         hint = "a score is one number per (query, key) pair: also sum over the feature axis"
