@@ -655,7 +655,9 @@ ch04.check_fixed_causal_weights(causal_weights)
 #
 # * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1:
 #   scaled dot-product attention and the variance argument for $1/\sqrt d$,
-#   in one paragraph and a footnote.
+#   in one paragraph and a footnote. Its reason for the scale is the
+#   softmax's small gradients: the gradient at the scores, in this chapter's
+#   terms.
 # * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
 #   Attention-based Neural Machine Translation": the unscaled dot-product
 #   score, two years earlier.
