@@ -27,8 +27,8 @@
 # 2. check it against `d2lmini.DotProductAttention` and PyTorch's
 #    `scaled_dot_product_attention`, with and without masks;
 # 3. measure the variance of $q^\top k$ as $d$ grows, with and without the
-#    scale, and what an unscaled softmax does to the weights and to its
-#    gradient;
+#    scale, and what an unscaled softmax does to the weights and to the
+#    gradients that flow back through it;
 # 4. run causal self-attention on two short sentences that share a word;
 # 5. explore dimension, scale, temperature and masks with sliders.
 
@@ -51,14 +51,14 @@ device = d2l.try_gpu()
 #
 # $$a(q, k) = \frac{q^\top k}{\sqrt{d}} .$$
 #
-# Stack the $Q$ queries of an example as the rows of a matrix
-# $\mathbf{Q} \in \mathbb{R}^{Q \times d}$, the keys as
-# $\mathbf{K} \in \mathbb{R}^{K \times d}$ and the values as
-# $\mathbf{V} \in \mathbb{R}^{K \times v}$. All $Q \cdot K$ scores are then one
-# matrix product, and the pooling another:
+# Stack the $n_q$ queries of an example as the rows of a matrix
+# $\mathbf{Q} \in \mathbb{R}^{n_q \times d}$, the $n_k$ keys as
+# $\mathbf{K} \in \mathbb{R}^{n_k \times d}$ and the values, of size $d_v$, as
+# $\mathbf{V} \in \mathbb{R}^{n_k \times d_v}$. All $n_q \cdot n_k$ scores are then
+# one matrix product, and the pooling another:
 #
 # $$\operatorname{softmax}\!\left(\frac{\mathbf{Q}\mathbf{K}^\top}{\sqrt{d}}\right)\mathbf{V}
-# \in \mathbb{R}^{Q \times v}.$$
+# \in \mathbb{R}^{n_q \times d_v}.$$
 #
 # `torch.bmm` does one such product per example of the batch. Padding keys are
 # handled by the masked softmax of chapter 02.
@@ -67,14 +67,14 @@ device = d2l.try_gpu()
 def scaled_dot_product(queries, keys, values, valid_lens=None):
     """softmax(Q Kᵀ / √d) V per example; returns the output and the weights."""
     d = queries.shape[-1]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, Q, d) @ (B, d, K) -> (B, Q, K)
-    weights = d2l.masked_softmax(scores, valid_lens)  # (B, Q, K)
-    return torch.bmm(weights, values), weights  # (B, Q, K) @ (B, K, v) -> (B, Q, v)
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n_q, d) @ (B, d, n_k) -> (B, n_q, n_k)
+    weights = d2l.masked_softmax(scores, valid_lens)  # (B, n_q, n_k)
+    return torch.bmm(weights, values), weights  # (B, n_q, n_k) @ (B, n_k, d_v) -> (B, n_q, d_v)
 
 
 queries = torch.randn(2, 3, 8).to(device)  # (batch, queries, d)
 keys = torch.randn(2, 5, 8).to(device)  # (batch, keys, d)
-values = torch.randn(2, 5, 4).to(device)  # (batch, keys, v)
+values = torch.randn(2, 5, 4).to(device)  # (batch, keys, d_v)
 valid_lens = torch.tensor([2, 4]).to(device)
 
 output, weights = scaled_dot_product(queries, keys, values, valid_lens)
@@ -119,9 +119,10 @@ torch.testing.assert_close(attention(queries, keys, values),
 print("also equal with 2-D valid lengths and with no mask")
 
 # %% [markdown]
-# **Dropout.** During training, `DotProductAttention` zeroes a random share of
-# the weights (and rescales the rest by $1/(1-p)$), so two calls give two
-# answers; in evaluation mode dropout is off. SDPA's counterpart is its
+# **Dropout.** During training, `DotProductAttention` sets each weight to 0
+# with probability $p$, its `dropout` argument (and scales the others by
+# $1/(1-p)$, which keeps their expected value), so two calls give two answers;
+# in evaluation mode dropout is off. SDPA's counterpart is its
 # `dropout_p` argument, which we left at 0.
 
 # %%
@@ -175,93 +176,154 @@ d2l.plt.show()
 
 # %% [markdown]
 # The unscaled variance sits on the line $y = d$, the scaled one stays near 1
-# at every $d$. Without the scale, a typical score at $d = 1024$ is about 32
-# away from 0.
+# at every $d$. Without the scale, the scores' standard deviation, the typical
+# distance of a score from 0, is $\sqrt{d}$: about 32 at $d = 1024$
+# ($\sqrt{981.5} \approx 31$ measured).
 #
-# ## What large scores do to the softmax
+# ## What large scores do to the softmax, and to learning
 #
 # Softmax turns differences of scores into ratios of weights,
 # $e^{s_i - s_j}$. When the scores spread over tens of units, the largest one
-# takes nearly all the weight: the softmax **saturates**. Two measurements, on
-# 300 queries against 10 keys each:
+# takes nearly all the weight: the softmax **saturates**. We measure what that
+# does on 300 queries against 10 keys each, with and without the scale:
 #
-# * the largest weight in a row (1 means one-hot) and the row's entropy
-#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot; uniform over 10 keys
-#   gives $\log 10 \approx 2.30$);
-# * the gradient that reaches the scores. For a loss $L$ that depends on the
-#   weights, $\partial L / \partial s = J^\top \partial L / \partial \alpha$
-#   with $J = \operatorname{diag}(\alpha) - \alpha\alpha^\top$; a one-hot
-#   $\alpha$ makes $J = 0$, so nothing flows back. We let autograd compute it
-#   for a fixed random $\partial L / \partial \alpha$ and report its average
-#   norm.
+# * the largest weight in a row (1 means one-hot: all the weight on one key)
+#   and the entropy of the row's weights $\alpha_j$,
+#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot;
+#   uniform over 10 keys gives $\log 10 \approx 2.30$);
+# * the gradients that training would follow. We take a loss that depends on
+#   every weight, $L = \sum_j g_j \alpha_j$ with fixed random numbers $g_j$,
+#   and let PyTorch's automatic differentiation (autograd, `.backward()`)
+#   compute its gradient at two places: at the scores $s$, and further back
+#   at the query $q$, from where it would flow on into whatever learned
+#   weights produce $q$ (the projections of the next section).
+#   Each is reported as the length (norm) of the gradient vector of a row,
+#   averaged over the rows; for $q$ also the median row, since the average
+#   can hide an uneven spread.
+
+# %% [markdown]
+# **Deeper (you may skip this).** The two gradients in formulas. For
+# $\alpha = \operatorname{softmax}(s)$, $\partial \alpha_i / \partial s_j =
+# \alpha_i(\delta_{ij} - \alpha_j)$, with $\delta_{ij} = 1$ when $i = j$ and 0
+# otherwise: the Jacobian is
+# $J = \operatorname{diag}(\alpha) - \alpha\alpha^\top$ (symmetric), so
+# $\partial L / \partial s = J\, \partial L / \partial \alpha = J g$. A one-hot
+# $\alpha$ makes $J = 0$: a saturated softmax passes almost nothing back to
+# its scores. One step further, $s_j = q^\top k_j$ (unscaled) gives
+# $\partial L / \partial q = \sum_j (\partial L / \partial s_j)\, k_j$: the
+# gradient at the scores, weighted by the keys, whose lengths $\lVert k_j\rVert$
+# grow like $\sqrt{d}$. Scaled, $s_j = q^\top k_j / \sqrt{d}$ adds a factor
+# $1/\sqrt{d}$ that cancels that growth. And $Jg$ is far from 0 only when a
+# second weight of the row is far from 0, that is when the row's two largest
+# scores lie within a few units of each other. Unscaled, the gaps between
+# scores grow like $\sqrt{d}$ along with the scores, so fewer and fewer rows
+# have such a near tie: that is why the gradient at $q$ ends up concentrated
+# on a few rows.
 
 # %%
-def softmax_statistics(scores, upstream):
-    """Mean max weight, mean entropy and mean gradient norm of softmax over the last axis."""
-    scores = scores.detach().requires_grad_()
+def softmax_statistics(q, k, scale, g):
+    """Softmax over q·k·scale: mean max weight, mean entropy, mean gradient norms at s and at q, median at q,
+    and the gradient norm at q of every row."""
+    q = q.detach().requires_grad_()  # (rows, 1, d)
+    scores = (q @ k.transpose(1, 2)).squeeze(1) * scale  # (rows, keys)
+    scores.retain_grad()  # keep ∂L/∂s too: by default autograd keeps only the gradients of inputs such as q
     weights = torch.softmax(scores, dim=-1)  # (rows, keys)
-    (weights * upstream).sum().backward()  # L = Σ upstream · α, so ∂L/∂α = upstream
+    (weights * g).sum().backward()  # L = Σ g · α, so ∂L/∂α = g
     entropy = torch.special.entr(weights).sum(dim=-1)  # -Σ α log α, with 0 log 0 = 0
+    at_q = q.grad.squeeze(1).norm(dim=-1)  # (rows,)
     return (weights.max(dim=-1).values.mean().item(), entropy.mean().item(),
-            scores.grad.norm(dim=-1).mean().item())
+            scores.grad.norm(dim=-1).mean().item(), at_q.mean().item(), at_q.median().item(), at_q)
 
 
 num_rows, num_keys = 300, 10
-upstream = torch.randn(num_rows, num_keys, generator=generator).double()
+g = torch.randn(num_rows, num_keys, generator=generator).double()
 stats = {"unscaled": [], "scaled": []}
 for d in dims:
     q = torch.randn(num_rows, 1, d, generator=generator).double()
     k = torch.randn(num_rows, num_keys, d, generator=generator).double()
-    dots = (q @ k.transpose(1, 2)).squeeze(1)  # (rows, keys)
-    stats["unscaled"].append(softmax_statistics(dots, upstream))
-    stats["scaled"].append(softmax_statistics(dots / math.sqrt(d), upstream))
-
-def as_columns(triple):
-    """One (max weight, entropy, gradient norm) triple as aligned text."""
-    return f"{triple[0]:>6.3f} {triple[1]:>7.3f} {triple[2]:>7.3f}"
+    stats["unscaled"].append(softmax_statistics(q, k, 1.0, g))
+    stats["scaled"].append(softmax_statistics(q, k, 1 / math.sqrt(d), g))
 
 
-print(f"{'':>5}   {'unscaled':^22} | {'scaled by 1/√d':^22}")
-print(f"{'d':>5} | " + " | ".join([f"{'max α':>6} {'entropy':>7} {'|grad|':>7}"] * 2))
-for i in range(0, len(dims), 2):
-    print(f"{dims[i]:>5} | {as_columns(stats['unscaled'][i])} | {as_columns(stats['scaled'][i])}")
+def print_table(title, columns, labels, digits):
+    """One row per second dimension: the chosen columns of stats, unscaled | scaled."""
+    width = 9 * len(columns) - 1
+    print(f"{title}\n{'':>5} | {'unscaled':^{width}} | {'scaled by 1/√d':^{width}}")
+    print(f"{'d':>5} | " + " | ".join([" ".join(f"{label:>8}" for label in labels)] * 2))
+    for i in range(0, len(dims), 2):
+        cells = [" ".join(f"{stats[name][i][c]:>8.{digits}f}" for c in columns) for name in stats]
+        print(f"{dims[i]:>5} | " + " | ".join(cells))
+
+
+print_table("The weights", [0, 1], ["max α", "entropy"], 3)
+print()
+print_table("The gradients (norm per row)", [2, 3, 4], ["at s", "at q", "q median"], 4)
+print()
 for name, rows in stats.items():
-    print(f"{name}: gradient norm at d = 1024 is {rows[-1][2] / rows[0][2]:.2f} times its value at d = 1")
+    at_q = rows[-1][5].sort(descending=True).values  # d = 1024, largest gradient first
+    print(f"{name}, d = 1024: {(at_q < 0.01).double().mean():.0%} of the rows get a gradient at q below 0.01; "
+          f"the tenth of the rows with the largest carries {at_q[:num_rows // 10].sum() / at_q.sum():.0%} of the total")
 
 # %%
-fig, axes = d2l.plt.subplots(1, 3, figsize=(9, 2.6), sharex=True)
+fig, axes = d2l.plt.subplots(2, 2, figsize=(8, 5), sharex=True)
 for name, style in (("unscaled", "o-"), ("scaled", "s-")):
-    for ax, column in zip(axes, zip(*stats[name])):
-        ax.semilogx(dims, column, style, label=name if name == "unscaled" else "scaled by 1/√d")
-for ax, title in zip(axes, ["mean max weight", "mean row entropy", "mean gradient norm"]):
-    ax.set_title(title)
+    label = name if name == "unscaled" else "scaled by 1/√d"
+    columns = list(zip(*stats[name]))  # max α, entropy, gradient at s, at q, median at q
+    for ax, column in zip(axes.flat, columns[:4]):
+        line, = ax.semilogx(dims, column, style, label=label)
+    axes[1, 1].semilogx(dims, columns[4], "--", color=line.get_color(), label=f"{label}, median")
+titles = ["mean max weight", "mean row entropy", "gradient at the scores s (mean norm)",
+          "gradient at the query q (mean norm; dashed: median)"]
+for ax, title in zip(axes.flat, titles):
+    ax.set_title(title, fontsize=10)
+for ax in axes[1]:
     ax.set_xlabel("dimension d")
-axes[1].axhline(math.log(num_keys), color="k", linestyle=":", label="uniform (log 10)")
-axes[1].legend(fontsize=8)
+axes[0, 1].axhline(math.log(num_keys), color="k", linestyle=":", label="uniform (log 10)")
+axes[0, 1].legend(fontsize=8)
+axes[1, 1].legend(fontsize=8)
 fig.tight_layout()
 d2l.plt.show()
 
 # %% [markdown]
-# Unscaled, the rows become nearly one-hot as $d$ grows (the largest weight
-# climbs towards 1, the entropy falls towards 0) and the gradient reaching the
-# scores shrinks to a small fraction of its size at $d = 1$: the parameters
-# that produce $q$ and $k$ would barely learn. Scaled by $1/\sqrt{d}$,
-# all three curves are flat — the softmax sees scores of the same spread at
-# every dimension.
+# Unscaled, the rows become nearly one-hot as $d$ grows: at $d = 1024$ the
+# largest weight is 0.963 on average and the entropy 0.086. The two gradients
+# then tell different stories:
+#
+# * **At the scores** the gradient shrinks, from 0.31 at $d = 1$ to 0.04 at
+#   $d = 1024$: a saturated softmax barely responds to a small change of its
+#   scores.
+# * **At the query** it does not shrink on average; it grows, from 0.22 to
+#   1.36. The scores themselves grow with $d$: moving $q$ changes each score
+#   $q^\top k$ in proportion to the key's length, about $\sqrt{d}$. Each unit
+#   of score passes back less, but each step of $q$ moves the scores more.
+# * **Per row**, the average hides a very uneven spread. At $d = 1024$ the
+#   median row gets 0.0000, 69% of the rows get less than 0.01, and the tenth
+#   of the rows with the largest gradients carries 90% of the total. Most
+#   queries pass almost nothing back to the weights that produce them, and
+#   a few pass a lot.
+#
+# Scaled by $1/\sqrt{d}$, every curve is flat: the rows stay as spread at
+# $d = 1024$ as at $d = 4$, and every row gets a gradient at $q$ of about the
+# same size at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31 from
+# $d = 4$ on; at $d = 1024$ no row below 0.01). The scale does not rescue a
+# vanishing average, for the average did not vanish; it keeps the gradient
+# spread over all the queries, at a size that does not change with $d$.
 #
 # ## Causal self-attention on two sentences
 #
 # In **self-attention**, queries, keys and values all come from the same
-# sequence $X$ (one row per token), through three projections:
+# sequence $X$ (one row per token), through three projections, matrices
+# that map each token's features to a query, a key and a value:
 # $Q = X W_q^\top$, $K = X W_k^\top$, $V = X W_v^\top$. A language model that
-# reads left to right must not let a token look at the tokens after it, so
-# query $i$ may use keys $0, \dots, i$ only: a **lower-triangular** mask. In
-# `d2lmini` that is the 2-D valid lengths $1, 2, \dots, n$ of
-# `d2l.causal_valid_lens`.
+# reads left to right must not let a token look at the tokens after it: it
+# needs the causal mask of chapter 02 ([Masked softmax](02_masked_softmax.ipynb)),
+# in which query $i$ sees keys $0, \dots, i$, given as the valid lengths
+# $1, 2, \dots, n$ of `d2l.causal_valid_lens`.
 #
 # Take the sentences "It took one minute." and "The size was minute.": the
 # same token, *minute*, is a unit of time in one and means *tiny* in the other.
-# Its embedding is the same in both; only the context can tell them apart.
+# Its embedding, the vector of numbers that stands for the token, is the same
+# in both; only the context can tell them apart.
 #
 # To keep every number readable we give each word a hand-made 6-feature
 # embedding instead of a learned one (features: time, smallness, number,
@@ -291,14 +353,12 @@ contextual = self_attention(queries, keys, values, causal_lens)  # (2, 5, 6)
 causal_weights = self_attention.attention_weights  # (2, 5, 5)
 
 # %% [markdown]
-# The lengths $1, \dots, 5$ are exactly the lower-triangular mask, and PyTorch's
-# `is_causal=True` agrees:
+# With these lengths `DotProductAttention` gives what PyTorch's SDPA gives with
+# `is_causal=True`:
 
 # %%
-lower_triangle = torch.ones(5, 5, dtype=torch.bool, device=device).tril()
-torch.testing.assert_close(causal_weights > 0, lower_triangle.expand(2, 5, 5))
 torch.testing.assert_close(contextual, F.scaled_dot_product_attention(queries, keys, values, is_causal=True))
-print("causal_valid_lens == lower-triangular mask == SDPA(is_causal=True)")
+print("DotProductAttention with causal_valid_lens == SDPA(is_causal=True)")
 
 # %% [markdown]
 # Rows are queries and columns are keys, labelled by their tokens; both
@@ -315,23 +375,31 @@ for sentence, sentence_weights in zip(sentences, causal_weights):
 d2l.plt.show()
 
 # %% [markdown]
-# The upper triangle is empty: no token sees the future. In the row of
-# *minute*, the first sentence spends weight on *took* (it shares the time
-# feature) and the second on *size* (it shares smallness). So the same input
-# vector leaves the layer as two different vectors:
+# The upper triangle is empty: no token sees the future. The row of *minute*
+# is printed below, in both sentences. Most of its weight, 0.79, stays on
+# *minute* itself, which shares two features with itself and at most one with
+# any other token. The rest goes mainly to the one earlier token that shares
+# a feature: 0.15 to *took* (time) in the first sentence, 0.15 to *size*
+# (smallness) in the second. That share is enough to make the same input
+# vector leave the layer as two different vectors, the outputs printed
+# under the weights:
 
 # %%
 minute = 3  # position of "minute" in both sentences
 torch.testing.assert_close(X[0, minute], X[1, minute])  # identical input
+print("weights of the query 'minute' over the keys:")
+for sentence, row in zip(sentences, causal_weights[:, minute]):
+    print("  " + "  ".join(f"{word} {weight:.2f}" for word, weight in zip(sentence, d2l.numpy(row))))
+print("\noutput of 'minute':")
 print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
 for sentence, row in zip(sentences, contextual[:, minute]):
     print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{value:>9.2f}" for value in d2l.numpy(row)))
 
 # %% [markdown]
-# After "it took one", *minute* carries more *time* than *small*; after
-# "the size was", the balance flips. That is the point of self-attention: a
-# token's output is a mixture of the tokens it can see, so its representation
-# depends on its context.
+# After "it took one", *minute* carries more *time* than *small* (0.94
+# against 0.79); after "the size was", the balance flips. That is the point
+# of self-attention: a token's output is a mixture of the tokens it can see,
+# so its representation depends on its context.
 #
 # ## Scaled versus unscaled weights, as a heatmap
 #
@@ -389,7 +457,7 @@ explorer
 #    $d = 1$, 0.77 at $d = 16$, 0.21 at $d = 64$ and 0.08 at $d = 512$, where
 #    the largest weight of a row is 0.95 on average (the fall is not smooth,
 #    since each $d$ adds new random coordinates). Scaled, it stays between
-#    1.50 and 1.80 at every $d$: dividing by $\sqrt{d}$ keeps the scores'
+#    1.50 (at $d = 1$) and 1.79 (at $d = 16$): dividing by $\sqrt{d}$ keeps the scores'
 #    variance near 1, so the softmax sees the same spread of scores.
 # 2. $T = \sqrt{d}$, exactly: with the scale off, $s / T = s / \sqrt{d}$ is the
 #    scaled score. The slider moves in steps of $10^{0.05}$, so take the
@@ -419,7 +487,10 @@ explorer
 # * For unit-variance coordinates, $\operatorname{Var}(q^\top k) = d$: we
 #   measured close to 1,000 at $d = 1024$ unscaled, and close to 1 scaled.
 # * Without the scale, the softmax saturates as $d$ grows (max weight → 1,
-#   entropy → 0) and the gradient reaching the scores shrinks.
+#   entropy → 0). The gradient at the scores shrinks; the gradient at the
+#   query does not shrink on average, since the scores grow too, but it
+#   gathers in a few rows while most rows get almost none. Scaled, every row
+#   gets a gradient of about the same size at every $d$.
 # * Causal self-attention lets the same token take on different meanings:
 #   *minute* comes out differently after "it took one" and "the size was".
 
@@ -427,11 +498,6 @@ explorer
 # ## Why? A question to check
 #
 # **Why are the scores divided by √d, and not by d?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions
@@ -446,16 +512,16 @@ questions.ask("04")
 # ### Exercise 4.1 · Is a sum a good score? (★)
 #
 # Someone proposes the score $a(q, k) = \sum_i (q_i + k_i)$: add the two
-# vectors, then add up the coordinates. Write `sum_scores(queries, keys)` for a
-# batch, (B, Q, d) and (B, K, d) in, (B, Q, K) out. The check then looks at the
-# weights it produces. Before you run it, predict: how much can the weights of
-# two different queries differ?
+# vectors, then add up the coordinates. Write `sum_scores(queries, keys)` for
+# a batch, (B, n_q, d) and (B, n_k, d) in, (B, n_q, n_k) out. The check then
+# looks at the weights it produces. Before you run it, predict: how much can
+# the weights of two different queries differ?
 
 # %% tags=["exercise"]
 def sum_scores(queries, keys):
-    """Σᵢ (qᵢ + kᵢ) for every (query, key) pair, shape (B, Q, K)."""
+    """Σᵢ (qᵢ + kᵢ) for every (query, key) pair, shape (B, n_q, n_k)."""
     ### BEGIN SOLUTION
-    return queries.sum(dim=-1).unsqueeze(2) + keys.sum(dim=-1).unsqueeze(1)  # (B, Q, 1) + (B, 1, K)
+    return queries.sum(dim=-1).unsqueeze(2) + keys.sum(dim=-1).unsqueeze(1)  # (B, n_q, 1) + (B, 1, n_k)
     ### END SOLUTION
 
 
@@ -465,8 +531,8 @@ ch04.check_sum_scores(sum_scores)
 # %% [markdown]
 # ### Exercise 4.2 · The cost of attention as the sequence grows (★)
 #
-# For one example and one head, with $n_q$ queries, $n_k$ keys and size $d$
-# for queries, keys and values, write `attention_cost(num_queries, num_keys,
+# For one example with $n_q$ queries, $n_k$ keys, and queries, keys and
+# values all of size $d$, write `attention_cost(num_queries, num_keys,
 # d, bytes_per_element=4)` returning a pair `(multiply_adds, weight_bytes)`:
 # the multiply–adds of the two matrix products $QK^\top$ and $\alpha V$
 # (ignore the softmax), and the bytes of the weight matrix $\alpha$. The check
@@ -487,27 +553,34 @@ def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
 ch04.check_attention_cost(attention_cost)
 
 # %% [markdown]
-# ### Exercise 4.3 · Distance as a score, from dot products (★★)
+# ### Exercise 4.3 · The Gaussian kernel as dot-product attention (★★)
 #
-# The Gaussian kernel of chapter 01 scores with $-\tfrac12\|q - k\|^2$.
-# Expanding the square,
-# $-\tfrac12\|q - k\|^2 = q^\top k - \tfrac12\|k\|^2 - \tfrac12\|q\|^2$, and the
-# last term is the same for every key of a query, so it cancels in the
-# softmax. Write `distance_scores(queries, keys)` returning
-# $q^\top k - \tfrac12\|k\|^2$ for every pair, (B, Q, d) and (B, K, d) in,
-# (B, Q, K) out: one batched product plus the keys' squared norms.
+# Chapter 01 ended by expanding the Gaussian kernel's score
+# ([Attention pooling](01_attention_pooling.ipynb), "A bridge to dot-product
+# attention"): its weights are $\operatorname{softmax}(q^\top k - \tfrac12\|k\|^2)$,
+# a dot product plus one bias per key. So Gaussian-kernel attention is almost
+# dot-product attention. Show that it is exactly dot-product attention, on
+# vectors one coordinate longer.
+#
+# Write `distance_as_dot_product(queries, keys)` that appends one coordinate
+# to every query and one to every key, (B, n_q, d) → (B, n_q, d + 1) and
+# (B, n_k, d) → (B, n_k, d + 1), chosen so that the plain dot product of a
+# longer query and a longer key is $q^\top k - \tfrac12\|k\|^2$. Return the pair
+# `(longer_queries, longer_keys)`. The check multiplies them with `torch.bmm`
+# and compares the softmax of the result with the Gaussian kernel's weights.
 
 # %% tags=["exercise"]
-def distance_scores(queries, keys):
-    """qᵀk - ½‖k‖² for every (query, key) pair, shape (B, Q, K)."""
+def distance_as_dot_product(queries, keys):
+    """Queries and keys one coordinate longer, whose dot products are qᵀk - ½‖k‖²."""
     ### BEGIN SOLUTION
-    dots = torch.bmm(queries, keys.transpose(1, 2))  # (B, Q, K)
-    return dots - 0.5 * (keys ** 2).sum(dim=-1).unsqueeze(1)  # ‖k‖² broadcast over the queries
+    ones = torch.ones_like(queries[..., :1])  # (B, n_q, 1): the same extra coordinate for every query
+    minus_half_norms = -0.5 * (keys ** 2).sum(dim=-1, keepdim=True)  # (B, n_k, 1): one per key
+    return torch.cat([queries, ones], dim=-1), torch.cat([keys, minus_half_norms], dim=-1)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch04.check_distance_scores(distance_scores)
+ch04.check_distance_scores(distance_as_dot_product)
 
 # %% [markdown]
 # ### Exercise 4.4 · A causal mask with `torch.tril` (★★)
@@ -516,7 +589,7 @@ ch04.check_distance_scores(distance_scores)
 # many queries as keys: scaled dot-product scores, then a lower-triangular
 # boolean mask from `torch.tril` that sets the scores of future keys to
 # $-\infty$ (`masked_fill`), then softmax and the product with the values.
-# Return the output, (B, n, v). It must equal `DotProductAttention` with
+# Return the output, (B, n, d_v). It must equal `DotProductAttention` with
 # `d2l.causal_valid_lens`.
 
 # %% tags=["exercise"]
@@ -582,7 +655,9 @@ ch04.check_fixed_causal_weights(causal_weights)
 #
 # * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1:
 #   scaled dot-product attention and the variance argument for $1/\sqrt d$,
-#   in one paragraph and a footnote.
+#   in one paragraph and a footnote. Its reason for the scale is the
+#   softmax's small gradients: the gradient at the scores, in this chapter's
+#   terms.
 # * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
 #   Attention-based Neural Machine Translation": the unscaled dot-product
 #   score, two years earlier.

@@ -48,38 +48,49 @@ device = d2l.try_gpu()
 # %% [markdown]
 # ## Heads, as formulas
 #
-# With $h$ heads and output width $p_o$, each head works in a space of width
-# $p = p_o / h$ (so $p_q = p_k = p_v = p$). Head $i$ has its own projections
-# $W_q^{(i)}, W_k^{(i)}, W_v^{(i)} \in \mathbb{R}^{p \times d}$ and computes
-# scaled dot-product attention (chapter 04) in that space:
+# The layer has a width $d_\text{model}$ (the code's `num_hiddens`) and $h$
+# heads (`num_heads`). Each head works in a space of width
+# $d_\text{head} = d_\text{model} / h$: its queries, keys and values all have
+# $d_\text{head}$ features. Head $i$ has its own projections
+# $W_q^{(i)} \in \mathbb{R}^{d_\text{head} \times d_q}$,
+# $W_k^{(i)} \in \mathbb{R}^{d_\text{head} \times d_k}$ and
+# $W_v^{(i)} \in \mathbb{R}^{d_\text{head} \times d_v}$, where $d_q$, $d_k$ and
+# $d_v$ are the sizes of the input query, key and value vectors, and computes
+# scaled dot-product attention (chapter 04) in that space, so its scores are
+# divided by $\sqrt{d_\text{head}}$:
 #
 # $$\mathbf{h}_i = \operatorname{attention}\!\left(W_q^{(i)} q,\; W_k^{(i)} k,\;
-# W_v^{(i)} v\right) \in \mathbb{R}^{p}.$$
+# W_v^{(i)} v\right) \in \mathbb{R}^{d_\text{head}}.$$
 #
-# The $h$ results are concatenated back to width $h \cdot p = p_o$ and mixed by
-# one output matrix $W_o \in \mathbb{R}^{p_o \times p_o}$:
+# The $h$ results are concatenated back to width
+# $h \cdot d_\text{head} = d_\text{model}$ and mixed by one output matrix
+# $W_o \in \mathbb{R}^{d_\text{model} \times d_\text{model}}$:
 #
 # $$\operatorname{multihead}(q, k, v) = W_o \begin{bmatrix} \mathbf{h}_1 \\ \vdots \\
 # \mathbf{h}_h \end{bmatrix}.$$
 #
 # Stack the heads' projections on top of each other and you get one ordinary
-# $p_o \times d$ matrix $W_q$: head $i$ owns rows $i p$ to $(i + 1) p - 1$. So
-# the projections of all heads are computed by one matrix product, and a head
-# is just a slice of the projected features.
+# $d_\text{model} \times d_q$ matrix $W_q$: head $i$ owns rows
+# $i \cdot d_\text{head}$ to $(i + 1) \cdot d_\text{head} - 1$ (and likewise for
+# $W_k$ and $W_v$). So the projections of all heads are computed by one matrix
+# product, and a head is just a slice of the projected features.
 #
 # ## From scratch, one head at a time
 #
-# Take $p_o = 16$ and $h = 4$ heads of width $p = 4$, a batch of two examples
-# with 3 queries and 5 key–value pairs each, inputs of width 16, and 1-D
-# valid lengths. Each head uses `d2l.DotProductAttention` from chapter 04.
+# Take $d_\text{model} = 16$ and $h = 4$ heads of width $d_\text{head} = 4$, a
+# batch of two examples with 3 queries and 5 key–value pairs each, inputs of
+# size $d_q = d_k = d_v = 16$, and 1-D valid lengths. Each head uses
+# `d2l.DotProductAttention` from chapter 04.
 
 # %%
-num_hiddens, num_heads = 16, 4
-p = num_hiddens // num_heads  # width of one head
-W_q, W_k, W_v, W_o = (torch.randn(num_hiddens, num_hiddens) / num_hiddens ** 0.5 for _ in range(4))
-queries = torch.randn(2, 3, num_hiddens)  # (batch, queries, d)
-keys = torch.randn(2, 5, num_hiddens)  # (batch, keys, d)
-values = torch.randn(2, 5, num_hiddens)  # (batch, keys, d)
+num_hiddens, num_heads = 16, 4  # d_model and h
+d_head = num_hiddens // num_heads  # width of one head
+input_size = 16  # d_q = d_k = d_v
+W_q, W_k, W_v = (torch.randn(num_hiddens, input_size) / input_size ** 0.5 for _ in range(3))  # (d_model, d_q)
+W_o = torch.randn(num_hiddens, num_hiddens) / num_hiddens ** 0.5  # (d_model, d_model)
+queries = torch.randn(2, 3, input_size)  # (batch, queries, d_q)
+keys = torch.randn(2, 5, input_size)  # (batch, keys, d_k)
+values = torch.randn(2, 5, input_size)  # (batch, keys, d_v)
 valid_lens = torch.tensor([3, 5])
 
 W_q, W_k, W_v, W_o = (W.to(device) for W in (W_q, W_k, W_v, W_o))
@@ -91,10 +102,10 @@ def multihead_loop(queries, keys, values, valid_lens):
     """Multi-head attention with an explicit loop over the heads."""
     heads = []
     for i in range(num_heads):
-        rows = slice(i * p, (i + 1) * p)  # head i's rows of every projection
-        q_i, k_i, v_i = queries @ W_q[rows].T, keys @ W_k[rows].T, values @ W_v[rows].T  # (B, n, p)
-        heads.append(dot_product(q_i, k_i, v_i, valid_lens))  # (B, Q, p)
-    return torch.cat(heads, dim=-1) @ W_o.T  # (B, Q, h*p) -> (B, Q, p_o)
+        rows = slice(i * d_head, (i + 1) * d_head)  # head i's rows of every projection
+        q_i, k_i, v_i = queries @ W_q[rows].T, keys @ W_k[rows].T, values @ W_v[rows].T  # (B, n, d_head)
+        heads.append(dot_product(q_i, k_i, v_i, valid_lens))  # (B, n_q, d_head)
+    return torch.cat(heads, dim=-1) @ W_o.T  # (B, n_q, h*d_head) -> (B, n_q, d_model)
 
 
 looped = multihead_loop(queries, keys, values, valid_lens)
@@ -106,50 +117,51 @@ print("output of the loop:", tuple(looped.shape))
 # The loop runs $h$ small attentions one after the other. But the heads are
 # independent, exactly like the examples of a batch, so we can *make* them
 # examples of the batch: project once with the full matrices, split the
-# feature axis into (heads, p), move the head axis next to the batch axis and
-# merge the two. One call of batched attention then serves every head of every
-# example. Follow the shapes:
+# feature axis into (heads, $d_\text{head}$), move the head axis next to the
+# batch axis and merge the two. One call of batched attention then serves
+# every head of every example. Follow the shapes:
 
 # %%
 B, n_q = queries.shape[0], queries.shape[1]
 projected = queries @ W_q.T
-print("projected with W_q:           ", tuple(projected.shape), " (batch, queries, p_o)")
-split = projected.reshape(B, n_q, num_heads, p)
-print("feature axis split into heads:", tuple(split.shape), " (batch, queries, heads, p)")
+print("projected with W_q:           ", tuple(projected.shape), " (batch, queries, d_model)")
+split = projected.reshape(B, n_q, num_heads, d_head)
+print("feature axis split into heads:", tuple(split.shape), " (batch, queries, heads, d_head)")
 moved = split.permute(0, 2, 1, 3)
-print("head axis moved forward:      ", tuple(moved.shape), " (batch, heads, queries, p)")
-folded = moved.reshape(B * num_heads, n_q, p)
-print("heads folded into the batch:  ", tuple(folded.shape), " (batch*heads, queries, p)")
+print("head axis moved forward:      ", tuple(moved.shape), " (batch, heads, queries, d_head)")
+folded = moved.reshape(B * num_heads, n_q, d_head)
+print("heads folded into the batch:  ", tuple(folded.shape), " (batch*heads, queries, d_head)")
 
 # %% [markdown]
 # Those three lines are `transpose_qkv`. In the folded batch, row
 # `b * h + i` is head `i` of example `b`. Valid lengths belong to examples, so
 # each length must be repeated once per head, in the same order
 # (`repeat_interleave`). After attention, `transpose_output` undoes the folding
-# — (batch·heads, queries, p) back to (batch, queries, heads·p) — which *is* the
-# concatenation of the heads, ready for $W_o$.
+# — (batch·heads, queries, $d_\text{head}$) back to (batch, queries,
+# heads·$d_\text{head}$) — which *is* the concatenation of the heads, ready
+# for $W_o$.
 
 # %%
 def transpose_qkv(X):
-    """(batch, n, p_o) -> (batch*heads, n, p): each head becomes an example."""
-    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch, n, heads, p)
-    X = X.permute(0, 2, 1, 3)  # (batch, heads, n, p)
-    return X.reshape(-1, X.shape[2], X.shape[3])  # (batch*heads, n, p)
+    """(batch, n, d_model) -> (batch*heads, n, d_head): each head becomes an example."""
+    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch, n, heads, d_head)
+    X = X.permute(0, 2, 1, 3)  # (batch, heads, n, d_head)
+    return X.reshape(-1, X.shape[2], X.shape[3])  # (batch*heads, n, d_head)
 
 
 def transpose_output(X):
-    """(batch*heads, n, p) -> (batch, n, heads*p): the heads side by side."""
-    X = X.reshape(-1, num_heads, X.shape[1], X.shape[2])  # (batch, heads, n, p)
-    X = X.permute(0, 2, 1, 3)  # (batch, n, heads, p)
-    return X.reshape(X.shape[0], X.shape[1], -1)  # (batch, n, heads*p)
+    """(batch*heads, n, d_head) -> (batch, n, heads*d_head): the heads side by side."""
+    X = X.reshape(-1, num_heads, X.shape[1], X.shape[2])  # (batch, heads, n, d_head)
+    X = X.permute(0, 2, 1, 3)  # (batch, n, heads, d_head)
+    return X.reshape(X.shape[0], X.shape[1], -1)  # (batch, n, heads*d_head)
 
 
 def multihead_folded(queries, keys, values, valid_lens):
     """Multi-head attention with the heads folded into the batch: one attention call."""
     q, k, v = transpose_qkv(queries @ W_q.T), transpose_qkv(keys @ W_k.T), transpose_qkv(values @ W_v.T)
     lens = torch.repeat_interleave(valid_lens, repeats=num_heads, dim=0)  # (batch*heads,)
-    heads = dot_product(q, k, v, lens)  # (batch*heads, queries, p)
-    return transpose_output(heads) @ W_o.T  # (batch, queries, p_o)
+    heads = dot_product(q, k, v, lens)  # (batch*heads, queries, d_head)
+    return transpose_output(heads) @ W_o.T  # (batch, queries, d_model)
 
 
 print("lengths per (example, head):", torch.repeat_interleave(valid_lens, num_heads).tolist())
@@ -157,10 +169,11 @@ torch.testing.assert_close(multihead_folded(queries, keys, values, valid_lens), 
 print("folded heads == loop over heads")
 
 # %% [markdown]
-# The whole layer in one picture, for this section's sizes ($p_o = 16$, $h = 4$,
-# $p = 4$). Each feature column is coloured by the head it goes to: the split
-# (`transpose_qkv`) hands head $i$ its own $p$ columns as an example of the
-# batch of $B \cdot h$, the heads attend side by side, and the merge
+# The whole layer in one picture, for this section's sizes
+# ($d_\text{model} = 16$, $h = 4$, $d_\text{head} = 4$). Each feature column is
+# coloured by the head it goes to: the split (`transpose_qkv`) hands head $i$
+# its own $d_\text{head}$ columns as an example of the batch of $B \cdot h$,
+# the heads attend side by side, and the merge
 # (`transpose_output`) puts their columns back where they came from, which is
 # the concatenation that $W_o$ mixes. Which reshapes do the split, and why the
 # transpose among them matters, is traced step by step further down.
@@ -174,14 +187,16 @@ draw_multihead_split_merge()
 # ## Checking against `d2lmini`
 #
 # `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as
-# `nn.Linear` layers. Build one with explicit input sizes (so its random
-# initial weights are drawn on the CPU), copy our matrices in, and compare the
-# outputs and the per-head weights, which it reports as
-# (batch, heads, queries, keys).
+# `nn.Linear` layers (PyTorch's learnable matrix $W$, applied to a row $x$ as
+# $x W^\top$, plus a bias when asked for). Build one with explicit input sizes, so that its layers
+# have weight matrices at once (without the sizes they would wait for the
+# first call to learn them, and there would be nothing to copy into yet), copy
+# our matrices in, and compare the outputs and the per-head weights, which it
+# reports as (batch, heads, queries, keys).
 
 # %%
-mha = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout=0.0, query_size=num_hiddens,
-                             key_size=num_hiddens, value_size=num_hiddens).to(device)
+mha = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout=0.0, query_size=input_size,
+                             key_size=input_size, value_size=input_size).to(device)
 with torch.no_grad():
     for layer, W in ((mha.W_q, W_q), (mha.W_k, W_k), (mha.W_v, W_v), (mha.W_o, W_o)):
         layer.weight.copy_(W)  # nn.Linear stores (out, in): the same layout as our W
@@ -195,10 +210,13 @@ print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weight
 # ## Checking against `torch.nn.MultiheadAttention`
 #
 # PyTorch's layer stores the three input projections as **one** matrix,
-# `in_proj_weight` of shape (3·p_o, d): $W_q$, $W_k$ and $W_v$ stacked by rows,
-# in that order. $W_o$ lives in `out_proj`. Its heads split the rows the same
-# way ours do (head $i$ owns rows $ip$ to $(i+1)p - 1$ of each block), so
-# copying the matrices is all it takes. Two more details:
+# `in_proj_weight` of shape ($3 d_\text{model}$, $d_\text{model}$): $W_q$, $W_k$
+# and $W_v$ stacked by rows, in that order. (Its queries must have width
+# $d_\text{model}$; one matrix can hold all three projections because here
+# keys and values have that width too, $d_k = d_v = d_\text{model}$, PyTorch's
+# default.) $W_o$ lives in `out_proj`. Its heads split the rows the same way ours do (head $i$ owns
+# rows $i \cdot d_\text{head}$ to $(i+1) \cdot d_\text{head} - 1$ of each block),
+# so copying the matrices is all it takes. Two more details:
 #
 # * it masks with `key_padding_mask`, a (batch, keys) boolean tensor that is
 #   **True at padding** — the opposite sense of SDPA's `attn_mask`;
@@ -211,8 +229,8 @@ print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weight
 torch_mha = nn.MultiheadAttention(embed_dim=num_hiddens, num_heads=num_heads, bias=False,
                                   batch_first=True).to(device)
 with torch.no_grad():
-    torch_mha.in_proj_weight.copy_(torch.cat([W_q, W_k, W_v], dim=0))  # (3*p_o, d)
-    torch_mha.out_proj.weight.copy_(W_o)  # (p_o, p_o)
+    torch_mha.in_proj_weight.copy_(torch.cat([W_q, W_k, W_v], dim=0))  # (3*d_model, d_model)
+    torch_mha.out_proj.weight.copy_(W_o)  # (d_model, d_model)
 
 padding = torch.arange(keys.shape[1], device=device) >= valid_lens[:, None]  # (batch, keys), True = padding
 print("key_padding_mask:")
@@ -238,7 +256,8 @@ print("d2l.to_torch_multihead + d2l.padding_mask reproduce the same output")
 # %% [markdown]
 # ## When the width does not split
 #
-# Every head gets $p = p_o / h$ features, so $p_o$ must be a multiple of $h$.
+# Every head gets $d_\text{head} = d_\text{model} / h$ features, so
+# $d_\text{model}$ (`num_hiddens`) must be a multiple of $h$ (`num_heads`).
 # Ask for 4 heads over 10 features and `d2lmini` stops you at construction,
 # with a suggestion:
 
@@ -261,34 +280,36 @@ except AssertionError as error:
 # ## Tracing the shapes: why the transpose matters
 #
 # `transpose_qkv` is three lines, and the middle one is easy to drop: a single
-# `reshape` to (batch·heads, n, p) has the right shape too. Shapes alone
-# cannot tell the two apart, so make the tensor tell us where each number came
-# from. Take one example ($B = 1$) of $T = 4$ positions and $p_o = 8$ features
-# split into $h = 2$ heads of width $p = 4$, and build two tensors of that shape:
-# one holds each cell's position $t$, the other its feature column $j$. Feature
-# column $j$ belongs to head $j \,//\, p$. Every reshape and permute moves the
+# `reshape` to (batch·heads, n, $d_\text{head}$) has the right shape too.
+# Shapes alone cannot tell the two apart, so make the tensor tell us where
+# each number came from. Take one example ($B = 1$) of $T = 4$ positions and
+# $d_\text{model} = 8$ features split into $h = 2$ heads of width
+# $d_\text{head} = 4$, and build two tensors of that shape: one holds each
+# cell's position $t$, the other its feature column $j$. Feature column $j$
+# belongs to head $j \,//\, d_\text{head}$. Every reshape and permute moves the
 # two tensors' cells the same way, so afterwards each cell still says where it
 # came from.
 
 # %%
 T, d_model, h = 4, 8, 2
-p_trace = d_model // h
+d_head = d_model // h  # 4, as in the first example
 positions = torch.arange(T).repeat_interleave(d_model).reshape(1, T, d_model)  # X[0, t, j] = t
 columns = torch.arange(d_model).repeat(T).reshape(1, T, d_model)  # X[0, t, j] = j
-tracer = d2l.MultiHeadAttention(d_model, h, dropout=0.0)  # only its transpose_qkv / transpose_output
+# Only its transpose_qkv and transpose_output are used.
+tracer = d2l.MultiHeadAttention(num_hiddens=d_model, num_heads=h, dropout=0.0)
 
 
 def steps(X):
     """transpose_qkv one step at a time: every intermediate tensor, named by the operation that made it."""
-    split = X.reshape(1, T, h, p_trace)  # (B, T, h, p)
-    moved = split.permute(0, 2, 1, 3)  # (B, h, T, p)
-    folded = moved.reshape(1 * h, T, p_trace)  # (B*h, T, p)
+    split = X.reshape(1, T, h, d_head)  # (B, T, h, d_head)
+    moved = split.permute(0, 2, 1, 3)  # (B, h, T, d_head)
+    folded = moved.reshape(1 * h, T, d_head)  # (B*h, T, d_head)
     return {"X": X, "reshape": split, "permute(0, 2, 1, 3)": moved, "reshape = transpose_qkv": folded,
             "transpose_output": tracer.transpose_output(folded)}
 
 
 traced = {name: steps(X) for name, X in (("positions", positions), ("columns", columns))}
-wrong = positions.reshape(1 * h, T, p_trace)  # the bug: no transpose
+wrong = positions.reshape(1 * h, T, d_head)  # the bug: no transpose
 for name, X in (("positions", positions), ("columns", columns)):
     torch.testing.assert_close(traced[name]["reshape = transpose_qkv"], tracer.transpose_qkv(X))
     torch.testing.assert_close(traced[name]["transpose_output"], X)
@@ -314,7 +335,7 @@ def show_tensor(ax, name, tensor_positions, tensor_columns):
     """One panel: a traced tensor as blocks of cells, titled with the step and its shape."""
     shape = tuple(tensor_positions.shape)
     blocks = (-1, *shape[-2:])  # (blocks, rows, columns): batch and any middle axes side by side
-    picture = tensor_picture(tensor_positions.reshape(blocks), tensor_columns.reshape(blocks), p_trace)
+    picture = tensor_picture(tensor_positions.reshape(blocks), tensor_columns.reshape(blocks), d_head)
     ax.imshow(picture, interpolation="nearest")
     ax.set_title(f"{name}\n{shape}", fontsize=9)
     ax.set_axis_off()
@@ -327,7 +348,7 @@ fig, axes = d2l.plt.subplots(2, len(names), figsize=(12, 3.6), layout="constrain
 for ax, name in zip(axes[0], names):
     show_tensor(ax, name, traced["positions"][name], traced["columns"][name])
 show_tensor(axes[1, 0], "X", positions, columns)
-show_tensor(axes[1, 3], "reshape alone (the bug)", wrong, columns.reshape(1 * h, T, p_trace))
+show_tensor(axes[1, 3], "reshape alone (the bug)", wrong, columns.reshape(1 * h, T, d_head))
 for ax in (axes[1, 1], axes[1, 2], axes[1, 4]):
     ax.set_axis_off()
 axes[1, 1].text(0.5, 0.5, "no permute: the same\n(2, 4, 4) shape, but\nblock 0 holds positions\n0, 0, 1, 1",
@@ -338,8 +359,8 @@ d2l.plt.show()
 
 # %% [markdown]
 # Read the top row left to right. `reshape` only regroups each position's 8
-# features as (heads, p): four blocks, one per position, each holding both
-# heads. `permute` moves the head axis in front of the positions: now block $i$
+# features as (heads, $d_\text{head}$): four blocks, one per position, each
+# holding both heads. `permute` moves the head axis in front of the positions: now block $i$
 # is head $i$, one colour, with positions 0 to 3 down its rows. The last
 # `reshape` merges batch and heads, and `transpose_output` undoes it all.
 #
@@ -355,8 +376,9 @@ d2l.plt.show()
 # Random weights make random heads, which says little. To see heads doing
 # different jobs, reuse the hand-made word features of chapter 04 (time,
 # smallness, number, verb, function word, end of sentence) for the sentence
-# "It took one minute." and build a layer of $h = 3$ heads of width 2 by
-# hand: $W_q = W_k = 2I$, $W_v = W_o = I$. Heads are numbered from 0, as in
+# "It took one minute." and build a layer of $h = 3$ heads of width
+# $d_\text{head} = 2$ by hand ($d_\text{model} = 6$, the number of features):
+# $W_q = W_k = 2I$, $W_v = W_o = I$. Heads are numbered from 0, as in
 # the code and the explorer below: head 0 then sees only the features (time,
 # small), head 1 only (number, verb), head 2 only (function, end) — each head
 # matches tokens on its own two features. This is self-attention (queries,
@@ -378,12 +400,12 @@ with torch.no_grad():
     for layer, scale in ((by_hand.W_q, 2.0), (by_hand.W_k, 2.0), (by_hand.W_v, 1.0), (by_hand.W_o, 1.0)):
         layer.weight.copy_(scale * torch.eye(6))
 sentence_output = by_hand(X, X, X)
-head_weights = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, keys)
-print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(head_weights.shape))
+per_head = by_hand.attention_weights[0].detach().cpu()  # (heads, queries, keys)
+print("output:", tuple(sentence_output.shape), " per-head weights of the example:", tuple(per_head.shape))
 
 # %%
 titles = [f"head {i}\n({features[2 * i]}, {features[2 * i + 1]})" for i in range(3)]
-fig = d2l.show_heatmaps(head_weights, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
+fig = d2l.show_heatmaps(per_head, xlabel="Keys", ylabel="Queries", titles=titles, figsize=(8.5, 3.2))
 fig.axes[0].set_xticks(range(5), sentence)  # the panels share their axes: setting one sets all
 fig.axes[0].set_yticks(range(5), sentence)
 for ax in fig.axes[:3]:
@@ -403,7 +425,7 @@ d2l.plt.show()
 # %% [markdown]
 # ## Explore
 #
-# First the shapes. The tracer folds a (1, T, 8) tensor into (h, T, p) like
+# First the shapes. The tracer folds a (1, T, 8) tensor into (h, T, 8/h) like
 # the figure above, with `d2l`'s own `transpose_qkv`, or with a bare
 # `reshape` when you untick *with transpose*:
 #
@@ -425,15 +447,15 @@ shape_tracer
 #
 # 1. With the transpose the (1, 4, 8) input becomes (1, 4, 8), (2, 4, 4),
 #    (4, 4, 2) and (8, 4, 1) for $h$ = 1, 2, 4, 8, and at every $h$ block $b$
-#    holds only the $p = 8/h$ columns of head $b$, with positions 0, 1, 2, 3
-#    down its rows. That is what attention needs: each block is one head's
+#    holds only the $d_\text{head} = 8/h$ columns of head $b$, with positions
+#    0, 1, 2, 3 down its rows. That is what attention needs: each block is one head's
 #    own sequence.
 # 2. Without it, at $h = 2$ each block holds both heads' columns and its rows
 #    are positions 0, 0, 1, 1; at $h = 4$ block 0 is the whole of position 0,
 #    all four heads of it. Attention inside such a block would treat pieces
-#    of one position as different tokens, and mix the heads' features. At $h = 1$ the
-#    caption shows the same shape, (1, 4, 8), either way, and the blocks
-#    agree.
+#    of one position as different tokens, and mix the heads' features. At
+#    $h = 1$ the caption shows the same shape, (1, 4, 8), either way, and the
+#    blocks agree.
 # 3. At $h = 4$ without the transpose, $T = 3$ gives blocks holding positions
 #    0, 0, 0 / 0, 1, 1 / 1, 1, 2 / 2, 2, 2, and $T = 5$ gives 0, 0, 0, 0, 1 /
 #    1, 1, 1, 2, 2 / … A bare `reshape` cuts the flat memory into equal
@@ -447,15 +469,15 @@ shape_tracer
 # self-attention layer over six positions whose embeddings are random vectors
 # (they stand for no word: chapter 09 shows a trained model's heads over real
 # sentences) and redraws the per-head heatmaps, on one shared colour scale, as
-# you move its controls: the number of heads, which head to show (or all of them),
-# causal masking, and the valid length.
+# you move its controls: the number of heads, which head to show (or all of
+# them), causal masking, and the valid length.
 #
-# * Step the number of heads through 1, 2, 4, 8: the width per head shrinks
-#   as $p_o / h$, and the heads' patterns change because each sees fewer
-#   features.
+# * Step the number of heads through 1, 2, 4, 8: the width per head,
+#   $d_\text{head} = d_\text{model} / h$ with $d_\text{model} = 16$, shrinks,
+#   and the heads' patterns change because each sees fewer features.
 # * Show all heads at once, then one: do two heads ever look alike?
 # * Turn causal masking on: every head loses its upper triangle at once,
-#   because the same lengths are repeated for every head.
+#   because every head gets the same mask.
 # * Shorten the valid length: the padding columns go to zero in every head.
 
 # %%
@@ -479,8 +501,8 @@ explorer
 #    trained them to agree.
 # 3. The upper triangle is 0 in every head (its sum is exactly 0 over all
 #    four heads at $h = 4$), and query 0 puts weight 1 on key 0 in each. The
-#    layer repeats the valid lengths once per head before the softmax, so one
-#    mask serves every head.
+#    layer builds one mask per example, from the valid lengths and the causal
+#    flag, and hands that same mask to every head of the example.
 # 4. At a valid length of 3 keys 3 to 5 get weight 0 in every head, and
 #    every row of every head still sums to 1 over keys 0 to 2.
 #
@@ -489,15 +511,16 @@ explorer
 # %% [markdown]
 # ## Summary
 #
-# * $h$ heads of width $p = p_o / h$ each run scaled dot-product attention on
-#   their own slice of the projected queries, keys and values; $W_o$ mixes the
-#   concatenated results.
+# * $h$ heads of width $d_\text{head} = d_\text{model} / h$ each run scaled
+#   dot-product attention on their own slice of the projected queries, keys
+#   and values; $W_o$ mixes the concatenated results.
 # * Folding the heads into the batch (`transpose_qkv`, then `transpose_output`)
 #   runs them all in one batched call; valid lengths are repeated per head.
-# * The fold needs its permute: a bare `reshape` to (batch·heads, n, p) has the
-#   right shape but fills each "head" with pieces of several positions.
-# * $p_o$ must be divisible by $h$: `d2lmini` says so with a ValueError that
-#   suggests valid head counts.
+# * The fold needs its permute: a bare `reshape` to (batch·heads, n,
+#   $d_\text{head}$) has the right shape but fills each "head" with pieces of
+#   several positions.
+# * $d_\text{model}$ (`num_hiddens`) must be divisible by $h$: `d2lmini` says so
+#   with a ValueError that suggests valid head counts.
 # * With the weights copied across (`in_proj_weight` = $[W_q; W_k; W_v]$,
 #   `out_proj` = $W_o$) and a `key_padding_mask` from the valid lengths,
 #   `nn.MultiheadAttention` returns the same outputs and per-head weights.
@@ -507,13 +530,8 @@ explorer
 # ## Why? A question to check
 #
 # **Why does transpose_qkv permute the head axis forward before merging it
-# into the batch, instead of one reshape from (batch, n, p_o) to (batch·heads,
-# n, p)?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
+# into the batch, instead of one reshape from (batch, n, d_model) to
+# (batch·heads, n, d_head)?**
 
 # %%
 from d2lmini.exercises import questions
@@ -551,7 +569,7 @@ ch05.check_parameter_count(multihead_parameter_count)
 # ### Exercise 5.2 · One head's weights, by hand (★★)
 #
 # Write `head_weights(mha, X, head)` that returns the self-attention weights of
-# head number `head` (counting from 0) for the input `X` (batch, n, d) — shape
+# head number `head` (counting from 0) for the input `X` (batch, n, d_q) — shape
 # (batch, n, n) — computed only from the rows of `mha.W_q.weight` and
 # `mha.W_k.weight` that belong to that head, without calling `mha`. It must
 # equal `mha.attention_weights[:, head]` after `mha(X, X, X)`.
@@ -560,10 +578,10 @@ ch05.check_parameter_count(multihead_parameter_count)
 def head_weights(mha, X, head):
     """Self-attention weights of one head of a bias-free d2l.MultiHeadAttention, (batch, n, n)."""
     ### BEGIN SOLUTION
-    p = mha.W_q.weight.shape[0] // mha.num_heads
-    rows = slice(head * p, (head + 1) * p)
-    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T  # (batch, n, p)
-    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, dim=-1)
+    d_head = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * d_head, (head + 1) * d_head)
+    q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T  # (batch, n, d_head)
+    return torch.softmax(q @ k.transpose(1, 2) / d_head ** 0.5, dim=-1)
     ### END SOLUTION
 
 
@@ -578,18 +596,18 @@ ch05.check_head_weights(head_weights)
 # `X` like `mha(X, X, X)`, except that the chosen head's slice of the
 # concatenated heads is set to zero before $W_o$. Use the module's own pieces:
 # `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
-# `mha.W_o`. The check then ranks the heads of a random layer by how far the
-# output moves without each.
+# `mha.W_o`. The check then reports, for each head of a random layer, how far
+# the output moves without it.
 
 # %% tags=["exercise"]
 def output_without_head(mha, X, head):
     """mha(X, X, X) with head number `head` silenced before W_o."""
     ### BEGIN SOLUTION
     q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
-    concatenated = mha.transpose_output(mha.attention(q, k, v))  # (batch, n, p_o)
-    p = concatenated.shape[-1] // mha.num_heads
+    concatenated = mha.transpose_output(mha.attention(q, k, v))  # (batch, n, d_model)
+    d_head = concatenated.shape[-1] // mha.num_heads
     concatenated = concatenated.clone()
-    concatenated[..., head * p:(head + 1) * p] = 0
+    concatenated[..., head * d_head:(head + 1) * d_head] = 0
     return mha.W_o(concatenated)
     ### END SOLUTION
 
@@ -600,20 +618,21 @@ ch05.check_output_without_head(output_without_head)
 # %% [markdown]
 # ### Exercise 5.4 · Split the heads into the batch (★★)
 #
-# Write `split_heads(X, num_heads)` that turns `X` of shape (B, T, d) into the
-# (B·num_heads, T, p) batch of `transpose_qkv`, with p = d / num_heads, using
+# Write `split_heads(X, num_heads)` that turns `X` of shape (B, T, d_model)
+# into the (B·num_heads, T, d_head) batch of `transpose_qkv`, with
+# d_head = d_model / num_heads, using
 # `reshape` and `permute` (or `transpose`) — not `d2l`'s own helpers, which
 # the check switches off. Row b·num_heads + i must be head i of example b.
 # The check also runs the classic wrong splits and says which one yours is.
 
 # %% tags=["exercise"]
 def split_heads(X, num_heads):
-    """(B, T, d) -> (B*num_heads, T, d/num_heads): each head of each example becomes a batch row."""
+    """(B, T, d_model) -> (B*num_heads, T, d_head): each head of each example becomes a batch row."""
     ### BEGIN SOLUTION
-    B, T, d = X.shape
-    X = X.reshape(B, T, num_heads, d // num_heads)  # (B, T, h, p)
-    X = X.permute(0, 2, 1, 3)  # (B, h, T, p)
-    return X.reshape(B * num_heads, T, d // num_heads)
+    B, T, d_model = X.shape
+    X = X.reshape(B, T, num_heads, d_model // num_heads)  # (B, T, h, d_head)
+    X = X.permute(0, 2, 1, 3)  # (B, h, T, d_head)
+    return X.reshape(B * num_heads, T, d_model // num_heads)
     ### END SOLUTION
 
 
@@ -626,9 +645,9 @@ ch05.check_split_heads(split_heads)
 # Write `einsum_multihead(queries, keys, values, mha)` that reproduces
 # `mha(queries, keys, values)` for a `d2l.MultiHeadAttention` built with
 # `bias=False`, without `transpose_qkv`: project with `mha.W_q.weight` (and
-# the others), `reshape` to (batch, n, heads, p), and write the scores and the
-# pooling as `torch.einsum` calls with a separate head axis, e.g.
-# `"bqhp,bkhp->bhqk"`. No mask is needed.
+# the others), `reshape` to (batch, n, heads, d_head), and write the scores
+# and the pooling as `torch.einsum` calls with a separate head axis, e.g.
+# `"bqhd,bkhd->bhqk"` (`d` runs over a head's features). No mask is needed.
 
 # %% tags=["exercise"]
 def einsum_multihead(queries, keys, values, mha):
@@ -636,12 +655,12 @@ def einsum_multihead(queries, keys, values, mha):
     ### BEGIN SOLUTION
     h = mha.num_heads
     B, n_q, n_k = queries.shape[0], queries.shape[1], keys.shape[1]
-    q = (queries @ mha.W_q.weight.T).reshape(B, n_q, h, -1)  # (B, Q, h, p)
-    k = (keys @ mha.W_k.weight.T).reshape(B, n_k, h, -1)  # (B, K, h, p)
-    v = (values @ mha.W_v.weight.T).reshape(B, n_k, h, -1)  # (B, K, h, p)
-    scores = torch.einsum("bqhp,bkhp->bhqk", q, k) / q.shape[-1] ** 0.5  # (B, h, Q, K)
-    heads = torch.einsum("bhqk,bkhp->bqhp", torch.softmax(scores, dim=-1), v)  # (B, Q, h, p)
-    return heads.reshape(B, n_q, -1) @ mha.W_o.weight.T  # (B, Q, p_o)
+    q = (queries @ mha.W_q.weight.T).reshape(B, n_q, h, -1)  # (B, n_q, h, d_head)
+    k = (keys @ mha.W_k.weight.T).reshape(B, n_k, h, -1)  # (B, n_k, h, d_head)
+    v = (values @ mha.W_v.weight.T).reshape(B, n_k, h, -1)  # (B, n_k, h, d_head)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / q.shape[-1] ** 0.5  # (B, h, n_q, n_k)
+    heads = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, dim=-1), v)  # (B, n_q, h, d_head)
+    return heads.reshape(B, n_q, -1) @ mha.W_o.weight.T  # (B, n_q, d_model)
     ### END SOLUTION
 
 

@@ -9,8 +9,11 @@ import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch04
 
 
-def distance_scores(queries, keys):
-    return torch.bmm(queries, keys.transpose(1, 2)) - 0.5 * (keys ** 2).sum(-1).unsqueeze(1)
+def distance_as_dot_product(queries, keys, query_end=None, key_end=None):
+    """The reference answer of Exercise 4.3; query_end and key_end replace the appended coordinates."""
+    query_end = torch.ones_like(queries[..., :1]) if query_end is None else query_end(queries)
+    key_end = -0.5 * (keys ** 2).sum(-1, keepdim=True) if key_end is None else key_end(keys)
+    return torch.cat([queries, query_end], -1), torch.cat([keys, key_end], -1)
 
 
 def sum_scores(queries, keys):
@@ -58,7 +61,7 @@ def test_the_function_as_given_is_recognised_and_nudged_without_the_fix():
 
 
 def test_every_check_accepts_the_reference_answers(capsys):
-    ch04.check_distance_scores(distance_scores)
+    ch04.check_distance_scores(distance_as_dot_product)
     ch04.check_sum_scores(sum_scores)
     ch04.check_attention_cost(attention_cost)
     ch04.check_causal_attention(causal_attention)
@@ -78,13 +81,33 @@ def test_a_student_stub_is_reported_as_not_attempted():
 
 # ---- Exercise 4.3 -------------------------------------------------------------
 
-def test_distance_scores_explains_why_the_full_distance_is_not_asked_for():
-    def full_distance(queries, keys):
-        return -0.5 * torch.cdist(queries, keys) ** 2
+def test_distance_as_dot_product_accepts_the_extra_coordinate_first(capsys):
+    def first(queries, keys):
+        longer_queries, longer_keys = distance_as_dot_product(queries, keys)
+        return longer_queries.roll(1, -1), longer_keys.roll(1, -1)
 
-    with pytest.raises(ExerciseError, match=r"you returned the full -½‖q - k‖²") as info:
+    ch04.check_distance_scores(first)
+    assert "dot-product attention on vectors one coordinate longer" in capsys.readouterr().out
+
+
+def test_distance_as_dot_product_explains_why_the_full_distance_is_not_asked_for():
+    def full_distance(queries, keys):  # two coordinates: -½‖q‖² and -½‖k‖² both appended
+        half_q, half_k = 0.5 * (queries ** 2).sum(-1, keepdim=True), 0.5 * (keys ** 2).sum(-1, keepdim=True)
+        return (torch.cat([queries, torch.ones_like(half_q), -half_q], -1),
+                torch.cat([keys, -half_k, torch.ones_like(half_k)], -1))
+
+    with pytest.raises(ExerciseError, match=r"your vectors give the full -½‖q - k‖²") as info:
         ch04.check_distance_scores(full_distance)
-    assert "drop the -½‖q‖² term" in info.value.hints[1]
+    assert "drop the -½‖q‖² part" in info.value.hints[1]
+
+
+def test_distance_as_dot_product_wants_a_pair_and_one_more_coordinate():
+    with pytest.raises(ExerciseError, match=r"(?s)received: one tensor of shape \(2, 3, 5\).*as a tuple"):
+        ch04.check_distance_scores(lambda queries, keys: queries @ keys.transpose(1, 2))
+    with pytest.raises(ExerciseError, match=r"nothing was appended"):
+        ch04.check_distance_scores(lambda queries, keys: (queries, keys))
+    with pytest.raises(ExerciseError, match=r"append along the last axis"):
+        ch04.check_distance_scores(lambda queries, keys: (queries.transpose(1, 2), keys.transpose(1, 2)))
 
 
 # ---- Exercise 4.1 -------------------------------------------------------------
@@ -106,7 +129,7 @@ def test_sum_scores_names_an_unsummed_feature_axis():
 
 def test_attention_cost_success_line_reports_quadratic_growth(capsys):
     ch04.check_attention_cost(attention_cost)
-    assert "the weights take 4 MiB per head; doubling n multiplies both costs by 4" in capsys.readouterr().out
+    assert "the weights of one example take 4 MiB; doubling n multiplies both costs by 4" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("shortcut", [

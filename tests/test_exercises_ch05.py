@@ -13,23 +13,23 @@ def einsum_multihead(queries, keys, values, mha, scale_width=None):
     q = (queries @ mha.W_q.weight.T).reshape(B, n_q, h, -1)
     k = (keys @ mha.W_k.weight.T).reshape(B, n_k, h, -1)
     v = (values @ mha.W_v.weight.T).reshape(B, n_k, h, -1)
-    scores = torch.einsum("bqhp,bkhp->bhqk", q, k) / (scale_width or q.shape[-1]) ** 0.5
-    heads = torch.einsum("bhqk,bkhp->bqhp", torch.softmax(scores, -1), v)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / (scale_width or q.shape[-1]) ** 0.5
+    heads = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, -1), v)
     return heads.reshape(B, n_q, -1) @ mha.W_o.weight.T
 
 
 def head_weights(mha, X, head, rows=None, scale_width=None):
-    p = mha.W_q.weight.shape[0] // mha.num_heads
-    rows = slice(head * p, (head + 1) * p) if rows is None else rows
+    d_head = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * d_head, (head + 1) * d_head) if rows is None else rows
     q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T
-    return torch.softmax(q @ k.transpose(1, 2) / (scale_width or p) ** 0.5, -1)
+    return torch.softmax(q @ k.transpose(1, 2) / (scale_width or d_head) ** 0.5, -1)
 
 
 def output_without_head(mha, X, head):
     q, k, v = (mha.transpose_qkv(layer(X)) for layer in (mha.W_q, mha.W_k, mha.W_v))
     concatenated = mha.transpose_output(mha.attention(q, k, v)).clone()
-    p = concatenated.shape[-1] // mha.num_heads
-    concatenated[..., head * p:(head + 1) * p] = 0
+    d_head = concatenated.shape[-1] // mha.num_heads
+    concatenated[..., head * d_head:(head + 1) * d_head] = 0
     return mha.W_o(concatenated)
 
 
@@ -130,7 +130,7 @@ def split_head_major(X, num_heads):
 def test_split_heads_gives_the_general_hint_for_another_wrong_answer():
     with pytest.raises(ExerciseError) as info:
         ch05.check_split_heads(lambda X, h: torch.zeros(X.shape[0] * h, X.shape[1], X.shape[2] // h))
-    assert "split the feature axis into (heads, p)" in info.value.hints[0]
+    assert "split the feature axis into (heads, d_head)" in info.value.hints[0]
 
 
 @pytest.mark.parametrize("shortcut", [

@@ -71,6 +71,18 @@ def _weights_of(attention):
     return lambda queries, keys: attention(queries, keys, torch.eye(keys.shape[1]).expand(keys.shape[0], -1, -1))
 
 
+def _half_norms(x):
+    """½‖x‖² of each vector of x, (..., n, d) -> (..., n, 1)."""
+    return 0.5 * (x ** 2).sum(-1, keepdim=True)
+
+
+def _full_distance(queries, keys):
+    """Exercise 4.3 with both norms appended: the dot products are the full -½‖q - k‖²."""
+    half_q, half_k = _half_norms(queries), _half_norms(keys)
+    return (torch.cat([queries, torch.ones_like(half_q), -half_q], -1),
+            torch.cat([keys, -half_k, torch.ones_like(half_k)], -1))
+
+
 def _discarded_mask(queries, keys, values):
     scores = queries @ keys.transpose(1, 2) / 2
     scores.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))  # the result is thrown away
@@ -80,7 +92,7 @@ def _discarded_mask(queries, keys, values):
 # ---- chapter 05 ----
 
 def _einsum_unfolded(queries, keys, values, mha):
-    """The heads split by a reshape to (B, h, n, p) with no transpose, and joined the same way."""
+    """The heads split by a reshape to (B, h, n, d_head) with no transpose, and joined the same way."""
     h, B = mha.num_heads, queries.shape[0]
 
     def split(x):
@@ -113,10 +125,10 @@ def _einsum_no_W_o(queries, keys, values, mha):
 
 
 def _head_weights_over_queries(mha, X, head):
-    p = mha.W_q.weight.shape[0] // mha.num_heads
-    rows = slice(head * p, (head + 1) * p)
+    d_head = mha.W_q.weight.shape[0] // mha.num_heads
+    rows = slice(head * d_head, (head + 1) * d_head)
     q, k = X @ mha.W_q.weight[rows].T, X @ mha.W_k.weight[rows].T
-    return torch.softmax(q @ k.transpose(1, 2) / p ** 0.5, 1)
+    return torch.softmax(q @ k.transpose(1, 2) / d_head ** 0.5, 1)
 
 
 # ---- chapter 07 ----
@@ -246,12 +258,20 @@ CATALOGUE = {
                            r"use the bytes_per_element argument"),
         "one number": (lambda nq, nk, d, bytes_per_element=4: 2 * nq * nk * d, r"return two numbers, as a tuple"),
     }),
-    exercises.ch04.check_distance_scores: Entry(lambda q, k: torch.zeros(2, 3, 5), {
-        "full distance": (lambda q, k: -0.5 * torch.cdist(q, k) ** 2, r"you returned the full -½‖q - k‖²"),
-        "no half": (lambda q, k: q @ k.transpose(1, 2) - (k ** 2).sum(-1).unsqueeze(1),
+    exercises.ch04.check_distance_scores: Entry(lambda q, k: (torch.zeros(2, 3, 5), torch.zeros(2, 5, 5)), {
+        "full distance": (_full_distance, r"your vectors give the full -½‖q - k‖²"),
+        "nothing added": (lambda q, k: t04.distance_as_dot_product(q, k, query_end=lambda q: 0 * q[..., :1]),
+                          r"the appended coordinates add nothing"),
+        "no half": (lambda q, k: t04.distance_as_dot_product(q, k, key_end=lambda k: -2 * _half_norms(k)),
                     r"halve the squared norm of the keys"),
-        "query norm": (lambda q, k: q @ k.transpose(1, 2) - 0.5 * (q ** 2).sum(-1).unsqueeze(2), r"not ½‖q‖²"),
-        "signs": (lambda q, k: -t04.distance_scores(q, k), r"check the signs"),
+        "query norm": (lambda q, k: t04.distance_as_dot_product(
+            q, k, query_end=lambda q: -_half_norms(q), key_end=lambda k: torch.ones_like(k[..., :1])),
+            r"not ½‖q‖²"),
+        "key sign": (lambda q, k: t04.distance_as_dot_product(q, k, key_end=_half_norms),
+                     r"check the sign of the key's appended number"),
+        "signs": (lambda q, k: t04.distance_as_dot_product(-q, k, key_end=_half_norms), r"check the signs"),
+        "one tensor": (lambda q, k: q @ k.transpose(1, 2), r"(?s)expected: a pair \(longer_queries, longer_keys\)"),
+        "nothing appended": (lambda q, k: (q, k), r"nothing was appended"),
     }),
     exercises.ch04.check_causal_attention: Entry(lambda q, k, v: v, {
         "flipped mask": (_causal(mask=torch.triu), r"use torch.tril, not torch.triu"),
@@ -284,7 +304,7 @@ CATALOGUE = {
         "√num_hiddens": (lambda mha, X, head: t05.head_weights(mha, X, head, scale_width=12),
                          r"not by √num_hiddens"),
         "no scale": (lambda mha, X, head: t05.head_weights(mha, X, head, scale_width=1),
-                     r"divide the scores by √p before the softmax"),
+                     r"divide the scores by √d_head before the softmax"),
         "softmax over the queries": (_head_weights_over_queries, r"your softmax runs over the queries"),
         "interleaved rows": (lambda mha, X, head: t05.head_weights(mha, X, head, rows=slice(head, None, 3)),
                              r"\(head 0\)(?s:.*)a block of consecutive rows"),
@@ -303,7 +323,7 @@ CATALOGUE = {
         "√num_hiddens": (lambda q, k, v, mha: t05.einsum_multihead(q, k, v, mha, scale_width=12),
                          r"not by √num_hiddens"),
         "no scale": (lambda q, k, v, mha: t05.einsum_multihead(q, k, v, mha, scale_width=1),
-                     r"divide the scores by √p before the softmax"),
+                     r"divide the scores by √d_head before the softmax"),
         "unfolded head split": (_einsum_unfolded, r"without the transpose mixes positions into the heads"),
         "heads joined unmoved": (_einsum_joined_unmoved, r"the heads were joined without moving them back"),
         "no W_o": (_einsum_no_W_o, r"W_o is missing"),

@@ -7,43 +7,78 @@ import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import _describe, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
-DISTANCE = "Exercise 4.3 · distance as a score"
+DISTANCE = "Exercise 4.3 · the Gaussian kernel as dot-product attention"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
 CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
 SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
 
 
+def _pair_shapes(received):
+    """What a learner's answer to Exercise 4.3 is, in a few words: a pair's shapes, or its type."""
+    if isinstance(received, tuple) and all(isinstance(x, torch.Tensor) for x in received):
+        return "a tuple of tensors of shapes " + ", ".join(str(tuple(x.shape)) for x in received)
+    if isinstance(received, torch.Tensor):
+        return f"one tensor of shape {tuple(received.shape)}"
+    return f"{type(received).__name__} {received!r}"
+
+
 @check(DISTANCE)
-def check_distance_scores(distance_scores):
-    """Exercise 4.3: qᵀk - ½‖k‖², whose softmax is the Gaussian kernel's."""
+def check_distance_scores(distance_as_dot_product):
+    """Exercise 4.3: one appended coordinate makes qᵀk - ½‖k‖² a plain dot product, so the Gaussian kernel's
+    weights are dot-product attention weights."""
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    received = distance_as_dot_product(queries.clone(), keys.clone())
+    expect(isinstance(received, tuple) and len(received) == 2
+           and all(isinstance(x, torch.Tensor) for x in received), DISTANCE,
+           "a pair (longer_queries, longer_keys) of tensors", _pair_shapes(received),
+           ("return the longer queries and the longer keys, as a tuple of two tensors",
+            "the check computes the dot products itself, from the two longer tensors"))
+    longer_queries, longer_keys = received
+    shapes_fit = (longer_queries.dim() == 3 and longer_keys.dim() == 3 and longer_queries.shape[:2] == (2, 3)
+                  and longer_keys.shape[:2] == (2, 5) and longer_queries.shape[-1] == longer_keys.shape[-1])
+    if shapes_fit and longer_queries.shape[-1] == 4:
+        hint = ("nothing was appended: the vectors still have d coordinates",
+                "add one coordinate at the end of every query and every key, along the feature axis")
+    else:
+        hint = ("append along the last axis, the features: (B, n_q, d) becomes (B, n_q, d + 1), and "
+                "(B, n_k, d) becomes (B, n_k, d + 1)", "torch.cat joins tensors along the axis you name")
+    expect(shapes_fit and longer_queries.shape[-1] > 4, DISTANCE,
+           "shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer",
+           _pair_shapes(received), hint)
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
     half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
     half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
     expected = dots - half_key_norms
-    received = distance_scores(queries, keys)
-    hint = hint_for(received, ("the score is qᵀk - ½‖k‖²: the dot product minus half of the key's squared norm",
-                               "compute every query-key dot product, (B, Q, K), then subtract ½‖k‖², one "
-                               "number per key, broadcast over the queries"), [
+    scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
+    hint = hint_for(scores, ("the score is qᵀk - ½‖k‖²: the first d coordinates already give qᵀk, so the "
+                             "appended pair must multiply to -½‖k‖²",
+                             "the query's appended number must be the same for every query, since the bias "
+                             "belongs to the key alone; the key's appended number is then its bias",
+                             "append 1 to every query and -½‖k‖² to every key"), [
         (expected - half_query_norms,
-         ("you returned the full -½‖q - k‖²: its softmax is right, but the exercise asks for the cheaper form",
-          "drop the -½‖q‖² term: it is the same for every key of a row, so it cancels in the softmax")),
+         ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
+          "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")),
+        (dots, ("the appended coordinates add nothing: the dot products are plain qᵀk",
+                "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
         (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        (dots - half_query_norms, ("subtract ½‖k‖² (one value per key), not ½‖q‖²",
+        (dots - half_query_norms, ("the appended pair must give ½‖k‖² (one value per key), not ½‖q‖²",
                                    "the key's norm changes along a row of scores; the query's does not")),
+        (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
         (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
     ])
-    expect_close(received, expected, DISTANCE, hint)
+    expect(torch.allclose(scores, expected, atol=1e-5, rtol=1e-4), DISTANCE,
+           f"dot products qᵀk - ½‖k‖² = {_describe(expected)}", f"dot products {_describe(scores)}", hint)
     kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)
-    expect_close(masked_softmax(received, None), kernel_weights, DISTANCE,
-                 "the softmax of your scores should equal the Gaussian-kernel weights")
-    passed(DISTANCE, "Its softmax equals softmax(-½‖q - k‖²), the Gaussian kernel of chapter 01.")
+    expect_close(masked_softmax(scores, None), kernel_weights, DISTANCE,
+                 "the softmax of your dot products should equal the Gaussian-kernel weights")
+    passed(DISTANCE, "The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
+                     "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
 
 
 @check(SUMMATION)
@@ -54,7 +89,7 @@ def check_sum_scores(sum_scores):
     expected = queries.sum(-1).unsqueeze(2) + keys.sum(-1).unsqueeze(1)  # (2, 3, 1) + (2, 1, 5)
     received = sum_scores(queries, keys)
     hint = ("the score of q and k is Σᵢ (qᵢ + kᵢ), which is the sum of q's features plus the sum of k's",
-            "sum each query over its features, shape (B, Q, 1), and each key, shape (B, 1, K); adding the two "
+            "sum each query over its features, shape (B, n_q, 1), and each key, shape (B, 1, n_k); adding the two "
             "broadcasts to one score per pair")
     if isinstance(received, torch.Tensor) and received.dim() == 4:
         hint = "a score is one number per (query, key) pair: also sum over the feature axis"
@@ -107,7 +142,7 @@ def check_attention_cost(attention_cost):
            "32 bytes for a 4 × 4 weight matrix in float16", f"{half_precision_bytes}",
            ("use the bytes_per_element argument instead of assuming 4", "multiply by bytes_per_element"))
     small, large = attention_cost(1024, 1024, 64), attention_cost(2048, 2048, 64)
-    passed(COST, f"At n = 1024 and d = 64 the weights take {small[1] / 2 ** 20:.0f} MiB per head; "
+    passed(COST, f"At n = 1024 and d = 64 the weights of one example take {small[1] / 2 ** 20:.0f} MiB; "
                  f"doubling n multiplies both costs by {large[0] / small[0]:.0f}.")
 
 

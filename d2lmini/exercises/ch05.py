@@ -30,31 +30,31 @@ def _einsum_mistakes(mha, queries, keys, values):
     h, B, n_q, n_k = mha.num_heads, queries.shape[0], queries.shape[1], keys.shape[1]
     with torch.no_grad():
         q, k, v = mha.W_q(queries), mha.W_k(keys), mha.W_v(values)  # (B, n, num_hiddens)
-        p = q.shape[-1] // h
+        d_head = q.shape[-1] // h
 
-        def heads(x, n, transposed=True):  # (B, n, num_hiddens) -> (B, h, n, p)
-            return x.reshape(B, n, h, p).transpose(1, 2) if transposed else x.reshape(B, h, n, p)
+        def heads(x, n, transposed=True):  # (B, n, num_hiddens) -> (B, h, n, d_head)
+            return x.reshape(B, n, h, d_head).transpose(1, 2) if transposed else x.reshape(B, h, n, d_head)
 
-        def attend(q, k, v, width=p, dim=-1, join=lambda o: o.transpose(1, 2).reshape(B, n_q, -1)):
+        def attend(q, k, v, width=d_head, dim=-1, join=lambda o: o.transpose(1, 2).reshape(B, n_q, -1)):
             weights = torch.softmax(q @ k.transpose(-1, -2) / width ** 0.5, dim)  # (B, h, n_q, n_k)
             return join(weights @ v)  # (B, n_q, num_hiddens), before W_o
 
         right = (heads(q, n_q), heads(k, n_k), heads(v, n_k))
         wrong = [
-            (mha.W_o(attend(*right, width=h * p)),
-             ("divide each head's scores by √p, the width of one head, not by √num_hiddens",
-              "p = num_hiddens / num_heads")),
-            (mha.W_o(attend(*right, width=1)), ("divide the scores by √p before the softmax",
-                                                "p = num_hiddens / num_heads, the width of one head")),
+            (mha.W_o(attend(*right, width=h * d_head)),
+             ("divide each head's scores by √d_head, the width of one head, not by √num_hiddens",
+              "d_head = num_hiddens / num_heads")),
+            (mha.W_o(attend(*right, width=1)), ("divide the scores by √d_head before the softmax",
+                                                "d_head = num_hiddens / num_heads, the width of one head")),
             (mha.W_o(attend(*right, dim=-2)), ("your softmax runs over the queries",
                                                "each query's weights over the keys sum to 1: the keys' axis")),
             (mha.W_o(attend(heads(q, n_q, False), heads(k, n_k, False), heads(v, n_k, False))),
-             ("a reshape to (batch, heads, n, p) without the transpose mixes positions into the heads",
-              "reshape to (batch, n, heads, p) first, then move the head axis forward")),
+             ("a reshape to (batch, heads, n, d_head) without the transpose mixes positions into the heads",
+              "reshape to (batch, n, heads, d_head) first, then move the head axis forward")),
             (mha.W_o(attend(*right, join=lambda o: o.reshape(B, n_q, -1))),
-             ("the heads were joined without moving them back: (batch, heads, n, p) reshaped straight to "
+             ("the heads were joined without moving them back: (batch, heads, n, d_head) reshaped straight to "
               "(batch, n, num_hiddens) mixes positions",
-              "bring the query axis in front of the head axis before you merge heads and p")),
+              "bring the query axis in front of the head axis before you merge heads and d_head")),
             (attend(*right), ("W_o is missing: the heads side by side still go through the output projection",
                               "apply mha.W_o's weight (transposed) at the end")),
         ]
@@ -75,7 +75,7 @@ def check_einsum_multihead(einsum_multihead):
     hint = hint_for(received, (
         "follow the module's steps: project, split into heads, score, softmax, weight the values, join, W_o",
         "a Linear layer computes x Wᵀ, so project with each weight's transpose; head i owns the i-th block "
-        "of p = num_hiddens / num_heads features, and its scores are divided by √p, not √num_hiddens",
+        "of d_head = num_hiddens / num_heads features, and its scores are divided by √d_head, not √num_hiddens",
         "softmax over the keys, weight the values, put the heads back side by side as (batch, queries, "
         "num_hiddens), and apply W_o"), _einsum_mistakes(mha, queries, keys, values))
     expect_close(received, expected, EINSUM, hint)
@@ -89,31 +89,31 @@ def check_head_weights(head_weights):
     mha(X, X, X)
     all_heads = mha.attention_weights.detach()  # (batch, heads, n, n)
     mha.attention.attention_weights = None  # the learner computes them, rather than reading them off
-    p = 12 // 3
+    d_head = 12 // 3
     for head in range(3):
         expected = all_heads[:, head]
         with without(ONE_HEAD, "compute the head's weights from its rows of W_q and W_k",
                      (MultiHeadAttention, "forward", "mha(...)"),
                      (DotProductAttention, "forward", "mha.attention(...)")):
             received = head_weights(mha, X, head)
-        q, k = mha.transpose_qkv(mha.W_q(X)), mha.transpose_qkv(mha.W_k(X))  # (batch*heads, n, p)
+        q, k = mha.transpose_qkv(mha.W_q(X)), mha.transpose_qkv(mha.W_k(X))  # (batch*heads, n, d_head)
         scores = (q @ k.transpose(1, 2)).reshape(2, 3, 4, 4)[:, head].detach()  # (batch, n, n)
         interleaved = X @ mha.W_q.weight[head::3].T @ (X @ mha.W_k.weight[head::3].T).transpose(1, 2)
         hint = hint_for(received, (f"head {head} has its own rows of W_q.weight and W_k.weight: rows "
-                                   f"{head * p} to {head * p + p - 1}",
+                                   f"{head * d_head} to {head * d_head + d_head - 1}",
                                    "project X with those rows (a Linear layer computes x Wᵀ), then softmax "
-                                   "the scores divided by √p over the keys"),
+                                   "the scores divided by √d_head over the keys"),
                         [(torch.softmax(scores / math.sqrt(12), -1),
-                          ("divide by √p, the width of one head (here 4), not by √num_hiddens",
-                           "p = num_hiddens / num_heads")),
-                         (torch.softmax(scores, -1), ("divide the scores by √p before the softmax",
-                                                      "p is the width of one head: num_hiddens / num_heads")),
+                          ("divide by √d_head, the width of one head (here 4), not by √num_hiddens",
+                           "d_head = num_hiddens / num_heads")),
+                         (torch.softmax(scores, -1), ("divide the scores by √d_head before the softmax",
+                                                      "d_head is the width of one head: num_hiddens / num_heads")),
                          (torch.softmax(scores / 2, 1), ("your softmax runs over the queries, axis 1",
                                                          "each query's row of weights sums to 1: softmax over "
                                                          "the keys, the last axis")),
                          (torch.softmax(interleaved.detach() / 2, -1),
                           ("a head owns a block of consecutive rows, not every num_heads-th row",
-                           "head h owns rows h·p to (h + 1)·p - 1 of each projection"))])
+                           "head h owns rows h·d_head to (h + 1)·d_head - 1 of each projection"))])
         expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint, weights=True)
     passed(ONE_HEAD, "All three heads match mha.attention_weights.")
 
@@ -162,7 +162,7 @@ def check_parameter_count(multihead_parameter_count):
         if received == expected * num_heads and num_heads > 1:
             hint = ("do not multiply by num_heads: the heads split each projection's num_hiddens rows "
                     "between them",
-                    "heads × p = num_hiddens, whatever the number of heads")
+                    "heads × d_head = num_hiddens, whatever the number of heads")
         elif received == weights_only:
             hint = ("with bias=True each of the four layers also has biases", "num_hiddens biases per layer")
         elif received == num_hiddens * (query_size + key_size + value_size):
@@ -181,23 +181,24 @@ def check_parameter_count(multihead_parameter_count):
 
 
 def _split_mistakes(X, num_heads):
-    """The typical wrong head splits of X (B, T, d), each with its hint, as ``hint_for`` takes them."""
-    B, T, d = X.shape
-    p = d // num_heads
-    by_head = X.reshape(B, T, num_heads, p)  # (B, T, h, p)
+    """The typical wrong head splits of X (B, T, d_model), each with its hint, as ``hint_for`` takes them."""
+    B, T, d_model = X.shape
+    d_head = d_model // num_heads
+    by_head = X.reshape(B, T, num_heads, d_head)  # (B, T, h, d_head)
     return [
-        (X.reshape(B * num_heads, T, p),
-         ("a reshape alone cuts the flat memory into pieces of T·p numbers: the heads mix positions",
+        (X.reshape(B * num_heads, T, d_head),
+         ("a reshape alone cuts the flat memory into pieces of T·d_head numbers: the heads mix positions",
           "batch row 0 holds position 0's features of every head before position 1's: move the head axis in "
           "front of the position axis before you merge it with the batch axis")),
-        (by_head.transpose(2, 3).reshape(B * num_heads, T, p),
+        (by_head.transpose(2, 3).reshape(B * num_heads, T, d_head),
          ("you swapped the head axis with the width axis, not with the position axis",
-          "after splitting the features into (heads, p), the axes to swap are the positions and the heads")),
-        (X.reshape(B, T, p, num_heads).permute(0, 3, 1, 2).reshape(B * num_heads, T, p),
+          "after splitting the features into (heads, d_head), the axes to swap are the positions and the "
+          "heads")),
+        (X.reshape(B, T, d_head, num_heads).permute(0, 3, 1, 2).reshape(B * num_heads, T, d_head),
          ("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved",
-          "head i owns the block of p consecutive features i·p to (i + 1)·p - 1, so the feature axis splits "
-          "as (heads, p), heads first")),
-        (by_head.permute(2, 0, 1, 3).reshape(B * num_heads, T, p),
+          "head i owns the block of d_head consecutive features i·d_head to (i + 1)·d_head - 1, so the "
+          "feature axis splits as (heads, d_head), heads first")),
+        (by_head.permute(2, 0, 1, 3).reshape(B * num_heads, T, d_head),
          ("the batch rows are merged in the wrong order: head first, then example",
           "row b·num_heads + i must be head i of example b, the order in which the valid lengths are repeated "
           "(repeat_interleave): keep the example axis in front of the head axis when you merge them")),
@@ -207,20 +208,20 @@ def _split_mistakes(X, num_heads):
 @check(SPLIT)
 def check_split_heads(split_heads):
     """Exercise 5.4: split_heads(X, num_heads) equals MultiHeadAttention.transpose_qkv, and names each wrong split."""
-    cases = [(2, 5, 12, 3), (1, 4, 8, 2), (3, 2, 6, 6)]  # (B, T, d, heads)
-    for B, T, d, num_heads in cases:
+    cases = [(2, 5, 12, 3), (1, 4, 8, 2), (3, 2, 6, 6)]  # (B, T, d_model, heads)
+    for B, T, d_model, num_heads in cases:
         with seeded(55):  # building the module draws its W_o
-            X = torch.randn(B, T, d)
-            expected = MultiHeadAttention(d, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, p)
+            X = torch.randn(B, T, d_model)
+            expected = MultiHeadAttention(d_model, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, d_head)
         with without(SPLIT, "split the heads into the batch",
                      (MultiHeadAttention, "transpose_qkv", "mha.transpose_qkv(...)"),
                      (MultiHeadAttention, "split_heads", "mha.split_heads(...)")):
             received = split_heads(X.clone(), num_heads)
-        hint = hint_for(received, ("split the feature axis into (heads, p), bring the head axis next to the batch "
-                                   "axis, then merge those two",
-                                   "the result is (B·num_heads, T, p), with p = d / num_heads; row b·num_heads + i "
-                                   "is head i of example b, and its row t is position t"),
+        hint = hint_for(received, ("split the feature axis into (heads, d_head), bring the head axis next to the "
+                                   "batch axis, then merge those two",
+                                   "the result is (B·num_heads, T, d_head), with d_head = d_model / num_heads; row "
+                                   "b·num_heads + i is head i of example b, and its row t is position t"),
                         _split_mistakes(X, num_heads))
-        expect_close(received, expected, f"{SPLIT} (B={B}, T={T}, d={d}, num_heads={num_heads})", hint)
+        expect_close(received, expected, f"{SPLIT} (B={B}, T={T}, d_model={d_model}, num_heads={num_heads})", hint)
     passed(SPLIT, "Each batch row holds one head of one example, every position in its own row: "
                   "attention over it mixes positions, never heads.")

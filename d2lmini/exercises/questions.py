@@ -153,7 +153,7 @@ QUESTIONS = {
     ),
     "05": Question(
         prompt="Why does transpose_qkv permute the head axis forward before merging it into the batch, "
-               "instead of one reshape from (batch, n, p_o) to (batch·heads, n, p)?",
+               "instead of one reshape from (batch, n, d_model) to (batch·heads, n, d_head)?",
         options=(
             "Because the single reshape would give a tensor of the wrong shape.",
             "Because a reshape keeps memory order, so each 'head' would hold pieces of several positions.",
@@ -162,10 +162,10 @@ QUESTIONS = {
         ),
         answer=1,
         feedback=(
-            "Shapes cannot tell them apart: both give (batch·heads, n, p). Look at the positions the "
+            "Shapes cannot tell them apart: both give (batch·heads, n, d_head). Look at the positions the "
             "tracer finds in batch row 0, with and without the permute.",
-            "Right. In memory, all p_o features of position 0 come before those of position 1. A bare "
-            "reshape cuts that run into pieces of p, so batch row 0 holds positions 0, 0, 1, 1 instead "
+            "Right. In memory, all d_model features of position 0 come before those of position 1. A bare "
+            "reshape cuts that run into pieces of d_head, so batch row 0 holds positions 0, 0, 1, 1 instead "
             "of head 0 of every position. The permute puts each head's slice of every position together.",
             "A permute makes a tensor non-contiguous rather than contiguous; it is there for correctness. "
             "Compare what the tracer prints for batch row 0 with and without it.",
