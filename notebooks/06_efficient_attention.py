@@ -122,8 +122,8 @@ d2l.plt.show()
 # only one block of scores has existed at any time. This is the **online
 # softmax**.
 #
-# It is the idea behind FlashAttention and behind the *fused kernels* that
-# PyTorch calls. A kernel here is one compiled routine (not the similarity
+# It is the idea behind FlashAttention (Dao et al., in the further reading)
+# and behind the *fused kernels* that PyTorch calls. A kernel here is one compiled routine (not the similarity
 # kernel of chapter 01); a fused one computes the scores, the softmax and the
 # weighted sum together, block by block in the processor's fast memory
 # (its cache, or a GPU's on-chip memory), and never writes the $n \times n$
@@ -200,17 +200,18 @@ print("first output row:", d2l.numpy(reference[0, 0]).round(3))
 # once, when the module is built, as in nanoGPT (a small, widely read GPT
 # implementation). A second flag, `causal=True`,
 # lets query $i$ see keys $0..i$ only; the fast path passes it to SDPA as
-# `is_causal=True`, the explicit path turns it into 2-D valid lengths
-# $1, 2, \dots, n$.
+# `is_causal=True`, the explicit path applies the lower-triangular mask
+# (the same as 2-D valid lengths $1, 2, \dots, n$, chapter 02).
 #
-# `valid_lens` becomes a boolean `attn_mask` built by broadcasting: for 1-D
+# On the fast path, `valid_lens` becomes a boolean `attn_mask` (SDPA's mask
+# argument, True where a query may attend) built by broadcasting: for 1-D
 # lengths its shape is $(B, 1, 1, n)$, one row per example, shared by every
 # query and head. For 2-D lengths, or lengths together with `causal=True`,
 # each query has its own row and the mask is $(B, 1, n, n)$: quadratic again,
 # but shared by all $h$ heads. SDPA turns a boolean mask into a float mask of
 # the same shape, so it costs $1 + 4$ bytes per query–key pair, where $S$ and
-# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` there is no
-# mask at all.
+# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` the fast
+# path passes no mask at all.
 #
 # Both paths follow the package's rule for a query with no valid key (a
 # valid length of 0): its output row is zero, never NaN. Below, example 1
@@ -337,17 +338,18 @@ d2l.plt.show()
 # sequence, as many as the $2 n^2 d_\text{model}$ of the scores and the
 # weighted sum at $n = 2 d_\text{model} = 128$. So expect factors well under 4
 # at the short lengths, where these costs dominate, climbing towards 4 as
-# $n$ grows and the $n^2$ work takes over. A factor can also pass 4 for a row,
+# $n$ grows and the $n^2$ work takes over. A factor can also pass 4,
 # when the $n \times n$ matrices outgrow the processor's cache, and a busy
 # machine adds noise to any row. On a GPU, at these sizes, starting the
 # operations can take longer than the arithmetic, and the times may hardly
 # grow at all.
 #
 # The fast path still computes every score it needs, so in the end its time
-# grows as $n^2$ too (a causal kernel can skip the blocks above the diagonal,
-# about half the work, but half of $n^2$ still grows as $n^2$). What it saves
-# is the memory of $S$ and $A$, and the time spent writing them out and
-# reading them back.
+# grows as $n^2$ too. A causal kernel can skip the blocks of keys that lie
+# wholly above the diagonal; the share it skips grows towards one half as $n$
+# grows, which keeps its factors under 4 for longer, but half of $n^2$ still
+# grows as $n^2$. What the fast path saves is the memory of $S$ and $A$, and
+# the time spent writing them out and reading them back.
 #
 # `make bench` measures the same comparison at full size: batch 8, 1,024
 # tokens, width 768, 12 heads, causal, float32, against the book's code,

@@ -40,7 +40,6 @@
 
 # %%
 import math
-import statistics
 import time
 
 import torch
@@ -53,7 +52,7 @@ torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
-# ## Self-attention does not see order
+# ## Self-attention without a mask does not see order
 #
 # Given tokens $x_1, \dots, x_n$ (the rows of $X$), a self-attention layer
 # without a mask computes for every position $i$
@@ -61,8 +60,9 @@ device = d2l.try_gpu()
 # $$y_i = \sum_{j=1}^{n} \alpha(x_i, x_j)\, W_v x_j, \qquad
 # \alpha(x_i, x_j) = \operatorname{softmax}_j\!\left(\frac{(W_q x_i)^\top W_k x_j}{\sqrt{d}}\right),$$
 #
-# with $d$ the size of the projected queries and keys (with several heads, each
-# head does this with its own $W_q$, $W_k$, $W_v$, and $d = d_\text{head}$).
+# with $d$ the size of the projected queries and keys. With several heads,
+# each head does this with its own $W_q$, $W_k$, $W_v$ and $d = d_\text{head}$,
+# and chapter 05's $W_o$ then mixes the heads' outputs, position by position.
 # Nothing in this formula mentions $i$ or $j$ except through $x_i$ and $x_j$:
 # the sum over $j$ does not care in which order the keys come. Reorder the
 # tokens by a permutation $\pi$ and each output moves with its token:
@@ -385,10 +385,16 @@ d2l.plt.show()
 #
 # ## Costs: convolution, recurrence, self-attention
 #
-# Three ways to let $n$ tokens of width $d$ exchange information, compared on
-# three counts: the computation of one layer, the operations that must run one
-# after another, and the longest path a signal travels between two positions
-# (short paths make long-range dependencies easier to learn).
+# Three ways to let $n$ tokens of width $d$ exchange information. A
+# convolution with kernel size $k$ mixes each position with its neighbours,
+# $k$ positions in all, using the same weights at every position. A recurrent
+# layer (RNN) walks along the sequence, computing a hidden state at each
+# position from the previous state and the current token. Self-attention
+# mixes every position with every other. We compare them on three counts:
+# the computation of one layer, the operations that must run one after
+# another, and the longest path a signal travels between two positions (the
+# Transformer paper argues that short paths make long-range dependencies
+# easier to learn).
 #
 # | layer | computation | sequential operations | maximum path length |
 # |---|---|---|---|
@@ -456,12 +462,16 @@ print("\n".join(table))
 
 # %% [markdown]
 # **Time, on your machine.** One forward pass of each layer ($d = 64$, one
-# sequence), median of a few calls: `nn.Conv1d`, `nn.RNN` and
-# `d2l.MultiHeadAttention` with one head. These numbers depend on your
-# hardware and on what else it is doing; the counts above do not. Compare
-# them with the counts: the RNN does the least arithmetic, yet it is often the
-# slowest, because its $n$ steps run one after another, while the convolution
-# and self-attention treat all positions at once.
+# sequence, one CPU thread), the fastest of a few calls: `nn.Conv1d`,
+# `nn.RNN` and `d2l.MultiHeadAttention` with one head. These numbers depend
+# on your hardware and on what else it is doing; the counts above do not.
+# Compare them with the counts: the RNN does the least arithmetic, yet it is
+# often the slowest, at least at the shorter lengths. Its $n$ steps run one
+# after another, each a small product of one vector with a matrix, while the
+# convolution and self-attention handle all positions in a few large matrix
+# products, which a processor runs much faster per multiply–add. At 256
+# tokens self-attention does six times the RNN's arithmetic (the table
+# above); compare that with the ratio of their times.
 
 # %% tags=["nbval-ignore-output"]
 conv = nn.Conv1d(d, d, kernel_size=k, padding=1, bias=False)
@@ -471,8 +481,11 @@ layers = {"convolution": lambda X: conv(X.transpose(1, 2)), "RNN": lambda X: rnn
           "self-attention": lambda X: attention(X, X, X)}
 
 
-def median_ms(fn, X, repeats=3):
-    """Median wall time of fn(X) in milliseconds, after one warm-up call."""
+def fastest_ms(fn, X, repeats=5):
+    """The fastest of `repeats` calls of fn(X), in milliseconds, after one warm-up call.
+
+    Other work on the machine can only slow a call down, so the fastest call is the steadiest estimate.
+    """
     times = []
     with torch.no_grad():
         fn(X)
@@ -480,7 +493,7 @@ def median_ms(fn, X, repeats=3):
             start = time.perf_counter()
             fn(X)
             times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return min(times) * 1e3
 
 
 threads = torch.get_num_threads()
@@ -488,7 +501,7 @@ torch.set_num_threads(1)  # one thread: the layers are compared, not how well ea
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, one thread)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
-    table.append(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{fastest_ms(layer, X):>14.2f}" for layer in layers.values()))
 torch.set_num_threads(threads)
 print("\n".join(table))
 
@@ -508,9 +521,9 @@ print("\n".join(table))
 #   around the diagonal narrows, because every score is $\sqrt{d}/2$ times the
 #   cosine similarity of two positions (1 on the diagonal, less elsewhere), so
 #   the gap between the diagonal and the rest of a row grows with $d$.
-# * Lower the base: every column turns faster, and the weights show stripes
-#   parallel to the diagonal, positions far apart that look alike. The
-#   caption gives the longest wavelength: once it is shorter than 64, even the
+# * Lower the base: every column but the first pair turns faster, and the
+#   weights show stripes parallel to the diagonal, positions far apart that
+#   look alike. The caption gives the longest wavelength: once it is shorter than 64, even the
 #   slowest pair comes back round within the picture, and at the lowest bases
 #   a distant position can look more like position $i$ than a near one does.
 # * Back at base 10000 and $d = 2$: a single pair, a wave of period $2\pi$;

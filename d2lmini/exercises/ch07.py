@@ -69,8 +69,8 @@ def check_offset_rotation(offset_rotation):
             moved = pairs @ offset_rotation(delta, omega).detach().double().T  # M p, for every row p
             expect_close(moved, P[delta:, 2 * j:2 * j + 2], f"{ROTATION} (on the table, δ = {delta})",
                          "M should move every row of the table δ positions on")
-    passed(ROTATION, "On every row of d2l.PositionalEncoding(8, 0.0).P, M(δ, ω) gives the row δ positions on, "
-                     "for δ = 1, 5 and 17: one matrix, whatever the position i.")
+    passed(ROTATION, "On every row of d2l.PositionalEncoding(8, 0.0, max_len=40).P, M(δ, ω) gives the row δ "
+                     "positions on, for δ = 1, 5 and 17: one matrix, whatever the position i.")
 
 
 def _table(module, max_len, num_hiddens):
