@@ -24,17 +24,17 @@
 #
 # **In this notebook you will**
 # 1. count the memory of the explicit path and see why it grows as $n^2$;
-# 2. build attention that visits the keys block by block (the *online
-#    softmax*), so the full score matrix never exists, and check it against
-#    `d2lmini`;
+# 2. see why attention can visit the keys block by block (the *online
+#    softmax*) and still give the same answer, so that the full score matrix
+#    never has to exist (a deeper part writes it out and checks it against
+#    `d2lmini`);
 # 3. switch `d2lmini`'s attention to its fast path, one call to PyTorch's
 #    `scaled_dot_product_attention`, and check that both paths agree, masks
 #    included;
-# 4. time both paths on your machine.
+# 4. time both paths on your machine, and read how the time grows.
 
 # %%
 import math
-import statistics
 import time
 
 import torch
@@ -52,10 +52,12 @@ print("this notebook runs on:", device)
 # %% [markdown]
 # ## Where the memory goes
 #
-# For a batch of $B$ sequences of $n$ tokens, with $h$ heads of width
-# $d = d_\text{model}/h$, the explicit path computes
+# For a batch of $B$ sequences of $n$ tokens, with the model width
+# $d_\text{model}$ split over $h$ heads of width
+# $d_\text{head} = d_\text{model}/h$ (chapter 05), the explicit path computes,
+# for all heads at once,
 #
-# $$S = \frac{Q K^\top}{\sqrt d} \in \mathbb{R}^{B \times h \times n \times n},
+# $$S = \frac{Q K^\top}{\sqrt{d_\text{head}}} \in \mathbb{R}^{B \times h \times n \times n},
 # \qquad A = \operatorname{softmax}(S), \qquad O = A V .$$
 #
 # $Q$, $K$, $V$ and $O$ hold $B \cdot n \cdot d_\text{model}$ numbers each: they
@@ -76,13 +78,13 @@ lengths = [64, 128, 256, 512, 1024]
 weight_mib, input_mib = [], []  # MiB: 2**20 bytes
 print(" tokens | Q, K or V (MiB) | weights kept (MiB) | weights shape")
 for n in lengths:
-    X = torch.randn(B, n, d_model, device=device)
+    X = torch.randn(B, n, d_model).to(device)  # drawn on the CPU: the same numbers on every device
     with torch.no_grad():
         explicit(X, X, X)
     weights = explicit.attention_weights  # (batch, heads, queries, keys)
     weight_mib.append(weights.nelement() * weights.element_size() / 2**20)
     input_mib.append(X.nelement() * X.element_size() / 2**20)
-    print(f"{n:7d} | {input_mib[-1]:15.2f} | {weight_mib[-1]:18.2f} | {tuple(weights.shape)}")
+    print(f"{n:7d} | {input_mib[-1]:15g} | {weight_mib[-1]:18g} | {tuple(weights.shape)}")  # exact: powers of 2
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
@@ -95,27 +97,56 @@ ax.legend()
 d2l.plt.show()
 
 # %% [markdown]
-# On the log-log plot the weights climb with slope 2, the input with slope 1.
-# At 1,024 tokens, batch 8 and 12 heads (a GPT-2-small layer), one float32
-# copy of $S$ is 384 MiB; at 4,096 tokens it is 6 GiB.
+# Read the table down: each row doubles $n$, and the weights' column grows by
+# exactly 4 each time, from 0.125 MiB at 64 tokens to 32 MiB at 1,024, which is
+# $B h n^2 = 2 \cdot 4 \cdot 1024^2$ numbers of 4 bytes. Sixteen times the
+# tokens, 256 times the memory, while the input's column only doubles per
+# row. These are counts of numbers, not measurements: they come out the same
+# on every machine. On the log-log plot the weights climb with slope 2, the
+# input with slope 1. At 1,024 tokens, batch 8 and 12 heads (one layer of
+# GPT-2 small, a model with 12 heads of width 64), one float32 copy of $S$ is
+# 384 MiB; at 4,096 tokens it is 6 GiB.
 #
 # ## The same answer, block by block
 #
-# The softmax of a row needs two numbers besides the scores: their maximum
-# (subtracted for stability) and the sum of the exponentials. Both can be
-# computed **incrementally**. Visit the keys in blocks; keep, for every query,
-# the largest score seen so far $m$, the running sum $\ell$ of $e^{s - m}$ and
-# the running weighted sum $o$ of the values. When a new block raises the
-# maximum from $m$ to $m'$, everything accumulated so far was scaled by
-# $e^{-m}$ instead of $e^{-m'}$, so multiply it by $e^{m - m'}$:
+# The explicit path stores $S$ and $A$ because that is the plainest way to
+# write attention, not because the answer needs them. Besides the scores
+# themselves, the softmax of a row needs just two numbers: the row's largest
+# score, which `torch.softmax` subtracts before exponentiating so that
+# nothing overflows (chapter 01), and the sum of the exponentials. Both can
+# be kept as running values while the keys are visited a block at a time,
+# together with a running weighted sum of the values. When a block brings a
+# larger maximum, what was accumulated so far is rescaled to the new
+# maximum, so nothing is dropped or approximated: after the last block, one
+# division gives the explicit path's output, up to float rounding, although
+# only one block of scores has existed at any time. This is the **online
+# softmax**.
+#
+# It is the idea behind FlashAttention (Dao et al., in the further reading)
+# and behind the *fused kernels* that PyTorch calls. A kernel here is one compiled routine (not the similarity
+# kernel of chapter 01); a fused one computes the scores, the softmax and the
+# weighted sum together, block by block in the processor's fast memory
+# (its cache, or a GPU's on-chip memory), and never writes the $n \times n$
+# matrices out.
+
+# %% [markdown]
+# **Deeper (you may skip this).** The online softmax written out, and built
+# from scratch. Nothing after this part depends on it; the main line resumes
+# at "The fast path in `d2lmini`".
+#
+# Visit the keys in blocks; keep, for every query, the largest score seen so
+# far $m$, the running sum $\ell$ of $e^{s - m}$ and the running weighted sum
+# $o$ of the values. When a new block raises the maximum from $m$ to $m'$,
+# everything accumulated so far was scaled by $e^{-m}$ instead of $e^{-m'}$,
+# so multiply it by $e^{m - m'}$:
 #
 # $$m' = \max(m, \max_j s_j), \quad
 # \ell' = \ell\, e^{m - m'} + \sum_j e^{s_j - m'}, \quad
-# o' = o\, e^{m - m'} + \sum_j e^{s_j - m'} v_j .$$
+# o' = o\, e^{m - m'} + \sum_j e^{s_j - m'} v_j ,$$
 #
-# After the last block the output is $o / \ell$. Only one block of scores,
-# $n \times \text{block}$ per example, exists at any time. This is the idea
-# behind FlashAttention and behind the fused kernels PyTorch calls.
+# where $j$ runs over the keys of the new block. After the last block the
+# output is $o / \ell$. Only one block of scores, $n \times \text{block}$
+# per example, exists at any time.
 
 # %%
 def blockwise_attention(queries, keys, values, block_size):
@@ -144,9 +175,9 @@ def blockwise_attention(queries, keys, values, block_size):
 # size that divides the 50 keys, one that does not, and one key at a time:
 
 # %%
-queries = torch.randn(2, 7, 16, device=device)
-keys = torch.randn(2, 50, 16, device=device)
-values = torch.randn(2, 50, 3, device=device)
+queries = torch.randn(2, 7, 16).to(device)
+keys = torch.randn(2, 50, 16).to(device)
+values = torch.randn(2, 50, 3).to(device)
 reference = d2l.DotProductAttention(0.0)(queries, keys, values)
 for block_size in (10, 16, 1):
     torch.testing.assert_close(blockwise_attention(queries, keys, values, block_size), reference)
@@ -155,8 +186,9 @@ print("first output row:", d2l.numpy(reference[0, 0]).round(3))
 
 # %% [markdown]
 # A Python loop over blocks is slow; the fused kernels do the same arithmetic
-# in compiled code, block by block in fast memory. We use PyTorch's.
-#
+# in compiled code, block by block in fast memory. *(End of the deeper part.)*
+
+# %% [markdown]
 # ## The fast path in `d2lmini`
 #
 # `DotProductAttention` and `MultiHeadAttention` take a constructor flag,
@@ -165,19 +197,21 @@ print("first output row:", d2l.numpy(reference[0, 0]).round(3))
 # `need_weights=False` builds the **fast path**: one call to
 # `torch.nn.functional.scaled_dot_product_attention` (SDPA), which never
 # returns the weights, so `attention_weights` stays `None`. The choice is made
-# once, when the module is built, as in nanoGPT. A second flag, `causal=True`,
+# once, when the module is built, as in nanoGPT (a small, widely read GPT
+# implementation). A second flag, `causal=True`,
 # lets query $i$ see keys $0..i$ only; the fast path passes it to SDPA as
-# `is_causal=True`, the explicit path turns it into 2-D valid lengths
-# $1, 2, \dots, n$.
+# `is_causal=True`, the explicit path applies the lower-triangular mask
+# (the same as 2-D valid lengths $1, 2, \dots, n$, chapter 02).
 #
-# `valid_lens` becomes a boolean `attn_mask` built by broadcasting: for 1-D
+# On the fast path, `valid_lens` becomes a boolean `attn_mask` (SDPA's mask
+# argument, True where a query may attend) built by broadcasting: for 1-D
 # lengths its shape is $(B, 1, 1, n)$, one row per example, shared by every
 # query and head. For 2-D lengths, or lengths together with `causal=True`,
 # each query has its own row and the mask is $(B, 1, n, n)$: quadratic again,
 # but shared by all $h$ heads. SDPA turns a boolean mask into a float mask of
 # the same shape, so it costs $1 + 4$ bytes per query–key pair, where $S$ and
-# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` there is no
-# mask at all.
+# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` the fast
+# path passes no mask at all.
 #
 # Both paths follow the package's rule for a query with no valid key (a
 # valid length of 0): its output row is zero, never NaN. Below, example 1
@@ -191,7 +225,7 @@ explicit = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True).to(devi
 fast = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True, need_weights=False).to(device).eval()
 fast.load_state_dict(explicit.state_dict())  # the same W_q, W_k, W_v, W_o
 
-X = torch.randn(B, n, d_model, device=device)
+X = torch.randn(B, n, d_model).to(device)
 valid_lens = torch.tensor([4, 0], device=device)
 with torch.no_grad():
     out_explicit = explicit(X, X, X, valid_lens)
@@ -234,12 +268,18 @@ print("fast path == nn.MultiheadAttention:", torch.allclose(ours, theirs, atol=1
 #
 # ## Timing both paths
 #
-# Small sizes, so that this cell takes a second or two; the numbers depend on
-# your machine and on what else it is doing.
+# Small sizes, so that this cell takes a second or two; each time is the
+# fastest of seven calls, on one CPU thread. The times depend on your machine and on what else
+# it is doing, so read how they *grow*: each row doubles $n$, and the columns
+# marked × give the factor by which the time grew since the row above. If
+# $n^2$ ruled, every factor would be 4.
 
 # %% tags=["nbval-ignore-output"]
-def median_ms(fn, *args, repeats=5):
-    """Median wall time of fn(*args) in milliseconds, after one warm-up call."""
+def fastest_ms(fn, *args, repeats=7):
+    """The fastest of `repeats` calls of fn(*args), in milliseconds, after one warm-up call.
+
+    Other work on the machine can only slow a call down, so the fastest call is the steadiest estimate.
+    """
     fn(*args)
     times = []
     for _ in range(repeats):
@@ -250,52 +290,83 @@ def median_ms(fn, *args, repeats=5):
         if device.type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return min(times) * 1e3
 
 
 B, h, d_model = 2, 4, 64
 sizes = dict(query_size=d_model, key_size=d_model, value_size=d_model)
 explicit = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True).to(device).eval()
 fast = d2l.MultiHeadAttention(d_model, h, 0.0, **sizes, causal=True, need_weights=False).to(device).eval()
-timing_lengths = [64, 128, 256, 512]
+timing_lengths = [64, 128, 256, 512, 1024]
 explicit_ms, fast_ms = [], []
+threads = torch.get_num_threads()
+torch.set_num_threads(1)  # on a CPU: one thread is steadier when other programs share the processor
+print("tokens | explicit ms |     × | fast ms |     × | explicit ÷ fast")
 with torch.no_grad():
     for n in timing_lengths:
-        X = torch.randn(B, n, d_model, device=device)
-        explicit_ms.append(median_ms(explicit, X, X, X))
-        fast_ms.append(median_ms(fast, X, X, X))
-        print(f"{n:4d} tokens: explicit {explicit_ms[-1]:7.2f} ms, fast {fast_ms[-1]:6.2f} ms, "
-              f"ratio {explicit_ms[-1] / fast_ms[-1]:4.1f}x")
+        X = torch.randn(B, n, d_model).to(device)
+        explicit_ms.append(fastest_ms(explicit, X, X, X))
+        fast_ms.append(fastest_ms(fast, X, X, X))
+        # × : the time divided by the time of the row above, where n was half as large
+        growth = [f"{ms[-1] / ms[-2]:5.1f}" if len(ms) > 1 else " " * 5 for ms in (explicit_ms, fast_ms)]
+        print(f"{n:6d} | {explicit_ms[-1]:11.2f} | {growth[0]} | {fast_ms[-1]:7.2f} | {growth[1]} | "
+              f"{explicit_ms[-1] / fast_ms[-1]:15.1f}")
+torch.set_num_threads(threads)
 
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
 ax.loglog(timing_lengths, explicit_ms, "o-", label="explicit (need_weights=True)")
 ax.loglog(timing_lengths, fast_ms, "s-", label="fast (need_weights=False)")
 # Ticks at the lengths timed and at 1, 2 and 5 times powers of ten, labelled
-# plainly: the default labels of a log axis spanning under a decade overlap.
+# plainly: a log axis otherwise labels only the powers of ten, as 10^2, 10^3.
 ax.set_xticks(timing_lengths, [str(n) for n in timing_lengths])
 ax.xaxis.set_minor_locator(NullLocator())
 ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
 ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
 ax.yaxis.set_minor_formatter(NullFormatter())
 ax.set_xlabel("tokens n")
-ax.set_ylabel("median ms per call")
+ax.set_ylabel("ms per call (fastest of 7)")
 ax.set_title(f"Causal multi-head attention on {device.type}")
 ax.legend()
 d2l.plt.show()
 
 # %% [markdown]
+# Why are the factors not all 4? Only part of a call grows as $n^2$: the
+# scores, the mask, the softmax and the weighted sum. A call also pays costs
+# that do not grow with $n$ at all (Python, the argument checks, starting
+# each operation) and costs that grow only linearly: the four projections
+# $W_q$, $W_k$, $W_v$, $W_o$ take $4 n d_\text{model}^2$ multiply–adds per
+# sequence, as many as the $2 n^2 d_\text{model}$ of the scores and the
+# weighted sum at $n = 2 d_\text{model} = 128$. So expect factors well under 4
+# at the short lengths, where these costs dominate, climbing towards 4 as
+# $n$ grows and the $n^2$ work takes over. A factor can also pass 4,
+# when the $n \times n$ matrices outgrow the processor's cache, and a busy
+# machine adds noise to any row. On a GPU, at these sizes, starting the
+# operations can take longer than the arithmetic, and the times may hardly
+# grow at all.
+#
+# The fast path still computes every score it needs, so in the end its time
+# grows as $n^2$ too. A causal kernel can skip the blocks of keys that lie
+# wholly above the diagonal; the share it skips grows towards one half as $n$
+# grows, which keeps its factors under 4 for longer, but half of $n^2$ still
+# grows as $n^2$. What the fast path saves is the memory of $S$ and $A$, and
+# the time spent writing them out and reading them back.
+#
 # `make bench` measures the same comparison at full size: batch 8, 1,024
 # tokens, width 768, 12 heads, causal, float32, against the book's code,
-# `nn.MultiheadAttention` and a direct SDPA call, with peak memory too. The
-# README lists its results. On the 2-core CPU used there, the fast path runs
-# about as fast as a direct SDPA call and needs a fraction of the explicit
-# path's memory.
+# `nn.MultiheadAttention` and a direct SDPA call, with peak memory too.
+# `benchmarks/README.md` lists its results and the machine they were measured
+# on; there, the fast path ran about as fast as a direct SDPA call and
+# needed about a seventh of the explicit path's memory.
 #
 # ## Summary
 #
 # * The explicit path holds the $B \times h \times n \times n$ scores and
-#   weights: memory and time grow as $n^2$.
-# * The online softmax gives the exact same result visiting the keys block by
+#   weights: its memory grows as $n^2$, exactly 4 times for each doubling of
+#   $n$, on any machine.
+# * Its arithmetic grows as $n^2$ too, and so does the fast path's. Measured
+#   times show it only once $n$ is large enough for the $n^2$ work to outweigh
+#   the fixed and linear costs; at small $n$ they grow more slowly.
+# * The online softmax gives the same result visiting the keys block by
 #   block, so only one block of scores exists at a time.
 # * `need_weights=False` switches `d2lmini`'s attention to one SDPA call with
 #   the same answer, masks and zero rows included; `causal=True` maps to
@@ -307,11 +378,6 @@ d2l.plt.show()
 #
 # **Why does the blockwise softmax give exactly the output of the full
 # softmax, although it never holds a whole row of scores?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions
@@ -393,8 +459,8 @@ ch06.check_left_padded_mask(left_padded_mask)
 
 # %% [markdown]
 # ### Going further (no check)
-# * Extend `blockwise_attention` with a `causal` flag. Which key blocks can a
-#   block of queries skip entirely?
+# * Extend `blockwise_attention` (from the deeper part) with a `causal` flag.
+#   Which key blocks can a block of queries skip entirely?
 # * Run `make bench` and compare the memory column with $2 \cdot B h n^2 \cdot
 #   4$ bytes. What else does the explicit path hold at its peak?
 

@@ -18,16 +18,18 @@
 #
 # In self-attention a sequence attends to itself: every token is a query, and
 # every token is a key and a value. Chapters 04 and 05 used it already. This
-# chapter asks what such a layer knows about **order**. The answer is: nothing.
+# chapter asks what such a layer knows about **order**. For self-attention
+# without a mask, where every query sees every key, the answer is: nothing.
 # Shuffle the tokens and the outputs are shuffled the same way, so "the dog
-# chased the cat" and "the cat chased the dog" look alike to it. The usual
-# fix is to add a **positional encoding** to the tokens first, and the
-# sinusoidal one of the Transformer paper has neat properties, which we
-# measure here.
+# chased the cat" and "the cat chased the dog" look alike to it. (Chapter 04
+# also used a causal mask; masks are a separate story, which Exercise 7.3
+# lets you explore.) The usual fix is to add a **positional encoding** to the
+# tokens first, and the sinusoidal one of the Transformer paper has neat
+# properties, which we measure here.
 #
 # **In this notebook you will**
-# 1. measure that self-attention is *permutation-equivariant*, and that adding
-#    positions breaks the symmetry;
+# 1. measure that self-attention without a mask is *permutation-equivariant*,
+#    and that adding positions breaks the symmetry;
 # 2. build the sinusoidal encoding from scratch, check it against
 #    `d2lmini.PositionalEncoding`, and read it as a smooth binary counter;
 # 3. verify that moving $\delta$ positions is a rotation of the encoding, and
@@ -38,7 +40,6 @@
 
 # %%
 import math
-import statistics
 import time
 
 import torch
@@ -51,14 +52,17 @@ torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
-# ## Self-attention does not see order
+# ## Self-attention without a mask does not see order
 #
 # Given tokens $x_1, \dots, x_n$ (the rows of $X$), a self-attention layer
-# computes for every position $i$
+# without a mask computes for every position $i$
 #
 # $$y_i = \sum_{j=1}^{n} \alpha(x_i, x_j)\, W_v x_j, \qquad
-# \alpha(x_i, x_j) = \operatorname{softmax}_j\!\left(\frac{(W_q x_i)^\top W_k x_j}{\sqrt{d}}\right).$$
+# \alpha(x_i, x_j) = \operatorname{softmax}_j\!\left(\frac{(W_q x_i)^\top W_k x_j}{\sqrt{d}}\right),$$
 #
+# with $d$ the size of the projected queries and keys. With several heads,
+# each head does this with its own $W_q$, $W_k$, $W_v$ and $d = d_\text{head}$,
+# and chapter 05's $W_o$ then mixes the heads' outputs, position by position.
 # Nothing in this formula mentions $i$ or $j$ except through $x_i$ and $x_j$:
 # the sum over $j$ does not care in which order the keys come. Reorder the
 # tokens by a permutation $\pi$ and each output moves with its token:
@@ -175,7 +179,10 @@ print(f"'dog' chasing vs 'dog' chased: the outputs differ by {gap:.0%} of their 
 # ## The sinusoidal encoding, from scratch
 #
 # For a sequence of $n$ positions and an encoding of width $d$, the Transformer
-# paper fills a matrix $P \in \mathbb{R}^{n \times d}$ with sines and cosines:
+# paper fills a matrix $P \in \mathbb{R}^{n \times d}$ with sines and cosines.
+# ($P$ is added to the tokens, so its width is the model width
+# $d_\text{model}$; from here on this chapter writes $d$ for it, as the
+# explorer's slider does.)
 #
 # $$P_{i,\,2j} = \sin\!\left(\frac{i}{10000^{2j/d}}\right), \qquad
 # P_{i,\,2j+1} = \cos\!\left(\frac{i}{10000^{2j/d}}\right).$$
@@ -183,7 +190,8 @@ print(f"'dog' chasing vs 'dog' chased: the outputs differ by {gap:.0%} of their 
 # Columns $2j$ and $2j + 1$ form a pair that shares one frequency,
 # $\omega_j = 10000^{-2j/d}$: position $i$ sits at angle $\omega_j i$ on a
 # circle. The frequencies fall geometrically from $\omega_0 = 1$ (a full turn
-# every $2\pi \approx 6.3$ positions) to almost $1/10000$. We call 10000 the
+# every $2\pi \approx 6.3$ positions) towards $1/10000$: the slowest pair has
+# $10000^{-(d-2)/d}$, about $1/5600$ for $d = 32$. We call 10000 the
 # **base**; `d2l.PositionalEncoding` takes it as a keyword, `base=10000`.
 
 # %%
@@ -261,10 +269,20 @@ d2l.plt.show()
 # combination of $\sin \omega i$ and $\cos \omega i$, with coefficients that
 # depend on $\omega\delta$ only. So there is a $2 \times 2$ matrix $M_\delta$
 # with $p_{i+\delta} = M_\delta\, p_i$ **at every position $i$**: moving by
-# $\delta$ is a linear map, and because it keeps $\sin^2 + \cos^2 = 1$, a
-# rotation, by the angle $\omega\delta$. Over the whole encoding, it is one
-# rotation per pair, a block-diagonal matrix. A model can therefore learn to
-# attend "three positions back" with one linear map, whatever the position.
+# $\delta$ is a linear map. It is a rotation, by the angle $\omega\delta$: it
+# turns the point at angle $\omega i$ on the circle to the point at angle
+# $\omega(i + \delta)$. Over the whole encoding, it is one rotation per pair,
+# a block-diagonal matrix.
+#
+# This property is why the Transformer paper chose sines and cosines. Its
+# authors *hypothesised* that it would make it easy for a model to learn to
+# attend by relative position, "three positions back" whatever the position;
+# the paper gives that as the reason for the choice, not as a measured
+# result. And the step from the encoding to a layer is not automatic: a layer
+# never sees $p_i$ alone but $x_i + p_i$, and its projections act on both,
+# $W_q(x_i + p_i) = W_q x_i + W_q p_i$. The rotation describes the positional
+# part only; the token's content goes through the same matrices, and whether
+# a trained layer uses the rotation is up to training.
 #
 # Let us find each pair's map from the table alone: least squares over all
 # positions (in float64) for the $2 \times 2$ matrix $A$ with
@@ -297,17 +315,17 @@ for delta in (1, 5, 20, -7):
         unit.append(abs(torch.linalg.det(A).item() - 1) < 1e-9)
         angle = math.atan2(A[1, 0].item(), A[0, 0].item())
         turn = math.remainder(angle - omega.item() * delta, 2 * math.pi)  # 0 when equal up to whole turns
-        angles.append(abs(turn) < 1e-6)
+        angles.append(abs(turn) < 1e-9)
     table.append(f"{delta:>4} | {str(all(fits)):>15} | {str(all(orthogonal)):>8} | {str(all(unit)):>9} | "
                  f"{str(all(angles)):>10}")
 print("\n".join(table))
 
 # %% [markdown]
 # Every pair, every offset: an exact fit, orthogonal, determinant 1, turned by
-# $\omega\delta$. (The tolerance on the angle is looser because the slowest
-# pairs barely move over 100 positions, so their least-squares fit is the
-# least well conditioned.) Rotary position embeddings (RoPE) build on exactly
-# this: they rotate queries and keys by the angles of their positions.
+# $\omega\delta$. Rotary position embeddings (RoPE) build on exactly this, but
+# apply it after the projections: they rotate each query and key by the
+# angles of its position, so that the offset $i - j$ enters every score by
+# construction rather than by training.
 #
 # ## Similarity depends only on distance
 #
@@ -367,10 +385,16 @@ d2l.plt.show()
 #
 # ## Costs: convolution, recurrence, self-attention
 #
-# Three ways to let $n$ tokens of width $d$ exchange information, compared on
-# three counts: the computation of one layer, the operations that must run one
-# after another, and the longest path a signal travels between two positions
-# (short paths make long-range dependencies easier to learn).
+# Three ways to let $n$ tokens of width $d$ exchange information. A
+# convolution with kernel size $k$ mixes each position with its neighbours,
+# $k$ positions in all, using the same weights at every position. A recurrent
+# layer (RNN) walks along the sequence, computing a hidden state at each
+# position from the previous state and the current token. Self-attention
+# mixes every position with every other. We compare them on three counts:
+# the computation of one layer, the operations that must run one after
+# another, and the longest path a signal travels between two positions (the
+# Transformer paper argues that short paths make long-range dependencies
+# easier to learn).
 #
 # | layer | computation | sequential operations | maximum path length |
 # |---|---|---|---|
@@ -438,12 +462,16 @@ print("\n".join(table))
 
 # %% [markdown]
 # **Time, on your machine.** One forward pass of each layer ($d = 64$, one
-# sequence), median of a few calls: `nn.Conv1d`, `nn.RNN` and
-# `d2l.MultiHeadAttention` with one head. These numbers depend on your
-# hardware and on what else it is doing; the counts above do not. Compare
-# them with the counts: the RNN does the least arithmetic, yet it is often the
-# slowest, because its $n$ steps run one after another, while the convolution
-# and self-attention treat all positions at once.
+# sequence, one CPU thread), the fastest of a few calls: `nn.Conv1d`,
+# `nn.RNN` and `d2l.MultiHeadAttention` with one head. These numbers depend
+# on your hardware and on what else it is doing; the counts above do not.
+# Compare them with the counts: the RNN does the least arithmetic, yet it is
+# often the slowest, at least at the shorter lengths. Its $n$ steps run one
+# after another, each a small product of one vector with a matrix, while the
+# convolution and self-attention handle all positions in a few large matrix
+# products, which a processor runs much faster per multiply–add. At 256
+# tokens self-attention does six times the RNN's arithmetic (the table
+# above); compare that with the ratio of their times.
 
 # %% tags=["nbval-ignore-output"]
 conv = nn.Conv1d(d, d, kernel_size=k, padding=1, bias=False)
@@ -453,8 +481,11 @@ layers = {"convolution": lambda X: conv(X.transpose(1, 2)), "RNN": lambda X: rnn
           "self-attention": lambda X: attention(X, X, X)}
 
 
-def median_ms(fn, X, repeats=3):
-    """Median wall time of fn(X) in milliseconds, after one warm-up call."""
+def fastest_ms(fn, X, repeats=5):
+    """The fastest of `repeats` calls of fn(X), in milliseconds, after one warm-up call.
+
+    Other work on the machine can only slow a call down, so the fastest call is the steadiest estimate.
+    """
     times = []
     with torch.no_grad():
         fn(X)
@@ -462,7 +493,7 @@ def median_ms(fn, X, repeats=3):
             start = time.perf_counter()
             fn(X)
             times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return min(times) * 1e3
 
 
 threads = torch.get_num_threads()
@@ -470,7 +501,7 @@ torch.set_num_threads(1)  # one thread: the layers are compared, not how well ea
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, one thread)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
-    table.append(f"{n:>5} | " + " | ".join(f"{median_ms(layer, X):>14.2f}" for layer in layers.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{fastest_ms(layer, X):>14.2f}" for layer in layers.values()))
 torch.set_num_threads(threads)
 print("\n".join(table))
 
@@ -486,13 +517,15 @@ print("\n".join(table))
 # the weights; "0 to 1" compares pictures on one scale.
 #
 # * Raise $d$: the picture of $P$ gets finer but keeps its shape (the
-#   frequencies always run from 1 down to almost 1/base); the band of weights
-#   around the diagonal narrows, because the diagonal score $d/2$ divided by
-#   $\sqrt{d}$ grows like $\sqrt{d}$.
-# * Lower the base: every column turns faster, and the weights show stripes
-#   parallel to the diagonal, positions far apart that look alike. The
-#   caption gives the longest wavelength: once it is shorter than 64, some
-#   distant positions cannot be told apart.
+#   frequencies always run from 1 down towards 1/base); the band of weights
+#   around the diagonal narrows, because every score is $\sqrt{d}/2$ times the
+#   cosine similarity of two positions (1 on the diagonal, less elsewhere), so
+#   the gap between the diagonal and the rest of a row grows with $d$.
+# * Lower the base: every column but the first pair turns faster, and the
+#   weights show stripes parallel to the diagonal, positions far apart that
+#   look alike. The caption gives the longest wavelength: once it is shorter than 64, even the
+#   slowest pair comes back round within the picture, and at the lowest bases
+#   a distant position can look more like position $i$ than a near one does.
 # * Back at base 10000 and $d = 2$: a single pair, a wave of period $2\pi$;
 #   the weights repeat every 6 or so positions.
 
@@ -510,10 +543,14 @@ explorer
 #    fall from 55 of 64 on average to 47 at $d = 64$ and 30 at $d = 128$, and
 #    the mean weight on the diagonal grows from 0.034 to 0.059 and 0.089. The
 #    diagonal score $\lVert p_i \rVert^2/\sqrt{d} = \sqrt{d}/2$ is 2 at
-#    $d = 16$ and 5.7 at $d = 128$, while scores far from the diagonal stay
-#    small, so the softmax favours the diagonal more and more. (Below
-#    $d = 16$ the slowest wave is still fast, and the picture is mostly
-#    stripes; see answer 3.)
+#    $d = 16$ and 5.7 at $d = 128$. Scores off the diagonal grow too, but
+#    less: in the row of position 32, the score of position 62 goes from 0.67
+#    to 3.2, so its gap to the diagonal widens from 1.3 to 2.5, and the
+#    softmax favours the diagonal more and more. (Below $d = 16$ the picture
+#    is mostly stripes: with only a few pairs, the fastest one, which repeats
+#    every $2\pi \approx 6.3$ positions, weighs heavily. At $d = 8$ the row of
+#    position 32 gives 0.028 to position 38, six places away, against 0.030
+#    to itself; see answer 3.)
 # 2. The caption's longest wavelength is 35,300 positions at base 10,000, 160
 #    at 31.6 and 54.4 at 10, the first step below 64. At the lowest base,
 #    3.16 (longest wavelength 18.5), the row of position 32 gives 0.020 to
@@ -531,17 +568,20 @@ explorer
 # %% [markdown]
 # ## Summary
 #
-# * Self-attention is permutation-equivariant: shuffling the tokens shuffles
-#   the outputs the same way (measured below $10^{-6}$), so without positions
-#   "the dog chased the cat" and "the cat chased the dog" give "dog" the same
-#   vector.
+# * Self-attention without a mask is permutation-equivariant: shuffling the
+#   tokens shuffles the outputs the same way (measured below $10^{-6}$), so
+#   without positions "the dog chased the cat" and "the cat chased the dog"
+#   give "dog" the same vector.
 # * Adding a positional encoding to the tokens breaks that symmetry.
 # * The sinusoidal encoding puts position $i$ at angle $\omega_j i$ on one
 #   circle per column pair, with frequencies $\omega_j = \text{base}^{-2j/d}$
 #   falling geometrically: a smooth binary counter.
 # * Moving $\delta$ positions rotates every pair by $\omega_j\delta$, the same
 #   linear map at every position, and the dot product $P_i \cdot P_j$
-#   depends only on $i - j$ (not on its sign).
+#   depends only on $i - j$ (not on its sign). That a model can use the
+#   rotation to attend by relative position is the Transformer paper's
+#   hypothesis: a layer's projections act on the token and its position
+#   together.
 # * Self-attention costs $O(n^2 d)$ but has $O(1)$ sequential operations and
 #   path length; an RNN needs $O(n)$ of both, a convolution $O(n/k)$ layers
 #   to connect distant positions.
@@ -551,11 +591,6 @@ explorer
 #
 # **Without positions, self-attention gives 'dog' the same output in 'the dog
 # chased the cat' and 'the cat chased the dog'. Why?**
-#
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
 
 # %%
 from d2lmini.exercises import questions

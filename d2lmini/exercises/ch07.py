@@ -69,8 +69,8 @@ def check_offset_rotation(offset_rotation):
             moved = pairs @ offset_rotation(delta, omega).detach().double().T  # M p, for every row p
             expect_close(moved, P[delta:, 2 * j:2 * j + 2], f"{ROTATION} (on the table, δ = {delta})",
                          "M should move every row of the table δ positions on")
-    passed(ROTATION, "On every row of d2l.PositionalEncoding(8, 0.0).P, M(δ, ω) gives the row δ positions on, "
-                     "for δ = 1, 5 and 17: one matrix, whatever the position i.")
+    passed(ROTATION, "On every row of d2l.PositionalEncoding(8, 0.0, max_len=40).P, M(δ, ω) gives the row δ "
+                     "positions on, for δ = 1, 5 and 17: one matrix, whatever the position i.")
 
 
 def _table(module, max_len, num_hiddens):
@@ -147,7 +147,8 @@ def check_learned_embedding(LearnedPositionalEmbedding):
         "each used row of the table should receive the sum over the batch of the gradient at its position, "
         "and unused rows nothing", "add the rows once, to every example: no scaling, no mean over the batch"))
     passed(LEARNED, f"{max_len * num_hiddens} learned numbers, and the gradient reaches the {steps} rows in use. "
-                    f"Unlike the sinusoidal table, it has no row for a position beyond max_len={max_len}.")
+                    f"It has no row for a position beyond max_len={max_len}, and a new one would need training, "
+                    f"while the sinusoidal formula gives a row for any position.")
 
 
 def _layers():

@@ -184,15 +184,19 @@ QUESTIONS = {
         ),
         answer=3,
         feedback=(
-            "Nothing is dropped: the chapter checks it against the explicit path with assert_close, "
-            "even one key at a time. Ask which two numbers per row the softmax needs besides the scores.",
-            "Each block's own softmax sums to 1, so their product is not a normalised row. Look at what "
-            "the running sums m, ℓ and o keep, and how a new maximum rescales them.",
-            "The chapter checks blocks of 16 over 50 keys, which 16 does not divide, and they match too. "
-            "Ask what the loop keeps from one block to the next.",
-            "Right. Keep the largest score m, the running sum ℓ of e^(s − m) and the weighted sum o. "
-            "When a block raises the maximum to m′, multiply ℓ and o by e^(m − m′); after the last "
-            "block o / ℓ is the exact softmax-weighted average.",
+            "Nothing is dropped: every score of the row is visited once, in its block, and what was "
+            "accumulated is rescaled, never cut. Ask which two numbers per row the softmax needs "
+            "besides the scores.",
+            "Each block's own softmax sums to 1, so their product is not a normalised row. Ask what the "
+            "running values carry from one block to the next, and what happens to them when a block "
+            "brings a larger maximum.",
+            "A last, shorter block is visited like the others: nothing in the running values needs equal "
+            "blocks (the deeper part checks blocks of 16 over 50 keys). Ask what is kept from one block "
+            "to the next.",
+            "Right. Keep the largest score so far, the running sum of the exponentials and the running "
+            "weighted sum of the values. When a block raises the maximum, rescale the two sums to the new "
+            "maximum; after the last block, the weighted sum divided by the sum of exponentials is exactly "
+            "the softmax-weighted average.",
         ),
     ),
     "07": Question(
