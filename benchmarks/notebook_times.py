@@ -15,10 +15,17 @@ medians over the rounds plus each chapter's total as a ratio of the
 baseline's.
 
 Run: ``make bench-notebooks`` (or ``python benchmarks/notebook_times.py``).
+``--record benchmarks/notebook_times.json`` also writes the medians, with the
+date, the machine and its load, to the file that chapter 00's statement about
+run times is tested against (``tests/test_collection_claims.py``).
 """
 
 import argparse
+import datetime
+import json
+import os
 import pathlib
+import platform
 import statistics
 import subprocess
 import sys
@@ -71,6 +78,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3, help="runs of every notebook (default 3)")
     parser.add_argument("--cli", action="store_true",
                         help="also time `jupyter nbconvert --execute` on each notebook")
+    parser.add_argument("--record", type=pathlib.Path,
+                        help="also write the medians as JSON to this file (benchmarks/notebook_times.json)")
     parser.add_argument("names", nargs="*",
                         help="notebook names without .ipynb (default: every chapter)")
     args = parser.parse_args(argv)
@@ -116,6 +125,12 @@ def main(argv=None):
           f" (limit {LIMIT_S:.0f} s, worst of {args.rounds} rounds)")
     if args.cli:
         print(f"slowest chapter through nbconvert: {max(max(cli[name]) for name in chapters):.2f} s")
+    if args.record:
+        record = {"date": datetime.date.today().isoformat(), "machine": platform.processor() or platform.machine(),
+                  "cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 1), "rounds": args.rounds,
+                  "fresh_kernel_seconds": {name: {"median": round(statistics.median(totals[name]), 2),
+                                                  "max": round(max(totals[name]), 2)} for name in totals}}
+        args.record.write_text(json.dumps(record, indent=1) + "\n")
 
 if __name__ == "__main__":
     main()

@@ -146,7 +146,7 @@ fig = d2l.show_heatmaps(weights, xlabel="Keys", ylabel="Queries", figsize=(4, 2.
 #   query sits near?
 
 # %%
-from d2lmini.widgets.kernel import explore_one_query
+from d2lmini.widgets import explore_one_query
 
 explorer = explore_one_query()
 explorer

@@ -26,7 +26,7 @@ from .base import (
 )
 from .dot_product import DotProductExplorer, explore_dot_product
 from .head_view import HeadViewExplorer, explore_head_view
-from .kernel import KernelPoolingExplorer, explore_kernel_pooling
+from .kernel import KernelPoolingExplorer, QueryPoolingExplorer, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditorExplorer, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
@@ -35,7 +35,8 @@ from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
-    "explore_kernel_pooling", "explore_masked_softmax", "explore_additive", "explore_dot_product",
+    "explore_one_query", "QueryPoolingExplorer", "explore_kernel_pooling", "explore_masked_softmax",
+    "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
     "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
     "KernelPoolingExplorer", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",

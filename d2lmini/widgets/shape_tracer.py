@@ -65,10 +65,10 @@ def _paint(cells, digits):
 
 class ShapeTracerExplorer(Explorer):
     """A (1, T, d_model) tensor whose cells know their position and feature column, and where
-    ``transpose_qkv`` puts them: the (B·h, T, p) batch drawn as h blocks side by side.
+    ``transpose_qkv`` puts them: the (B·h, T, d_head) batch drawn as h blocks side by side.
 
     Each cell is coloured by the head its feature column belongs to (column j
-    goes to head j // p) and labelled with its position. With the transpose
+    goes to head j // d_head) and labelled with its position. With the transpose
     (``d2lmini.MultiHeadAttention.transpose_qkv``) block b holds one head, one
     colour, every position in its own row; without it (a bare ``reshape``), a
     block mixes heads and positions. The panels are sized once for the largest
@@ -79,8 +79,8 @@ class ShapeTracerExplorer(Explorer):
     SHOWS_WEIGHTS = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
     D_MODEL = 8
     MAX_T = 5
-    positions = Shown()  # (B·h, T, p): the position each cell of the folded batch came from
-    columns = Shown()  # (B·h, T, p): its feature column in X
+    positions = Shown()  # (B·h, T, d_head): the position each cell of the folded batch came from
+    columns = Shown()  # (B·h, T, d_head): its feature column in X
 
     def __init__(self, num_heads=2, T=4, transpose=True):
         choices = [h for h in range(1, self.D_MODEL + 1) if self.D_MODEL % h == 0]
@@ -117,57 +117,57 @@ class ShapeTracerExplorer(Explorer):
             ax.spines[:].set_visible(False)
             self.images[name] = plot.animate(image)
         ax_x.set_title("X (B, T, d_model): row = position", fontsize=9)
-        ax_fold.set_title("(B·h, T, p): block b = batch row b", fontsize=9)
+        ax_fold.set_title("(B·h, T, d_head): block b = batch row b", fontsize=9)
         ax_legend.text(-0.7, 0, "heads", ha="right", va="center", fontsize=9)
         ax_x.set_xlabel("digit = position, colour = head", fontsize=8)
 
     def compute(self, state):
         h, T, transpose, d = state["num_heads"], state["T"], state["transpose"], self.D_MODEL
-        p = d // h
+        d_head = d // h
         positions = torch.arange(T).repeat_interleave(d).reshape(1, T, d)  # X[0, t, j] = t
         columns = torch.arange(d).repeat(T).reshape(1, T, d)  # X[0, t, j] = j
         if transpose:
-            folded = [self.layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, p) each
+            folded = [self.layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, d_head) each
             how = "transpose_qkv"
         else:
-            folded = [X.reshape(h, T, p) for X in (positions, columns)]  # the bug: heads mix positions
+            folded = [X.reshape(h, T, d_head) for X in (positions, columns)]  # the bug: heads mix positions
             how = "reshape alone: heads mix positions"
-        caption = f"h = {h}, p = {p}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {p}) by {how}"
+        caption = f"h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"
         return {"weights": folded[0].float(), "positions": folded[0], "columns": folded[1],
-                "X": (positions, columns), "p": p, "caption": caption}
+                "X": (positions, columns), "d_head": d_head, "caption": caption}
 
     def draw(self, result):
-        p, d = result["p"], self.D_MODEL
-        h = d // p
+        d_head, d = result["d_head"], self.D_MODEL
+        h = d // d_head
         for name, (positions, columns) in (("X", result["X"]), ("fold", (result["positions"], result["columns"]))):
             image = self.images[name]
             canvas = np.zeros(image.get_array().shape, np.uint8)
-            picture = tensor_picture(positions, columns, p)
+            picture = tensor_picture(positions, columns, d_head)
             canvas[:picture.shape[0], :picture.shape[1]] = np.round(255 * picture)
             image.set_data(canvas)
         # The legend: one cell per head, one blank apart, numbered by head.
         legend = self.images["legend"]
         canvas = np.zeros(legend.get_array().shape, np.uint8)
         heads = torch.arange(h).reshape(h, 1, 1)  # (h, 1, 1): block b is head b
-        picture = tensor_picture(heads, heads * p, p)
+        picture = tensor_picture(heads, heads * d_head, d_head)
         canvas[:, :picture.shape[1]] = np.round(255 * picture)
         legend.set_data(canvas)
 
 
     def describe(self, result):
         """Which heads and positions each block of the folded batch holds, for its first two blocks."""
-        p, d = result["p"], self.D_MODEL
+        d_head, d = result["d_head"], self.D_MODEL
         blocks = []
         for b, (positions, columns) in enumerate(zip(result["positions"], result["columns"])):
             if b == 2:
                 break
-            heads = sorted(set((columns // p).flatten().tolist()))
+            heads = sorted(set((columns // d_head).flatten().tolist()))
             where = sorted(set(positions.flatten().tolist()))
             blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
                           f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
                           f"{', '.join(map(str, where))}")
-        h = d // p
-        return f"{h} heads of width {p}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
+        h = d // d_head
+        return f"{h} heads of width {d_head}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
 
 
 def explore_shape_tracer(num_heads=2, T=4, transpose=True):

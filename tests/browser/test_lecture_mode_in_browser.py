@@ -22,7 +22,7 @@ SERVER_START_TIMEOUT = 90  # seconds
 RENDER_TIMEOUT = 90  # seconds: Voilà runs the whole chapter before the explorer shows; a few on a quiet machine
 # Lines of chapter 04's code: none may be on the page.
 CODE = ("from d2lmini.widgets import explore_dot_product", "explorer = explore_dot_product()", "torch.manual_seed",
-        "BEGIN SOLUTION", "def distance_scores", "ch04.check_")
+        "BEGIN SOLUTION", "def distance_as_dot_product", "ch04.check_")
 
 
 def _load_present():
