@@ -17,8 +17,9 @@
 # # 08 · Attention that learns
 #
 # Apart from the kernel width that chapter 01 fits, every heatmap so far came
-# from weights we chose: random projections, hand-made embeddings. The question this notebook answers is the one
-# learners ask most: *how does a model learn where to look?* We give a tiny
+# from weights we chose: random projections, hand-made embeddings. This
+# notebook answers a question learners often ask: *how does a model learn
+# where to look?* We give a tiny
 # encoder–decoder a task whose correct answer to "where should output step $t$
 # look?" is known in advance, train it for a few seconds on one CPU thread,
 # and watch its cross-attention turn from noise into that answer.
@@ -129,12 +130,14 @@ d2l.plt.show()
 # Chapters 04, 05 and 07 used **self-attention**: the queries, keys and
 # values all came from one sequence. A translation model has two sequences:
 # the source, read by the **encoder**, and the output, produced one step at a
-# time by the **decoder**. In **cross-attention** the queries come from the decoder (what
-# am I about to write?) and the keys and values from the encoder's outputs
-# (what does the source say, where?). Each decoder step gets one row of weights
-# over the source positions: the alignment we want to see. This is the picture
+# time by the **decoder**. In **cross-attention** the queries come from the
+# decoder (what am I about to write?) and the keys and values from the
+# encoder's outputs (what does the source say, where?). Each decoder step
+# gets one row of weights over the source positions: the alignment we want
+# to see. This is the picture
 # of Bahdanau et al. (2014), where a recurrent decoder's state is the query;
-# here the decoder is simpler still, as the next section shows.
+# here the decoder is simpler still, as "The model, built from its parts"
+# shows.
 
 # %%
 def draw_attention_kinds():
@@ -175,8 +178,8 @@ draw_attention_kinds()
 d2l.plt.show()
 
 # %% [markdown]
-# On the left, the highlighted source token asks the other source tokens; the
-# same five tokens provide the queries, keys and values. On the right, decoder
+# On the left, the highlighted source token asks all five source tokens,
+# itself included; the same five tokens provide the queries, keys and values. On the right, decoder
 # step 2, whose input is the symbol it wrote last (1), asks the five encoder
 # outputs; if it has learned to reverse, its weight sits on source position
 # $n - 1 - 2 = 2$. The number of rows (decoder steps) and of columns (source
@@ -472,7 +475,8 @@ seq2seq.expect(gap.masked_fill(~same_digit[:, None], 0).max().item() < 1e-4,
 # * Without positions, the decoder does not know which step it is at either:
 #   its query is built from the digit it wrote last, and nothing else.
 # * What the decoder receives is therefore a function of the *multiset* of
-#   source digits and its last output. Reversal maps "3 1 4" and "4 1 3",
+#   source digits (which digits occur, and how often, in no order) and its
+#   last output. Reversal maps "3 1 4" and "4 1 3",
 #   which share one multiset, to different outputs, so no setting of the
 #   weights can do it.
 #

