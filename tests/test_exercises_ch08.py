@@ -1,6 +1,7 @@
 """Chapter 08's checks accept right answers and name the typical wrong ones."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -81,6 +82,55 @@ def test_reversal_names_a_wrong_shape():
 
 def masked_over_queries(scores, lens):
     return d2l.masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2)
+
+
+def _padding(scores, lens):
+    return (torch.arange(scores.shape[-1]) >= lens[:, None])[:, None, :]  # (B, 1, S)
+
+
+def masked_after_softmax(scores, lens):
+    return torch.softmax(scores, -1) * ~_padding(scores, lens)  # multiplied, not renormalised
+
+
+def masked_then_softmax_over_steps(scores, lens):
+    return torch.softmax(scores.masked_fill(_padding(scores, lens), float("-inf")), 1)  # padding columns: NaN
+
+
+def _shown_rows(error):
+    """The row an error shows on its expected and received lines: (where, values, sum)."""
+    rows = []
+    for line in error.lines()[1:3]:
+        where, values, total = re.fullmatch(r"  \w+: (weights\[\d, \d\]).*: \[(.*)\] \(sum (.*)\)", line).groups()
+        rows.append((where, [float(v) for v in values.split(", ")], float(total)))
+    return rows
+
+
+def test_cross_attention_mask_after_softmax_shows_a_row_that_differs():
+    with pytest.raises(ExerciseError, match="you masked after the softmax") as info:
+        ch08.check_cross_attention(lambda *args: cross_attention(*args, softmax=masked_after_softmax))
+    (where, expected, expected_sum), (received_where, received, received_sum) = _shown_rows(info.value)
+    assert where == received_where  # the same row of both
+    assert max(abs(e - r) for e, r in zip(expected, received)) > 0.01
+    assert expected_sum == 1.0 and received_sum < 0.99
+    assert info.value.picture is not None
+
+
+def test_cross_attention_softmax_over_the_steps_shows_its_nan():
+    with pytest.raises(ExerciseError, match=r"your softmax runs over the output steps \(axis 1\)") as info:
+        ch08.check_cross_attention(lambda *args: cross_attention(*args, softmax=masked_then_softmax_over_steps))
+    (where, expected, _), (received_where, received, _) = _shown_rows(info.value)
+    assert where == received_where and "NaN" not in info.value.lines()[1]
+    assert any(math.isnan(v) for v in received) and not any(math.isnan(v) for v in expected)
+
+
+def test_cross_attention_wrong_context_shows_a_row_that_differs():
+    def projected(states, outputs, lens, W_q, W_k):
+        return cross_attention(states, outputs, lens, W_q, W_k, values=lambda outputs, W_k: W_k(outputs))
+
+    with pytest.raises(ExerciseError, match="the values are the encoder outputs themselves") as info:
+        ch08.check_cross_attention(projected)
+    expected, received = (line.split(": [")[1] for line in info.value.lines()[1:3])
+    assert expected != received and info.value.lines()[1].split(": [")[0].endswith("output step 0")
 
 
 def test_cross_attention_names_unprojected_queries_and_keys():

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from ..attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from ..masking import masked_softmax
 from ..seq2seq import BOS, AttentionSeq2Seq, make_batch
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import ExerciseError, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch08.hint()
 from ._support import hint_for, seeded, without
 
@@ -67,6 +67,37 @@ def _cross_inputs():
     return model, batch, encoder_outputs, states
 
 
+def _expect_rows_close(received, expected, name, hint):
+    """Check a (B, T, ·) answer of Exercise 8.2 row by row; a wrong one shows a row where the two differ.
+
+    The error's two lines show the same row, ``name[b, t]``, of the expected and
+    the received tensor: a row holding NaN where the expected row has none if
+    there is one, else the first row that differs. For the weights each line
+    also gives the row's sum, and the error carries the picture of that
+    example.
+    """
+    expect(isinstance(received, torch.Tensor), CROSS, "a torch.Tensor", f"{type(received).__name__}",
+           "return tensors, not numbers or lists")
+    expect(received.shape == expected.shape, CROSS, f"shape {tuple(expected.shape)}", f"shape {tuple(received.shape)}",
+           hint)
+    received = received.detach().to(expected.device, expected.dtype)
+    close = torch.isclose(received, expected, atol=1e-5, rtol=1e-4, equal_nan=True).all(dim=-1)  # (B, T)
+    if close.all():
+        return
+    new_nan = received.isnan().any(dim=-1) & ~expected.isnan().any(dim=-1)
+    b, t = (new_nan if new_nan.any() else ~close).nonzero()[0].tolist()
+
+    def row(tensor):
+        values = ", ".join(f"{v:.3f}" for v in tensor[b, t].tolist())
+        total = f" (sum {tensor[b, t].sum():.3f})" if name == "weights" else ""
+        return f"{name}[{b}, {t}], example {b}'s output step {t}: [{values}]{total}"
+
+    error = ExerciseError(CROSS, row(expected), row(received), hint)
+    if name == "weights":
+        error.picture = (received[b], expected[b])
+    raise error
+
+
 @check(CROSS)
 def check_cross_attention(cross_attention):
     """Exercise 8.2: queries from the decoder, keys and values from the encoder, padding keys masked."""
@@ -90,14 +121,20 @@ def check_cross_attention(cross_attention):
         queries, keys = model.W_q(states), model.W_k(encoder_outputs)
         scale = math.sqrt(queries.shape[-1])
         scores = queries @ keys.transpose(1, 2) / scale  # (B, T, S)
+        padding = (torch.arange(scores.shape[-1]) >= lens[:, None])[:, None, :]  # (B, 1, S): the padding keys
         mistakes = [
             (masked_softmax(queries @ model.W_k(states).transpose(1, 2) / scale, lens),
              ("your keys come from the decoder: that is self-attention over the output",
               "in cross-attention the keys (and values) come from the encoder outputs")),
-            (masked_softmax(scores * scale, lens), ("divide the scores by √h before the softmax",
-                                                    "h is the size of a query, its last axis")),
+            (masked_softmax(scores * scale, lens), ("divide the scores by √d before the softmax",
+                                                    "d is the size of a query, its last axis (num_hiddens)")),
             (torch.softmax(scores, dim=-1), ("padding source positions get weight: mask them",
                                              "pass the source lengths to the masked softmax")),
+            (torch.softmax(scores, dim=-1).masked_fill(padding, 0.0),
+             ("you masked after the softmax: the padding positions got 0, but the other weights of the row "
+              "were not scaled up, so the row sums to less than 1",
+              "mask the scores before the softmax (padding set to −inf, or d2l.masked_softmax with the source "
+              "lengths): the softmax then shares the whole weight among the real positions")),
             (masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2),
              ("your mask and softmax run over the queries (output steps): the padding to hide is the "
               "source's, on the keys",
@@ -106,6 +143,11 @@ def check_cross_attention(cross_attention):
             (torch.softmax(scores, dim=1), ("each row (one output step) must sum to 1 over the source positions: "
                                             "your softmax runs over the output steps",
                                             "normalise over the last axis, the keys, and mask the padding")),
+            (torch.softmax(scores.masked_fill(padding, float("-inf")), dim=1),
+             ("your softmax runs over the output steps (axis 1): a padding column is −inf at every step, and "
+              "the softmax of nothing but −inf is 0/0, NaN",
+              "the mask was right; normalise each row, one output step, over the source positions: the last "
+              "axis")),
             (masked_softmax(states @ keys.transpose(1, 2) / scale, lens),
              ("project the decoder states with W_q to get the queries",
               "the queries are W_q applied to the decoder states, not the states themselves")),
@@ -113,16 +155,16 @@ def check_cross_attention(cross_attention):
              ("project the encoder outputs with W_k to get the keys",
               "the keys are W_k applied to the encoder outputs; the values are the outputs as they are")),
         ]
-    expect_close(weights, expected_weights, CROSS, hint_for(weights, (
-        "scores = queries · keysᵀ / √h, one per (output step, source position); softmax over the source "
+    _expect_rows_close(weights, expected_weights, "weights", hint_for(weights, (
+        "scores = queries · keysᵀ / √d, one per (output step, source position); softmax over the source "
         "positions, with the padding positions masked",
         "queries from W_q(decoder states), keys from W_k(encoder outputs); then d2l.masked_softmax with the "
-        "source lengths"), mistakes), weights=True)
+        "source lengths"), mistakes))
     with torch.no_grad():
         projected_values = expected_weights @ model.W_k(encoder_outputs)
-    expect_close(context, expected_context, CROSS, hint_for(context, (
+    _expect_rows_close(context, expected_context, "context", hint_for(context, (
         "the context of a step is the weighted sum of the values: the weights times the encoder outputs",
-        "a batched product of the (B, T, S) weights with the (B, S, h) values"), [
+        "a batched product of the (B, T, S) weights with the (B, S, d) values"), [
         (projected_values, ("the values are the encoder outputs themselves, not W_k of them",
                             "this model has no W_v: multiply the weights by the encoder outputs")),
     ]))

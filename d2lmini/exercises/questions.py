@@ -238,7 +238,7 @@ QUESTIONS = {
             "share one multiset and sort alike, but reverse to different outputs.",
             "The sorted digits still have to be read from the source through cross-attention. Ask what "
             "information each task needs that the model without positions does not have.",
-            "With positions, the same dot-product model learns reversal to 100% in 400 steps, and the "
+            "With positions, the same dot-product model learns reversal to 95% within 400 steps, and the "
             "additive score learns it too. Ask what was taken away in Experiment 1.",
         ),
     ),
@@ -249,7 +249,7 @@ QUESTIONS = {
             "It is evidence: a larger weight means the token matters more to the output.",
             "Because a pretrained model's attention is random on sentences it did not see in training.",
             "It would be evidence if we averaged the maps of all 72 heads.",
-            "A weight shows what is mixed, not what decides; the head stays on 'animal' after 'wide'.",
+            "The head sends other tokens to 'animal' too, and stays there after 'wide': it seeks nouns.",
         ),
         answer=3,
         feedback=(
@@ -261,9 +261,9 @@ QUESTIONS = {
             "An average of maps is still a map of where weight goes. Across all 72 heads the count that "
             "prefer 'animal' barely moves between the two sentences. Ask what a map can never show.",
             "Right. Change 'tired' to 'wide' and the meaning points at the street, yet the head still "
-            "prefers 'animal': it follows the words around 'it'. A weight is half of a contribution, "
-            "information also flows through the residual connections, and only an experiment that "
-            "changes the input or the head shows what the model uses.",
+            "prefers 'animal'; its other rows go to the nouns as well, and when 'it' is the cup it "
+            "prefers 'bottle'. The map shows a head that seeks nouns, not a decision about 'it'. Whether "
+            "the model uses a head is a question for experiments that change the input or the head.",
         ),
     ),
 }
