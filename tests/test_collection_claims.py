@@ -75,7 +75,8 @@ def test_chapter_00s_account_of_masked_cells_matches_how_they_are_drawn():
     """00: show_heatmaps draws a masked cell as its 0; explorers and show_weights leave it hatched grey."""
     text = prose(START)
     assert "A plain heatmap (`d2l.show_heatmaps`) draws such a cell as that 0" in text
-    assert "The explorers, `d2l.show_weights` and the mask diagrams leave it uncoloured instead, grey and hatched" in text
+    assert ("The explorers, `d2l.show_weights` and the mask diagrams leave it uncoloured instead, grey and "
+            "hatched") in text
     weights = d2l.masked_softmax(torch.zeros(1, 2, 3), torch.tensor([1]))  # keys 1 and 2 masked: weight 0
     fig = d2l.show_heatmaps(weights[None], xlabel="Keys", ylabel="Queries")
     shown = fig.axes[0].images[0].get_array()
