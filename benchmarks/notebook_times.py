@@ -73,6 +73,16 @@ def run_with_nbconvert(path):
     return time.perf_counter() - began
 
 
+def cpu_name():
+    """The CPU's model name (from /proc/cpuinfo on Linux), else the platform's word for it."""
+    try:
+        lines = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else (platform.processor() or platform.machine())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="runs of every notebook (default 3)")
@@ -126,7 +136,7 @@ def main(argv=None):
     if args.cli:
         print(f"slowest chapter through nbconvert: {max(max(cli[name]) for name in chapters):.2f} s")
     if args.record:
-        record = {"date": datetime.date.today().isoformat(), "machine": platform.processor() or platform.machine(),
+        record = {"date": datetime.date.today().isoformat(), "machine": cpu_name(),
                   "cpus": os.cpu_count(), "load_average": round(os.getloadavg()[0], 1), "rounds": args.rounds,
                   "fresh_kernel_seconds": {name: {"median": round(statistics.median(totals[name]), 2),
                                                   "max": round(max(totals[name]), 2)} for name in totals}}

@@ -5,6 +5,8 @@ relations that must hold whatever the machine's speed, never a duration.
 """
 
 import importlib.util
+import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -32,8 +34,9 @@ def table_rows(out):
     return rows
 
 
-def test_one_round_reports_every_phase_and_a_ratio_to_the_baseline(bench, capsys):
-    bench.main(["--rounds", "1", "00_start_here"])
+def test_one_round_reports_every_phase_and_a_ratio_to_the_baseline_and_records_the_medians(bench, capsys,
+                                                                                           tmp_path):
+    bench.main(["--rounds", "1", "--record", str(tmp_path / "times.json"), "00_start_here"])
     out = capsys.readouterr().out
     rows = table_rows(out)
     assert set(rows) == {bench.BASELINE, "00_start_here"}
@@ -44,6 +47,9 @@ def test_one_round_reports_every_phase_and_a_ratio_to_the_baseline(bench, capsys
     chapter = rows["00_start_here"]
     assert chapter[-1] == pytest.approx(chapter[3] / rows[bench.BASELINE][3], abs=0.01)
     assert f"slowest chapter in a fresh kernel: {chapter[4]:.2f} s" in out
+    record = json.loads((tmp_path / "times.json").read_text())
+    assert record["rounds"] == 1 and record["cpus"] == os.cpu_count() and record["machine"]
+    assert record["fresh_kernel_seconds"]["00_start_here"] == {"median": chapter[3], "max": chapter[4]}
 
 
 def test_a_chapter_that_raises_fails_the_benchmark(bench):
