@@ -17,8 +17,9 @@
 # # 02 · Masked softmax
 #
 # A model reads a sentence as a sequence of **tokens** (here simply its
-# words). Sentences have different lengths, but a minibatch is one
-# rectangular tensor. So the short sentences are padded with a filler token
+# words). Sentences have different lengths, but a **minibatch**, the group
+# of examples a model processes together, is one rectangular tensor. So the
+# short sentences are padded with a filler token
 # up to the length of the longest one. Attention must then ignore the
 # filler: a padding key has to receive a weight of exactly zero. The tool
 # for this is the **masked softmax**, and every attention layer in the
@@ -346,7 +347,8 @@ for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, 
 # %% [markdown]
 # PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
 # query that may attend to nothing (it calls a "safe" softmax that zeroes
-# such rows), as the SDPA comparison earlier in this chapter measured.
+# such rows); the SDPA cell earlier in this chapter measures it on the
+# torch you run.
 #
 # Why not the dtype's minimum? It avoids NaN but gives the uniform row over
 # padding shown above.
@@ -370,9 +372,10 @@ print("float16 min:", min16, "| -20 + min in float16:", (torch.tensor(-20.0, dty
 # A **decoder** is the part of a model that writes a sequence one token at
 # a time, each new token chosen from the tokens before it (chapter 08 trains
 # a small one). A decoder built on self-attention is given the whole target
-# sentence at once in training, so that every position learns in parallel;
-# token $i$ is then both query $i$ and key $i$. Nothing but the mask stops
-# position $i$ from looking at the very tokens it is learning to predict. So
+# sentence at once in training, so that every position learns in parallel:
+# position $i$ learns to predict token $i + 1$, and token $i$ is both query
+# $i$ and key $i$. Nothing but the mask stops position $i$ from looking at
+# key $i + 1$, the very token it is learning to predict, or any later one. So
 # query $i$ may attend to keys $0, \dots, i$ only: itself and the past, never
 # the future. This is **causal masking**.
 #
@@ -478,9 +481,9 @@ fig = d2l.show_heatmaps(edit_weights, xlabel="Keys", ylabel="Queries", titles=li
 # * Start from *causal* and flip it to anti-causal: blank the cells below
 #   the diagonal and press those above it. Query 0 now sees every future
 #   key, and the last query sees only itself. A decoder trained this way
-#   reads the very tokens it is asked to predict: its training loss looks
-#   excellent, and it cannot generate anything, since at generation time the
-#   future does not exist yet.
+#   learns to read the next token off its input instead of predicting it:
+#   its training loss looks excellent, but at generation time the next token
+#   does not exist yet, so what it learned to rely on is missing.
 
 # %%
 from d2lmini.widgets import explore_mask_editor
@@ -492,7 +495,7 @@ mask_editor
 # <details>
 # <summary>Worked answers to the things to try (open once you have tried them)</summary>
 #
-# 1. The caption reads "fully masked: query 2, all-zero weights by
+# 1. The caption ends "fully masked: query 2, all-zero weights by
 #    d2lmini's policy" and the row is six zeros. Turn on, say, key 4 in that
 #    row and the row becomes 0, 0, 0, 0, 1, 0: a softmax over a single score
 #    is 1 whatever the score is.

@@ -57,8 +57,9 @@ device = d2l.try_gpu()
 # w_v \in \mathbb{R}^{d_h}.$$
 #
 # $W_q$ and $W_k$ carry the query and the key into the same $d_h$-dimensional
-# space, where they can be added; $\tanh$ makes the score non-linear; $w_v$
-# turns the $d_h$ hidden features into one number. All three are learned.
+# space, where they can be added; $\tanh$, applied to each entry, squashes
+# it into the range $(-1, 1)$ and makes the score non-linear; $w_v$ turns
+# the $d_h$ hidden features into one number. All three are learned.
 # The hidden size $d_h$ (`num_hiddens` in code) is a free setting, chosen
 # when the layer is built: nothing ties it to $d_q$ or $d_k$, and both
 # projections share it.
@@ -173,7 +174,8 @@ print(values[0].numpy())
 # with explicit sizes, so their random initial parameters are drawn on the CPU
 # and are the same whichever device runs the notebook. The module also has
 # **dropout**, a training aid that sets a random share of the attention
-# weights to zero (chapter 04 shows it at work); `eval()` switches it off.
+# weights to zero and scales the others up to make up for them (chapter 04
+# shows it at work); `eval()` switches it off.
 
 # %%
 queries, keys, values, valid_lens = (t.to(device) for t in (queries, keys, values, valid_lens))
@@ -345,7 +347,8 @@ d2l.plt.show()
 # * Set the key noise to 0: whatever the seed, the panels agree and are flat
 #   over the valid keys.
 # * Raise the noise slowly. At what scale do the dot-product weights turn into
-#   near one-hot rows? Do the additive ones ever?
+#   near one-hot rows, nearly all the weight on one key? Do the additive ones
+#   ever?
 # * Change the seed at a fixed noise: which parts of the pattern stay?
 # * Move a valid length down to 1: the one valid key takes all the weight,
 #   whichever scoring function and whatever the noise. (A length of 0 would
@@ -365,20 +368,30 @@ explorer
 #    valid keys the same score: every weight is $1/2 = 0.5$ in example 0 and
 #    $1/6 \approx 0.167$ in example 1, in both panels and for any seed (the
 #    seed only draws the noise, which is multiplied by 0).
-# 2. Not quite one-hot within the slider's range, but the dot-product rows
-#    sharpen much faster. Over seeds 0 to 9, example 1's mean row maximum
-#    (uniform: 0.167) is 0.36 at noise 1 and 0.52 at noise 2 for the dot
-#    product, whose single largest weight reaches 0.96; the additive rows are
-#    at 0.23 and 0.29 and never exceed 0.39. The dot-product score grows
-#    without bound with the keys, while the additive one passes through
-#    $\tanh$, so it is bounded by $\sum_i |w_{v,i}|$.
+# 2. It depends on how many keys share a row. In example 0, with two valid
+#    keys, some dot-product rows are near one-hot from about noise 1 (the
+#    largest weight over seeds 0 to 9 is 0.990 at noise 1); the additive
+#    rows there never pass 0.81. In example 1, with six, no row gets there
+#    within the slider's range, but the dot-product rows sharpen much faster:
+#    over seeds 0 to 9 the mean row maximum (uniform: 0.167) is 0.36 at
+#    noise 1 and 0.52 at noise 2 for the dot product, whose single largest
+#    weight reaches 0.96; the additive rows are at 0.23 and 0.29 and never
+#    exceed 0.39. The dot-product score grows without bound as the keys
+#    grow, while the additive one passes through $\tanh$, so it stays
+#    within $\pm\sum_i |w_{v,i}|$, which is $\pm 1.81$ for this explorer's
+#    $w_v$: over six keys no additive weight can ever exceed
+#    $e^{3.62}/(e^{3.62} + 5) \approx 0.88$.
 # 3. The hatched columns stay (they come from the valid lengths), and so
-#    does the character of each panel. The additive rows look alike whatever
-#    the seed: at noise 1 all four queries of example 1 pick the same key,
-#    and no two rows differ by more than 0.04 (seeds 0 to 3). The dot-product
-#    rows differ from one another, since each query has its own direction.
-#    Which key wins changes with the seed, because the noise alone makes the
-#    keys different.
+#    does the character of each panel. The additive rows of a panel look
+#    alike: at noise 1, for every seed from 0 to 9, all four queries of
+#    example 1 pick the same key, and no two of its rows differ by more than
+#    0.041. Where $\tanh$ is close to linear,
+#    $w_v^\top \tanh(W_q q + W_k k) \approx w_v^\top W_q q + w_v^\top W_k k$;
+#    the first term is the same for every key and cancels in the softmax, so
+#    the key with the largest $w_v^\top W_k k$ wins for every query (it names
+#    the winner for all ten seeds). The dot-product rows differ from one
+#    another, since each query has its own direction. Which key wins changes
+#    with the seed, because the noise alone makes the keys different.
 # 4. A row with one valid key is a softmax over one score, so that key gets
 #    weight 1 (1.000 in both panels) and the output is exactly its value.
 #
@@ -458,8 +471,8 @@ ch03.check_bilinear_scores(matrix_scores)
 # on the same inputs and return the largest absolute difference between their
 # attention weights, as a 0-d tensor.
 #
-# The check runs it on the figure's two cases, identical keys and random keys,
-# and on a third: queries that all point along $(1, 0)$, and keys $(1, t_j)$
+# The check runs it on two cases like the figure's, identical keys and random
+# keys, and on a third: queries that all point along $(1, 0)$, and keys $(1, t_j)$
 # with eight different numbers $t_j$, so that no two keys are equal. Before
 # running it, predict the third gap. Is it zero? Is either of the two
 # weightings uniform there, and why?
