@@ -168,7 +168,8 @@ def masked_softmax(X, valid_lens=None, *, mask=None, inplace=False):
         raise TypeError(f"mask must be a boolean tensor (True = may attend), got "
                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
     # -inf gives masked keys exactly zero weight in every dtype; -1e6 would
-    # overflow to -inf in float16 anyway and is not small enough in float64.
+    # overflow to -inf in float16 anyway, and in every dtype it gives a fully
+    # masked row uniform weights, and a key scored below -1e6 less than a masked one.
     scores = (X.masked_fill_ if inplace else X.masked_fill)(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # a row with every key masked is NaN here
     # The weights are our own new tensor; autograd needs them unchanged only when it tracks them.
