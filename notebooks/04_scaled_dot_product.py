@@ -218,7 +218,10 @@ d2l.plt.show()
 # scores lie within a few units of each other. Unscaled, the gaps between
 # scores grow like $\sqrt{d}$ along with the scores, so fewer and fewer rows
 # have such a near tie: that is why the gradient at $q$ ends up concentrated
-# on a few rows.
+# on a few rows. The share of such rows falls like $1/\sqrt{d}$, while the
+# gradient at $q$ of a row that has one grows like $\lVert k_j\rVert$, that is
+# like $\sqrt{d}$: the two cancel, so the mean over the rows levels off
+# instead of growing or vanishing.
 
 # %%
 def softmax_statistics(q, k, scale, g):
@@ -292,22 +295,30 @@ d2l.plt.show()
 # * **At the scores** the gradient shrinks, from 0.31 at $d = 1$ to 0.04 at
 #   $d = 1024$: a saturated softmax barely responds to a small change of its
 #   scores.
-# * **At the query** it does not shrink on average; it grows, from 0.22 to
-#   1.36. The scores themselves grow with $d$: moving $q$ changes each score
-#   $q^\top k$ in proportion to the key's length, about $\sqrt{d}$. Each unit
-#   of score passes back less, but each step of $q$ moves the scores more.
+# * **At the query** it does not shrink on average. It grows at first, from
+#   0.22 at $d = 1$ to 1.20 at $d = 64$, then nearly levels off: 1.27 at
+#   $d = 256$ and 1.36 at $d = 1024$, while $\sqrt{d}$ grows fourfold (the plot
+#   shows dips between, since a mean of numbers this uneven over 300 rows is
+#   itself noisy). The scores themselves grow with $d$: moving $q$ changes each
+#   score $q^\top k$ in proportion to the key's length, about $\sqrt{d}$. Each
+#   unit of score passes back less (from $d = 64$ on, the gradient at the
+#   scores about halves each time $d$ grows fourfold, like $1/\sqrt{d}$), but
+#   each step of $q$ moves the scores more, and the two about cancel.
 # * **Per row**, the average hides a very uneven spread. At $d = 1024$ the
 #   median row gets 0.0000, 69% of the rows get less than 0.01, and the tenth
 #   of the rows with the largest gradients carries 90% of the total. Most
 #   queries pass almost nothing back to the weights that produce them, and
 #   a few pass a lot.
 #
-# Scaled by $1/\sqrt{d}$, every curve is flat: the rows stay as spread at
-# $d = 1024$ as at $d = 4$, and every row gets a gradient at $q$ of about the
-# same size at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31 from
-# $d = 4$ on; at $d = 1024$ no row below 0.01). The scale does not rescue a
-# vanishing average, for the average did not vanish; it keeps the gradient
-# spread over all the queries, at a size that does not change with $d$.
+# Scaled by $1/\sqrt{d}$, every curve is flat from $d = 4$ on (at $d = 1$ the
+# scale is 1, so the two runs are the same): the rows stay as spread at
+# $d = 1024$ as at $d = 4$, and the gradient at $q$ has about the same mean
+# and median at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31). It stays
+# spread over the rows: at $d = 1024$ no row gets less than 0.01, and the tenth
+# of the rows with the largest gradients carries 19% of the total, not 90%.
+# The scale does not rescue a vanishing average, for the average did not
+# vanish; it keeps the gradient spread over all the queries, at a size that
+# does not change with $d$.
 #
 # ## Causal self-attention on two sentences
 #
@@ -315,7 +326,8 @@ d2l.plt.show()
 # sequence $X$ (one row per token), through three projections, matrices
 # that map each token's features to a query, a key and a value:
 # $Q = X W_q^\top$, $K = X W_k^\top$, $V = X W_v^\top$. A language model that
-# reads left to right must not let a token look at the tokens after it: it
+# reads left to right (one that predicts each next token from the tokens
+# before it) must not let a token look at the tokens after it: it
 # needs the causal mask of chapter 02 ([Masked softmax](02_masked_softmax.ipynb)),
 # in which query $i$ sees keys $0, \dots, i$, given as the valid lengths
 # $1, 2, \dots, n$ of `d2l.causal_valid_lens`.
@@ -489,8 +501,9 @@ explorer
 # * Without the scale, the softmax saturates as $d$ grows (max weight → 1,
 #   entropy → 0). The gradient at the scores shrinks; the gradient at the
 #   query does not shrink on average, since the scores grow too, but it
-#   gathers in a few rows while most rows get almost none. Scaled, every row
-#   gets a gradient of about the same size at every $d$.
+#   gathers in a few rows while most rows get almost none. Scaled, it stays
+#   spread over all the rows, with about the same mean and median at every
+#   $d$.
 # * Causal self-attention lets the same token take on different meanings:
 #   *minute* comes out differently after "it took one" and "the size was".
 
@@ -557,8 +570,9 @@ ch04.check_attention_cost(attention_cost)
 #
 # Chapter 01 ended by expanding the Gaussian kernel's score
 # ([Attention pooling](01_attention_pooling.ipynb), "A bridge to dot-product
-# attention"): its weights are $\operatorname{softmax}(q^\top k - \tfrac12\|k\|^2)$,
-# a dot product plus one bias per key. So Gaussian-kernel attention is almost
+# attention"): at width $\sigma = 1$ its weights are
+# $\operatorname{softmax}(q^\top k - \tfrac12\|k\|^2)$, a dot product plus one
+# bias per key. So Gaussian-kernel attention is almost
 # dot-product attention. Show that it is exactly dot-product attention, on
 # vectors one coordinate longer.
 #
@@ -655,9 +669,9 @@ ch04.check_fixed_causal_weights(causal_weights)
 #
 # * A. Vaswani et al. (2017), "Attention Is All You Need", section 3.2.1:
 #   scaled dot-product attention and the variance argument for $1/\sqrt d$,
-#   in one paragraph and a footnote. Its reason for the scale is the
-#   softmax's small gradients: the gradient at the scores, in this chapter's
-#   terms.
+#   in one paragraph and a footnote. The reason it gives for the scale, as a
+#   suspicion rather than a measurement, is the softmax's small gradients: the
+#   gradient at the scores, in this chapter's terms.
 # * M.-T. Luong, H. Pham and C. D. Manning (2015), "Effective Approaches to
 #   Attention-based Neural Machine Translation": the unscaled dot-product
 #   score, two years earlier.

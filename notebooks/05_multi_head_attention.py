@@ -16,10 +16,11 @@
 # %% [markdown]
 # # 05 · Multi-head attention
 #
-# One attention layer produces one set of weights per query: it can follow one
-# kind of relation at a time. Multi-head attention runs several smaller
-# attentions side by side, each on its own learned projection of the
-# queries, keys and values, and mixes their results with one last linear map.
+# One attention layer gives each query one set of weights, so whatever the
+# query should gather from the keys comes out as one weighted average.
+# Multi-head attention runs several smaller attentions side by side, each on
+# its own learned projection of the queries, keys and values, and mixes their
+# results with one last linear map.
 # One head can match tokens on one set of features while another matches them
 # on a different set.
 #
@@ -595,9 +596,9 @@ ch05.check_head_weights(head_weights)
 # moves. Write `output_without_head(mha, X, head)` that runs self-attention on
 # `X` like `mha(X, X, X)`, except that the chosen head's slice of the
 # concatenated heads is set to zero before $W_o$. Use the module's own pieces:
-# `mha.W_q`, `mha.transpose_qkv`, `mha.attention`, `mha.transpose_output` and
-# `mha.W_o`. The check then reports, for each head of a random layer, how far
-# the output moves without it.
+# `mha.W_q`, `mha.W_k`, `mha.W_v`, `mha.transpose_qkv`, `mha.attention`,
+# `mha.transpose_output` and `mha.W_o`. The check then reports, for each head
+# of a random layer, how far the output moves without it.
 
 # %% tags=["exercise"]
 def output_without_head(mha, X, head):

@@ -266,7 +266,7 @@ CATALOGUE = {
                     r"halve the squared norm of the keys"),
         "query norm": (lambda q, k: t04.distance_as_dot_product(
             q, k, query_end=lambda q: -_half_norms(q), key_end=lambda k: torch.ones_like(k[..., :1])),
-            r"not ½‖q‖²"),
+            r"not -½‖q‖²"),
         "key sign": (lambda q, k: t04.distance_as_dot_product(q, k, key_end=_half_norms),
                      r"check the sign of the key's appended number"),
         "signs": (lambda q, k: t04.distance_as_dot_product(-q, k, key_end=_half_norms), r"check the signs"),

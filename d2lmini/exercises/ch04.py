@@ -67,7 +67,7 @@ def check_distance_scores(distance_as_dot_product):
         (dots, ("the appended coordinates add nothing: the dot products are plain qᵀk",
                 "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
         (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        (dots - half_query_norms, ("the appended pair must give ½‖k‖² (one value per key), not ½‖q‖²",
+        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
                                    "the key's norm changes along a row of scores; the query's does not")),
         (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
         (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),

@@ -113,7 +113,7 @@ def check_head_weights(head_weights):
                                                          "the keys, the last axis")),
                          (torch.softmax(interleaved.detach() / 2, -1),
                           ("a head owns a block of consecutive rows, not every num_heads-th row",
-                           "head h owns rows h·d_head to (h + 1)·d_head - 1 of each projection"))])
+                           "head i owns rows i·d_head to (i + 1)·d_head - 1 of each projection"))])
         expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint, weights=True)
     passed(ONE_HEAD, "All three heads match mha.attention_weights.")
 

@@ -165,8 +165,9 @@ QUESTIONS = {
             "Shapes cannot tell them apart: both give (batch·heads, n, d_head). Look at the positions the "
             "tracer finds in batch row 0, with and without the permute.",
             "Right. In memory, all d_model features of position 0 come before those of position 1. A bare "
-            "reshape cuts that run into pieces of d_head, so batch row 0 holds positions 0, 0, 1, 1 instead "
-            "of head 0 of every position. The permute puts each head's slice of every position together.",
+            "reshape cuts that run into pieces of d_head, so batch row 0 holds pieces of the first "
+            "positions (0, 0, 1, 1 in the tracer) instead of head 0 of every position. The permute puts "
+            "each head's slice of every position together.",
             "A permute makes a tensor non-contiguous rather than contiguous; it is there for correctness. "
             "Compare what the tracer prints for batch row 0 with and without it.",
             "W_q is applied before any reshape, to all features at once; each head's slice of its output "
