@@ -249,8 +249,8 @@ def draw_multihead_split_merge():
     fig = _figure((9.5, 3.8))
     ax = fig.add_subplot()
     centre = (num_heads - 1) / 2
-    _box(ax, 0.6, centre, "$X$\n(B, n, $d_\\mathrm{in}$)", width=1.1, height=0.8)
-    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$d_\\mathrm{model} \\times d_\\mathrm{in}$", width=1.5, height=0.8)
+    _box(ax, 0.6, centre, "$X$\n(B, n, $d_q$)", width=1.1, height=0.8)
+    _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$d_\\mathrm{model} \\times d_q$", width=1.5, height=0.8)
     _feature_strip(ax, 4.05, centre, num_heads, head_width, head_colour)
     ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom", fontsize=10)
     ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
