@@ -110,24 +110,25 @@ d2l.plt.show()
 # ## The same answer, block by block
 #
 # The explicit path stores $S$ and $A$ because that is the plainest way to
-# write attention, not because the answer needs them. Besides the scores
-# themselves, the softmax of a row needs just two numbers: the row's largest
-# score, which `torch.softmax` subtracts before exponentiating so that
-# nothing overflows (chapter 01), and the sum of the exponentials. Both can
-# be kept as running values while the keys are visited a block at a time,
-# together with a running weighted sum of the values. When a block brings a
-# larger maximum, what was accumulated so far is rescaled to the new
-# maximum, so nothing is dropped or approximated: after the last block, one
-# division gives the explicit path's output, up to float rounding, although
-# only one block of scores has existed at any time. This is the **online
-# softmax**.
+# write attention, not because the answer needs them. Computed the way
+# `torch.softmax` computes it, the softmax of a row needs, besides the scores
+# themselves, just two numbers: the row's largest score, which it subtracts
+# before exponentiating so that no exponential overflows (chapter 01 showed
+# the same subtraction keeping a denominator away from 0), and the sum of the
+# exponentials. Both can be kept as running values while the keys are
+# visited a block at a time, together with a running weighted sum of the
+# values. When a block brings a larger maximum, what was accumulated so far
+# is rescaled to the new maximum, so nothing is dropped or approximated:
+# after the last block, one division gives the explicit path's output, up to
+# float rounding, although only one block of scores has existed at any time.
+# This is the **online softmax**.
 #
 # It is the idea behind FlashAttention (Dao et al., in the further reading)
-# and behind the *fused kernels* that PyTorch calls. A kernel here is one compiled routine (not the similarity
-# kernel of chapter 01); a fused one computes the scores, the softmax and the
-# weighted sum together, block by block in the processor's fast memory
-# (its cache, or a GPU's on-chip memory), and never writes the $n \times n$
-# matrices out.
+# and behind the *fused kernels* that PyTorch calls. A kernel here is one
+# compiled routine (not the similarity kernel of chapter 01); a fused one
+# computes the scores, the softmax and the weighted sum together, block by
+# block in the processor's fast memory (its cache, or a GPU's on-chip
+# memory), and never writes the $n \times n$ matrices out.
 
 # %% [markdown]
 # **Deeper (you may skip this).** The online softmax written out, and built
@@ -209,9 +210,11 @@ print("first output row:", d2l.numpy(reference[0, 0]).round(3))
 # query and head. For 2-D lengths, or lengths together with `causal=True`,
 # each query has its own row and the mask is $(B, 1, n, n)$: quadratic again,
 # but shared by all $h$ heads. SDPA turns a boolean mask into a float mask of
-# the same shape, so it costs $1 + 4$ bytes per query–key pair, where $S$ and
-# $A$ cost $4h$ bytes each. With `causal=True` and no `valid_lens` the fast
-# path passes no mask at all.
+# the same shape (0 where a query may attend, $-\infty$ where it may not,
+# added to the scores). Together with the package's own boolean masks (a
+# byte per entry each), the masks come to a few bytes per query–key pair,
+# about 6 in float32, where $S$ and $A$ cost $4h$ bytes each. With
+# `causal=True` and no `valid_lens` the fast path passes no mask at all.
 #
 # Both paths follow the package's rule for a query with no valid key (a
 # valid length of 0): its output row is zero, never NaN. Below, example 1
@@ -369,15 +372,15 @@ d2l.plt.show()
 # * The online softmax gives the same result visiting the keys block by
 #   block, so only one block of scores exists at a time.
 # * `need_weights=False` switches `d2lmini`'s attention to one SDPA call with
-#   the same answer, masks and zero rows included; `causal=True` maps to
-#   `is_causal`. Keep `need_weights=True` when you want to look at the
-#   weights.
+#   the same answer, masks and zero rows included; `causal=True` without
+#   `valid_lens` maps to `is_causal`. Keep `need_weights=True` when you want
+#   to look at the weights.
 
 # %% [markdown]
 # ## Why? A question to check
 #
-# **Why does the blockwise softmax give exactly the output of the full
-# softmax, although it never holds a whole row of scores?**
+# **Why does the blockwise softmax give the same output as the full softmax
+# (up to float rounding), although it never holds a whole row of scores?**
 
 # %%
 from d2lmini.exercises import questions
@@ -391,8 +394,9 @@ questions.ask("06")
 # %% [markdown]
 # ### Exercise 6.1 · The bytes of the score matrix (★)
 # Write `score_bytes(batch_size, num_heads, num_tokens, dtype)`: how many bytes
-# one score matrix $S$ of the explicit path takes (it has one number per head,
-# query and key). A `torch.dtype` knows its size in bytes as `dtype.itemsize`.
+# one score matrix $S$ of the explicit path takes (it has one number per
+# example, head, query and key). A `torch.dtype` knows its size in bytes as
+# `dtype.itemsize`.
 
 # %% tags=["exercise"]
 def score_bytes(batch_size, num_heads, num_tokens, dtype):
@@ -473,6 +477,7 @@ ch06.check_left_padded_mask(left_padded_mask)
 #   Memory": attention computed in chunks, with the same online rescaling.
 # * T. Dao, D. Y. Fu, S. Ermon, A. Rudra and C. Ré (2022), "FlashAttention:
 #   Fast and Memory-Efficient Exact Attention with IO-Awareness": the fused
-#   GPU kernel behind PyTorch's fast path.
+#   GPU kernel; its successor, FlashAttention-2, is one of the kernels that
+#   PyTorch's SDPA chooses from on a GPU.
 # * PyTorch's documentation of `torch.nn.functional.scaled_dot_product_attention`:
 #   which kernels exist, and when each is chosen.

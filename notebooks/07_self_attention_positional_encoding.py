@@ -274,12 +274,15 @@ d2l.plt.show()
 # $\omega(i + \delta)$. Over the whole encoding, it is one rotation per pair,
 # a block-diagonal matrix.
 #
-# This property is why the Transformer paper chose sines and cosines. Its
-# authors *hypothesised* that it would make it easy for a model to learn to
-# attend by relative position, "three positions back" whatever the position;
-# the paper gives that as the reason for the choice, not as a measured
-# result. And the step from the encoding to a layer is not automatic: a layer
-# never sees $p_i$ alone but $x_i + p_i$, and its projections act on both,
+# This property is the reason the Transformer paper gives for its sines and
+# cosines: its authors *hypothesised* that it would make it easy for a model
+# to learn to attend by relative position, "three positions back" whatever
+# the position. That is a hypothesis, not a measured result. What the paper
+# did measure is that learned position vectors (Exercise 7.2) gave nearly the
+# same results; it kept the sines because they might let a model handle
+# sequences longer than those it was trained on. And the step from the
+# encoding to a layer is not automatic: a layer never sees $p_i$ alone but
+# $x_i + p_i$, and its projections act on both,
 # $W_q(x_i + p_i) = W_q x_i + W_q p_i$. The rotation describes the positional
 # part only; the token's content goes through the same matrices, and whether
 # a trained layer uses the rotation is up to training.
@@ -335,8 +338,9 @@ print("\n".join(table))
 # $$P_i \cdot P_j = \sum_{k} \left(\sin \omega_k i \sin \omega_k j + \cos \omega_k i \cos \omega_k j\right)
 # = \sum_{k} \cos\!\big(\omega_k (i - j)\big),$$
 #
-# depends only on the offset $i - j$, and is $d/2$ on the diagonal. Measured:
-# every diagonal of $PP^\top$ is constant.
+# where $k$ runs over the $d/2$ column pairs, depends only on the offset
+# $i - j$, and is $d/2$ on the diagonal. Measured: every diagonal of $PP^\top$
+# is constant.
 
 # %%
 num_steps, num_hiddens = 100, 64
@@ -350,10 +354,11 @@ ahead, behind = gram[50, 51:], gram[50, :50].flip(0)[:49]  # P_50 · P_(50+δ) a
 print("from position 50, 50 + δ and 50 - δ look alike for every δ:", torch.allclose(ahead, behind))
 
 # %% [markdown]
-# Divided by $d/2$, the dot product is the cosine similarity of two positions.
-# On the left, the whole matrix for $d = 64$: a band along the diagonal,
-# the same along every diagonal. On the right, its first row against the
-# distance, for several bases.
+# Divided by $d/2$, the dot product is the cosine similarity of two positions
+# (every $P_i$ has length $\sqrt{d/2}$, so this is the dot product of the two
+# vectors scaled to length 1). On the left, the whole matrix for $d = 64$: a
+# band along the diagonal, the same along every diagonal. On the right, its
+# first row against the distance, for several bases.
 
 # %%
 similarity = gram / (num_hiddens / 2)  # cosine similarity: P_i has norm √(d/2)
@@ -403,11 +408,12 @@ d2l.plt.show()
 # | self-attention | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
 #
 # **Computation, counted.** The multiply–adds of one forward pass follow from
-# the shapes: a convolution with $d$ input and output channels does $knd^2$,
-# an RNN $2nd^2$ (the input and the hidden state, each through a $d \times d$
-# matrix), and self-attention $4nd^2$ for its four projections plus $2n^2 d$
-# for the scores and the weighted sum. The $n^2 d$ term is the one in the
-# table; it overtakes the projections once $n > 2d$. (PyTorch's
+# the shapes: a convolution with $d$ input and output channels (the features
+# of each position) does $knd^2$, an RNN $2nd^2$ (the input and the hidden
+# state, each through a $d \times d$ matrix), and self-attention $4nd^2$ for
+# its four projections plus $2n^2 d$ for the scores and the weighted sum. The
+# $n^2 d$ term is the one in the table; it overtakes the projections once
+# $n > 2d$. (PyTorch's
 # `torch.utils.flop_counter.FlopCounterMode` counts the same numbers on real
 # layers, in FLOPs, two per multiply–add; it needs a second or so to warm up,
 # so it is left out here.)
@@ -552,11 +558,11 @@ explorer
 #    position 32 gives 0.028 to position 38, six places away, against 0.030
 #    to itself; see answer 3.)
 # 2. The caption's longest wavelength is 35,300 positions at base 10,000, 160
-#    at 31.6 and 54.4 at 10, the first step below 64. At the lowest base,
-#    3.16 (longest wavelength 18.5), the row of position 32 gives 0.020 to
-#    position 46, fourteen places away, and only 0.002 to position 36: the
-#    encoding says 46 looks more like 32 than 36 does. Those repeats are the
-#    stripes.
+#    at 31.6, 93.3 at 17.8 and 54.4 at 10, the first step below 64. At the
+#    lowest base, 3.16 (longest wavelength 18.5), the row of position 32
+#    gives 0.020 to position 46, fourteen places away, and only 0.002 to
+#    position 36: the encoding says 46 looks more like 32 than 36 does. Those
+#    repeats are the stripes.
 # 3. With $d = 2$ the caption reads "from 2π ≈ 6.28 to 6.28": one sine and
 #    one cosine. The row of position 0 peaks at positions 6, 13, 19, 25, …,
 #    the integers nearest to multiples of $2\pi$, where the wave comes back
@@ -689,8 +695,9 @@ ch07.check_equivariance(is_permutation_equivariant)
 #
 # * Vaswani et al., *Attention Is All You Need* (2017): section 3.5,
 #   "Positional Encoding", introduces the sinusoidal encoding and the remark
-#   that an offset is a linear function of it; table 1 is the cost comparison
-#   above.
+#   that an offset is a linear function of it; table 1 compares the costs
+#   above (its convolution row assumes dilated convolutions, with a path of
+#   $O(\log_k n)$; section 4 gives $O(n/k)$ for contiguous kernels, as here).
 # * Gehring et al., *Convolutional Sequence to Sequence Learning* (2017):
 #   learned position embeddings added to the tokens, as in exercise 7.2.
 # * Shaw, Uszkoreit and Vaswani, *Self-Attention with Relative Position

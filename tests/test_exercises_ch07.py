@@ -120,7 +120,7 @@ def test_learned_embedding_accepts_an_embedding_layer_and_a_batch_axis_in_the_ta
 
 def test_learned_embedding_success_line_says_what_it_cannot_do(capsys):
     ch07.check_learned_embedding(LearnedPositionalEmbedding)
-    assert "no row for a position beyond max_len=10" in capsys.readouterr().out
+    assert "no row for position 10 or later (max_len=10)" in capsys.readouterr().out
 
 
 class PlainTensor(torch.nn.Module):

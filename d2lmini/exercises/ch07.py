@@ -147,8 +147,8 @@ def check_learned_embedding(LearnedPositionalEmbedding):
         "each used row of the table should receive the sum over the batch of the gradient at its position, "
         "and unused rows nothing", "add the rows once, to every example: no scaling, no mean over the batch"))
     passed(LEARNED, f"{max_len * num_hiddens} learned numbers, and the gradient reaches the {steps} rows in use. "
-                    f"It has no row for a position beyond max_len={max_len}, and a new one would need training, "
-                    f"while the sinusoidal formula gives a row for any position.")
+                    f"It has no row for position {max_len} or later (max_len={max_len}), and a new one would need "
+                    f"training, while the sinusoidal formula gives a row for any position.")
 
 
 def _layers():

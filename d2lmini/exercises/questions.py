@@ -175,8 +175,8 @@ QUESTIONS = {
         ),
     ),
     "06": Question(
-        prompt="Why does the blockwise softmax give exactly the output of the full softmax, although it "
-               "never holds a whole row of scores?",
+        prompt="Why does the blockwise softmax give the same output as the full softmax (up to float "
+               "rounding), although it never holds a whole row of scores?",
         options=(
             "It approximates: each block keeps only its largest scores.",
             "The softmax of a row is the product of the softmaxes of its blocks.",
@@ -196,8 +196,8 @@ QUESTIONS = {
             "to the next.",
             "Right. Keep the largest score so far, the running sum of the exponentials and the running "
             "weighted sum of the values. When a block raises the maximum, rescale the two sums to the new "
-            "maximum; after the last block, the weighted sum divided by the sum of exponentials is exactly "
-            "the softmax-weighted average.",
+            "maximum; after the last block, the weighted sum divided by the sum of exponentials is the "
+            "softmax-weighted average, up to float rounding: nothing was approximated.",
         ),
     ),
     "07": Question(
