@@ -21,7 +21,8 @@
 #
 # **In this notebook you will**
 # 1. see attention pooling as a weighted average of values;
-# 2. compute one by hand in plain `torch`, then check it against `d2lmini`;
+# 2. compute one by hand in plain `torch`, then check it against `d2lmini`,
+#    the small package of helpers that comes with these notebooks;
 # 3. read an attention heatmap (rows are queries, columns are keys);
 # 4. move a query with your first *explorer* and watch its weights follow;
 # 5. learn how the notebooks are organised and where the exercises are.
@@ -36,8 +37,10 @@ from d2lmini.diagrams import draw_queries_keys_values
 # ## Attention pooling in one formula
 #
 # We have a set of **keys** $k_1, \dots, k_n$, each paired with a **value**
-# $v_i$, and a **query** $q$. Attention pooling answers the query with a
-# weighted average of the values:
+# $v_i$, and a **query** $q$. Think of a lookup: the query is what we ask
+# for, each key is a label that may match it, and its value is what that key
+# hands back. Instead of returning the value of the one best key, attention
+# pooling answers the query with a weighted average of all the values:
 #
 # $$\operatorname{attention}(q) = \sum_{i=1}^{n} \alpha(q, k_i)\, v_i,
 # \qquad \alpha(q, k_i) = \frac{\exp a(q, k_i)}{\sum_{j=1}^{n} \exp a(q, k_j)} .$$
@@ -45,8 +48,10 @@ from d2lmini.diagrams import draw_queries_keys_values
 # The **scoring function** $a(q, k)$ says how well a key matches the query.
 # The **softmax** (the fraction on the right) turns the scores into weights
 # that are positive and sum to 1, so the answer is a weighted average of the
-# values. Every chapter that follows is about a different choice of $a$, and
-# about what has to be true of the weights.
+# values. Chapters 01, 03 and 04 each choose a different $a$; the others are
+# about the weights: which keys may get any (02), several sets side by side
+# (05), computing them fast (06), word order (07), and what training makes of
+# them (08, 09). The map at the end of this notebook lists them all.
 #
 # The picture follows one query through the formula. It uses the score of
 # the next section, $a(q, k) = -\tfrac12 (q - k)^2$, and four keys on a line,
@@ -103,12 +108,12 @@ print("our pooling matches d2lmini.nadaraya_watson")
 #
 # All notebooks draw attention weights the same way: **one row per query, one
 # column per key**, and one colorbar that is true for every panel of the
-# figure. The colour map is viridis, which reads the same with the common
-# colour-vision deficiencies: from dark purple at the bottom of the colorbar
-# to yellow at its top, so brighter means more weight (an explorer's *map*
-# menu offers others; in greys, darker means more). Read the numbers off the
-# colorbar, since its range differs from figure to figure (here it ends near
-# 0.5, the largest weight).
+# figure. The colour map is viridis, which stays readable with the common
+# colour-vision deficiencies and in grey print: from dark purple at the
+# bottom of the colorbar to yellow at its top, so brighter means more weight
+# (an explorer's *map* menu offers others; in greys, darker means more).
+# Read the numbers off the colorbar, since its range differs from figure to
+# figure (here it ends near 0.5, the largest weight).
 
 # %%
 fig = d2l.show_heatmaps(weights, xlabel="Keys", ylabel="Queries", figsize=(4, 2.2))
@@ -198,9 +203,12 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # ## How to use these notebooks
 #
 # 1. **Run all cells first** (*Run → Run All Cells*). No notebook downloads
-#    anything. On a 2-core CPU every chapter runs in under 10 seconds, except
-#    chapter 08, which trains small models and takes 15 to 40 seconds,
-#    depending on the machine.
+#    anything. On a 2-core CPU every chapter runs in about 5 seconds, except
+#    chapter 08, which trains small models: about 10 seconds on a quiet
+#    machine, longer on a busy one. A part that starts with
+#    **Deeper (you may skip this).** holds material for a second reading (a
+#    derivation, a floating-point detail, how a file format works): the rest
+#    of its chapter does not build on it.
 # 2. **Then play.** Every chapter except 06 has at least one explorer like
 #    the one above (06 times its code live instead). Before you run its cell,
 #    and on GitHub, an explorer's output shows the picture it starts with,

@@ -61,6 +61,12 @@ torch.set_num_threads(1)
 #
 # The data is drawn on the CPU from a fixed seed and then moved to `device`,
 # so it is the same whether this notebook runs on a CPU or a GPU.
+#
+# Because we know $f$, we can score any set of predictions by their **squared
+# error against $f$**: the squared difference between the prediction at each
+# query and $f$ there, averaged over the 50 queries (`truth_error` below).
+# With real data $f$ is unknown; the section "Learning the width" and
+# Exercise 1.2 judge a width without it.
 
 # %%
 def f(x):
@@ -338,9 +344,9 @@ print(f"σ = {widths[-1]}: every weight between {wide.min().item():.4f} and {wid
 
 # %% [markdown]
 # Flatter, not flat: the heaviest weight is still almost four times the
-# lightest, because a key at the far end of $[0, 5)$ is more than one
-# $\sigma$ away. Only as $\sigma$ grows without bound do all weights reach
-# $1/40$ and the fit become average pooling.
+# lightest, because for a query at one end of $[0, 5)$ the keys at the other
+# end are more than one $\sigma$ (3) away. Only as $\sigma$ grows without
+# bound do all weights approach $1/40$ and the fit average pooling.
 #
 # ### Explore it yourself
 #
@@ -381,9 +387,10 @@ explorer
 #    the width that leave-one-out training finds below (0.24).
 # 2. At the smallest $\sigma$, $2^{-7}$, 46 of the 50 queries have no training
 #    input inside their window: their rows are all zero and their predictions
-#    0. There are still 13 such rows at $\sigma = 0.0625$, 5 at 0.125 and none
-#    from 0.25 up. The boxcar has no tails, so such a row has nothing to
-#    normalise; `d2lmini` returns zeros there instead of the NaN of $0/0$.
+#    0. There are still 13 such rows at $\sigma = 0.0625$, 5 at 0.125, 3 at
+#    0.149 and none from 0.177 up. The boxcar has no tails, so such a row
+#    has nothing to normalise; `d2lmini` returns zeros there instead of the
+#    NaN of $0/0$.
 # 3. Every weight is 0.025, that is $1/40$, at the smallest $\sigma$ and at the
 #    largest alike, and the fit is the flat mean of the 40 targets: average
 #    pooling. The constant kernel ignores the distance, so there is nothing
@@ -424,9 +431,10 @@ print("row 0 starts with x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
       "| x_0, x_1, x_2 are", d2l.numpy(x_train[:3]).round(3))
 
 # %% [markdown]
-# The loss is $L = \frac1n \sum_i \big(\hat f(x_i) - y_i\big)^2$ over the 40
-# training points, and each step of gradient descent moves the parameter
-# against its gradient with a learning rate $\eta$:
+# The loss is the mean squared error (MSE) over the 40 training points,
+# $L = \frac1n \sum_i \big(\hat f(x_i) - y_i\big)^2$, and each step of
+# gradient descent moves the parameter against its gradient with a learning
+# rate $\eta$:
 #
 # $$\log\sigma \leftarrow \log\sigma - \eta\, \frac{\partial L}{\partial \log\sigma} .$$
 #
@@ -522,8 +530,12 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # %% [markdown]
 # ## A bridge to dot-product attention
 #
-# Up to the width, the Gaussian score of a query $q$ and a key $k$ (from here
-# on, $k$ is a key, no longer the kernel) is $-\tfrac12 \lVert q - k\rVert^2$. Expanding the square,
+# So far queries and keys were numbers; in the chapters ahead they are
+# vectors, and the distance between them is the length of their difference,
+# $\lVert q - k\rVert$. With $\sigma = 1$, the Gaussian score of a query $q$
+# and a key $k$ (from here on, $k$ is a key, no longer the kernel) is
+# $-\tfrac12 \lVert q - k\rVert^2$, which for numbers is the
+# $-\tfrac12 (q - k)^2$ of chapter 00. Expanding the square,
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$
 #
@@ -535,8 +547,9 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # cancels too and only $\operatorname{softmax}(q^\top k)$ is left: the
 # dot-product score of chapter 04. (A width $\sigma$ divides every score by
 # $\sigma^2$. A number that divides every score is called a *temperature*: a
-# large one flattens the weights, a small one sharpens them. Chapter 04
-# divides by $\sqrt d$ for the same purpose.)
+# large one flattens the weights, a small one sharpens them. Chapter 04's
+# $\sqrt d$ is such a temperature, chosen there so that growing the size $d$
+# of the vectors does not, by itself, sharpen the weights.)
 #
 # We check each step numerically on random vectors of dimension 4:
 
@@ -629,12 +642,13 @@ ch01.check_triangular(triangular_kernel)
 # %% [markdown]
 # ### Exercise 1.2 · Choose σ on held-out data (★★)
 #
-# The training loss cannot choose $\sigma$: with the training points as their
-# own keys, the smallest width always wins. Hold some data out instead. Write
-# `best_sigma` that returns the width from `sigmas` whose Gaussian
-# Nadaraya–Watson predictions at `x_val` (keys `x_train`, values `y_train`)
-# have the smallest mean squared error against `y_val`. Return one of the
-# numbers in `sigmas`.
+# The plain training loss cannot choose $\sigma$: with the training points as
+# their own keys, the smallest width always wins. Leave-one-out keys are one
+# way out (the chapter's, and Exercise 1.3's); holding some data out is
+# another. Write `best_sigma` that returns the width from `sigmas` whose
+# Gaussian Nadaraya–Watson predictions at the held-out inputs `x_val` (keys
+# `x_train`, values `y_train`) have the smallest mean squared error against
+# their targets `y_val`. Return one of the numbers in `sigmas`.
 
 # %% tags=["exercise"]
 def best_sigma(x_train, y_train, x_val, y_val, sigmas):

@@ -35,8 +35,8 @@ def test_triangular_accepts_the_reference(capsys):
     ch01.check_triangular(triangular_right)
     assert capsys.readouterr().out == (
         "✓ Exercise 1.1: correct. k(0) = 1, k(±0.5) = 0.5, and k(u) = 0 for |u| ≥ 1. In "
-        "d2l.nadaraya_watson at σ = 0.5 it fits a toy data set about as well as its neighbours "
-        "(validation MSE: triangular 0.303, Epanechnikov 0.314, boxcar 0.322), while its own error "
+        "d2l.nadaraya_watson at σ = 0.5 it fits a toy data set about as well as the two other window "
+        "kernels (validation MSE: triangular 0.303, Epanechnikov 0.314, boxcar 0.322), while its own error "
         "moves more with the width (0.215 at σ = 1, 0.560 at σ = 2): the width matters more than the "
         "shape.\n"
     )

@@ -89,9 +89,9 @@ def check_triangular(triangular_kernel):
     widths = ", ".join(f"{_mse(nadaraya_watson(x_val, x_train, y_train, triangular_kernel, s)[0], y_val):.3f} "
                        f"at σ = {s:g}" for s in (1.0, 2.0))
     passed(TRIANGULAR, f"k(0) = 1, k(±0.5) = 0.5, and k(u) = 0 for |u| ≥ 1. In d2l.nadaraya_watson at "
-                       f"σ = 0.5 it fits a toy data set about as well as its neighbours (validation MSE: "
-                       f"{compared}), while its own error moves more with the width ({widths}): "
-                       f"the width matters more than the shape.")
+                       f"σ = 0.5 it fits a toy data set about as well as the two other window kernels "
+                       f"(validation MSE: {compared}), while its own error moves more with the width "
+                       f"({widths}): the width matters more than the shape.")
 
 
 # Exercise 1.2
