@@ -72,7 +72,7 @@ if importlib.util.find_spec("d2lmini") is None:
 def first_cells(path):
     """The percent-format text of a source's two first cells, as they must read."""
     name = Path(path).with_suffix(".ipynb").name
-    return (f"# %% [markdown]\n" + "\n".join(f"# {line}" for line in badge_cell(name).splitlines()) + "\n\n"
+    return ("# %% [markdown]\n" + "\n".join(f"# {line}" for line in badge_cell(name).splitlines()) + "\n\n"
             f"# %% tags=[\"colab-setup\"]\n{setup_cell(name[:2])}\n\n")
 
 
