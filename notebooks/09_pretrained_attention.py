@@ -17,10 +17,12 @@
 # # 09 · A real pretrained model's attention, offline
 #
 # Chapter 08 watched a tiny model learn one alignment. This chapter opens a
-# real one: **all-MiniLM-L6-v2**, a 6-layer BERT encoder fine-tuned on more
-# than a billion sentence pairs to embed sentences, and looks at what its 72
-# heads do. Nothing is downloaded: the model ships in a Python package, and
-# `d2lmini` runs it with a few hundred lines of its own code, torch being the
+# real one: **all-MiniLM-L6-v2**, a 6-layer encoder of the BERT design (a
+# stack of self-attention layers; "Inside the model" builds one), fine-tuned
+# on more than a billion sentence pairs to *embed* sentences, that is, to
+# turn each sentence into one vector. We look at what its 72 heads do.
+# Nothing is downloaded: the model ships in a Python package, and `d2lmini`
+# runs it with a few hundred lines of its own code, torch being the
 # only dependency. Its attention is chapter 05's `d2l.MultiHeadAttention`,
 # now with trained weights. (The model and its licence are credited in
 # "Inside the model", below.)
@@ -220,11 +222,13 @@ for job, scores in jobs.items():
 # The previous-token head is no approximation: layer 0, head 2 puts 1.00 of
 # every word's attention, to two decimals, on the token before it (0.998 at
 # the least): each token leaves layer 0 carrying its left neighbour's value
-# vector, which later layers can use. The next-token head (layer 1, head 8) is fuzzier. The
-# parking heads send almost everything to `[CLS]`: when a head has nothing to
-# look for in a sentence, the softmax still has to put its weight somewhere,
-# and a token that is always there is a safe place. (In the original BERT, many
-# heads park on `[SEP]` instead; exercise 9.1 measures that here.)
+# vector, which later layers can use. The next-token head (layer 1, head 8)
+# is fuzzier. The parking heads send almost everything to `[CLS]`. A common
+# reading, from a study of the original BERT, whose heads park on `[SEP]`
+# instead (Clark et al., 2019): when a head has nothing to look for in a
+# sentence, the softmax still has to put its weight somewhere, and a token
+# that is always there is a safe place. Exercise 9.1 measures where this
+# model parks.
 #
 # Now the famous one: in "The animal didn't cross the street because it was
 # too tired", which heads send the attention of "it" to "animal"?
@@ -294,12 +298,22 @@ ax.set(xlabel="'too tired': weight on animal − on street", ylabel="'too wide':
        title="the 72 heads, 'it' in two sentences")
 d2l.plt.show()
 print(f"correlation across heads: {torch.corrcoef(torch.stack([gap_tired, gap_wide]))[0, 1]:.2f}")
-print("heads that switch from 'animal' to 'street':", int(((gap_tired > 0.05) & (gap_wide < -0.05)).sum()))
+clear = 0.05  # a smaller gap counts as no clear preference
+print(f"heads that prefer 'animal' after 'tired' and 'street' after 'wide', both by more than {clear}:",
+      int(((gap_tired > clear) & (gap_wide < -clear)).sum()))
+for index in ((gap_tired > 0) & (gap_wide < -clear)).nonzero()[:, 0].tolist():
+    layer, head = divmod(index, 12)
+    print(f"layer {layer}, head {head}: 'animal' {maps[layer, head, it, animal]:.2f}, 'street' "
+          f"{maps[layer, head, it, street]:.2f} after 'tired'; {wide_maps[layer, head, it, animal]:.2f} and "
+          f"{wide_maps[layer, head, it, street]:.2f} after 'wide'")
 
 # %% [markdown]
-# The points hug the diagonal, and the two heads of the far right stay in the
-# top half: no head moves the attention of "it" from "animal" to "street"
-# when the meaning does.
+# The points lie close to the diagonal, and the two heads of the far right
+# stay in the top half: no head that clearly preferred "animal" clearly
+# prefers "street" after "wide". One head does move the way the meaning
+# does, with small weights: layer 4, head 0, almost even after "tired",
+# gives "street" 0.19 after "wide". The heads that draw the strong line from
+# "it" to "animal" keep preferring "animal".
 #
 # Second, look at the other rows of the same two heads. If they resolved
 # pronouns, "it" would be special among the rows. Here is where every word
@@ -334,9 +348,10 @@ for layer, head in [(3, 1), (5, 11)]:
 # fox sentence "the" to "fox" and to "dog". In the cup sentence both give
 # "it" more weight on "bottle" than on "cup", the wrong noun.
 #
-# **What this shows, and what it does not.** These two heads look for nouns,
-# and "it" is one of the tokens that do; a map that *looks* like resolving
-# "it" came from that plainer behaviour. The experiment does not show
+# **What this shows, and what it does not.** These two heads favour nouns
+# (layer 5, head 11 in nearly every row, layer 3, head 1 in several), and
+# "it" is one of the tokens that do; a map that *looks* like resolving "it"
+# came from that plainer behaviour. The experiment does not show
 # whether this model resolves "it" at all: it was trained to embed sentences,
 # never to resolve pronouns, and the attention of one head is not where such
 # a decision would have to show. A body of work asks a related, wider
@@ -415,8 +430,8 @@ d2l.plt.show()
 # package asks for sentence-transformers, which we do not need).
 #
 # The model's weights file holds 104 named arrays. Its header, the list of
-# their names, dtypes and shapes (kept in the cache too), tells the whole
-# architecture before a single weight is read:
+# their names, dtypes and shapes (kept in the cache too), gives the sizes of
+# the whole architecture before a single weight is read:
 
 # %%
 weights = model.weights_summary  # name -> (dtype, shape)
@@ -435,7 +450,10 @@ print("layers:", len({name.split(".")[2] for name in weights if name.startswith(
 # layers; in each, the query, key and value projections are 384 × 384 with a
 # bias, as is the output projection $W_o$, and a feed-forward network widens
 # to 1,536 and back. Of the 22,713,216 numbers, 147,840 belong to a
-# `pooler` that a sentence encoder does not use.
+# `pooler` (BERT's extra layer over the `[CLS]` vector) that a sentence
+# encoder does not use. What the shapes cannot tell is in the model's
+# `config.json`: the number of heads, for one (12 heads of 32 features and
+# 6 of 64 give the same 384 × 384 arrays), and the activation, GELU.
 #
 # **The embedding step.** Before the first layer each token becomes the sum
 # of three learned vectors of 384 numbers: its word piece's row of
@@ -543,7 +561,7 @@ print("output", tuple(ours.shape), "and weights", tuple(our_weights.shape), "equ
 tensors = {"W": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.tensor([0.5, -1.0])}
 header, chunks, offset = {}, [], 0
 for name, tensor in tensors.items():
-    data = tensor.numpy().tobytes()  # little-endian, C order, on every machine this runs on
+    data = tensor.numpy().tobytes()  # C order, the CPU's byte order: little-endian on x86-64 and Arm
     header[name] = {"dtype": "F32", "shape": list(tensor.shape), "data_offsets": [offset, offset + len(data)]}
     chunks.append(data)
     offset += len(data)
@@ -621,10 +639,10 @@ print("ours == pretrained.WordPieceTokenizer.wordpiece")
 # * Scores over all 72 heads find heads with a job: layer 0 head 2 gives 1.00
 #   of each word's attention to the previous token, layer 1 head 8 looks at the
 #   next, many heads park on `[CLS]`, and two heads point "it" at "animal".
-# * Those two heads seek nouns, they do not resolve pronouns: they send other
-#   tokens to the nouns too, stay on "animal" when the meaning says "street",
-#   and prefer "bottle" when "it" is the cup. A map shows where a head looks,
-#   not why the model decides.
+# * Those two heads favour nouns, and their attention does not follow what
+#   "it" refers to: they send other tokens to the nouns too, stay on "animal"
+#   when the meaning says "street", and prefer "bottle" when "it" is the
+#   cup. A map shows where a head looks, not why the model decides.
 # * Mean-pooled, normalised token vectors embed sentences: paraphrases
 #   score about 0.7 to 0.8, unrelated sentences about 0.
 # * An encoder layer is multi-head self-attention and a feed-forward network,
@@ -706,8 +724,8 @@ ch09.check_previous_token_head(previous_token_head)
 # To embed sentences of different lengths in one batch, a model pads them to
 # the same length $T$, and `valid_lens[i]` says how many of sentence $i$'s
 # positions are real. Write `similarity_matrix(hidden, valid_lens)`: from
-# last-layer token vectors `hidden` (n, T, d) and `valid_lens` (n,), return
-# the (n, n) cosine similarities of the sentence embeddings, each the mean of
+# last-layer token vectors `hidden` (n, T, $d_\text{model}$) and
+# `valid_lens` (n,), return the (n, n) cosine similarities of the sentence embeddings, each the mean of
 # its sentence's **valid** token vectors. Padded positions hold vectors too;
 # they must not count.
 

@@ -60,7 +60,7 @@ def test_a_student_stub_is_reported_as_not_attempted():
 
 def test_reversal_success_line_gives_the_chance_level(capsys):
     ch08.check_reversal_alignment(reversal_alignment)
-    assert "0.50, 0.20, 0.12 for n = 2, 5, 8" in capsys.readouterr().out
+    assert "0.5, 0.2, 0.125 for n = 2, 5, 8" in capsys.readouterr().out
 
 
 def test_reversal_accepts_a_boolean_answer():

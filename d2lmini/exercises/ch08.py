@@ -49,7 +49,7 @@ def check_reversal_alignment(reversal_alignment):
           "a padding step copies nothing: its whole row must be 0")),
     ])
     expect_close(received, expected, REVERSAL, hint)
-    chance = ", ".join(f"{1 / n:.2f}" for n in (2, 5, 8))
+    chance = ", ".join(f"{1 / n:g}" for n in (2, 5, 8))  # 0.125 in full: ".2f" would print 0.12
     passed(REVERSAL, f"Uniform attention over the n real positions would put 1/n on it: {chance} for "
                      f"n = 2, 5, 8. The trained model of this chapter puts most of its weight there.")
 

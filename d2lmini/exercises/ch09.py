@@ -177,7 +177,7 @@ def check_similarity_matrix(similarity_matrix):
     received = similarity_matrix(hidden.clone(), valid_lens.clone())
     hint = hint_for(received, ("average each sentence's token vectors over its valid tokens only, scale each "
                                "mean to length 1, then take all the dot products",
-                               "a sentence of valid length L owns rows 0 to L - 1 of its (T, d) block; the "
+                               "a sentence of valid length L owns rows 0 to L - 1 of its (T, d_model) block; the "
                                "answer is (n, n) with ones on its diagonal"), [
         (_similarity(hidden, valid_lens, include_padding=True),
          ("the padding rows were averaged in: keep the first valid_lens[i] rows of sentence i only",
@@ -190,7 +190,7 @@ def check_similarity_matrix(similarity_matrix):
           "keep the valid rows only, then divide each mean by its length")),
         (_similarity(hidden, valid_lens, axis=-1),
          ("you averaged over the features (the last axis): average over the tokens (axis 1)",
-          "each sentence's embedding has d = 16 features")),
+          "each sentence's embedding has d_model = 16 features")),
     ])
     expect_close(received, expected, SIMILARITY, hint)
     padded = _similarity(hidden, valid_lens, include_padding=True)

@@ -232,8 +232,9 @@ QUESTIONS = {
         ),
         answer=1,
         feedback=(
-            "The benchmark trains 30 seconds with the same result. Ask whether any setting of the weights "
-            "could give different outputs for two inputs the model cannot tell apart.",
+            "The benchmark trains it for 30 seconds, well over a thousand steps, and it still gets only one "
+            "sequence of 500 right. Ask whether any setting of the weights could give different outputs for two "
+            "inputs the model cannot tell apart.",
             "Right. The encoder is permutation-equivariant and the decoder's query knows only its last "
             "digit, so what it receives depends on the multiset of source digits. '3 1 4' and '4 1 3' "
             "share one multiset and sort alike, but reverse to different outputs.",
