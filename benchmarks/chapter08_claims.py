@@ -68,6 +68,9 @@ def run_seed(seed):
     figures["click: accuracy 40 steps before"] = history.evaluations[click - 40][0]
     figures["click: accuracy at the click"], figures["click: mass at the click"] = history.evaluations[click]
     figures["reverse: mass at step 0"] = history.evaluations[0][1]
+    last = history.examples.valid_lens[0].item() - 1  # the fixed example's last digit
+    figures["click: step 0's weight on the last digit, 40 steps before"] = (
+        history.snapshots[click - 40].weights[0, 0, last].item())
 
     torch.manual_seed(seed)
     sorter = seq2seq.AttentionSeq2Seq(32, "dot-product")

