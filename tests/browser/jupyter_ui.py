@@ -119,6 +119,12 @@ class NotebookReport:
         """Key press to new image, for every keyboard move that changed an image."""
         return [move.key_to_image_ms for move in self.slider_moves if move.key_to_image_ms is not None]
 
+    @property
+    def explorer_key_to_image_ms(self):
+        """Per explorer: [(slider label, key press to new image in ms)] for each keyboard move that changed it."""
+        return [[(move.label, move.key_to_image_ms) for move in moves if move.key_to_image_ms is not None]
+                for moves in self.explorers]
+
 
 class NotebookDriver:
     """One notebook open in one page, served by `server` (see conftest.py)."""
