@@ -280,3 +280,39 @@ def test_an_explorer_without_weights_has_no_colour_controls_and_says_what_it_sho
     assert explorer.image.tooltip == "positions, not weights"
     assert "d2l-weights" not in explorer._dom_classes and "d2l-explorer" in explorer._dom_classes
     assert "d2l-weights" in SharpnessExplorer()._dom_classes
+
+
+def test_an_explorer_says_when_its_layouts_are_drawn(monkeypatch):
+    """The class ``d2l-ready`` marks an explorer with nothing left to draw ahead: the browser
+    tests wait for it before timing key presses (a first view is a benchmark case of its own)."""
+    assert base.READY_CLASS in SharpnessExplorer()._dom_classes  # one figure: ready at once
+    scripted = MultiHeadExplorer()
+    assert base.READY_CLASS not in scripted._dom_classes
+    scripted.prepare()
+    assert base.READY_CLASS in scripted._dom_classes
+
+    async def scenario():
+        explorer = MultiHeadExplorer()
+        assert base.READY_CLASS not in explorer._dom_classes
+        await _until(lambda: base.READY_CLASS in explorer._dom_classes)
+        return explorer
+
+    assert len(_run_in_event_loop(scenario, monkeypatch).plots) == 4
+
+
+def test_idle_time_work_waits_while_another_explorer_is_used(monkeypatch):
+    """A layout drawn in idle time holds up every message behind it: while the learner moves
+    another explorer's controls, no explorer draws ahead."""
+    monkeypatch.setattr(base, "_last_change_anywhere", [float("-inf")])
+
+    async def scenario():
+        other = SharpnessExplorer()  # first: building it takes longer than the quiet needed
+        explorer = MultiHeadExplorer()
+        for step in range(8):  # a change every 0.05 s, under the 0.2 s of quiet needed
+            await asyncio.sleep(0.05)
+            other.controls["beta"].value = 1.0 + step % 2
+        assert set(explorer.plots) == {2}, "drew ahead while another explorer was being used"
+        await _until(lambda: len(explorer.plots) == 4)
+        return explorer
+
+    assert _run_in_event_loop(scenario, monkeypatch, delay=0.2).last_error is None

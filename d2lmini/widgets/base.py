@@ -101,6 +101,10 @@ SCALE_TOPS = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
 # Seconds of quiet (no cell run, no control moved) before an explorer prepares its
 # other layouts in the kernel's idle time, and between two layouts prepared.
 IDLE_DELAY, IDLE_STEP = 0.5, 0.1
+# When a control of any explorer last moved: one explorer's idle-time work waits while the
+# learner uses another (a layout drawn meanwhile held up that explorer's next picture by 0.3 s).
+_last_change_anywhere = [float("-inf")]
+READY_CLASS = "d2l-ready"  # an explorer's CSS class once every layout is drawn (the browser tests wait for it)
 
 
 def scale_top(weights):
@@ -806,6 +810,7 @@ class Explorer(widgets.VBox):
         for layout in self.layouts:
             if layout not in self.plots:
                 self.plot_for(layout).prepare()
+        self.add_class(READY_CLASS)
 
     def _prepare_when_idle(self):
         """Build and draw the layouts not shown yet while the kernel is idle, so that a
@@ -820,6 +825,7 @@ class Explorer(widgets.VBox):
         """
         pending = [layout for layout in self.layouts if layout not in self.plots]
         if not pending:
+            self.add_class(READY_CLASS)
             return
         try:
             loop = asyncio.get_running_loop()
@@ -832,7 +838,7 @@ class Explorer(widgets.VBox):
             self._last_activity = time.monotonic()
 
         def prepare_next():
-            quiet = time.monotonic() - self._last_activity
+            quiet = time.monotonic() - max(self._last_activity, _last_change_anywhere[0])
             if quiet < IDLE_DELAY:
                 loop.call_later(IDLE_DELAY - quiet, prepare_next)
                 return
@@ -843,7 +849,9 @@ class Explorer(widgets.VBox):
                 pass
             if pending:
                 loop.call_later(IDLE_STEP, prepare_next)
-            elif shell is not None:
+                return
+            self.add_class(READY_CLASS)
+            if shell is not None:
                 for event in ("pre_execute", "post_execute"):
                     shell.events.unregister(event, note_activity)
 
@@ -948,7 +956,7 @@ class Explorer(widgets.VBox):
         return [path.resolve(), snippet_path.resolve()]
 
     def _on_change(self, change):
-        self._last_activity = time.monotonic()  # postpones the idle-time work
+        self._last_activity = _last_change_anywhere[0] = time.monotonic()  # postpones all idle-time work
         if self._syncing:  # a control adjusted by sync_controls: one redraw follows
             return
         self._syncing = True

@@ -22,6 +22,7 @@ import threading
 import ipywidgets as widgets
 import numpy as np
 import torch
+from matplotlib import rcParams
 from matplotlib.transforms import offset_copy
 
 from ..plotting import describe_weights
@@ -347,6 +348,63 @@ class _LivePicture:
         return self.plot.render()
 
 
+class _AnyExampleMap:
+    """The cross-attention heatmap of any of ``examples`` (all padded to one width), on ``ax`` of
+    ``plot``: one figure for every example, so that a new example draws nothing in full.
+
+    What ``_ExampleMap`` draws once for its one example changes here with the
+    example, so it is registered: the source symbols (texts standing in for
+    the x tick labels), the circles on the correct positions, and the
+    *masked* legend entry (shown for an example with padding). The hatched
+    background is always there; it shows only through masked cells.
+    """
+
+    def __init__(self, plot, ax, examples):
+        width = examples.source.shape[1]
+        self.heatmap = plot.heatmap(ax, width, width, xlabel="source symbol (keys)",
+                                    ylabel="output symbol (queries)", masked=True)
+        ax.set_xticks(range(width), [""] * width)
+        ax.set_yticks(range(width), [""] * width)
+        ax.xaxis.labelpad = ax.yaxis.labelpad = 14  # clear of the symbols
+        # Where matplotlib puts a tick label: the tick's length and its pad outside the axes.
+        pad = rcParams["xtick.major.size"] + rcParams["xtick.major.pad"]
+        below = offset_copy(ax.get_xaxis_transform(), fig=ax.figure, y=-pad, units="points")
+        shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
+        # A placeholder digit in each, so that the layout, made once, leaves room for the symbols.
+        self.sources = [plot.animate(ax.text(j, 0, "0", transform=below, ha="center", va="top", clip_on=False,
+                                             fontweight="bold")) for j in range(width)]
+        # Registered: the heatmap, redrawn on every change, would cover them.
+        self.circles = plot.animate(ax.plot([], [], "o", markersize=5, markerfacecolor="none",
+                                            markeredgecolor="#1f6feb", markeredgewidth=1.5)[0])
+        self.outputs = [plot.animate(ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center",
+                                             clip_on=False, fontweight="bold")) for i in range(width)]
+        self.examples = examples
+        self.legend = None  # the "masked" entry, made with the colorbar (``use_legend``)
+
+    def use_legend(self, plot):
+        """Register the figure's "masked" legend entry (made by ``plot.colorbar``), shown with padding."""
+        self.legend = plot.animate(plot.figure.legends[-1])
+
+    def show(self, example, weights, predictions):
+        """Draw ``weights`` (steps, positions) of example number ``example``, its source symbols,
+        circles and, labelling the rows, ``predictions`` (steps,)."""
+        batch = self.examples[example]
+        real = batch.real[0]
+        padded = not bool(real.all())
+        mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
+        self.heatmap.set_array(masked_weights(weights, mask) if padded else weights.numpy())
+        for text, symbol in zip(self.sources, batch.source[0].tolist()):
+            text.set_text(str(symbol) if symbol < SYMBOLS else "")
+        rows, columns = batch.alignment[0].nonzero(as_tuple=True)
+        self.circles.set_data(columns.tolist(), rows.tolist())
+        for text, symbol, wanted, shown in zip(self.outputs, predictions.tolist(), batch.target[0].tolist(),
+                                               real.tolist()):
+            text.set_text(str(symbol) if shown else "")
+            text.set_color(RIGHT if symbol == wanted else WRONG)
+        if self.legend is not None:
+            self.legend.set_visible(padded)
+
+
 class AlignmentExplorer(Explorer):
     """The cross-attention that a ``History`` recorded: pick the training step and the example.
 
@@ -355,6 +413,10 @@ class AlignmentExplorer(Explorer):
     source positions, labelled with the source symbols; circles: the correct
     position; hatched: padding). Right, the held-out accuracy and the
     alignment mass of the fixed examples over training, with the step shown.
+
+    Every example is drawn on one figure (the examples share one padded
+    width): a new example, like a new step, redraws only the registered
+    artists, so no figure is built or drawn in full after construction.
     """
 
     repr_controls = ("step", "example")
@@ -368,20 +430,18 @@ class AlignmentExplorer(Explorer):
         steps = history.steps
         step = steps[-1] if step is None else step
         batch = history.examples
-        self.maps, self.now_lines = {}, {}  # example -> its _ExampleMap, and its line marking the step shown
         controls = {
             "step": selection_slider("step", step, steps, description="training step", style=WIDE),
             "example": int_slider("example", example, 0, len(batch) - 1, description="example"),
         }
-        # One figure per example: its source symbols and correct positions are then drawn once.
-        layouts = dict.fromkeys(range(len(batch)), (7.6, 3.2))
-        super().__init__(controls, layouts=layouts, filename="attention_that_learns.png")
+        super().__init__(controls, figsize=(7.6, 3.2), filename="attention_that_learns.png")
 
     def build(self, plot):
         history = self.history
         ax_map, ax_curves = plot.figure.subplots(1, 2, width_ratios=(1, 1.15))
-        self.maps[plot.layout] = _ExampleMap(plot, ax_map, history.examples[plot.layout])
+        self.map = _AnyExampleMap(plot, ax_map, history.examples)
         plot.colorbar(ax_map)
+        self.map.use_legend(plot)
         steps = history.steps
         if history.evaluations:  # the held-out set's curves
             evaluated = sorted(history.evaluations)
@@ -393,8 +453,7 @@ class AlignmentExplorer(Explorer):
                            label="these examples: mass on the correct position")
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
         ax_curves.legend(loc="best", fontsize="small")  # placed once: the curves never move
-        self.now_lines[plot.layout] = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--",
-                                                                     linewidth=1))
+        self.now_line = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
 
     def compute(self, state):
         step, example = state["step"], state["example"]
@@ -408,15 +467,15 @@ class AlignmentExplorer(Explorer):
         caption = (f"step {step}, example {example}: {as_text(batch.source[0])} → {as_text(predictions[:n])} "
                    f"({verdict}); weight on the correct position {mass:.2f}")
         return {"weights": weights, "predictions": predictions, "step": step, "mass": mass, "caption": caption,
-                "layout": example}
+                "example": example}
 
     def draw(self, result):
-        self.maps[result["layout"]].show(result["weights"], result["predictions"])
-        self.now_lines[result["layout"]].set_xdata([result["step"]] * 2)
+        self.map.show(result["example"], result["weights"], result["predictions"])
+        self.now_line.set_xdata([result["step"]] * 2)
 
     def _labels(self, result):
         """(output symbols, source symbols) of the example shown, "" for padding."""
-        batch = self.history.examples[result["layout"]]
+        batch = self.history.examples[result["example"]]
         real = batch.real[0].tolist()
         outputs = [str(s) if shown else "" for s, shown in zip(result["predictions"].tolist(), real)]
         sources = [str(s) if s < SYMBOLS else "" for s in batch.source[0].tolist()]
@@ -424,7 +483,7 @@ class AlignmentExplorer(Explorer):
 
     def describe(self, result):
         outputs, sources = self._labels(result)
-        real = self.history.examples[result["layout"]].real[0]
+        real = self.history.examples[result["example"]].real[0]
         mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
         return describe_weights(result["weights"], mask, query_labels=outputs, key_labels=sources)
 
@@ -433,7 +492,7 @@ class AlignmentExplorer(Explorer):
         return Recipe({"outputs": outputs, "sources": sources}, """
             weights = torch.from_numpy(saved["weights"])  # (output steps, source positions)
         """, rebuilt=False, why="they come from the model being trained, which is not saved",
-            titles=[f"step {result['step']}, example {result['layout']}"], draw="""
+            titles=[f"step {result['step']}, example {result['example']}"], draw="""
             fig.axes[0].set_xticks(range(weights.shape[1]), saved["sources"].tolist())
             fig.axes[0].set_yticks(range(weights.shape[0]), saved["outputs"].tolist())
         """)

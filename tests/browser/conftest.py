@@ -285,6 +285,18 @@ def _summary_line(report):
     )
 
 
+def _explorer_lines(report):
+    """One line per explorer: its median key press to new image, and each keyboard move's."""
+    lines = []
+    for number, moves in enumerate(report.explorer_key_to_image_ms):
+        if not moves:
+            continue
+        each = ", ".join(f"{label} {ms:.0f}" for label, ms in moves)
+        lines.append(f"  {report.ui} {report.path} explorer {number}: key to image median "
+                     f"{statistics.median(ms for _, ms in moves):.0f} ms ({each})")
+    return lines
+
+
 def pytest_terminal_summary(terminalreporter):
     if SKIPPED:
         terminalreporter.write_sep("!", "BROWSER TESTS SKIPPED", red=True, bold=True)
@@ -293,6 +305,7 @@ def pytest_terminal_summary(terminalreporter):
     if not REPORTS:
         return
     lines = [_summary_line(report) for report in REPORTS]
+    lines += [line for report in REPORTS for line in _explorer_lines(report)]
     latencies = [ms for report in REPORTS for ms in report.key_to_image_ms]
     if latencies:
         lines.append(f"key press to new image, all keyboard moves: median {statistics.median(latencies):.0f} ms, "
