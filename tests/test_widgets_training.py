@@ -250,7 +250,6 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
             if n < 8:  # padding hatched, the rest drawn
                 assert np.ma.getmaskarray(drawn)[n:].all() and np.ma.getmaskarray(drawn)[:, n:].all()
             assert not np.ma.getmaskarray(drawn)[:n, :n].any()
-            ax = shown.heatmap.axes
             columns, rows = shown.circles.get_data()
             assert list(zip(rows, columns)) == [(t, n - 1 - t) for t in range(n)]
             assert_circles_on_top(explorer.plot, shown)
