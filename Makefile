@@ -143,13 +143,13 @@ install-colab: $(COLAB_STAMP)
 
 # On Colab's versions: every notebook runs without error (tests/test_notebooks_colab.py,
 # outputs not compared), and the explorers', the training view's and the why-questions'
-# unit tests pass. Tests are handed out one by one (--dist load), so the notebooks
+# unit tests and the bad-input cases pass. Tests are handed out one by one (--dist load), so the notebooks
 # share the two workers. Deprecation warnings are silenced here: they are Colab's
 # versions', not ours to fix (thousands: its matplotlib 3.10.0 calls pyparsing names
 # that pyparsing 3.3 deprecates, as on Colab, and ipywidgets 7.7.1 builds its comms
 # with ipykernel.comm.Comm, which the ipykernel here deprecates); make test shows ours.
 COLAB_TESTS := tests/test_notebooks_colab.py $(wildcard tests/test_widgets*.py) tests/test_questions.py \
-	tests/test_explorer_framework.py
+	tests/test_explorer_framework.py tests/test_bad_input.py
 test-colab: $(COLAB_STAMP)
 	$(COLAB_PY) -m pytest -p no:cacheprovider -n $(TEST_WORKERS) --dist load -q \
 		-W ignore::DeprecationWarning $(COLAB_TESTS)
