@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+from ..widgets._compat import MimeBundleDisplay
+
 # ipywidgets' style sheet gives a radio button's label a fixed height and floats the button left of
 # the text's last line, and gives an HTML line a line height of 28 px: fine for one short line, but an
 # option or a feedback text that wraps would overlap the next option or spread out. Inside a question,
@@ -271,7 +273,7 @@ QUESTIONS = {
 }
 
 
-class WhyQuestion(widgets.VBox):
+class WhyQuestion(MimeBundleDisplay, widgets.VBox):
     """A chapter's question: radio buttons for the options, a Check button and a feedback line.
 
     ``choices`` (the radio buttons), ``check_button`` and ``feedback`` (an HTML

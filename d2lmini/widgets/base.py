@@ -86,6 +86,7 @@ from matplotlib.ticker import MaxNLocator
 from traitlets import Unicode
 
 from ..plotting import CMAP, CMAPS, MASKED_CELLS, describe_weights
+from ._compat import MimeBundleDisplay, tooltip
 
 DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
 SAVE_FOLDER = "figures"  # where Save writes by default, relative to the notebook: git ignores it
@@ -681,7 +682,7 @@ class Shown:
         return explorer.result[self.name]
 
 
-class Explorer(widgets.VBox):
+class Explorer(MimeBundleDisplay, widgets.VBox):
     """Controls, a picture of a kept figure, a Save row and a message line.
 
     A subclass passes its ``controls`` (name -> widget) and, optionally, their
@@ -711,9 +712,9 @@ class Explorer(widgets.VBox):
                                                              description="colours")
             controls["colour_map"] = widgets.Dropdown(
                 options=CMAPS, value=CMAP, description="map",
-                tooltip="The colour map of the weights. viridis, cividis and greys stay readable with "
-                        "every common colour-vision deficiency and in grey print; the book's Reds is "
-                        "less even to a red-blind eye.")
+                **tooltip("The colour map of the weights. viridis, cividis and greys stay readable with "
+                          "every common colour-vision deficiency and in grey print; the book's Reds is "
+                          "less even to a red-blind eye."))
             colour_row = [widgets.HBox([controls["colour_scale"], controls["colour_map"]])]
         self.colour_controls = tuple(controls[name] for name in ("colour_scale", "colour_map") if name in controls)
         self.controls = controls

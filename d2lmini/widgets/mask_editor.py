@@ -7,9 +7,9 @@ SDPA have it. Presets set the whole grid at once from ``attention_mask``.
 
 import ipywidgets as widgets
 import torch
-from ipywidgets.widgets.widget_bool import ToggleButtonStyle  # not re-exported by ipywidgets
 
 from ..masking import attention_mask, empty_rows, masked_softmax
+from ._compat import toggle_button_style
 from .base import Explorer, Recipe, check_number, dropdown, masked_weights
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
@@ -62,7 +62,7 @@ class MaskEditorExplorer(Explorer):
         start = preset_mask(preset) if preset != CUSTOM else torch.ones(SIZE, SIZE, dtype=torch.bool)
         # One layout and one style shared by the 36 buttons: 2 widget models, not 72, in a saved notebook.
         cell_layout = widgets.Layout(width="30px", height="30px", padding="0")
-        cell_style = ToggleButtonStyle()
+        cell_style = toggle_button_style()
         for i in range(SIZE):
             for j in range(SIZE):
                 allowed = bool(start[i, j])

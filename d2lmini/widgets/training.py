@@ -39,6 +39,7 @@ from ..seq2seq import (
     make_batch,
     train,
 )
+from ._compat import MimeBundleDisplay
 from .base import (
     WIDE,
     BlitFigure,
@@ -98,7 +99,7 @@ class _ExampleMap:
             text.set_color(RIGHT if symbol == wanted else WRONG)
 
 
-class TrainingView(widgets.VBox):
+class TrainingView(MimeBundleDisplay, widgets.VBox):
     """Train a model and watch its cross-attention learn, redrawn every ``draw_every`` steps.
 
     The settings (task, attention, hidden size, learning rate, positional
