@@ -105,6 +105,10 @@ class Learner:
             model = {"type": "file", "format": "text", "content": text}
         _expect(self.api.put(f"{self.server}/api/contents/{path}", json=model, timeout=60), f"saving {path}")
 
+    def mkdir(self, path):
+        response = self.api.put(f"{self.server}/api/contents/{path}", json={"type": "directory"}, timeout=60)
+        _expect(response, f"making the folder {path}")
+
     def delete(self, path):
         _expect(self.api.delete(f"{self.server}/api/contents/{path}", timeout=60), f"deleting {path}")
 
