@@ -7,6 +7,7 @@ plain files, case by case; tests/test_hub_class.py runs the class cycle
 through a real hub.
 """
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -212,3 +213,94 @@ def test_merge_rule_a_deleted_file_comes_back_and_an_edited_one_the_course_delet
     _pull(course, clone)
     assert (clone / "a.txt").read_text() == "a\n"
     assert (clone / "b.txt").read_text() == "my b\n"
+
+
+# The same rules on a real chapter: a learner answered Exercise 2.1 wrong, ran its check and saved.
+
+LEARNER_LINE = "    return values.mean(1)  # padding included\n"
+
+
+def _chapter_02():
+    return learner_repo.learner_notebook(nbformat.read(REPO / "notebooks" / "02_masked_softmax.ipynb", as_version=4))
+
+
+def _exercise(nb):
+    return next(i for i, cell in enumerate(nb.cells) if "exercise" in cell.metadata.get("tags", []))
+
+
+def _learner_answers(nb):
+    index = _exercise(nb)
+    lines = nb.cells[index].source.splitlines(keepends=True)
+    stub = next(i for i, line in enumerate(lines) if "# YOUR CODE HERE" in line)
+    nb.cells[index].source = "".join(lines[:stub] + [LEARNER_LINE] + lines[stub + 2:])
+    nb.cells[index + 1].execution_count = 7
+    nb.cells[index + 1].outputs = [nbformat.v4.new_output("error", ename="ExerciseError", evalue="not yet",
+                                                          traceback=["✗ Exercise 2.1: not yet."])]
+
+
+def _insert_a_cell_after_the_exercise(nb):
+    """Each update returns a text, and whether the text is there (True) or gone (False) once it arrived."""
+    nb.cells.insert(_exercise(nb) + 1, nbformat.v4.new_markdown_cell("A new hint from the course."))
+    return "A new hint from the course.", True
+
+
+def _delete_the_cell_before_the_exercise(nb):
+    deleted = nb.cells.pop(_exercise(nb) - 1)
+    return deleted.source, False
+
+
+def _fix_the_check_cell(nb):
+    nb.cells[_exercise(nb) + 1].source += "  # the course's fix"
+    return "# the course's fix", True
+
+
+def _reword_the_docstring(nb):
+    cell = nb.cells[_exercise(nb)]
+    cell.source = cell.source.replace('"""Mean', '"""The mean')
+    return '"""The mean', True
+
+
+def _reword_the_stub(nb):
+    cell = nb.cells[_exercise(nb)]
+    cell.source = cell.source.replace("is not done yet", "is not finished yet")
+    return "is not finished yet", True
+
+
+def _rerun_the_check_cell(nb):
+    check = nb.cells[_exercise(nb) + 1]
+    check.execution_count = 3
+    check.outputs = [nbformat.v4.new_output("stream", name="stdout", text="the course's own run\n")]
+    return "the course's own run", True
+
+
+@pytest.mark.parametrize("update, arrives", [
+    (_insert_a_cell_after_the_exercise, True),
+    (_delete_the_cell_before_the_exercise, True),
+    (_fix_the_check_cell, True),  # the learner's saved outputs of that cell are other lines
+    (_reword_the_docstring, False),  # the line just above the learner's: theirs wins
+    (_reword_the_stub, False),  # the learner's own lines
+    (_rerun_the_check_cell, False),  # the learner's saved outputs win
+])
+def test_merge_rule_on_a_chapter_the_learners_answer_stays_and_the_notebook_stays_valid(update, arrives, tmp_path):
+    original = _chapter_02()
+    text = lambda nb: nbformat.writes(nb) + "\n"  # noqa: E731
+    course = _course(tmp_path, {"ch02.ipynb": text(original)})
+    clone = tmp_path / "home" / "course"
+    _pull(course, clone)
+    learners = _chapter_02()
+    _learner_answers(learners)
+    (clone / "ch02.ipynb").write_text(text(learners))
+    updated = _chapter_02()
+    marker, present_once_arrived = update(updated)
+    _commit(course, {"ch02.ipynb": text(updated)})
+    _pull(course, clone)
+
+    merged = nbformat.read(clone / "ch02.ipynb", as_version=4)
+    nbformat.validate(merged)
+    index = _exercise(merged)
+    assert LEARNER_LINE in merged.cells[index].source
+    check = next(cell for cell in merged.cells[index:] if "check" in cell.metadata.get("tags", []))
+    assert check.outputs == learners.cells[_exercise(learners) + 1].outputs
+    assert len(merged.cells) == len(updated.cells)
+    present = any(marker in cell.source or marker in json.dumps(cell.get("outputs", [])) for cell in merged.cells)
+    assert present is (present_once_arrived if arrives else not present_once_arrived)

@@ -71,6 +71,9 @@ MY_WORK_README = """\
 Keep your notebooks, notes and data here. The course never adds or changes
 a file in this folder (only this README), so an update never renames or
 touches what you put here.
+
+A notebook here that imports `d2lmini` needs the folder above on its path:
+start it with `import sys; sys.path.insert(0, "..")`.
 """
 
 POST_BUILD = """\
