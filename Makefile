@@ -151,7 +151,7 @@ test: install-test install-browser lint
 
 # ruff's rules and exceptions are in pyproject.toml.
 lint: install-test
-	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks
+	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks hub
 
 unit-test: install-test
 	$(PY) -m pytest -p no:nbval --ignore=tests/browser tests

@@ -9,16 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hub_support import require_hub
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tools"))
 import hub_load  # noqa: E402
-from class_hub import PROXY  # noqa: E402
 
 
-@pytest.mark.skipif(not PROXY.exists(), reason="configurable-http-proxy missing: run make install-hub")
 def test_the_load_test_measures_one_learner_end_to_end(tmp_path, capsys):
+    require_hub()
     figures = hub_load.main(["--learners", "1", "--moves", "2", "--memory-chapters", "00",
                              "--out", str(tmp_path / "figures.json")])
     (round_,) = figures["rounds"]

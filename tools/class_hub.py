@@ -1,6 +1,6 @@
 """A JupyterHub for a class, on 127.0.0.1: what `make hub` runs, and what the tests start.
 
-    python tools/class_hub.py [--repo build/learner-repo] [--port 8000] [--state build/hub]
+    python tools/class_hub.py [--repo build/learner-repo] [--port 8000] [--state hub/state]
 
 It starts JupyterHub with hub/jupyterhub_config.py (configurable-http-proxy from
 npm, a shared class password, local single-user servers with nbgitpuller,
@@ -28,7 +28,8 @@ import requests
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "hub" / "jupyterhub_config.py"
 PROXY = REPO / ".venv" / "chp" / "node_modules" / ".bin" / "configurable-http-proxy"
-DEFAULT_STATE = REPO / "build" / "hub"
+# The learners' homes live here: outside build/, which `make clean` removes.
+DEFAULT_STATE = REPO / "hub" / "state"
 DEFAULT_CONTENT = REPO / "build" / "learner-repo"
 BRANCH = "learner"
 FIRST_CHAPTER = "00_start_here.ipynb"
