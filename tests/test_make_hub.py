@@ -95,3 +95,22 @@ def test_the_idle_culler_stops_a_server_nobody_uses(tmp_path):
         assert "Culling server eve" in hub.log_path.read_text()
     finally:
         hub.stop()
+
+
+def test_killing_make_hubs_command_stops_the_hub_too(tmp_path):
+    content = tmp_path / "attention-notebooks"
+    learner_repo.build_learner_repo(learner_repo.chapter_sources()[:1], content)
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(REPO / "tools" / "class_hub.py"), "--repo", str(content),
+                                "--port", str(port), "--state", str(tmp_path / "hub")], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        lines_until(process, r"/hub/user-redirect/git-pull\?")
+        hub = [child for child in psutil.Process(process.pid).children() if "jupyterhub" in " ".join(child.cmdline())]
+        assert len(hub) == 1
+    finally:
+        process.terminate()
+        process.wait(60)
+    hub[0].wait(30)
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/hub/api/", timeout=5)

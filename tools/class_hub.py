@@ -133,6 +133,8 @@ def main(argv=None):
                   os.environ.get("ATTN_HUB_ADMIN_PASSWORD"), cull_timeout=args.cull_timeout)
     except (ValueError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
+    # A plain kill of this command (SIGTERM) stops the hub too: the hub runs in its own session.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         hub.wait_ready()
         print(f"""
