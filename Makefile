@@ -9,6 +9,7 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+HUB_STAMP := $(VENV)/.installed-hub
 # Extra pip arguments, e.g. PyTorch's CPU-only index on Linux without an NVIDIA GPU:
 #   make lab PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
 PIP_ARGS ?=
@@ -18,8 +19,9 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test install-browser install-colab lab lab-instructor present learner test test-colab lint unit-test \
-	browser-test notebook-test notebooks student solutions bench bench-widgets bench-notebooks bench-overhead clean
+.PHONY: install install-test install-browser install-colab install-hub learner-repo hub bench-hub lab lab-instructor present \
+	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
+	bench-notebooks bench-overhead clean
 
 $(STAMP): requirements.txt requirements-model.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,7 +53,34 @@ $(OVERRIDES): binder/overrides.json $(STAMP)
 
 install: $(STAMP) $(OVERRIDES)
 
-install-test: install $(TEST_STAMP)
+install-test: install $(TEST_STAMP) $(HUB_STAMP)
+
+# A class on one hub (docs/hub.md): JupyterHub, nbgitpuller and the idle culler
+# from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
+CHP := $(VENV)/chp/node_modules/.bin/configurable-http-proxy
+$(HUB_STAMP): $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: JupyterHub's proxy (configurable-http-proxy) needs Node.js 18 or newer and npm"; exit 1; }
+	@echo "Installing JupyterHub, nbgitpuller and the idle culler into $(VENV), configurable-http-proxy into $(VENV)/chp."
+	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[hub]' $(QUIET_PIP_WARNINGS)
+	npm install --prefix $(VENV)/chp --no-audit --no-fund --loglevel=error 'configurable-http-proxy@^5'
+	$(PY) -c "import jupyterhub, nbgitpuller, jupyterhub_idle_culler, websocket"
+	$(CHP) --version >/dev/null
+	touch $@
+
+install-hub: install $(OVERRIDES) $(HUB_STAMP)
+
+# The published learner edition: a git repository (branch `learner`) holding
+# exactly what a learner gets, one new commit per build (tools/learner_repo.py,
+# docs/hub.md). FROM=URL_OR_PATH starts from an already published branch.
+LEARNER_REPO ?= build/learner-repo
+learner-repo: install
+	$(PY) tools/learner_repo.py --out $(LEARNER_REPO) $(if $(FROM),--from $(FROM))
+
+# A JupyterHub on 127.0.0.1 for trying the class set-up (docs/hub.md): prints the
+# hub URL, the passwords and the nbgitpuller link that opens chapter 00.
+HUB_PORT ?= 8000
+hub: install-hub learner-repo
+	$(PY) tools/class_hub.py --repo $(LEARNER_REPO) --port $(HUB_PORT)
 
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -156,7 +185,7 @@ test-colab: $(COLAB_STAMP)
 
 # ruff's rules and exceptions are in pyproject.toml.
 lint: install-test
-	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks
+	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks hub
 
 unit-test: install-test
 	$(PY) -m pytest -p no:nbval --ignore=tests/browser tests
@@ -223,3 +252,9 @@ bench-overhead: install-test
 .PHONY: bench-training
 bench-training: install-test
 	$(PY) benchmarks/training.py
+
+# A class on one hub under load: N = 5, 10, 20 learners at once through a real hub
+# on 127.0.0.1, then each chapter's kernel memory (benchmarks/README.md; several
+# minutes). Prints Markdown tables and writes benchmarks/hub_load.json.
+bench-hub: install-test
+	$(PY) benchmarks/hub_load.py --out benchmarks/hub_load.json

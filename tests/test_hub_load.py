@@ -1,0 +1,63 @@
+"""The hub load test's script (benchmarks/hub_load.py) on a tiny workload: one learner, two slider moves.
+
+Its figures are reported by hand in benchmarks/README.md; here only that the
+script runs a real hub end to end and measures what it says it measures.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hub_support import require_hub
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "tools"))
+import hub_load  # noqa: E402
+
+
+def test_the_load_test_measures_one_learner_end_to_end(tmp_path, capsys):
+    require_hub()
+    figures = hub_load.main(["--learners", "1", "--moves", "2", "--memory-chapters", "00",
+                             "--out", str(tmp_path / "figures.json")])
+    (round_,) = figures["rounds"]
+    assert round_["learners"] == 1 and round_["slider_moves"] == 2
+    assert 0 < round_["spawn_and_pull_s_median"] < round_["first_heatmap_s_median"]
+    assert 0 < round_["slider_to_image_ms_median"] <= round_["slider_to_image_ms_p95"]
+    assert round_["kernel_mb_median"] > 100 and round_["server_mb_median"] > 30 and round_["hub_mb_peak"] > 30
+    (memory,) = figures["memory"]
+    assert memory["chapter"] == "00_start_here.ipynb" and memory["errors"] == []
+    assert memory["kernel_peak_mb"] > 100
+    assert "| 1 |" in capsys.readouterr().out and (tmp_path / "figures.json").exists()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--learners", "0"], r"--learners: expected class sizes from 1 to 50, got \[0\]"),
+    (["--moves", "500"], r"--moves: expected 0 to 200 slider moves per learner, got 500"),
+    (["--chapter", "42"], r"chapter '42': expected two digits naming a chapter, found none"),
+])
+def test_bad_arguments_stop_the_load_test_before_a_hub_starts(argv, expected):
+    with pytest.raises(SystemExit, match=expected):
+        hub_load.main(argv)
+
+
+def _megabytes(quantity):
+    """A Kubernetes memory quantity ('700M', '1.5G': powers of ten) in MB of 2**20 bytes, as psutil's."""
+    number, unit = float(quantity[:-1]), quantity[-1]
+    return number * {"M": 10**6, "G": 10**9}[unit] / 2**20
+
+
+def test_the_zero_to_jupyterhub_limits_cover_the_measured_memory():
+    """hub/config.yaml's guarantee holds one server and one kernel at the largest measured peak."""
+    import yaml
+
+    config = yaml.safe_load((REPO / "hub" / "config.yaml").read_text())
+    figures = json.loads((REPO / "benchmarks" / "hub_load.json").read_text())
+    server = max(row["server_mb"] for row in figures["memory"])
+    kernel = max(row["kernel_peak_mb"] for row in figures["memory"])
+    memory = config["singleuser"]["memory"]
+    assert _megabytes(memory["guarantee"]) >= server + kernel
+    assert _megabytes(memory["limit"]) >= server + 2 * kernel  # a second notebook's kernel
+    assert config["cull"]["enabled"] and config["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == "1"
+    assert len(figures["memory"]) == 10 and [r["learners"] for r in figures["rounds"]] == [5, 10, 20]

@@ -1,0 +1,201 @@
+"""A simulated learner on a JupyterHub, through the hub's REST API and the kernel websocket.
+
+Used by the class test (tests/test_hub_class.py) and the load test
+(benchmarks/hub_load.py). A learner logs in through the hub's login form,
+starts a server, follows an nbgitpuller link (the same redirects and event
+stream a browser gets), runs a notebook cell by cell in a real kernel, and
+saves it through the contents API, as JupyterLab does.
+"""
+
+import json
+import time
+import uuid
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import nbformat
+import requests
+import websocket
+
+
+class HubError(RuntimeError):
+    """A step of the simulated learner failed; the message says which and what the hub answered."""
+
+
+def _expect(response, what):
+    if not response.ok:
+        raise HubError(f"{what}: HTTP {response.status_code} from {response.url}: {response.text[:300]}")
+    return response
+
+
+class Learner:
+    def __init__(self, hub_url, name, password, timeout=120):
+        self.hub, self.name, self.password, self.timeout = hub_url.rstrip("/"), name, password, timeout
+        self.browser = requests.Session()  # cookies, as a browser holds them
+        self.api = requests.Session()  # the learner's API token
+        self.server = f"{self.hub}/user/{name}"
+
+    def login(self):
+        """Fill in the hub's login form; then ask the hub for an API token, as the token page does."""
+        _expect(self.browser.get(f"{self.hub}/hub/login", timeout=30), "the login page")
+        xsrf = self.browser.cookies.get("_xsrf", path="/hub/")
+        form = {"username": self.name, "password": self.password, "_xsrf": xsrf}
+        response = self.browser.post(f"{self.hub}/hub/login?next=/hub/home", data=form, timeout=30)
+        if urlsplit(response.url).path != "/hub/home":
+            raise HubError(f"login as {self.name!r} failed: landed on {response.url} (HTTP {response.status_code})")
+        xsrf = self.browser.cookies.get("_xsrf", path="/hub/")  # a new one comes with the session
+        response = _expect(self.browser.post(f"{self.hub}/hub/api/users/{self.name}/tokens",
+                                             json={"note": "simulated learner", "expires_in": 3600},
+                                             headers={"X-XSRFToken": xsrf}, timeout=30), "a new API token")
+        self.api.headers["Authorization"] = f"token {response.json()['token']}"
+        return self
+
+    def start(self):
+        """Start the learner's server through the REST API and wait until the hub reports it ready."""
+        response = self.api.post(f"{self.hub}/hub/api/users/{self.name}/server", timeout=30)
+        if response.status_code not in (201, 202, 400):  # 400: already running
+            _expect(response, f"starting {self.name}'s server")
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
+            server = model.json().get("servers", {}).get("")
+            if server and server.get("ready"):
+                return self
+            time.sleep(0.25)
+        raise HubError(f"{self.name}'s server was not ready within {self.timeout} s")
+
+    def follow(self, link):
+        """Follow an nbgitpuller link: its page, then the sync stream the page's script reads.
+
+        Returns (the phase nbgitpuller ended in, every line of output it sent).
+        """
+        page = _expect(self.browser.get(link, timeout=60), "the nbgitpuller link")
+        if urlsplit(page.url).path != f"/user/{self.name}/git-pull":
+            raise HubError(f"the link led {self.name} to {page.url}, not to their server's git-pull page")
+        query = {key: values[0] for key, values in parse_qs(urlsplit(page.url).query).items()}
+        stream = {key: query[key] for key in ("repo", "branch", "depth", "targetpath") if key in query}
+        output, phase = [], None
+        with self.api.get(f"{self.server}/git-pull/api?{urlencode(stream)}", stream=True,
+                          timeout=self.timeout) as events:
+            _expect(events, "nbgitpuller's sync stream")
+            for line in events.iter_lines(decode_unicode=True):
+                if not line or not line.startswith("data:"):
+                    continue
+                event = json.loads(line[len("data:"):])
+                output.append(event.get("output") or event.get("message") or "")
+                phase = event.get("phase")
+                if phase in ("finished", "error"):
+                    break
+        return phase, "".join(output)
+
+    def contents(self, path, content=True):
+        response = self.api.get(f"{self.server}/api/contents/{path}", params={"content": int(content)}, timeout=60)
+        return _expect(response, f"reading {path}").json()
+
+    def exists(self, path):
+        return self.api.get(f"{self.server}/api/contents/{path}", params={"content": 0}, timeout=60).ok
+
+    def notebook(self, path):
+        return nbformat.from_dict(self.contents(path)["content"])
+
+    def save(self, path, nb=None, text=None):
+        """Save a notebook (or a text file), as JupyterLab's save does."""
+        if nb is not None:
+            model = {"type": "notebook", "format": "json", "content": nb}
+        else:
+            model = {"type": "file", "format": "text", "content": text}
+        _expect(self.api.put(f"{self.server}/api/contents/{path}", json=model, timeout=60), f"saving {path}")
+
+    def mkdir(self, path):
+        response = self.api.put(f"{self.server}/api/contents/{path}", json={"type": "directory"}, timeout=60)
+        _expect(response, f"making the folder {path}")
+
+    def delete(self, path):
+        _expect(self.api.delete(f"{self.server}/api/contents/{path}", timeout=60), f"deleting {path}")
+
+    def kernel(self, path):
+        """A kernel session for the notebook at ``path`` (its folder is the kernel's working directory)."""
+        return Kernel(self, path)
+
+
+def _decode(frame):
+    """A kernel message from a websocket frame: JSON text, or binary with its buffers (widgets' images).
+
+    A binary frame is a count of parts, their offsets (4-byte big-endian
+    integers), then the parts: the message's JSON first, then its buffers.
+    """
+    if isinstance(frame, str):
+        return json.loads(frame)
+    count = int.from_bytes(frame[:4], "big")
+    offsets = [int.from_bytes(frame[4 + 4 * i : 8 + 4 * i], "big") for i in range(count)] + [len(frame)]
+    parts = [frame[offsets[i] : offsets[i + 1]] for i in range(count)]
+    msg = json.loads(parts[0])
+    msg["buffers"] = parts[1:]
+    return msg
+
+
+class Kernel:
+    """One kernel of the learner's server, driven over its websocket (Jupyter's messaging protocol)."""
+
+    def __init__(self, learner, path):
+        self.learner = learner
+        response = learner.api.post(f"{learner.server}/api/sessions", timeout=60,
+                                    json={"path": path, "type": "notebook", "name": path.rsplit("/", 1)[-1],
+                                          "kernel": {"name": "python3"}})
+        self.session = _expect(response, f"a kernel for {path}").json()
+        self.id = self.session["kernel"]["id"]
+        self.client_session = uuid.uuid4().hex
+        url = learner.server.replace("http", "ws", 1) + f"/api/kernels/{self.id}/channels"
+        self.socket = websocket.create_connection(f"{url}?session_id={self.client_session}",
+                                                  header=[f"Authorization: {learner.api.headers['Authorization']}"],
+                                                  timeout=learner.timeout)
+
+    def send(self, msg_type, content, channel="shell"):
+        msg_id = uuid.uuid4().hex
+        header = {"msg_id": msg_id, "msg_type": msg_type, "username": self.learner.name,
+                  "session": self.client_session, "date": "", "version": "5.3"}
+        self.socket.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
+                                     "channel": channel, "buffers": []}))
+        return msg_id
+
+    def replies(self, msg_id):
+        """The kernel's messages answering ``msg_id``, on every channel, as they come."""
+        deadline = time.monotonic() + self.learner.timeout
+        while time.monotonic() < deadline:
+            msg = _decode(self.socket.recv())
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                yield msg
+        raise HubError(f"no answer from {self.learner.name}'s kernel within {self.learner.timeout} s")
+
+    def execute(self, code):
+        """Run code; return (its outputs as nbformat outputs, its execution count, the error name or None)."""
+        msg_id = self.send("execute_request", {"code": code, "silent": False, "store_history": True,
+                                               "user_expressions": {}, "allow_stdin": False, "stop_on_error": False})
+        outputs, count, error, idle, replied = [], None, None, False, False
+        for msg in self.replies(msg_id):
+            kind = msg["header"]["msg_type"]
+            if msg["channel"] == "shell" and kind == "execute_reply":
+                replied, count = True, msg["content"].get("execution_count")
+                if msg["content"]["status"] == "error":
+                    error = msg["content"].get("ename")
+            elif kind == "status":
+                idle = msg["content"]["execution_state"] == "idle"
+            elif kind in ("stream", "display_data", "execute_result", "error"):
+                outputs.append(nbformat.v4.output_from_msg(msg))
+            if idle and replied:
+                break
+        return outputs, count, error
+
+    def run(self, nb):
+        """Run every code cell of nb in order, storing outputs; return [(cell index, error name)]."""
+        errors = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            cell.outputs, cell.execution_count, error = self.execute(cell.source)
+            if error:
+                errors.append((index, error))
+        return errors
+
+    def close(self):
+        self.socket.close()
+        self.learner.api.delete(f"{self.learner.server}/api/sessions/{self.session['id']}", timeout=60)
