@@ -48,6 +48,7 @@ class QueryPoolingExplorer(Explorer):
         self.pool_keys = torch.tensor(QUERY_KEYS)  # (keys,); "keys" is a trait of every widget
         self.pool_values = torch.tensor(QUERY_VALUES)  # (keys,)
         self.query_grid = torch.linspace(QUERY_LOW, QUERY_HIGH, 141)  # (141,): every query, for the curve
+        self.curves = {}  # score -> the answer at every query of the grid: it depends on the score alone
         controls = {
             "query": float_slider("query", query, QUERY_LOW, QUERY_HIGH, step=0.1, description="query q",
                                   readout_format=".1f", style=WIDE),
@@ -87,7 +88,10 @@ class QueryPoolingExplorer(Explorer):
         query, score = state["query"], state["score"]
         weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
         output = (weights @ self.pool_values).item()
-        curve = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1) @ self.pool_values
+        if score not in self.curves:
+            weights = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1)  # (queries, keys)
+            self.curves[score] = weights @ self.pool_values
+        curve = self.curves[score]
         name = next(label for label, value in SCORES if value == score).split(",")[0]
         return {"weights": weights, "query": query, "score": score, "output": output, "curve": curve,
                 "caption": f"a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}"}
