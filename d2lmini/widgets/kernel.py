@@ -89,8 +89,8 @@ class QueryPoolingExplorer(Explorer):
         weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
         output = (weights @ self.pool_values).item()
         if score not in self.curves:
-            weights = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1)  # (queries, keys)
-            self.curves[score] = weights @ self.pool_values
+            every = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1)  # (grid queries, keys)
+            self.curves[score] = every @ self.pool_values
         curve = self.curves[score]
         name = next(label for label, value in SCORES if value == score).split(",")[0]
         return {"weights": weights, "query": query, "score": score, "output": output, "curve": curve,
