@@ -35,6 +35,8 @@ import subprocess
 import sys
 import threading
 
+from d2lmini.pretrained.cache import made_with
+
 PATHS = {
     "native": {},
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
@@ -184,7 +186,7 @@ def main(argv=None):
         return child(args.child)
     results = measure(args.paths, args.seeds)
     print(f"Chapter 08 over seeds {args.seeds} and floating-point paths, {datetime.date.today()}, "
-          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+          f"{made_with()['processor']}, Python {platform.python_version()}")
     print("capability per path:", {path: runs[0]["capability"] for path, runs in results.items()})
     names = list(results[args.paths[0]][0]["figures"])
     print(f"\n| figure | seed 0, every path | every seed and path | {' | '.join(f'seed {s}' for s in args.seeds)} |")

@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import pathlib
-import platform
 import statistics
 import subprocess
 import sys
@@ -74,13 +73,10 @@ def run_with_nbconvert(path):
 
 
 def cpu_name():
-    """The CPU's model name (from /proc/cpuinfo on Linux), else the platform's word for it."""
-    try:
-        lines = pathlib.Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        lines = []
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    return names[0] if names else (platform.processor() or platform.machine())
+    """The CPU's model name, as a cache of d2lmini records it."""
+    from d2lmini.pretrained.cache import made_with  # imports torch: only for --record
+
+    return made_with()["processor"]
 
 
 def main(argv=None):
