@@ -19,7 +19,7 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test install-browser install-colab install-hub learner-repo hub bench-hub lab lab-instructor present \
+.PHONY: install install-test install-browser install-colab install-hub learner-repo hub bench-hub lab lab-instructor present site \
 	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
 	bench-notebooks bench-overhead clean
 
@@ -53,7 +53,7 @@ $(OVERRIDES): binder/overrides.json $(STAMP)
 
 install: $(STAMP) $(OVERRIDES)
 
-install-test: install $(TEST_STAMP) $(HUB_STAMP)
+install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP)
 
 # A class on one hub (docs/hub.md): JupyterHub, nbgitpuller and the idle culler
 # from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
@@ -68,6 +68,26 @@ $(HUB_STAMP): $(STAMP)
 	touch $@
 
 install-hub: install $(OVERRIDES) $(HUB_STAMP)
+
+# The web site (docs/site.md): Jupyter Book 1's packages from the `site` extra,
+# and MathJax from npm into ./.venv/mathjax, so that no page needs a CDN.
+SITE_STAMP := $(VENV)/.installed-site
+MATHJAX_VERSION := 3.2.2
+$(SITE_STAMP): $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: the web site's MathJax comes from npm (Node.js 18 or newer)"; exit 1; }
+	@echo "Installing Jupyter Book 1's packages into $(VENV), MathJax $(MATHJAX_VERSION) into $(VENV)/mathjax."
+	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[site]' $(QUIET_PIP_WARNINGS)
+	npm install --prefix $(VENV)/mathjax --no-audit --no-fund --loglevel=error 'mathjax@$(MATHJAX_VERSION)'
+	$(PY) -c "import sphinx, myst_nb, sphinx_book_theme, sphinx_external_toc"
+	touch $@
+
+# `make site` builds the web site of the learner edition into build/site from the
+# stored outputs (nothing is executed); HUB_URL=https://hub.example.edu adds a
+# JupyterHub launch button; EDITION=instructor puts the answers in, on purpose.
+SITE_OUT ?= build/site
+EDITION ?= learner
+site: install $(SITE_STAMP)
+	$(PY) tools/build_site.py --out $(SITE_OUT) --edition $(EDITION) $(if $(HUB_URL),--hub-url $(HUB_URL))
 
 # The published learner edition: a git repository (branch `learner`) holding
 # exactly what a learner gets, one new commit per build (tools/learner_repo.py,
@@ -185,7 +205,7 @@ test-colab: $(COLAB_STAMP)
 
 # ruff's rules and exceptions are in pyproject.toml.
 lint: install-test
-	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks hub
+	$(VENV)/bin/ruff check d2lmini tests benchmarks tools notebooks hub site
 
 unit-test: install-test
 	$(PY) -m pytest -p no:nbval --ignore=tests/browser tests

@@ -1,6 +1,7 @@
 """Heatmaps of attention weights with one honest colour scale, and the book's line plot."""
 
 import functools
+import sys
 
 import matplotlib.pyplot as plt
 import torch
@@ -151,6 +152,22 @@ def _is_weights(matrices):
 
 def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
+
+
+def _sharp_inline_figures():
+    """In Jupyter, draw inline figures at twice the pixels, shown at their usual size ("retina").
+
+    They stay sharp on a HiDPI screen and on the collection's web site, which
+    shows the stored PNGs. Outside IPython (a script, the tests) nothing changes.
+    """
+    if "IPython" not in sys.modules or sys.modules["IPython"].get_ipython() is None:
+        return
+    from matplotlib_inline.config import InlineBackend
+
+    InlineBackend.instance().figure_formats = {"retina"}  # its observer updates the shell's formatters
+
+
+_sharp_inline_figures()
 
 
 def _display_once(fig, summary=None):

@@ -99,8 +99,8 @@ def test_plot_of_y_alone_uses_the_indices_and_into_given_axes():
     assert ax.get_yscale() == "log"
 
 
-def _image_outputs_per_cell(sources):
-    """Run ``sources`` as the cells of a notebook in a real kernel; the number of images each cell shows."""
+def _run_in_a_kernel(sources):
+    """Run ``sources`` as the cells of a notebook in a real kernel; return the executed notebook."""
     nbclient = pytest.importorskip("nbclient")
     import nbformat
 
@@ -108,7 +108,34 @@ def _image_outputs_per_cell(sources):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     env.pop("MPLBACKEND", None)  # the kernel's own default: the inline backend
     nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute(env=env)
+    return notebook
+
+
+def _image_outputs_per_cell(sources):
+    """The number of images each cell shows, run in a real kernel."""
+    notebook = _run_in_a_kernel(sources)
     return [sum("image/png" in output.get("data", {}) for output in cell.outputs) for cell in notebook.cells]
+
+
+def test_in_jupyter_figures_have_twice_the_pixels_of_their_shown_width():
+    import base64
+    import io
+
+    from PIL import Image
+
+    before, after = _run_in_a_kernel([
+        # Control: before d2lmini is imported, the kernel draws at one pixel per point shown.
+        "import matplotlib.pyplot as plt\nplt.figure(figsize=(2, 1)).add_subplot().plot([0, 1])",
+        "import torch\nimport d2lmini as d2l\nfig = d2l.show_heatmaps(torch.eye(3), 'Keys', 'Queries')",
+    ]).cells
+    sizes = []
+    for cell in (before, after):
+        (image,) = [output for output in cell.outputs if "image/png" in output.get("data", {})]
+        pixels = Image.open(io.BytesIO(base64.b64decode(image["data"]["image/png"]))).width
+        sizes.append((pixels, image.get("metadata", {}).get("image/png", {}).get("width")))
+    assert sizes[0][1] is None  # shown at its pixel width
+    pixels, shown = sizes[1]
+    assert shown and pixels in (2 * shown, 2 * shown + 1), sizes
 
 
 def test_jupyter_shows_a_heatmap_once_however_the_cell_ends():

@@ -1,0 +1,267 @@
+"""The web site (make site, tools/build_site.py), built here and read in Chromium with nothing from outside its folder.
+
+The build runs with a proxy that answers nothing, so a build that needed the
+network would fail. Every page is opened from disk with every request outside
+the site's folder aborted, and must show no console error and no failed
+request; its images must load, sharp at a device scale factor of 2, its math
+must render, its internal links must resolve, and it must fit a phone's width.
+The launch buttons must open the chapter's learner edition, search must find
+chapter 02, and no exercise's answer may appear anywhere in the folder.
+"""
+
+import html
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+import pytest
+from conftest import SCREENSHOTS, require_chromium
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+import build_site  # noqa: E402
+from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E402
+
+HUB = "https://hub.example.edu"
+CHAPTERS = [path.stem for path in build_site.chapter_paths()]
+PAGES = ["index", "search", *CHAPTERS, *(f"docs/{guide}" for guide in build_site.GUIDES), "benchmarks/README"]
+PHONE = {"width": 390, "height": 844}
+LOAD_MS = {}  # page -> milliseconds to its load event, reported in build/screenshots/site.txt
+DESKTOP = {"width": 1400, "height": 1000}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, monkeypatch_module):
+    """The learner edition's site with a hub button, built with no way out to the network."""
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch_module.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing answers
+    monkeypatch_module.delenv("NO_PROXY", raising=False)
+    monkeypatch_module.delenv("no_proxy", raising=False)
+    out = tmp_path_factory.mktemp("site") / "site"
+    seconds = build_site.build(out, hub_url=HUB)
+    size = build_site.folder_size(out) / 2**20
+    yield out
+    loads = sorted(LOAD_MS.values())
+    median = statistics.median(loads) if loads else 0
+    summary = (f"site built in {seconds:.1f} s, {size:.1f} MB; {len(loads)} pages opened from disk, load event "
+               f"median {median:.0f} ms, max {max(loads, default=0):.0f} ms (device scale factor 2, "
+               f"load average {os.getloadavg()[0]:.1f})\n")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "site.txt").write_text(summary)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.fixture(scope="module")
+def site_browser(chromium, site):
+    """Two contexts: a HiDPI desktop and a phone; every request outside ``site`` is aborted and recorded."""
+    outside = []
+
+    def only_the_site(route):
+        if route.request.url.startswith(site.as_uri() + "/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    contexts = {}
+    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        context = chromium.new_context(viewport=viewport, device_scale_factor=2)
+        context.route("**/*", only_the_site)
+        contexts[name] = context
+    yield contexts, outside
+    for context in contexts.values():
+        context.close()
+
+
+def _open(context, url):
+    """Open ``url``; return the page and the list its console errors and failed requests go into."""
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+    page.goto(url, wait_until="load")
+    return page, problems
+
+
+def _internal_targets(page):
+    return page.evaluate("""() => [...document.querySelectorAll('a[href]')]
+        .map(a => a.href).filter(href => href.startsWith('file:'))""")
+
+
+def _ids(path, cache={}):  # noqa: B006 - a cache of each page's ids, for this module's run
+    if path not in cache:
+        cache[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text()))
+    return cache[path]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_reads_offline_with_images_math_links_and_a_phone_width(site, site_browser, name):
+    require_chromium()
+    contexts, outside = site_browser
+    blocked_before = len(outside)
+    url = (site / f"{name}.html").as_uri()
+    page, problems = _open(contexts["desktop"], url)
+    try:
+        page.wait_for_function("() => [...document.images].every(image => image.complete)", timeout=15_000)
+        images = page.evaluate("""() => [...document.images].map(image => ({
+            src: image.src, natural: image.naturalWidth, shown: image.getBoundingClientRect().width}))""")
+        if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15_000)
+            page.evaluate("() => MathJax.startup.promise")
+        math = page.evaluate("""() => ({source: document.querySelectorAll('.math').length,
+            rendered: document.querySelectorAll('.math mjx-container').length,
+            errors: document.querySelectorAll('mjx-merror').length})""")
+        targets = _internal_targets(page)
+        LOAD_MS[name] = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+    finally:
+        page.close()
+    assert not problems, f"{name}: {problems}"
+    assert len(outside) == blocked_before, f"{name} asked for something outside the site: {outside[blocked_before:]}"
+    assert all(image["natural"] > 0 for image in images), f"{name}: images that did not load: {images}"
+    blurry = [image for image in images if image["natural"] < 1.9 * image["shown"]]
+    assert not blurry, f"{name}: images with fewer than 2 pixels per CSS pixel (blurry on HiDPI): {blurry}"
+    assert math["rendered"] == math["source"] and not math["errors"], f"{name}: math not rendered: {math}"
+    broken = []
+    for target in targets:
+        parts = urlsplit(target)
+        path = Path(unquote(parts.path))
+        if not path.is_file() or site not in path.parents:
+            broken.append(target)
+        elif parts.fragment and path.suffix == ".html" and unquote(parts.fragment) not in _ids(path):
+            broken.append(target)
+    assert not broken, f"{name}: internal links that lead nowhere: {broken}"
+
+    phone, problems = _open(contexts["phone"], url)
+    try:
+        widths = phone.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    finally:
+        phone.close()
+    assert widths[0] <= widths[1], f"{name} is {widths[0]} px wide on a {widths[1]} px phone screen"
+    assert not problems, f"{name} on a phone: {problems}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_browser, chapter):
+    require_chromium()
+    contexts, _ = site_browser
+    page, _ = _open(contexts["desktop"], (site / f"{chapter}.html").as_uri())
+    try:
+        launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
+            .map(a => [a.textContent.trim(), a.href])""")
+        first_line = page.evaluate("""() => [...document.querySelector('.bd-article p').querySelectorAll('a')]
+            .map(a => [a.textContent.trim(), a.href])""")
+        next_link = page.evaluate("() => document.querySelector('.prev-next-area a.right-next')?.href || ''")
+        headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > h2')]
+            .map(h => [h.parentElement.id, h.querySelector('a.headerlink')?.getAttribute('href') || ''])""")
+    finally:
+        page.close()
+    notebook = f"{chapter}.ipynb"
+    buttons = {label.lower(): url for label, url in launch}
+    assert set(buttons) == {"binder", "jupyterhub", "colab"}, launch
+    assert buttons["colab"] == f"https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/{notebook}"
+    assert buttons["binder"] == f"https://mybinder.org/v2/gh/attention-notebooks/attention-notebooks/learner?urlpath=lab/tree/{notebook}"
+    hub = urlsplit(buttons["jupyterhub"])
+    assert f"{hub.scheme}://{hub.netloc}" == HUB and hub.path == "/hub/user-redirect/git-pull"
+    query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
+    assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
+                     "urlpath": f"lab/tree/attention-notebooks/{notebook}"}
+    # The chapter's first line links the same places.
+    assert [label for label, _ in first_line] == ["Colab", "Binder", "your course's hub"]
+    assert first_line[0][1] == buttons["colab"] and first_line[1][1] == buttons["binder"]
+    assert dict(part.split("=", 1) for part in unquote(urlsplit(first_line[2][1]).query).split("&")) == query
+    position = CHAPTERS.index(chapter)
+    expected_next = f"{CHAPTERS[position + 1]}.html" if position + 1 < len(CHAPTERS) else "docs/learners.html"
+    assert next_link.endswith("/" + expected_next), next_link
+    assert headings and all(section and link == f"#{section}" for section, link in headings), headings
+
+
+def test_search_for_masked_softmax_finds_chapter_02(site, site_browser):
+    require_chromium()
+    contexts, _ = site_browser
+    page, problems = _open(contexts["desktop"], (site / "search.html").as_uri() + "?q=masked+softmax")
+    try:
+        page.wait_for_selector("#search-results ul.search li", timeout=20_000)
+        results = page.evaluate("""() => [...document.querySelectorAll('#search-results ul.search li a')]
+            .map(a => a.href)""")
+    finally:
+        page.close()
+    assert not problems, problems
+    assert any(url.endswith("/02_masked_softmax.html") for url in results), results
+
+
+def test_answers_folded_and_why_question_without_feedback(site, site_browser):
+    require_chromium()
+    contexts, _ = site_browser
+    page, _ = _open(contexts["desktop"], (site / "02_masked_softmax.html").as_uri())
+    try:
+        folds = page.evaluate("() => [...document.querySelectorAll('.bd-article details')].map(d => d.open)")
+        summaries = page.evaluate("""() => [...document.querySelectorAll('.bd-article details > summary')]
+            .map(s => s.textContent)""")
+        question = page.evaluate("""() => [...document.querySelectorAll('.cell_output')]
+            .map(o => o.textContent).filter(text => text.includes('Why? question 02'))""")
+    finally:
+        page.close()
+    assert folds and not any(folds), "the worked answers must start folded"
+    assert all("Worked answers" in summary for summary in summaries), summaries
+    assert len(question) == 1 and "(a)" in question[0] and "(d)" in question[0]
+    assert "✓" not in question[0] and "✗" not in question[0] and "correct" not in question[0].lower()
+
+
+def _text_of(page_html):
+    return html.unescape(re.sub(r"<[^>]+>", "", page_html))
+
+
+def _answer_lines(nb, name):
+    """Lines found only inside the notebook's solution regions: what a learner must not be shown."""
+    secret, given = set(), []
+    for cell in nb.cells:
+        lines = cell.source.splitlines()
+        inside = set()
+        if EXERCISE in tags(cell):
+            for begin, end in solution_regions(cell.source, name):
+                inside.update(range(begin, end + 1))
+                secret.update(line.strip() for line in lines[begin + 1:end] if len(line.strip()) >= 24)
+        given += [line for number, line in enumerate(lines) if number not in inside]
+    given_text = "\n".join(given)
+    return {line for line in secret if line not in given_text}
+
+
+def _answers_shown(site):
+    """The lines that only a reference answer holds which appear in ``site``, pages or sources."""
+    texts = [_text_of(path.read_text()) for path in site.rglob("*.html")]
+    texts += [path.read_text() for path in (site / "_sources").rglob("*") if path.is_file()]
+    answers = set()
+    for path in build_site.chapter_paths():
+        answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
+    assert len(answers) >= 20, "too few answer lines found: is the exercise tag still 'exercise'?"
+    # A whole line, not the tail of a longer name: dot_product(...) is not scaled_dot_product(...).
+    patterns = {answer: re.compile(r"(?<![\w.])" + re.escape(answer)) for answer in answers}
+    return sorted(answer for answer, pattern in patterns.items() if any(pattern.search(text) for text in texts))
+
+
+def test_no_exercise_answer_anywhere_in_the_site(site):
+    chapters = [(site / f"{chapter}.html").read_text() for chapter in CHAPTERS]
+    chapters += [(site / "_sources" / f"{chapter}.ipynb").read_text() for chapter in CHAPTERS]
+    assert not any(BEGIN in text or END in text for text in chapters), "a solution marker is on a chapter page"
+    shown = _answers_shown(site)
+    assert not shown, f"answers on the site: {shown[:5]}"
+
+
+def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
+    """EDITION=instructor builds the notebooks with their answers: the same check finds them all."""
+    site = tmp_path / "site"
+    build_site.build(site, edition="instructor")
+    answers = set()
+    for path in build_site.chapter_paths():
+        answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
+    assert _answers_shown(site) == sorted(answers)
