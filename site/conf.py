@@ -50,6 +50,7 @@ html_theme_options = {
         "jupyterhub_url": os.environ["SITE_HUB_URL"],
     },
     "use_download_button": True,
+    "use_repository_button": True,
     "home_page_in_toc": True,
 }
 # A first visit starts in light mode: with no stored choice, the theme logs an error otherwise.

@@ -46,13 +46,22 @@ REPO = Path(__file__).resolve().parent.parent
 SITE_TEMPLATE = REPO / "site"
 DEFAULT_OUT = REPO / "build" / "site"
 MATHJAX = REPO / ".venv" / "mathjax" / "node_modules" / "mathjax" / "es5"
-MATHJAX_FILES = ["tex-chtml-full.js", "output/chtml/fonts/woff-v2"]
+# The TeX-to-HTML bundle and its fonts; then what MathJax's menu loads when a reader turns on
+# its accessibility options (speech, the expression explorer): a11y/, sre/ and the MathML input.
+MATHJAX_FILES = ["tex-chtml-full.js", "output/chtml/fonts/woff-v2", "a11y", "sre", "input/mml.js", "input/mml"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+QUESTION_CALL = "questions.ask("  # a chapter's Why? question (d2lmini.exercises.questions)
 BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{name}"
 # The guides, in the order of the site's navigation; docs/chapters.md feeds the landing page's map.
 GUIDES = ["learners", "instructors", "explorers", "d2lmini", "colab", "binder", "hub", "platforms",
           "pretrained", "chapter08", "architecture", "site", "chapters"]
 GITHUB_FILE = "https://github.com/{repository}/blob/main/{path}"
+EDITION_SENTENCES = {
+    "learner": "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page "
+               "of this site.",
+    "instructor": "**This is the instructor edition: every exercise shows its answer.** Keep it off any address "
+                  "your learners can reach.",
+}
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -86,6 +95,10 @@ def web_chapter(nb, name, hub_url, edition):
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)
         cells.append(cell)
+        if cell.cell_type == "code" and QUESTION_CALL in cell.source:
+            cells.append(nbformat.v4.new_markdown_cell(
+                "*On this page the options cannot be picked: run the chapter (links at the top) to choose one "
+                "and see what the check says about it.*"))
     nb.cells = cells
     return nb
 
@@ -173,8 +186,11 @@ def assemble(src, hub_url, edition):
 
     hub_sentence = ", or on your course's **JupyterHub**" if hub_url else ""
     landing = (SITE_TEMPLATE / "index.md").read_text()
-    (src / "index.md").write_text(landing.replace("{chapter_map}", chapter_map(titles))
-                                  .replace("{hub_sentence}", hub_sentence))
+    fields = {"chapter_map": chapter_map(titles), "hub_sentence": hub_sentence,
+              "edition_sentence": EDITION_SENTENCES[edition], "repository": f"https://github.com/{colab.REPOSITORY}"}
+    for field, value in fields.items():
+        landing = landing.replace("{" + field + "}", value)
+    (src / "index.md").write_text(landing)
     toc = {"format": "jb-book", "root": "index", "parts": [
         {"caption": "Chapters", "chapters": [{"file": stem} for stem in titles]},
         {"caption": "Guides", "chapters": [{"file": f"docs/{guide}"} for guide in GUIDES]
@@ -193,14 +209,18 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     env = {**os.environ, "SITE_REPOSITORY_URL": f"https://github.com/{colab.REPOSITORY}",
            "SITE_BRANCH": colab.LEARNER_BRANCH, "SITE_HUB_URL": hub_url or ""}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
+    # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must
+    # not land in a shared folder (build/) where another edition's build could mix with it.
+    html_dir = src / "_build" / "html"
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "-n", "--keep-going", "-q",
-               "-d", str(src / "_doctrees"), str(src), str(out)]
-    if out.exists():
-        shutil.rmtree(out)
+               "-d", str(src / "_build" / "doctrees"), str(src), str(html_dir)]
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-6000:] + done.stderr[-6000:])
         raise RuntimeError(f"sphinx-build failed (exit {done.returncode}); its output is above")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(html_dir, out)
     return time.perf_counter() - started
 
 
@@ -220,7 +240,7 @@ def main(argv=None):
     if args.hub_url and not re.match(r"^https?://[^/\s]+", args.hub_url):
         parser.error(f"--hub-url must be an http(s) address such as https://hub.example.edu; got {args.hub_url!r}")
     seconds = build(args.out, args.hub_url, args.edition)
-    print(f"Built the site ({args.edition} edition) in {seconds:.0f} s: {folder_size(args.out) / 2**20:.1f} MB "
+    print(f"Built the site ({args.edition} edition) in {seconds:.0f} s: {folder_size(args.out) / 1e6:.1f} MB "
           f"in {args.out}. Open {args.out / 'index.html'} in a browser.")
 
 

@@ -28,7 +28,8 @@ from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E40
 
 HUB = "https://hub.example.edu"
 CHAPTERS = [path.stem for path in build_site.chapter_paths()]
-PAGES = ["index", "search", *CHAPTERS, *(f"docs/{guide}" for guide in build_site.GUIDES), "benchmarks/README"]
+GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]
+PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
 PHONE = {"width": 390, "height": 844}
 LOAD_MS = {}  # page -> milliseconds to its load event, reported in build/screenshots/site.txt
 DESKTOP = {"width": 1400, "height": 1000}
@@ -43,7 +44,7 @@ def site(tmp_path_factory, monkeypatch_module):
     monkeypatch_module.delenv("no_proxy", raising=False)
     out = tmp_path_factory.mktemp("site") / "site"
     seconds = build_site.build(out, hub_url=HUB)
-    size = build_site.folder_size(out) / 2**20
+    size = build_site.folder_size(out) / 1e6
     yield out
     loads = sorted(LOAD_MS.values())
     median = statistics.median(loads) if loads else 0
@@ -161,7 +162,7 @@ def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_brows
         first_line = page.evaluate("""() => [...document.querySelector('.bd-article p').querySelectorAll('a')]
             .map(a => [a.textContent.trim(), a.href])""")
         next_link = page.evaluate("() => document.querySelector('.prev-next-area a.right-next')?.href || ''")
-        headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > h2')]
+        headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > :is(h1, h2, h3, h4)')]
             .map(h => [h.parentElement.id, h.querySelector('a.headerlink')?.getAttribute('href') || ''])""")
     finally:
         page.close()
