@@ -53,7 +53,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import d2lmini as d2l  # noqa: E402
 from d2lmini import widgets  # noqa: E402
 from d2lmini.pretrained import EXAMPLE_SENTENCES  # noqa: E402
-from d2lmini.widgets.base import one_thread  # noqa: E402
+from d2lmini.widgets.explorer import one_thread  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = list(d2l.KERNELS)[1:] + list(d2l.KERNELS)[:1]  # start away from the default

@@ -1,5 +1,5 @@
-"""The explorer framework (d2lmini.widgets.base): a new explorer is controls, compute and draw;
-it redraws in place, and an artist cannot be forgotten silently."""
+"""The explorer framework (d2lmini.widgets.explorer and the modules it imports): a new explorer is
+controls, compute and draw; it redraws in place, and an artist cannot be forgotten silently."""
 
 import asyncio
 import html
@@ -11,8 +11,11 @@ import pytest
 import torch
 from IPython.core.events import EventManager, available_events
 
-from d2lmini.widgets import KernelPoolingExplorer, MultiHeadExplorer, base
-from d2lmini.widgets.base import Explorer, float_slider
+from d2lmini.plotting import CMAPS, describe_weights
+from d2lmini.widgets import KernelPoolingExplorer, MultiHeadExplorer
+from d2lmini.widgets import explorer as explorer_module
+from d2lmini.widgets.controls import float_slider
+from d2lmini.widgets.explorer import READY_CLASS, DescribedImage, Explorer, Shown
 
 
 class SharpnessExplorer(Explorer):
@@ -122,7 +125,7 @@ def test_a_subclass_missing_build_compute_or_draw_fails_at_construction(defined)
 
 
 def test_shown_attributes_read_the_result_drawn_now():
-    assert isinstance(KernelPoolingExplorer.x_train, base.Shown)
+    assert isinstance(KernelPoolingExplorer.x_train, Shown)
     explorer = KernelPoolingExplorer()
     explorer.controls["n_train"].value = 10
     assert explorer.x_train is explorer.result["x_train"] and explorer.x_train.shape == (10,)
@@ -151,8 +154,8 @@ def test_without_an_event_loop_a_layout_is_built_when_first_shown():
 
 
 def _run_in_event_loop(scenario, monkeypatch, delay=0.05):
-    monkeypatch.setattr(base, "IDLE_DELAY", delay)
-    monkeypatch.setattr(base, "IDLE_STEP", 0.01)
+    monkeypatch.setattr(explorer_module, "IDLE_DELAY", delay)
+    monkeypatch.setattr(explorer_module, "IDLE_STEP", 0.01)
     # Playwright's sync API (the browser tests, same session) keeps an event loop
     # running in the main thread: give the scenario a thread and a loop of its own.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -182,7 +185,7 @@ def test_in_an_event_loop_the_layouts_are_drawn_in_idle_time(monkeypatch):
 
 def test_idle_time_work_waits_while_controls_move_or_cells_run(monkeypatch):
     events = EventManager(shell=None, available_events=available_events)
-    monkeypatch.setattr(base, "get_ipython", lambda: type("Shell", (), {"events": events})())
+    monkeypatch.setattr(explorer_module, "get_ipython", lambda: type("Shell", (), {"events": events})())
 
     async def scenario():
         explorer = MultiHeadExplorer()
@@ -234,7 +237,7 @@ def test_a_colour_map_recolours_heatmap_and_colorbar_in_place_and_is_kept_per_sc
     explorer = SharpnessExplorer()
     plot, heatmap = explorer.plot, explorer.heatmap
     viridis = bytes(explorer.image.value)
-    assert [value for _, value in explorer.controls["colour_map"].options] == [name for _, name in base.CMAPS]
+    assert [value for _, value in explorer.controls["colour_map"].options] == [name for _, name in CMAPS]
     for name in ("cividis", "Greys", "Reds"):
         explorer.controls["colour_map"].value = name
         assert explorer.last_error is None and heatmap.get_cmap().name == name
@@ -255,15 +258,15 @@ def test_the_summary_under_the_picture_and_its_tooltip_follow_every_redraw():
     seen = set()
     for beta in (0.0, 2.5, 5.0):
         explorer.controls["beta"].value = beta
-        expected = base.describe_weights(explorer.weights)
+        expected = describe_weights(explorer.weights)
         assert explorer.summary_text == expected and explorer.image.tooltip == expected
         assert html.escape(expected) in explorer.summary.value
         seen.add(expected)
     assert len(seen) == 3
     # ipywidgets 8's front end reads the model's description before it sets the title: an Image
     # without one is never drawn, so the explorer's image syncs an empty one.
-    assert explorer.image.get_state()["description"] == "" and isinstance(explorer.image, base.DescribedImage)
-    assert base.describe_weights(torch.full((4, 6), 1 / 6)) in seen  # β = 0: uniform
+    assert explorer.image.get_state()["description"] == "" and isinstance(explorer.image, DescribedImage)
+    assert describe_weights(torch.full((4, 6), 1 / 6)) in seen  # β = 0: uniform
     assert explorer.summary in explorer.children and explorer.children.index(explorer.summary) == \
         explorer.children.index(explorer.image) + 1  # right under the picture
 
@@ -285,16 +288,16 @@ def test_an_explorer_without_weights_has_no_colour_controls_and_says_what_it_sho
 def test_an_explorer_says_when_its_layouts_are_drawn(monkeypatch):
     """The class ``d2l-ready`` marks an explorer with nothing left to draw ahead: the browser
     tests wait for it before timing key presses (a first view is a benchmark case of its own)."""
-    assert base.READY_CLASS in SharpnessExplorer()._dom_classes  # one figure: ready at once
+    assert READY_CLASS in SharpnessExplorer()._dom_classes  # one figure: ready at once
     scripted = MultiHeadExplorer()
-    assert base.READY_CLASS not in scripted._dom_classes
+    assert READY_CLASS not in scripted._dom_classes
     scripted.prepare()
-    assert base.READY_CLASS in scripted._dom_classes
+    assert READY_CLASS in scripted._dom_classes
 
     async def scenario():
         explorer = MultiHeadExplorer()
-        assert base.READY_CLASS not in explorer._dom_classes
-        await _until(lambda: base.READY_CLASS in explorer._dom_classes)
+        assert READY_CLASS not in explorer._dom_classes
+        await _until(lambda: READY_CLASS in explorer._dom_classes)
         return explorer
 
     assert len(_run_in_event_loop(scenario, monkeypatch).plots) == 4
@@ -303,7 +306,7 @@ def test_an_explorer_says_when_its_layouts_are_drawn(monkeypatch):
 def test_idle_time_work_waits_while_another_explorer_is_used(monkeypatch):
     """A layout drawn in idle time holds up every message behind it: while the learner moves
     another explorer's controls, no explorer draws ahead."""
-    monkeypatch.setattr(base, "_last_change_anywhere", [float("-inf")])
+    monkeypatch.setattr(explorer_module, "_last_change_anywhere", [float("-inf")])
 
     async def scenario():
         other = SharpnessExplorer()  # first: building it takes longer than the quiet needed

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from d2lmini import seq2seq, widgets
-from d2lmini.widgets.base import SNIPPET_HEADER
+from d2lmini.widgets.export import SNIPPET_HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,30 +6,26 @@ its controls, a caption with the values drawn, the picture (an
 exposes ``controls`` (name -> widget), ``image``, ``weights`` (the tensor drawn
 now), ``figure`` and ``save(path)``.
 
-Modules: ``base`` is the framework (the kept figure redrawn by blitting, the
-controls, the colour scale, errors, Save); each other module is one explorer.
-``docs/explorers.md`` explains the framework and how to add an explorer.
+The framework is five modules, one concern each, whose imports run one way:
+``explorer`` (the ``Explorer`` shell: controls in, caption, picture, summary,
+errors and idle-time preparation) imports ``controls`` (the checked control
+factories), ``export`` (Save and ``Recipe``) and ``figure`` (the kept figure
+redrawn by blitting, the colour scale, masked cells), and ``figure`` imports
+``png`` (the encoder). Each other module is one explorer. ``docs/explorers.md``
+explains the framework, which file to open for what, and how to add an explorer.
 """
 
+from ..plotting import CMAP
 from .additive import AdditiveExplorer, explore_additive
-from .base import (
-    CMAP,
-    DPI,
-    HINT,
-    PIXEL_RATIO,
-    SCALE_TOPS,
-    BlitFigure,
-    Explorer,
-    Shown,
-    png_bytes,
-    scale_top,
-)
 from .dot_product import DotProductExplorer, explore_dot_product
+from .explorer import HINT, Explorer, Shown
+from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
 from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPoolingExplorer, QueryPoolingExplorer, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditorExplorer, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
+from .png import png_bytes
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
 from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment

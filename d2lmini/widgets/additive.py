@@ -6,7 +6,10 @@ import torch
 from ..attention import AdditiveAttention, DotProductAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .base import WIDE, Explorer, Recipe, Shown, check_per_example, float_slider, int_slider, masked_weights
+from .controls import WIDE, check_per_example, float_slider, int_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
+from .figure import masked_weights
 
 
 class AdditiveExplorer(Explorer):

@@ -8,7 +8,10 @@ import torch
 
 from ..attention import DotProductAttention
 from ..masking import attention_mask
-from .base import WIDE, Explorer, Recipe, Shown, checkbox, int_slider, log_slider, masked_weights, selection_slider
+from .controls import WIDE, checkbox, int_slider, log_slider, selection_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
+from .figure import masked_weights
 
 
 class DotProductExplorer(Explorer):

@@ -6,9 +6,11 @@ import torch
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from ..plotting import describe_weights
+from ..plotting import CMAP, describe_weights
 from ..pretrained import chapter_model
-from .base import CMAP, WIDE, Explorer, Recipe, Shown, check_choice, dropdown, int_slider
+from .controls import WIDE, check_choice, dropdown, int_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
 
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights

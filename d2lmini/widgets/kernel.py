@@ -8,8 +8,10 @@ from matplotlib.image import PcolorImage
 from matplotlib.lines import Line2D
 
 from ..kernels import KERNELS, nadaraya_watson
-from ..plotting import describe_weights
-from .base import CMAP, WIDE, Explorer, Recipe, Shown, dropdown, float_slider, int_slider, log_slider
+from ..plotting import CMAP, describe_weights
+from .controls import WIDE, dropdown, float_slider, int_slider, log_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
 
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
 

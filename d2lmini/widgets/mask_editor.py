@@ -10,7 +10,10 @@ import torch
 
 from ..masking import attention_mask, empty_rows, masked_softmax
 from ._compat import toggle_button_style
-from .base import Explorer, Recipe, check_number, dropdown, masked_weights
+from .controls import check_number, dropdown
+from .explorer import Explorer
+from .export import Recipe
+from .figure import masked_weights
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
 CUSTOM = "edited by hand"  # the preset shown once a cell has been clicked

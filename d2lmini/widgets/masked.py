@@ -5,7 +5,10 @@ import torch
 
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
-from .base import WIDE, Explorer, Recipe, Shown, check_per_example, int_slider, masked_weights
+from .controls import WIDE, check_per_example, int_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
+from .figure import masked_weights
 
 
 class MaskedSoftmaxExplorer(Explorer):

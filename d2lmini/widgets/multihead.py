@@ -8,7 +8,10 @@ import torch
 from ..attention import MultiHeadAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .base import WIDE, Explorer, Recipe, Shown, checkbox, dropdown, int_slider, masked_weights, selection_slider
+from .controls import WIDE, checkbox, dropdown, int_slider, selection_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
+from .figure import masked_weights
 
 
 class MultiHeadExplorer(Explorer):

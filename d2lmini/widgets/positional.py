@@ -8,8 +8,12 @@ from matplotlib.colors import Normalize
 from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
+from ..plotting import CMAP
 from ..positional import PositionalEncoding
-from .base import CMAP, WIDE, CellImage, Explorer, Recipe, Shown, int_slider, log_slider
+from .controls import WIDE, int_slider, log_slider
+from .explorer import Explorer, Shown
+from .export import Recipe
+from .figure import CellImage
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 

@@ -6,7 +6,9 @@ import torch
 from matplotlib.colors import to_rgba
 
 from ..attention import MultiHeadAttention
-from .base import CellImage, Explorer, Shown, checkbox, int_slider, selection_slider
+from .controls import checkbox, int_slider, selection_slider
+from .explorer import Explorer, Shown
+from .figure import CellImage
 
 # Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
 HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")

@@ -10,7 +10,7 @@ button; ``run()`` trains in the caller's thread, as a notebook cell does.
 ``AlignmentExplorer`` slides through the snapshots a ``History`` kept: the
 training step and the example, the accuracy and alignment mass curves beside.
 
-Both draw on a ``BlitFigure`` (see ``base``): the axes are drawn once, and an
+Both draw on a ``BlitFigure`` (see ``figure``): the axes are drawn once, and an
 update redraws the registered artists only.
 """
 
@@ -40,18 +40,10 @@ from ..seq2seq import (
     train,
 )
 from ._compat import MimeBundleDisplay
-from .base import (
-    WIDE,
-    BlitFigure,
-    Explorer,
-    Recipe,
-    check_choice,
-    check_number,
-    error_html,
-    int_slider,
-    masked_weights,
-    selection_slider,
-)
+from .controls import WIDE, check_choice, check_number, int_slider, selection_slider
+from .explorer import Explorer, error_html
+from .export import Recipe
+from .figure import BlitFigure, masked_weights
 
 RIGHT, WRONG = "#1a7f37", "#cf222e"  # colours of an output symbol that is right, and wrong
 EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with the training seed

@@ -1,0 +1,306 @@
+"""The kept figure an explorer draws on, and what draws fast on it.
+
+``BlitFigure`` is the ``BlitManager`` of matplotlib's "Faster rendering by
+using blitting" tutorial, on an Agg canvas with no window: a background drawn
+once, registered artists redrawn over it, a colorbar kept per colour-scale end
+and colour map, and PNG bytes out (``png.BandedPNG``). ``CellImage`` draws a
+grid of cells by repeating colours instead of resampling. Masked cells:
+``masked_weights`` leaves them out of a heatmap, and
+``BlitFigure.heatmap(..., masked=True)`` hatches the background that shows
+through them, named in a legend. ``scale_top`` rounds the largest weight up to
+an end of the colour scale (``SCALE_TOPS``).
+"""
+
+import math
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import Patch
+from matplotlib.text import Text
+from matplotlib.ticker import MaxNLocator
+
+from ..plotting import CMAP, MASKED_CELLS
+from .png import BandedPNG
+
+DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
+PIXEL_RATIO = 2  # drawn at twice that, so a HiDPI screen gets every pixel it can show
+
+# Upper ends for the "fit to weights" colour scale. Rounding the largest weight
+# up to one of these keeps the colorbar's ticks readable, and lets a kept
+# picture of the colorbar be reused.
+SCALE_TOPS = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+
+
+def scale_top(weights):
+    """The smallest of ``SCALE_TOPS`` at or above the largest weight (1 when all are 0)."""
+    largest = float(weights.max()) if weights.numel() else 0.0
+    if largest <= 0:
+        return 1.0
+    # Float32 stores 0.1 as 0.10000000149: uniform weights over 10 keys must still get 0.1.
+    return min((top for top in SCALE_TOPS if top >= largest * (1 - 1e-6)), default=1.0)
+
+
+def masked_weights(weights, mask):
+    """``weights`` (a tensor) as a NumPy masked array that hides the cells where
+    ``mask`` (a boolean tensor of the same shape, True = may attend) is False."""
+    return np.ma.masked_array(weights.numpy(), ~mask.numpy())
+
+
+class CellImage(AxesImage):
+    """An image that fills its axes, drawn by repeating each cell's colour over the canvas pixels it covers.
+
+    Matplotlib resamples an image and colour-maps it at the resolution of the
+    canvas; for the positional-encoding panels at 160 dpi that was most of an
+    update (about 8 ms for the encoding alone). Colour-mapping the cells and
+    repeating each over its pixels with ``numpy.repeat`` draws the same picture
+    (a cell edge may move by one pixel) in a fraction of that. The data is
+    either values (rows, columns), colour-mapped through ``cmap`` and
+    ``norm``, or 8-bit RGBA (rows, columns, 4), drawn as it is. The extent must
+    equal the axes' limits, with row 0 at the top.
+    """
+
+    _counts = None  # ((canvas width, canvas height, rows, columns), canvas pixels per row, per column)
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
+        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
+        bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
+        rows, columns = self._A.shape[:2]
+        key = (right - left, top - bottom, rows, columns)
+        if self._counts is None or self._counts[0] != key:
+            width, height = key[:2]
+            column_of = ((np.arange(width) + 0.5) * columns // width).astype(int)  # (width,): each pixel's cell
+            row_of = ((np.arange(height) + 0.5) * rows // height).astype(int)  # (height,)
+            self._counts = (key, np.bincount(row_of, minlength=rows), np.bincount(column_of, minlength=columns))
+        _, row_counts, column_counts = self._counts
+        colours = self._A if self._A.ndim == 3 else self.to_rgba(self._A, bytes=True)  # (rows, columns, 4)
+        flipped = colours[::-1]  # the renderer fills bottom up
+        return flipped.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
+
+
+def _draws_something(artist):
+    # Drawing skips an invisible artist or an empty text without marking it fresh:
+    # they stay stale, harmlessly, until they are shown.
+    return artist.get_visible() and not (isinstance(artist, Text) and not artist.get_text())
+
+
+class BlitFigure:
+    """A figure drawn in full once; afterwards only its registered artists are redrawn.
+
+    The ``BlitManager`` of matplotlib's blitting tutorial, on an Agg canvas with
+    no window. ``animate(artist)`` registers an artist and sets
+    ``animated=True``, which keeps it out of full draws. The first ``render``
+    draws everything else and keeps it as the background; every ``render``
+    pastes a kept background back, draws the registered artists over it and
+    returns PNG bytes.
+
+    The colorbar lies in between: it changes with the colour scale's upper end,
+    rarely. The background is drawn without it, and for each upper end a copy
+    with the colorbar drawn over it is kept, so a new end costs one colorbar,
+    not a full draw. Every heatmap and the colorbar share ``norm``.
+
+    The figure is drawn at ``PIXEL_RATIO`` times ``DPI`` and shown at ``DPI``
+    (``css_size``), so a HiDPI screen gets full resolution. Its PNG is encoded
+    by ``BandedPNG``: only the band of rows that the registered artists cover
+    is compressed again on each render.
+    """
+
+    def __init__(self, figsize, layout=None):
+        self.figure = Figure(figsize=figsize, dpi=DPI * PIXEL_RATIO, layout="constrained")
+        self.canvas = FigureCanvasAgg(self.figure)
+        self.norm = Normalize(0, 1)
+        self.layout = layout  # which of its explorer's figures this is (None: the only one)
+        self.artists = []  # registered, in drawing order (zorder)
+        self.colorbar_axes = None
+        self.full_draws = 0  # how many times the background was drawn: once, unless saved
+        self._background = None  # pixels of everything but the artists and the colorbar
+        self.cmap = CMAP  # the colour map of every artist that shares ``norm``, and of the colorbar
+        self.colorbar_mappable = None
+        self._with_colorbar = {}  # (upper end of the colour scale, colour map) -> background and colorbar
+        self._encoders = {}  # (upper end of the colour scale, colour map) -> its BandedPNG
+        self.masked_cells = False  # whether a heatmap hatches its masked cells (then: a legend entry)
+
+    def animate(self, artist):
+        """Register ``artist`` to be redrawn on every render; returns it."""
+        if artist in self.artists:
+            raise ValueError(f"{artist} is registered twice: register each artist once")
+        if artist.figure is not self.figure:
+            raise ValueError(f"{artist} belongs to another figure: register it with that figure's plot")
+        if not artist.get_animated():
+            self._forget_backgrounds()  # a kept background may show it
+            artist.set_animated(True)
+        self._encoders.clear()  # the band of rows that change may grow
+        self.artists.append(artist)
+        self.artists.sort(key=lambda a: a.get_zorder())  # stable: equal zorders keep their order
+        return artist
+
+    @property
+    def css_size(self):
+        """(width, height) of the picture as shown, in CSS pixels."""
+        width, height = self.figure.get_size_inches() * DPI
+        return round(width), round(height)
+
+    def heatmap(self, ax, num_queries, num_keys, xlabel="Keys", ylabel="Queries", masked=False):
+        """A registered (queries, keys) heatmap coloured by ``norm``, query 0 at the top.
+
+        Cell (i, j) is centred on (j, i), as with ``imshow``. It is a QuadMesh
+        because that draws these small grids several times faster than an image.
+        With ``masked=True`` the cells of a masked array (``masked_weights``)
+        are left out, and a grey hatched background, drawn once with the axes,
+        shows through them: a masked key never looks like a weight of 0.
+        """
+        mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
+                             np.zeros((num_queries, num_keys)), cmap=self.cmap, norm=self.norm)
+        if masked:
+            ax.patch.set(**MASKED_CELLS)
+            self.masked_cells = True
+        ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=xlabel, ylabel=ylabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        return self.animate(mesh)
+
+    def colorbar(self, axes):
+        """One colorbar for ``axes``, true for all of them: every heatmap shares ``norm``.
+
+        With a heatmap that hatches masked cells, a legend entry under the
+        colorbar says what the hatching means.
+        """
+        self.colorbar_mappable = ScalarMappable(self.norm, self.cmap)
+        colorbar = self.figure.colorbar(self.colorbar_mappable, ax=axes, shrink=0.9, label="attention weight")
+        self.colorbar_axes = colorbar.ax
+        if self.masked_cells:
+            swatch = Patch(**MASKED_CELLS, label="masked")
+            self.figure.legend(handles=[swatch], loc="outside lower right", fontsize="small",
+                               handlelength=1.4, handleheight=1.4, frameon=False)
+
+    def render(self, top=1.0, cmap=CMAP):
+        """PNG bytes of the figure with the colour scale ending at ``top``, in colour map ``cmap``."""
+        self._paste_background(top, cmap)
+        rgba = np.asarray(self.canvas.buffer_rgba())  # (height, width, 4), a view of the canvas
+        key = (top, cmap)
+        if key not in self._encoders:  # from the kept picture, now on the canvas
+            self._encoders[key] = BandedPNG(rgba, self._changing_rows())
+        for artist in self.artists:
+            self.figure.draw_artist(artist)
+        return self._encoders[key].encode(rgba)
+
+    def _use_cmap(self, cmap):
+        """Give ``cmap`` to every registered artist coloured through ``norm``, and to the colorbar."""
+        if cmap == self.cmap:
+            return
+        for artist in self.artists:
+            if getattr(artist, "norm", None) is self.norm:
+                artist.set_cmap(cmap)
+        if self.colorbar_mappable is not None:
+            self.colorbar_mappable.set_cmap(cmap)  # the colorbar follows its mappable
+        self.cmap = cmap
+
+    def _changing_rows(self):
+        """The rows of the canvas that the registered artists may draw on, as a slice:
+        their clipping boxes (the axes), or their extents where they are not clipped."""
+        renderer = self.canvas.get_renderer()
+        height = self.canvas.get_width_height(physical=True)[1]
+        boxes = [artist.get_clip_box() if artist.get_clip_on() and artist.get_clip_box() is not None
+                 else artist.get_window_extent(renderer) for artist in self.artists]
+        if not boxes:
+            return slice(0, 0)
+        margin = 2 * PIXEL_RATIO  # antialiased edges
+        top = max(box.y1 for box in boxes)  # display coordinates: y grows upwards
+        bottom = min(box.y0 for box in boxes)
+        return slice(max(0, math.floor(height - top) - margin), min(height, math.ceil(height - bottom) + margin))
+
+    def prepare(self):
+        """Draw and keep what a first render needs, if it is not kept yet: the
+        background, and the colorbar on the default 0 to 1 scale and colour map."""
+        if (1.0, CMAP) not in self._with_colorbar:
+            self._paste_background(1.0, CMAP)
+
+    def _paste_background(self, top, cmap):
+        """Put the background and the colorbar for ``top`` and ``cmap`` on the canvas, drawing
+        what is not kept yet: the background once, the colorbar once per (``top``, ``cmap``)."""
+        self.norm.vmax = top  # recolours the heatmaps and the colorbar
+        self._use_cmap(cmap)
+        if self._background is None:
+            self._draw_background()
+        key = (top, cmap)
+        if key in self._with_colorbar:
+            self.canvas.restore_region(self._with_colorbar[key])
+            return
+        self.canvas.restore_region(self._background)
+        if self.colorbar_axes is not None:
+            self.figure.draw_artist(self.colorbar_axes)
+        self._with_colorbar[key] = self.canvas.copy_from_bbox(self.figure.bbox)
+
+    def check_unchanged(self):
+        """Raise if an artist of the axes drawn in the background has changed since: the
+        background would hide the change. Moving an artist never registered does this."""
+        if self._background is None:
+            return
+        changed = [child for ax in self.figure.axes if ax is not self.colorbar_axes
+                   for child in (*ax.get_children(), ax)
+                   if child.stale and not child.get_animated() and _draws_something(child)]
+        if changed:
+            raise RuntimeError(f"{changed[0]} changed, but it is drawn once, in the kept background: "
+                               "register the artists that draw() moves with plot.animate(artist)")
+
+    def save(self, path, fmt, dpi, caption):
+        """Write the whole figure, registered artists included, with ``caption`` above it."""
+        title = self.figure.text(0.5, 1.0, caption, ha="center", va="bottom")
+        try:  # "tight" grows the saved area to take in the caption above the frozen layout
+            self.figure.savefig(path, format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight")
+        finally:
+            title.remove()
+            self._forget_backgrounds()  # saving redrew the canvas, maybe at another dpi
+
+    def _draw_background(self):
+        registered = set(self.artists)
+        strays = [child for ax in self.figure.axes for child in ax.get_children()
+                  if child.get_animated() and child not in registered]
+        if strays:
+            raise ValueError(f"{strays[0]} is animated but not registered, so it would never be drawn: "
+                             "register it with plot.animate(artist)")
+        if self.full_draws == 0:
+            # Lay out once, colorbar included, and keep that layout: constrained
+            # layout costs more than a whole update, and the axes do not move.
+            # It leaves room for the widest tick labels of any colour-scale end, so
+            # that the colorbar's label fits whichever end is shown.
+            # The colorbar's size, and so its ticks, change with the layout: lay out
+            # again if another end has become the widest.
+            top, laid_out_for = self.norm.vmax, None
+            try:
+                for _ in range(3):
+                    widest = self._widest_colorbar_top() if self.colorbar_axes is not None else top
+                    if widest == laid_out_for:
+                        break
+                    self.norm.vmax = laid_out_for = widest
+                    self.figure.get_layout_engine().execute(self.figure)
+            finally:
+                self.norm.vmax = top
+            self.figure.set_layout_engine("none")
+        if self.colorbar_axes is not None:
+            self.colorbar_axes.set_visible(False)
+        try:
+            self.canvas.draw()  # everything but the registered artists (and the colorbar)
+        finally:
+            if self.colorbar_axes is not None:
+                self.colorbar_axes.set_visible(True)
+        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        self.full_draws += 1
+
+    def _widest_colorbar_top(self):
+        """The end of ``SCALE_TOPS`` whose colorbar, tick labels and label, is the widest."""
+        renderer = self.canvas.get_renderer()
+        widths = {}
+        for top in SCALE_TOPS:
+            self.norm.vmax = top
+            widths[top] = self.colorbar_axes.get_tightbbox(renderer).width
+        return max(widths, key=widths.get)
+
+    def _forget_backgrounds(self):
+        self._background = None
+        self._with_colorbar.clear()
+        self._encoders.clear()
