@@ -274,7 +274,8 @@ bench-training: install-test
 	$(PY) benchmarks/training.py
 
 # A class on one hub under load: N = 5, 10, 20 learners at once through a real hub
-# on 127.0.0.1, then each chapter's kernel memory (benchmarks/README.md; several
-# minutes). Prints Markdown tables and writes benchmarks/hub_load.json.
+# on 127.0.0.1, spread over the ten chapters, then each chapter alone
+# (benchmarks/README.md; about 6 minutes). Prints Markdown tables and writes
+# benchmarks/hub_load.json.
 bench-hub: install-test
 	$(PY) benchmarks/hub_load.py --out benchmarks/hub_load.json

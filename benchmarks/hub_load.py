@@ -1,19 +1,23 @@
 """Load test of a class on one hub: N learners at once, through JupyterHub's REST API and kernel websockets.
 
-    python benchmarks/hub_load.py                       # N = 5, 10, 20; every chapter's memory
-    python benchmarks/hub_load.py --learners 1 --moves 2 --memory-chapters 00   # the smoke test's size
+    python benchmarks/hub_load.py                       # N = 5, 10, 20 over every chapter; each chapter alone
+    python benchmarks/hub_load.py --learners 2 --chapters 00 02 --moves 2 --memory-chapters 00   # the smoke test's size
 
 It starts the hub of `make hub` (tools/class_hub.py) on 127.0.0.1 with a fresh
-learner repository, then for each N, all learners at once: log in, follow the
-nbgitpuller link (server start, clone), run every cell of one chapter in a
-kernel of their own server, and move the explorer's first slider through the
-kernel's comm messages, as the browser's widget manager does. Measured:
+learner repository, then for each N, all learners at once, spread over the
+chapters as a class working through the collection is (learner i takes the
+i-th of --chapters, modulo their count): log in, follow the nbgitpuller link
+to their chapter (server start, clone), run every cell of it in a kernel of
+their own server, and move a slider of its explorer through the kernel's comm
+messages, as the browser's widget manager does. Measured:
 
-- time from the link to the first heatmap (the first PNG a cell outputs);
+- time from the link to the first heatmap (the first PNG a cell outputs), in
+  all and chapter by chapter;
 - slider to image: from sending the slider's new value to the kernel's update
   of the explorer image, median and 95th percentile over all learners' moves;
-- peak memory (RSS) of each learner's server and kernel, and the hub's own (hub,
-  proxy, idle culler), memory and CPU, sampled every 0.5 s;
+- peak memory (RSS) of each learner's server and kernel (so of each chapter's
+  kernel under load), and the hub's own (hub, proxy, idle culler), memory and
+  CPU, sampled every 0.5 s;
 - then, alone, one learner's kernel chapter by chapter: the peak RSS while
   each chapter runs in a fresh kernel.
 
@@ -24,7 +28,6 @@ Markdown tables and writes the figures as JSON (--out).
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import tempfile
@@ -114,35 +117,60 @@ def comms_of(kernel, nb):
     return first_png, models
 
 
-def move_slider(kernel, models, moves):
-    """Set the first slider's value ``moves`` times; return each move's seconds to the next image update."""
-    sliders = [(comm, state) for comm, state in models.items() if state.get("_model_name") in SLIDERS]
-    if not sliders:
-        return []
-    comm, state = sliders[0]
+def set_slider(kernel, comm, value):
+    """Send a slider's new value; return the seconds to the kernel's next image update, or None if none came."""
+    started = time.monotonic()
+    msg_id = kernel.send("comm_msg", {"comm_id": comm, "data": {"method": "update", "state": {"value": value},
+                                                                "buffer_paths": []}})
+    image_at = None
+    for msg in kernel.replies(msg_id):
+        kind = msg["header"]["msg_type"]
+        data = msg["content"].get("data", {})
+        if kind == "comm_msg" and data.get("method") == "update" and ["value"] in data.get("buffer_paths", []):
+            image_at = image_at or time.monotonic()
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    return image_at - started if image_at else None
+
+
+def slider_values(state, moves):
+    """``moves`` values for a slider from its state, each unlike the one before (the same value redraws nothing).
+
+    The values cycle through five stops from min to max (fewer on an integer
+    slider with a short range); the first differs from the slider's value.
+    """
     low, high = state["min"], state["max"]
-    values = [low + (high - low) * ((i % 4) + 1) / 5 for i in range(moves)]
+    stops = [low + (high - low) * k / 4 for k in range(5)]
     if state["_model_name"] == "IntSliderModel":
-        values = [int(round(v)) for v in values]
-    times = []
-    for value in values:
-        started = time.monotonic()
-        msg_id = kernel.send("comm_msg", {"comm_id": comm, "data": {"method": "update", "state": {"value": value},
-                                                                    "buffer_paths": []}})
-        image_at = None
-        for msg in kernel.replies(msg_id):
-            kind = msg["header"]["msg_type"]
-            data = msg["content"].get("data", {})
-            if kind == "comm_msg" and data.get("method") == "update" and ["value"] in data.get("buffer_paths", []):
-                image_at = image_at or time.monotonic()
-            if kind == "status" and msg["content"]["execution_state"] == "idle":
-                break
-        if image_at:
-            times.append(image_at - started)
-    return times
+        stops = [int(round(stop)) for stop in stops]
+    stops = sorted(set(stops))
+    values, previous = [], state.get("value")
+    for i in range(moves if len(stops) > 1 else 0):
+        choices = [stop for stop in stops if stop != previous]
+        previous = choices[i % len(choices)]
+        values.append(previous)
+    return values
 
 
-def one_learner(hub, name, link, chapter, moves):
+def move_slider(kernel, models, moves):
+    """Move a slider that redraws an image ``moves`` times; return each move's seconds to the image update.
+
+    The sliders are tried in the order the kernel opened them, one move each,
+    until one redraws an image; that move counts as the first. A chapter
+    without such a slider (06 has no explorer) gives [].
+    """
+    sliders = [(comm, state) for comm, state in models.items() if state.get("_model_name") in SLIDERS]
+    for comm, state in sliders:
+        values = slider_values(state, moves)
+        first = set_slider(kernel, comm, values[0]) if values else None
+        if first is not None:
+            rest = (set_slider(kernel, comm, value) for value in values[1:])
+            return [first, *(t for t in rest if t is not None)]
+    return []
+
+
+def one_learner(hub, content, name, chapter, moves):
+    link = nbgitpuller_link(hub.url, content, path=chapter)
     learner = Learner(hub.url, name, PASSWORD, timeout=600).login()
     started = time.monotonic()
     learner.start()
@@ -157,7 +185,7 @@ def one_learner(hub, name, link, chapter, moves):
         slider_times = move_slider(kernel, models, moves)
     finally:
         kernel.close()
-    return {"learner": learner, "spawn_and_pull_s": ready - started,
+    return {"learner": learner, "chapter": chapter, "spawn_and_pull_s": ready - started,
             "first_heatmap_s": (first_png - started) if first_png else None, "slider_s": slider_times}
 
 
@@ -166,12 +194,31 @@ def quantile(values, q):
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else None
 
 
-def class_round(hub, link, n, chapter, moves):
+def by_chapter(results, kernels):
+    """One row per chapter of a round: its learners' first heatmaps, kernel peak and slider moves."""
+    rows = []
+    for chapter in sorted({r["chapter"] for r in results}):
+        mine = [r for r in results if r["chapter"] == chapter]
+        heatmaps = [r["first_heatmap_s"] for r in mine if r["first_heatmap_s"] is not None]
+        peaks = [kernels[r["learner"].name] for r in mine if r["learner"].name in kernels]
+        slider = [t for r in mine for t in r["slider_s"]]
+        rows.append({"chapter": chapter, "learners": len(mine),
+                     "first_heatmap_s_median": statistics.median(heatmaps) if heatmaps else None,
+                     "first_heatmap_s_max": max(heatmaps) if heatmaps else None,
+                     "kernel_peak_mb": max(peaks) / MB if peaks else None,
+                     "slider_moves": len(slider),
+                     "slider_to_image_ms_median": 1000 * statistics.median(slider) if slider else None})
+    return rows
+
+
+def class_round(hub, content, n, chapters, moves):
+    """N learners at once, learner i on chapters[i % len(chapters)]."""
     sampler = Sampler(hub.process.pid)
     sampler.start()
     started = time.monotonic()
     with ThreadPoolExecutor(n) as pool:
-        results = list(pool.map(lambda i: one_learner(hub, f"n{n}-learner{i}", link, chapter, moves), range(n)))
+        results = list(pool.map(lambda i: one_learner(hub, content, f"n{n}-learner{i}",
+                                                      chapters[i % len(chapters)], moves), range(n)))
     wall = time.monotonic() - started
     sampler.stop()
     for result in results:
@@ -188,17 +235,20 @@ def class_round(hub, link, n, chapter, moves):
         "slider_to_image_ms_median": 1000 * statistics.median(slider) if slider else None,
         "slider_to_image_ms_p95": 1000 * quantile(slider, 0.95) if slider else None,
         "server_mb_median": statistics.median(sampler.servers.values()) / MB if sampler.servers else None,
+        "server_mb_max": max(sampler.servers.values()) / MB if sampler.servers else None,
         "kernel_mb_median": statistics.median(sampler.kernels.values()) / MB if sampler.kernels else None,
+        "kernel_mb_max": max(sampler.kernels.values()) / MB if sampler.kernels else None,
         "hub_mb_peak": max(sampler.hub_rss) / MB if sampler.hub_rss else None,
         "hub_cpu_percent_mean": statistics.mean(sampler.hub_cpu) if sampler.hub_cpu else None,
         "hub_cpu_percent_peak": max(sampler.hub_cpu) if sampler.hub_cpu else None,
+        "chapters": by_chapter(results, sampler.kernels),
     }
 
 
-def chapter_memory(hub, link, chapters):
+def chapter_memory(hub, content, chapters):
     """One learner alone: each chapter in a fresh kernel, the kernel's peak and final RSS."""
     learner = Learner(hub.url, "memory-learner", PASSWORD, timeout=900).login().start()
-    learner.follow(link)
+    learner.follow(nbgitpuller_link(hub.url, content, path=chapters[0]))
     rows = []
     for chapter in chapters:
         path = f"attention-notebooks/{chapter}"
@@ -221,11 +271,10 @@ def chapter_memory(hub, link, chapters):
 
 
 def cpu_name():
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-        return next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
+    """The CPU's model name, as a cache of d2lmini records it."""
+    from d2lmini.pretrained.cache import made_with  # imports torch: only once the figures are in
+
+    return made_with()["processor"]
 
 
 def chapter_file(number):
@@ -235,10 +284,42 @@ def chapter_file(number):
     return found[0]
 
 
+def _figure(value, unit, digits=0):
+    return "—" if value is None else f"{value:.{digits}f} {unit}"
+
+
+def print_tables(rounds, memory):
+    """The figures as Markdown: one row per class size, then one per chapter (alone, and in each round)."""
+    print("| learners | link → first heatmap, median (max) | spawn + pull, median | slider → image, median / p95 "
+          "| server MB | kernel MB, median (max) | hub MB | hub CPU %, mean / peak |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rounds:
+        print(f"| {r['learners']} | {r['first_heatmap_s_median']:.1f} s ({r['first_heatmap_s_max']:.1f} s) "
+              f"| {r['spawn_and_pull_s_median']:.1f} s | {_figure(r['slider_to_image_ms_median'], '')}/ "
+              f"{_figure(r['slider_to_image_ms_p95'], 'ms')} | {r['server_mb_median']:.0f} "
+              f"| {r['kernel_mb_median']:.0f} ({r['kernel_mb_max']:.0f}) | {r['hub_mb_peak']:.0f} "
+              f"| {r['hub_cpu_percent_mean']:.0f} / {r['hub_cpu_percent_peak']:.0f} |")
+    alone = {row["chapter"]: row for row in memory}
+    names = sorted({row["chapter"] for r in rounds for row in r["chapters"]} | set(alone))
+    print("\nEach chapter: alone (one learner, a fresh kernel), then in each round its learners' first heatmap "
+          "(median), their kernels' peak and the slider → image median.\n")
+    print("| chapter | alone: run, kernel peak | " + " | ".join(f"N = {r['learners']}" for r in rounds) + " |")
+    print("|---|---|" + "---|" * len(rounds))
+    for name in names:
+        cells = [f"{alone[name]['run_s']:.1f} s, {alone[name]['kernel_peak_mb']:.0f} MB" if name in alone else "—"]
+        for r in rounds:
+            row = next((row for row in r["chapters"] if row["chapter"] == name), None)
+            cells.append("—" if row is None else f"{_figure(row['first_heatmap_s_median'], 's', 1)}, "
+                         f"{_figure(row['kernel_peak_mb'], 'MB')}, {_figure(row['slider_to_image_ms_median'], 'ms')}")
+        print(f"| {name.removesuffix('.ipynb')} | " + " | ".join(cells) + " |")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, nargs="+", default=[5, 10, 20], help="class sizes, in turn")
-    parser.add_argument("--chapter", default="00", help="the chapter every learner runs (two digits)")
+    parser.add_argument("--chapters", nargs="+", default=[p.name[:2] for p in learner_repo.chapter_sources()],
+                        help="the chapters a class spreads over (two digits each): learner i takes the i-th, "
+                             "modulo their count; default every chapter")
     parser.add_argument("--moves", type=int, default=20, help="slider moves per learner")
     parser.add_argument("--memory-chapters", nargs="*",
                         default=[p.name[:2] for p in learner_repo.chapter_sources()])
@@ -248,36 +329,23 @@ def main(argv=None):
         raise SystemExit(f"error: --learners: expected class sizes from 1 to 50, got {args.learners}")
     if not 0 <= args.moves <= 200:
         raise SystemExit(f"error: --moves: expected 0 to 200 slider moves per learner, got {args.moves}")
-    chapter = chapter_file(args.chapter)
+    chapters = [chapter_file(number) for number in args.chapters]
     memory_chapters = [chapter_file(number) for number in args.memory_chapters]
     with tempfile.TemporaryDirectory(prefix="hub-load-") as folder:
         content = Path(folder) / "attention-notebooks"
         learner_repo.build_learner_repo(learner_repo.chapter_sources(), content)
         hub = Hub(Path(folder) / "hub", free_port(), PASSWORD).wait_ready()
         try:
-            link = nbgitpuller_link(hub.url, content, path=chapter)
-            rounds = [class_round(hub, link, n, chapter, args.moves) for n in args.learners]
-            memory = chapter_memory(hub, link, memory_chapters) if memory_chapters else []
+            rounds = [class_round(hub, content, n, chapters, args.moves) for n in args.learners]
+            memory = chapter_memory(hub, content, memory_chapters) if memory_chapters else []
         finally:
             hub.stop()
     figures = {"date": date.today().isoformat(), "machine": f"{cpu_name()}, "
                f"{psutil.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB",
-               "chapter": chapter, "rounds": rounds, "memory": memory}
-    print(f"Measured {figures['date']} on {figures['machine']}; chapter {chapter}, {args.moves} slider moves each.\n")
-    print("| learners | link → first heatmap, median (max) | spawn + pull, median | slider → image, median / p95 "
-          "| server MB | kernel MB | hub MB | hub CPU %, mean / peak |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rounds:
-        print(f"| {r['learners']} | {r['first_heatmap_s_median']:.1f} s ({r['first_heatmap_s_max']:.1f} s) "
-              f"| {r['spawn_and_pull_s_median']:.1f} s | {r['slider_to_image_ms_median'] or 0:.0f} / "
-              f"{r['slider_to_image_ms_p95'] or 0:.0f} ms | {r['server_mb_median']:.0f} | {r['kernel_mb_median']:.0f} "
-              f"| {r['hub_mb_peak']:.0f} | {r['hub_cpu_percent_mean']:.0f} / {r['hub_cpu_percent_peak']:.0f} |")
-    if memory:
-        print("\n| chapter | run, s | kernel peak MB | server MB | cells that raised (unfinished exercises) |")
-        print("|---|---|---|---|---|")
-        for row in memory:
-            print(f"| {row['chapter']} | {row['run_s']:.1f} | {row['kernel_peak_mb']:.0f} "
-                  f"| {row['server_mb']:.0f} | {len(row['errors'])} |")
+               "chapters": chapters, "rounds": rounds, "memory": memory}
+    print(f"Measured {figures['date']} on {figures['machine']}; learners spread over {len(chapters)} chapters, "
+          f"{args.moves} slider moves each.\n")
+    print_tables(rounds, memory)
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1) + "\n")
     return figures

@@ -18,7 +18,7 @@
 
 # %% tags=["colab-setup"]
 # On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
-# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
+# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it installs nothing.
 import importlib.util
 import subprocess
 import sys
@@ -27,6 +27,12 @@ if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                     'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
     print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+
+# On a course hub, an update that adds a file with the name of one of yours keeps yours under a new name.
+# This prints a line for each such file in this folder, and nothing when there is none.
+from d2lmini.updates import report_renamed_files
+
+report_renamed_files()
 
 # %% [markdown]
 # # 08 · Attention that learns

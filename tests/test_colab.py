@@ -1,11 +1,12 @@
 """Every chapter opens in Colab: its badge, and a setup cell that installs d2lmini there and nothing here.
 
 The cells come from one template (tools/colab.py). The setup cell is run
-here with ``subprocess`` replaced, twice: as it runs on this machine, where
-``d2lmini`` is installed (it must do and print nothing, so strict nbval
-compares an empty output), and as it runs on Colab, where it is missing (one
-quiet pip call, ``--no-deps``, the collection's own version, and one line
-saying what happened).
+here with ``subprocess`` replaced, in a folder of its own: as it runs on this
+machine, where ``d2lmini`` is installed (it must do and print nothing, so
+strict nbval compares an empty output), as it runs on Colab, where it is
+missing (one quiet pip call, ``--no-deps``, the collection's own version, and
+one line saying what happened), and on a hub after an update renamed one of
+the learner's files (one line naming it).
 """
 
 import importlib.util
@@ -44,7 +45,10 @@ def test_the_badge_opens_this_chapters_learner_edition_and_the_setup_cell_comes_
 
 
 def run_setup(chapter, installed):
-    """Execute a chapter's setup cell with find_spec and subprocess replaced; return (pip calls, printed)."""
+    """Execute a chapter's setup cell with find_spec and subprocess replaced; return (pip calls, printed).
+
+    ``printed`` is what the cell's own ``print`` said; d2lmini's notice of renamed files goes to stdout.
+    """
     calls, printed = [], []
     fake_subprocess = types.SimpleNamespace(run=lambda command, check: calls.append((command, check)))
     real_find_spec = importlib.util.find_spec
@@ -63,13 +67,30 @@ def run_setup(chapter, installed):
 
 
 @pytest.mark.parametrize("chapter", ["00", "04", "09"])
-def test_where_d2lmini_is_installed_the_setup_cell_does_and_prints_nothing(chapter):
+def test_where_d2lmini_is_installed_the_setup_cell_does_and_prints_nothing(chapter, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "00_start_here.ipynb").write_text("{}")
     assert run_setup(chapter, installed=True) == ([], [])
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("installed", [True, False], ids=["hub", "colab"])
+def test_after_an_update_renamed_a_learners_file_the_setup_cell_names_it(installed, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("10_extra.ipynb", "10_extra__20261126143005.ipynb"):
+        (tmp_path / name).write_text("{}")
+    run_setup("02", installed)
+    assert capsys.readouterr().out.startswith(
+        "Your file 10_extra.ipynb was kept as 10_extra__20261126143005.ipynb when the course added its own "
+        "10_extra.ipynb (update of 2026-11-26 14:30).")
 
 
 @pytest.mark.parametrize("chapter", ["00", "04", "09"])
-def test_on_colab_it_installs_this_version_of_d2lmini_and_leaves_the_preloaded_packages_alone(chapter):
+def test_on_colab_it_installs_this_version_of_d2lmini_and_leaves_the_preloaded_packages_alone(
+        chapter, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
     calls, printed = run_setup(chapter, installed=False)
+    assert capsys.readouterr().out == ""  # Colab's folder holds no file an update renamed
     assert len(calls) == 1 and len(printed) == 1
     command, check = calls[0]
     assert check is True and command[:4] == [sys.executable, "-m", "pip", "install"]

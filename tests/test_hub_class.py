@@ -7,7 +7,9 @@ save it with an exercise edited. Ana answers Exercise 2.1 right, Ben wrong
 (and keeps a notebook of his own under the name of the chapter the update
 will add, and notes in my-work/), Chloé answers it right and deletes chapter
 00. The instructor publishes an update (a sentence in chapter 02's opening,
-a new chapter) as one new commit; each learner follows the link again.
+a new chapter) as one new commit; each learner follows the link again, and
+Ben and Ana run the first code cell of chapter 02 (the setup cell), where Ben
+reads that his notebook was kept under a new name.
 
 Everything runs on 127.0.0.1, with every wait bounded.
 """
@@ -27,6 +29,8 @@ sys.path.insert(0, str(REPO / "tools"))
 import learner_repo  # noqa: E402
 from class_hub import Hub, free_port, nbgitpuller_link  # noqa: E402
 from hub_client import Learner  # noqa: E402
+
+from d2lmini.updates import renamed_by_update  # noqa: E402
 
 CHAPTER = "02_masked_softmax.ipynb"
 NEW_CHAPTER = "10_class_update.ipynb"
@@ -67,6 +71,18 @@ def instructor_answer():
 def files_under(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
             if p.is_file() and ".git" not in p.relative_to(folder).parts}
+
+
+def run_setup_cell(learner):
+    """Run the chapter's first code cell (tagged colab-setup) in a new kernel; return (outputs, error name)."""
+    path = f"{FOLDER}/{CHAPTER}"
+    setup = next(cell for cell in learner.notebook(path).cells if "colab-setup" in cell.metadata.get("tags", []))
+    kernel = learner.kernel(path)
+    try:
+        outputs, _, error = kernel.execute(setup.source)
+    finally:
+        kernel.close()
+    return outputs, error
 
 
 def take_a_chapter(learner, link, body, actions):
@@ -125,8 +141,10 @@ def course(tmp_path_factory):
 
         with ThreadPoolExecutor(len(learners)) as pool:
             again = dict(zip(learners, pool.map(lambda learner: learner.follow(link), learners.values())))
+        with ThreadPoolExecutor(2) as pool:
+            setup_cells = dict(zip(("ana", "ben"), pool.map(run_setup_cell, (learners["ana"], learners["ben"]))))
         yield {"content": content, "commits": (first_commit, second_commit), "before": before, "again": again,
-               "homes": homes, "on_disk_before": on_disk_before, "hub": hub}
+               "homes": homes, "on_disk_before": on_disk_before, "hub": hub, "setup_cells": setup_cells}
     finally:
         hub.stop()
 
@@ -194,6 +212,21 @@ def test_a_learners_file_in_the_way_of_a_new_chapter_is_renamed_with_a_message(c
     assert BENS_NOTEBOOK_TEXT in renamed[0].read_text()
     assert f"Renamed {home / NEW_CHAPTER} to {renamed[0]}" in output
     assert (home / "my-work" / "notes.md").read_text() == BENS_NOTES
+
+
+def test_the_learner_whose_file_was_renamed_reads_it_in_the_chapters_first_cell(course):
+    home = course["homes"]["ben"]
+    (renamed,) = home.glob("10_class_update__*.ipynb")
+    outputs, error = course["setup_cells"]["ben"]
+    assert error is None and [output.output_type for output in outputs] == ["stream"]
+    text = "".join(output.text for output in outputs)
+    assert text.startswith(f"Your file {NEW_CHAPTER} was kept as {renamed.name} when the course added its own "
+                           f"{NEW_CHAPTER} (update of "), text
+    assert text == "".join(found.notice() + "\n" for found in renamed_by_update(home))
+
+
+def test_a_learner_with_no_renamed_file_sees_nothing_in_the_first_cell(course):
+    assert course["setup_cells"]["ana"] == ([], None)
 
 
 def test_a_deleted_notebook_comes_back(course):

@@ -18,7 +18,7 @@ from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import learner_repo  # noqa: E402
-from class_hub import Hub, free_port  # noqa: E402
+from class_hub import Hub, _running, free_port  # noqa: E402
 from hub_client import Learner  # noqa: E402
 
 PASSWORD = "try-the-hub"
@@ -114,3 +114,15 @@ def test_killing_make_hubs_command_stops_the_hub_too(tmp_path):
     hub[0].wait(30)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/hub/api/", timeout=5)
+
+
+def test_stop_ends_the_proxy_and_the_culler_even_after_the_hub_died_without_stopping_them(tmp_path):
+    hub = Hub(tmp_path / "hub", free_port(), PASSWORD).wait_ready()
+    started = psutil.Process(hub.process.pid).children(recursive=True)
+    commands = [" ".join(process.cmdline()) for process in started]
+    assert any("configurable-http-proxy" in command for command in commands), commands
+    assert any("jupyterhub_idle_culler" in command for command in commands), commands
+    hub.process.kill()  # SIGKILL: the hub gets no chance to stop them, and they are out of its process group
+    hub.process.wait()
+    hub.stop()
+    assert [process for process in started if _running(process)] == []

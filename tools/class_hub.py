@@ -13,6 +13,7 @@ ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
 """
 
 import argparse
+import contextlib
 import os
 import secrets
 import signal
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+import psutil
 import requests
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,6 +89,7 @@ class Hub:
         # Its own process group, so that stop() reaches the proxy and the servers too.
         self.process = subprocess.Popen(command, cwd=self.state, env=env, stdout=self._log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
+        self._started = []  # what the hub had started when it answered: its proxy and idle culler among them
 
     def wait_ready(self, timeout=90):
         deadline = time.monotonic() + timeout
@@ -95,6 +98,7 @@ class Hub:
                 raise RuntimeError(f"JupyterHub exited with {self.process.returncode}; its log: {self.log_path}")
             try:
                 if requests.get(f"{self.url}/hub/api/", timeout=2).ok:
+                    self._started = self._descendants()
                     return self
             except requests.ConnectionError:
                 pass
@@ -102,7 +106,15 @@ class Hub:
         raise TimeoutError(f"JupyterHub did not answer at {self.url} within {timeout} s; its log: {self.log_path}")
 
     def stop(self, timeout=30):
-        """SIGTERM to the hub (it stops the servers it spawned), then to whatever is left of its group."""
+        """SIGTERM to the hub (it stops the servers it spawned), then to whatever is left of what it started.
+
+        The proxy and the idle culler run in sessions of their own, out of reach
+        of the hub's process group; if the hub exits without stopping them (as
+        it once did at the end of the load test), they are found in the lists
+        of the hub's processes taken when it answered and when stop() began,
+        and stopped here.
+        """
+        started = {process.pid: process for process in self._started + self._descendants()}.values()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -114,7 +126,28 @@ class Hub:
             os.killpg(self.process.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        left = [process for process in started if _running(process)]
+        for process in left:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.terminate()
+        for process in psutil.wait_procs(left, timeout=5)[1]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
         self._log.close()
+
+    def _descendants(self):
+        try:
+            return psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+
+def _running(process):
+    """Whether ``process`` (a psutil.Process) still runs: not ended, not reused, not a zombie."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def main(argv=None):

