@@ -279,11 +279,17 @@ def test_postbuild_builds_the_learner_edition_into_learner():
     assert 'python tools/instructor.py learner --out "${LEARNER_DIR:-learner}" notebooks/*.ipynb' in lines
 
 
-def test_every_binder_badge_of_this_repository_opens_the_learner_edition():
-    link = re.compile(r"https://mybinder\.org/v2/gh/attention-notebooks/attention-notebooks/\S*?\?urlpath=([^)\s`]+)")
-    found = [(path.name, url) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-             for url in link.findall(path.read_text())]
-    assert found and all(url == "lab/tree/learner/00_start_here.ipynb" for _, url in found), found
+def test_every_binder_link_of_this_repository_opens_the_learner_edition():
+    # From the main branch, postBuild builds the edition into learner/; the published `learner`
+    # branch (make learner-repo, the web site's buttons) holds it at its top level.
+    link = re.compile(r"https://mybinder\.org/v2/gh/attention-notebooks/attention-notebooks/([^?\s]+)\?urlpath=([^)\s`|]+)")
+    found = [(path.name, branch, url) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+             for branch, url in link.findall(path.read_text())]
+    opens = {"HEAD": "lab/tree/learner/", "learner": "lab/tree/"}
+    assert {branch for _, branch, _ in found} == set(opens), found
+    for name, branch, url in found:
+        chapter = url.removeprefix(opens[branch])
+        assert url.startswith(opens[branch]) and re.fullmatch(r"(\d\d_\w+|<chapter>)\.ipynb", chapter), (name, url)
 
 
 def test_run_all_goes_on_past_an_exercise_not_done_yet(sources):

@@ -311,7 +311,9 @@ def pytest_terminal_summary(terminalreporter):
         lines.append(f"key press to new image, all keyboard moves: median {statistics.median(latencies):.0f} ms, "
                      f"max {max(latencies):.0f} ms over {len(latencies)} moves; load average "
                      f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    (SCREENSHOTS / "summary.txt").write_text("\n".join(lines) + "\n")
+    # Under pytest-xdist each worker reports the browser tests it ran, in a file of its own.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    (SCREENSHOTS / (f"summary-{worker}.txt" if worker else "summary.txt")).write_text("\n".join(lines) + "\n")
     terminalreporter.write_sep("=", "notebooks checked in a real browser")
     for line in lines:
         terminalreporter.write_line(line)
