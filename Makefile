@@ -10,6 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 HUB_STAMP := $(VENV)/.installed-hub
+SITE_STAMP := $(VENV)/.installed-site
 # Extra pip arguments, e.g. PyTorch's CPU-only index on Linux without an NVIDIA GPU:
 #   make lab PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
 PIP_ARGS ?=
@@ -71,7 +72,6 @@ install-hub: install $(OVERRIDES) $(HUB_STAMP)
 
 # The web site (docs/site.md): Jupyter Book 1's packages from the `site` extra,
 # and MathJax from npm into ./.venv/mathjax, so that no page needs a CDN.
-SITE_STAMP := $(VENV)/.installed-site
 MATHJAX_VERSION := 3.2.2
 $(SITE_STAMP): $(STAMP)
 	@command -v npm >/dev/null || { echo "npm not found: the web site's MathJax comes from npm (Node.js 18 or newer)"; exit 1; }

@@ -52,7 +52,8 @@ cells of exercises you have not done yet stop with an error.
 - **Your work**: write in the chapters' exercise cells, and keep your own
   files in `my-work/`. The course never adds a file there. If an update adds
   a file with the name of one you made beside the chapters, yours is kept
-  as `name__YYYYmmddHHMMSS.ext`, and the first cell of every chapter says so.
+  as `name__YYYYmmddHHMMSS.ext`, and the first code cell of every chapter
+  says so when it runs.
 - **Updates**: when your course server pulls a new version of this
   repository (an nbgitpuller link), your edits are kept. Where you and the
   course changed the same lines, your lines win, so a fix of those lines

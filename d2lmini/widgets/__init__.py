@@ -8,10 +8,10 @@ now), ``figure`` and ``save(path)``.
 
 The framework is five modules, one concern each, whose imports run one way:
 ``explorer`` (the ``Explorer`` shell: controls in, caption, picture, summary,
-errors and idle-time preparation) imports ``controls`` (the checked control
-factories), ``export`` (Save and ``Recipe``) and ``figure`` (the kept figure
-redrawn by blitting, the colour scale, masked cells), and ``figure`` imports
-``png`` (the encoder). Each other module is one explorer. ``docs/explorers.md``
+errors and idle-time preparation) imports the other four: ``controls`` (the
+checked control factories), ``export`` (Save and ``Recipe``), ``figure`` (the
+kept figure redrawn by blitting, the colour scale, masked cells) and ``png``
+(the encoder); ``figure`` and ``export`` import ``png``. Each other module is one explorer. ``docs/explorers.md``
 explains the framework, which file to open for what, and how to add an explorer.
 """
 
