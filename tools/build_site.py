@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import colab  # noqa: E402
 from class_hub import nbgitpuller_link  # noqa: E402
 from instructor import learner_notebook, tags  # noqa: E402
+from learner_repo import chapter_sources  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SITE_TEMPLATE = REPO / "site"
@@ -55,7 +56,8 @@ BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{nam
 # The guides, in the order of the site's navigation; docs/chapters.md feeds the landing page's map.
 GUIDES = ["learners", "instructors", "explorers", "d2lmini", "colab", "binder", "hub", "platforms",
           "pretrained", "chapter08", "architecture", "site", "chapters"]
-GITHUB_FILE = "https://github.com/{repository}/blob/main/{path}"
+REPOSITORY_URL = f"https://github.com/{colab.REPOSITORY}"
+GITHUB_FILE = REPOSITORY_URL + "/blob/main/{path}"
 EDITION_SENTENCES = {
     "learner": "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page "
                "of this site.",
@@ -65,16 +67,12 @@ EDITION_SENTENCES = {
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def chapter_paths():
-    return sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
 def launch_links(name, hub_url):
     """The chapter's launch links, by label: where a reader runs this chapter's learner edition."""
     links = {"Colab": colab.colab_url(name),
              "Binder": BINDER.format(repository=colab.REPOSITORY, branch=colab.LEARNER_BRANCH, name=name)}
     if hub_url:
-        links["your course's hub"] = nbgitpuller_link(hub_url, f"https://github.com/{colab.REPOSITORY}", name)
+        links["your course's hub"] = nbgitpuller_link(hub_url, REPOSITORY_URL, name)
     return links
 
 
@@ -144,7 +142,7 @@ def _relink(text, page, pages):
         if resolved in pages:
             return match.group(0)
         relative = resolved.relative_to(REPO).as_posix()
-        url = GITHUB_FILE.format(repository=colab.REPOSITORY, path=relative)
+        url = GITHUB_FILE.format(path=relative)
         return f"]({url}{'#' + anchor if anchor else ''})"
 
     return LINK.sub(relink, text)
@@ -169,7 +167,7 @@ def assemble(src, hub_url, edition):
             shutil.copy(source, target)
 
     titles = {}
-    for path in chapter_paths():
+    for path in chapter_sources():
         nb = nbformat.read(path, as_version=4)
         titles[path.stem] = chapter_title(nb)
         nbformat.write(web_chapter(nb, path.name, hub_url, edition), src / path.name)
@@ -187,7 +185,7 @@ def assemble(src, hub_url, edition):
     hub_sentence = ", or on your course's **JupyterHub**" if hub_url else ""
     landing = (SITE_TEMPLATE / "index.md").read_text()
     fields = {"chapter_map": chapter_map(titles), "hub_sentence": hub_sentence,
-              "edition_sentence": EDITION_SENTENCES[edition], "repository": f"https://github.com/{colab.REPOSITORY}"}
+              "edition_sentence": EDITION_SENTENCES[edition], "repository": REPOSITORY_URL}
     for field, value in fields.items():
         landing = landing.replace("{" + field + "}", value)
     (src / "index.md").write_text(landing)
@@ -206,7 +204,7 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     src = out.with_name(out.name + "-src")
     started = time.perf_counter()
     assemble(src, hub_url, edition)
-    env = {**os.environ, "SITE_REPOSITORY_URL": f"https://github.com/{colab.REPOSITORY}",
+    env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL,
            "SITE_BRANCH": colab.LEARNER_BRANCH, "SITE_HUB_URL": hub_url or ""}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
     # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must

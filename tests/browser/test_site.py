@@ -27,7 +27,7 @@ import build_site  # noqa: E402
 from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E402
 
 HUB = "https://hub.example.edu"
-CHAPTERS = [path.stem for path in build_site.chapter_paths()]
+CHAPTERS = [path.stem for path in build_site.chapter_sources()]
 GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]
 PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
 PHONE = {"width": 390, "height": 844}
@@ -242,7 +242,7 @@ def _answers_shown(site):
     texts = [_text_of(path.read_text()) for path in site.rglob("*.html")]
     texts += [path.read_text() for path in (site / "_sources").rglob("*") if path.is_file()]
     answers = set()
-    for path in build_site.chapter_paths():
+    for path in build_site.chapter_sources():
         answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
     assert len(answers) >= 20, "too few answer lines found: is the exercise tag still 'exercise'?"
     # A whole line, not the tail of a longer name: dot_product(...) is not scaled_dot_product(...).
@@ -263,6 +263,6 @@ def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
     site = tmp_path / "site"
     build_site.build(site, edition="instructor")
     answers = set()
-    for path in build_site.chapter_paths():
+    for path in build_site.chapter_sources():
         answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
     assert _answers_shown(site) == sorted(answers)
