@@ -6,10 +6,11 @@ import torch
 from ..attention import AdditiveAttention, DotProductAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .controls import WIDE, check_per_example, float_slider, int_slider
-from .explorer import Explorer, Shown
+from .controls import WIDE, float_slider, int_slider
+from .declaration import check_per_example
 from .export import Recipe
 from .figure import masked_weights
+from .legacy import Explorer, Shown
 
 
 class AdditiveExplorer(Explorer):

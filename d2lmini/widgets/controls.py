@@ -4,37 +4,26 @@ Every factory builds an ipywidgets control and first checks the starting value
 against the control's own bounds or choices, so that a mistake raises at once,
 in the learner's terms: ``name`` is the argument the learner passed, as in
 ``sigma must be between 0.0078125 and 8.0, got 0``. The checks themselves
-(``check_number``, ``check_choice``, ``check_per_example``) also serve the
-arguments of an explorer that are not a control's starting value.
+(``check_number``, ``check_choice``, ``check_per_example``) live in
+``declaration`` beside the control specs; ``widget_for`` builds the ipywidgets
+control of a spec.
 """
 
 import ipywidgets as widgets
 
+from ._compat import tooltip
+from .declaration import (
+    Checkbox,
+    Choice,
+    FloatSlider,
+    IntSlider,
+    LogSlider,
+    NumberBox,
+    check_choice,
+    check_number,
+)
+
 WIDE = {"description_width": "initial"}  # a control's style: its description in full, never cut
-
-
-def check_number(value, name, low, high, integer=False):
-    """``value`` is an int (or, unless ``integer``, a float) between ``low`` and ``high``."""
-    kinds, wanted = ((int,), "an int") if integer else ((int, float), "a number")
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
-
-
-def check_choice(value, name, choices):
-    """``value`` is one of ``choices``."""
-    # True == 1 in Python: a bool is only a valid choice among bools, and an int never is.
-    if isinstance(value, bool) != isinstance(choices[0], bool) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-
-
-def check_per_example(values, name, count):
-    """``values`` is a list or tuple of ``count`` starting values, one per example."""
-    if not isinstance(values, (list, tuple)) or len(values) != count:
-        raise ValueError(f"{name} must be a list or tuple of {count} lengths, one per example, "
-                         f"got {values!r}")
-    return list(values)
 
 
 def int_slider(name, value, low, high, **options):
@@ -68,3 +57,29 @@ def dropdown(name, value, options, **more):
 def checkbox(name, value, **options):
     check_choice(value, name, [True, False])
     return widgets.Checkbox(value=value, **options)
+
+
+def widget_for(control, value):
+    """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first."""
+    control.check(value)
+    common = {"description": control.label, "style": WIDE, **(tooltip(control.tooltip) if control.tooltip else {})}
+    if isinstance(control, IntSlider):
+        return widgets.IntSlider(value=value, min=control.low, max=control.high, step=control.step, **common)
+    if isinstance(control, FloatSlider):
+        return widgets.FloatSlider(value=value, min=control.low, max=control.high, step=control.step,
+                                   readout_format=f".{control.digits}f", **common)
+    if isinstance(control, LogSlider):
+        return widgets.FloatLogSlider(value=value, base=control.base, min=control.low_exponent,
+                                      max=control.high_exponent, step=control.step,
+                                      readout_format=control.readout, **common)
+    if isinstance(control, Choice):
+        kind = {"dropdown": widgets.Dropdown, "toggle": widgets.ToggleButtons,
+                "slider": widgets.SelectionSlider}[control.style]
+        return kind(options=list(control.options), value=value, **common)
+    if isinstance(control, Checkbox):
+        return widgets.Checkbox(value=value, **common)
+    if isinstance(control, NumberBox):
+        return widgets.BoundedIntText(value=value, min=control.low, max=control.high,
+                                      layout=widgets.Layout(width="110px"),
+                                      **{**common, "style": {"description_width": "24px"}})
+    raise TypeError(f"control must be one of d2lmini.widgets.declaration's specs, got {type(control).__name__}")

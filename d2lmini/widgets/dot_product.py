@@ -9,9 +9,9 @@ import torch
 from ..attention import DotProductAttention
 from ..masking import attention_mask
 from .controls import WIDE, checkbox, int_slider, log_slider, selection_slider
-from .explorer import Explorer, Shown
 from .export import Recipe
 from .figure import masked_weights
+from .legacy import Explorer, Shown
 
 
 class DotProductExplorer(Explorer):

@@ -1,63 +1,44 @@
-"""The explorer: controls in, a redrawn picture of one kept figure out.
+"""The kernel's shell: an explorer's declaration turned into ipywidgets, redrawn by blitting.
 
-An explorer is an ``ipywidgets.VBox``: its controls, a caption with the values
-drawn, the picture (an ``ipywidgets.Image`` of PNG bytes), a Save row and a
-message line. A subclass declares four things and nothing else:
-
-* its **controls**, passed to ``Explorer.__init__`` (the factories in
-  ``controls`` build them and check each starting value against the
-  control's own bounds);
-* ``build(plot)``: the axes and artists of ``plot.figure``; every artist that
-  changes is registered with ``plot.animate(artist)`` (``plot.heatmap`` does it);
-* ``compute(state)``: the control values (a dict) -> a dict with ``"weights"``,
-  ``"caption"`` and whatever ``draw`` needs; it draws nothing;
-* ``draw(result)``: moves the registered artists.
-
-The base does the rest, as matplotlib's "Faster rendering by using blitting"
-tutorial does with its ``BlitManager`` (``figure.BlitFigure``): the figure is
-drawn in full once, without the registered artists, and kept as a background;
-an update pastes the background back and draws the registered artists over it.
-An explorer whose picture changes shape (the multi-head grid) declares one
-figure per ``layout``; the one shown first is drawn at construction, the
-others ahead of time while the kernel is idle, so that a layout shown for the
-first time usually costs no more than any other change.
+``Explorer(declaration, settings)`` is an ``ipywidgets.VBox``: the controls
+of the declaration (``declaration.Declaration``), a caption with the values
+drawn, the picture (an ``ipywidgets.Image`` of PNG bytes), a text summary, a
+Save row and a message line. Nothing is subclassed: a control moves, the shell
+asks the declaration to ``adjust`` the settings and ``compute`` a result, the
+view built by ``build`` moves its registered artists (``update``), and the
+kept figure (``figure.BlitFigure``) pastes its background and draws them over
+it, as matplotlib's "Faster rendering by using blitting" tutorial does with its
+``BlitManager``. An explorer whose picture changes shape (the multi-head grid)
+declares one figure per layout; the one shown first is drawn at construction,
+the others ahead of time while the kernel is idle, so that a layout shown for
+the first time usually costs no more than any other change.
 
 Nothing can be forgotten silently: registering an artist twice raises, an
 artist made ``animated=True`` but never registered makes the background draw
-raise, and a ``draw`` that changes an unregistered artist (which the kept
+raise, and an ``update`` that changes an unregistered artist (which the kept
 background would hide) raises too. The error is shown in the explorer.
 
 Other behaviour every explorer shares:
 
-* the weights come from d2lmini's own functions, so the picture shows what the
-  package computes;
 * the figure is a ``matplotlib.figure.Figure`` on an Agg canvas, never a
   pyplot figure, so nothing leaks into the notebook's inline output;
 * the cell output is the container alone, and its text form is a short repr of
-  the control values, so a notebook displaying an explorer passes strict nbval;
+  the settings, so a notebook displaying an explorer passes strict nbval;
 * an exception while updating is shown in the explorer (and kept as
   ``last_error``); the previous picture stays, and the next change redraws;
 * a ``colour_scale`` control: ``"fixed"`` (0 to 1) or ``"fit"`` (0 to
-  ``scale_top(weights)``); the heatmaps and the colorbar share one
-  ``Normalize``, so one assignment recolours them all; beside it a
-  ``colour_map`` menu (``plotting.CMAPS``: viridis by default, and the
-  colour-blind safe ones say so) recolours them all in place too. An explorer
-  whose picture is not attention weights (``SHOWS_WEIGHTS = False``) has
-  neither;
-* a text summary of the weights drawn (``plotting.describe_weights``, or the
-  explorer's own ``describe``) under the picture and as the image's tooltip
-  (its ``title``, which screen readers read as its description), updated
-  with every redraw;
+  ``scale_top(weights)``), and a ``colour_map`` menu (``plotting.CMAPS``);
+  a declaration whose picture is not attention weights (``shows_weights =
+  False``) has neither;
+* a text summary of the picture (the declaration's ``describe``) under it
+  and as the image's tooltip, updated with every redraw;
 * the picture is drawn at ``PIXEL_RATIO`` times its CSS size, for HiDPI
   screens; only the rows that can change are compressed again (``png.BandedPNG``);
-* masked cells are left out of a heatmap and show a grey hatched background,
-  named in a legend, so a masked key never looks like a weight of 0;
 * the display data carries a static PNG of the first picture beside the widget
   view, for renderers without widgets (GitHub, an export without widget state);
-* Save writes into ``figures/`` beside the notebook (git ignores it) and says
-  the full paths: PNG or SVG of the picture, or (``.npz``) the weights with
-  the inputs that rebuild them and, beside it, a Python snippet of plain
-  ``d2lmini`` code that recomputes and draws them (``recipe``; ``export`` writes them).
+* Save writes into ``figures/`` beside the notebook (git ignores it): PNG or
+  SVG of the picture, or (``.npz``) the weights with the inputs that rebuild
+  them and a Python snippet that does (the declaration's ``recipe``).
 """
 
 import asyncio
@@ -77,9 +58,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from traitlets import Unicode
 
-from ..plotting import CMAP, CMAPS, describe_weights
+from ..plotting import CMAP, CMAPS
 from ._compat import MimeBundleDisplay, tooltip
-from .controls import WIDE
+from .controls import WIDE, widget_for
 from .export import SAVE_FOLDER, SAVE_FORMATS, save_npz, save_picture
 from .figure import DPI, PIXEL_RATIO, BlitFigure, scale_top
 from .png import png_bytes
@@ -143,63 +124,49 @@ class DescribedImage(widgets.Image):
     description = Unicode("").tag(sync=True)
 
 
-class Shown:
-    """An explorer attribute that reads ``result[name]`` of the picture shown now.
-
-    ``x_train = Shown()`` in a class body gives ``explorer.x_train``.
-    """
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, explorer, owner=None):
-        if explorer is None:
-            return self
-        return explorer.result[self.name]
-
-
 class Explorer(MimeBundleDisplay, widgets.VBox):
-    """Controls, a picture of a kept figure, a Save row and a message line.
+    """A declaration's controls, its picture redrawn by blitting, a Save row and a message line.
 
-    A subclass passes its ``controls`` (name -> widget) and, optionally, their
-    layout ``rows`` (one row of all of them by default), the ``figsize`` of its
-    figure, or ``layouts`` (layout -> figsize) for several figures, and the
-    default ``filename`` for Save. It defines ``build(plot)``,
-    ``compute(state)`` and ``draw(result)`` (see the module's docstring), and
-    may define ``sync_controls(owner)`` to adjust other controls after one
-    changed. ``compute`` picks the figure with ``result["layout"]``.
+    ``declaration`` is a ``declaration.Declaration``; ``settings`` its
+    ``Settings`` to start from (its defaults when None). ``controls`` maps
+    each control's name to its widget, the colour scale's and colour map's
+    too; ``settings`` reads them back as the declaration's ``Settings``;
+    ``result`` is what ``compute`` returned for the picture shown now, and
+    ``view`` the object that moves its artists.
     """
-
-    repr_controls = ()  # the controls named in repr: short and deterministic for nbval
 
     COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
-    SHOWS_WEIGHTS = True  # False: no colour-scale and colour-map controls, and Save writes no .npz
 
-    weights = Shown()  # the tensor drawn now
-
-    def __init__(self, controls, rows=None, *, figsize=(6.4, 3.2), layouts=None, filename="explorer.png"):
+    def __init__(self, declaration, settings=None):
         super().__init__()
-        rows = [widgets.HBox(list(controls.values()))] if rows is None else rows
+        self.declaration = declaration
+        settings = declaration.Settings() if settings is None else settings
+        self.controls = {control.name: widget_for(control, getattr(settings, control.name))
+                         for control in declaration.controls}
+        self._set_choices(settings)
+        self.rows = []  # (Row, its box)
+        for row in declaration.arrangement():
+            label = [widgets.Label(row.label)] if row.label else []
+            self.rows.append((row, widgets.HBox([*label, *(self.controls[name] for name in row.names)])))
         colour_row = []
-        if self.SHOWS_WEIGHTS:
+        if declaration.shows_weights:
             # The fixed scale compares pictures honestly; fitting it makes small
             # weights (a wide kernel, many keys) visible. The colorbar is true either way.
-            controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
-                                                             description="colours")
-            controls["colour_map"] = widgets.Dropdown(
+            self.controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
+                                                                  description="colours")
+            self.controls["colour_map"] = widgets.Dropdown(
                 options=CMAPS, value=CMAP, description="map",
                 **tooltip("The colour map of the weights. viridis, cividis and greys stay readable with "
                           "every common colour-vision deficiency and in grey print; the book's Reds is "
                           "less even to a red-blind eye."))
-            colour_row = [widgets.HBox([controls["colour_scale"], controls["colour_map"]])]
-        self.colour_controls = tuple(controls[name] for name in ("colour_scale", "colour_map") if name in controls)
-        self.controls = controls
-        self.layouts = layouts or {None: figsize}  # layout -> figure size in inches
-        self.plots = {}  # layout -> BlitFigure, built when first needed
-        self.plot = None  # the BlitFigure shown now
+            colour_row = [widgets.HBox([self.controls["colour_scale"], self.controls["colour_map"]])]
+        self.layouts = declaration.all_layouts()  # layout -> figure size in inches
+        self.views = {}  # layout -> (BlitFigure, view), built when first needed
+        self.blit = None  # the BlitFigure shown now
+        self.view = None  # its view, which moved its artists to ``result``
         self.result = None  # what compute returned for the picture shown now
         self.caption_text = ""
-        self.summary_text = ""  # the weights drawn, in words (``describe``)
+        self.summary_text = ""  # the picture in words (``describe``)
         self.top = 1.0  # the colour scale's upper end shown now
         self.cmap = CMAP  # the colour map shown now
         self.last_error = None
@@ -210,83 +177,60 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
         self.message = widgets.HTML()
         # Saved figures go to a folder of their own beside the notebook, which git ignores.
-        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{filename}", description="save as", style=WIDE)
-        formats = SAVE_FORMATS if self.SHOWS_WEIGHTS else {k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
+        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{declaration.filename}", description="save as",
+                                      style=WIDE)
+        formats = SAVE_FORMATS if declaration.shows_weights else {
+            k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
         self.save_button = widgets.Button(
             description="Save", icon="download",
             tooltip="Save by the file extension, creating its folder if needed: "
                     + "; ".join(f".{fmt}: {what}" for fmt, what in formats.items()))
         self.save_button.on_click(self._on_save)
+        self._show_rows(settings)
         self.refresh()  # a failure here raises: the constructor's caller sees it
         self._prepare_when_idle()
-        for control in controls.values():
+        for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.add_class("d2l-explorer")
-        if self.SHOWS_WEIGHTS:
+        if declaration.shows_weights:
             self.add_class("d2l-weights")  # the browser tests ask these for a colour switch
-        self.children = [*rows, *colour_row, self.caption, self.image, self.summary,
+        self.children = [*(box for _, box in self.rows), *colour_row, self.caption, self.image, self.summary,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
-
-    # What a subclass defines.
-
-    def build(self, plot):
-        """Add axes and artists to ``plot.figure``; register those that change."""
-        raise NotImplementedError
-
-    def compute(self, state):
-        """Control values -> a dict with "weights", "caption" and what ``draw`` needs."""
-        raise NotImplementedError
-
-    def draw(self, result):
-        """Move the registered artists to show ``result``."""
-        raise NotImplementedError
-
-    def sync_controls(self, owner):
-        """Adjust other controls after ``owner`` changed (none by default)."""
-
-    def describe(self, result):
-        """The weights of ``result`` in words, for a screen reader (``plotting.describe_weights``).
-
-        An explorer may override it to name its panels or tokens; the wording
-        stays the one function's.
-        """
-        return describe_weights(result["weights"], result.get("mask"))
-
-    def recipe(self, result):
-        """A ``Recipe`` that rebuilds ``result["weights"]``; None: Save writes no ``.npz``."""
-        return None
-
-    # The machinery.
 
     @property
     def figure(self):
         """The matplotlib figure shown now."""
-        return self.plot.figure
+        return self.blit.figure
 
     @property
-    def state(self):
-        """The control values, name -> value."""
-        return {name: control.value for name, control in self.controls.items()}
+    def weights(self):
+        """The tensor drawn now."""
+        return self.result.weights
+
+    @property
+    def settings(self):
+        """The declaration's ``Settings``, read from the controls."""
+        return self.declaration.Settings(**{control.name: self.controls[control.name].value
+                                            for control in self.declaration.controls})
 
     def __repr__(self):
-        values = ", ".join(f"{name}={self.controls[name].value!r}" for name in self.repr_controls)
-        return f"{type(self).__name__}({values})"
+        values = ", ".join(f"{name}={self.controls[name].value!r}" for name in self.declaration.repr_controls)
+        return f"{self.declaration.name}({values})"
 
-    def plot_for(self, layout):
-        """The BlitFigure of ``layout``, built now if it is not yet."""
-        if layout not in self.plots:
-            plot = BlitFigure(self.layouts[layout], layout)
-            self.build(plot)
-            self.plots[layout] = plot
-        return self.plots[layout]
+    def view_for(self, layout):
+        """The (BlitFigure, view) of ``layout``, built now if it is not yet."""
+        if layout not in self.views:
+            blit = BlitFigure(self.layouts[layout], layout)
+            self.views[layout] = blit, self.declaration.build(blit)
+        return self.views[layout]
 
     def prepare(self):
         """Build every layout not shown yet and draw its background now, so that none
         is drawn in full when first shown. In a Jupyter kernel this happens by itself,
         in idle time."""
         for layout in self.layouts:
-            if layout not in self.plots:
-                self.plot_for(layout).prepare()
+            if layout not in self.views:
+                self.view_for(layout)[0].prepare()
         self.add_class(READY_CLASS)
 
     def _prepare_when_idle(self):
@@ -300,7 +244,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         meanwhile waits for one layout at most. Without a running event loop
         (a script), a layout is built when it is first shown.
         """
-        pending = [layout for layout in self.layouts if layout not in self.plots]
+        pending = [layout for layout in self.layouts if layout not in self.views]
         if not pending:
             self.add_class(READY_CLASS)
             return
@@ -321,7 +265,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
                 return
             layout = pending.pop(0)
             try:
-                self.plot_for(layout).prepare()
+                self.view_for(layout)[0].prepare()
             except Exception:  # not lost: showing this layout raises it again, in the explorer
                 pass
             if pending:
@@ -338,33 +282,50 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         loop.call_later(IDLE_DELAY, prepare_next)
 
     def refresh(self):
-        """Compute from the controls, draw, and put the new picture in ``image``."""
-        state = self.state
+        """Compute from the settings, move the view's artists, and put the new picture in ``image``."""
+        settings = self.settings
         with one_thread():
-            result = self.compute(state)
-        plot = self.plot_for(result.get("layout"))
-        self.draw(result)
-        plot.check_unchanged()
-        caption = result["caption"]
-        top, cmap = 1.0, state.get("colour_map", CMAP)
-        if state.get("colour_scale") == "fit":
-            top = scale_top(result["weights"])
+            result = self.declaration.compute(settings)
+        blit, view = self.view_for(result.layout)
+        view.update(result)
+        blit.check_unchanged()
+        caption = result.caption
+        top = 1.0
+        cmap = self.controls["colour_map"].value if "colour_map" in self.controls else CMAP
+        if "colour_scale" in self.controls and self.controls["colour_scale"].value == "fit":
+            top = scale_top(result.weights)
             caption += f"; colours 0 to {top:g}"
-        summary = self.describe(result)
-        png = plot.render(top, cmap)
+        summary = self.declaration.describe(result)
+        png = blit.render(top, cmap)
         with self.image.hold_sync():  # the picture and its description reach the browser in one message
             self.image.value = png
             if summary != self.summary_text:
                 self.image.tooltip = summary  # the img's title: its description for a screen reader
-        if plot is not self.plot:  # a new figure: show it at its size in CSS pixels (the PNG has
-            width, height = plot.css_size  # PIXEL_RATIO times as many)
+        if blit is not self.blit:  # a new figure: show it at its size in CSS pixels (the PNG has
+            width, height = blit.css_size  # PIXEL_RATIO times as many)
             self.image.layout.width, self.image.layout.height = f"{width}px", f"{height}px"
-        self.plot, self.result, self.caption_text, self.top, self.cmap = plot, result, caption, top, cmap
+        self.blit, self.view, self.result = blit, view, result
+        self.caption_text, self.top, self.cmap = caption, top, cmap
         self.caption.value = f"<b>{html.escape(caption)}</b>"
         if summary != self.summary_text:
             self.summary_text = summary
             self.summary.value = (f'<div style="font-size:small; line-height:1.4" aria-live="polite">'
                                   f'{html.escape(summary)}</div>')
+
+    def _set_choices(self, settings):
+        """Give the controls whose options depend on other settings their options now."""
+        for name, choices in self.declaration.choices(settings).items():
+            control = self.controls[name]
+            labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
+            if list(control.options) != labelled:
+                control.options = labelled
+
+    def _show_rows(self, settings):
+        """Show the rows whose condition holds (``Row.when``), hide the others."""
+        for row, box in self.rows:
+            if row.when is not None:
+                name, value = row.when
+                box.layout.display = None if getattr(settings, name) == value else "none"
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a static PNG of the picture shown now, with
@@ -385,8 +346,8 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
     def static_png(self):
         """PNG bytes of the picture shown now, its caption above and ``HINT`` below,
         at PIXEL_RATIO times its CSS size."""
-        self.plot.render(self.top, self.cmap)  # the canvas may hold a saved figure's pixels
-        picture = np.asarray(self.plot.canvas.buffer_rgba())  # (height, width, 4)
+        self.blit.render(self.top, self.cmap)  # the canvas may hold a saved figure's pixels
+        picture = np.asarray(self.blit.canvas.buffer_rgba())  # (height, width, 4)
         width = picture.shape[1]
         caption = _text_rows(width, self.caption_text, weight="bold")
         hint = _text_rows(width, HINT, style="italic", color="#555555")
@@ -405,21 +366,24 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         """
         path = Path(path).expanduser()
         fmt = path.suffix.lower().lstrip(".")
-        recipe = self.recipe(self.result) if fmt == "npz" else None
+        recipe = self.declaration.recipe(self.result) if fmt == "npz" else None
         if fmt not in ("png", "svg", "npz") or (fmt == "npz" and recipe is None):
-            wanted = ".png, .svg or .npz" if self.SHOWS_WEIGHTS else ".png or .svg"
+            wanted = ".png, .svg or .npz" if self.declaration.shows_weights else ".png or .svg"
             raise ValueError(f"path must end in {wanted}, got {str(path)!r}")
         if fmt == "npz":
-            return save_npz(path, recipe, self.result["weights"], type(self).__name__)
-        return save_picture(self.plot, path, fmt, dpi, self.caption_text)
+            return save_npz(path, recipe, self.result.weights, self.declaration.name)
+        return save_picture(self.blit, path, fmt, dpi, self.caption_text)
 
     def _on_change(self, change):
         self._last_activity = _last_change_anywhere[0] = time.monotonic()  # postpones all idle-time work
-        if self._syncing:  # a control adjusted by sync_controls: one redraw follows
+        if self._syncing:  # a control set by the declaration's adjust: one redraw follows
             return
         self._syncing = True
         try:
-            self.sync_controls(change["owner"])
+            owner = change["owner"]
+            changed = next((name for name, control in self.controls.items() if control is owner), None)
+            if changed in {control.name for control in self.declaration.controls}:
+                self._adjust(changed)
             self.refresh()
         except Exception as error:  # shown in the explorer and kept, never swallowed
             self._show_error(error)
@@ -428,6 +392,16 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             self.message.value = ""
         finally:
             self._syncing = False
+
+    def _adjust(self, changed):
+        """Let the declaration set other controls after ``changed`` moved (``adjust``, ``choices``)."""
+        settings = self.declaration.adjust(self.settings, changed)
+        self._set_choices(settings)
+        for control in self.declaration.controls:
+            value = getattr(settings, control.name)
+            if self.controls[control.name].value != value:
+                self.controls[control.name].value = value
+        self._show_rows(settings)
 
     def _on_save(self, button):
         try:

@@ -8,9 +8,10 @@ from matplotlib.patches import Rectangle
 
 from ..plotting import CMAP, describe_weights
 from ..pretrained import chapter_model
-from .controls import WIDE, check_choice, dropdown, int_slider
-from .explorer import Explorer, Shown
+from .controls import WIDE, dropdown, int_slider
+from .declaration import check_choice
 from .export import Recipe
+from .legacy import Explorer, Shown
 
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights

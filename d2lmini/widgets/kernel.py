@@ -1,6 +1,9 @@
 """Attention pooling as a weighted average: chapter 00's single query over six keys, and
 chapter 01's Nadaraya–Watson fit next to its weights, as σ, the kernel and the data change."""
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from matplotlib import patheffects
@@ -9,8 +12,8 @@ from matplotlib.lines import Line2D
 
 from ..kernels import KERNELS, nadaraya_watson
 from ..plotting import CMAP, describe_weights
-from .controls import WIDE, dropdown, float_slider, int_slider, log_slider
-from .explorer import Explorer, Shown
+from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, options
+from .explorer import Explorer
 from .export import Recipe
 
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
@@ -34,7 +37,28 @@ def _scores(query, keys, score):
     return -0.5 * (query - keys) ** 2 if score == "distance" else query * keys
 
 
-class QueryPoolingExplorer(Explorer):
+@dataclass(frozen=True)
+class QuerySettings:
+    query: float = 0.5
+    score: str = "distance"
+
+
+@dataclass(frozen=True)
+class QueryResult(Result):
+    query: float
+    score: str
+    output: float  # the answer Σ α_i v_i
+    curve: torch.Tensor  # (141,): the answer at every query of the grid
+
+
+@functools.cache
+def _answer_curve(score):
+    """The answer at every query of ``QueryPooling.query_grid``: it depends on the score alone."""
+    every = torch.softmax(_scores(QueryPooling.query_grid, QueryPooling.pool_keys, score), dim=-1)  # (grid, keys)
+    return every @ QueryPooling.pool_values  # (grid,)
+
+
+class QueryPooling(Declaration):
     """One query pooled over chapter 00's six keys: move it, and see its weights and its answer.
 
     Top, the values at their keys, the answer Σ α_i v_i at the query's
@@ -43,29 +67,55 @@ class QueryPoolingExplorer(Explorer):
     cell under its key. The nearness score is the Gaussian kernel of width 1.
     """
 
+    controls = (
+        FloatSlider("query", "query q", QUERY_LOW, QUERY_HIGH, 0.1),
+        Choice("score", "score a(q, k)", SCORES),
+    )
+    Settings = QuerySettings
+    figsize = (6.4, 4.4)
+    filename = "one_query.png"
     repr_controls = ("query", "score")
-    output = Shown()
+    pool_keys = torch.tensor(QUERY_KEYS)  # (keys,)
+    pool_values = torch.tensor(QUERY_VALUES)  # (keys,)
+    query_grid = torch.linspace(QUERY_LOW, QUERY_HIGH, 141)  # (141,): every query, for the curve
 
-    def __init__(self, query=0.5, score="distance"):
-        self.pool_keys = torch.tensor(QUERY_KEYS)  # (keys,); "keys" is a trait of every widget
-        self.pool_values = torch.tensor(QUERY_VALUES)  # (keys,)
-        self.query_grid = torch.linspace(QUERY_LOW, QUERY_HIGH, 141)  # (141,): every query, for the curve
-        self.curves = {}  # score -> the answer at every query of the grid: it depends on the score alone
-        controls = {
-            "query": float_slider("query", query, QUERY_LOW, QUERY_HIGH, step=0.1, description="query q",
-                                  readout_format=".1f", style=WIDE),
-            "score": dropdown("score", score, SCORES, description="score a(q, k)", style=WIDE),
-        }
-        super().__init__(controls, figsize=(6.4, 4.4), filename="one_query.png")
+    def compute(self, settings):
+        query, score = settings.query, settings.score
+        weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
+        output = (weights @ self.pool_values).item()
+        name = self.control("score").label_of(score).split(",")[0]
+        return QueryResult(weights, f"a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}",
+                           query=query, score=score, output=output, curve=_answer_curve(score))
 
-    def build(self, plot):
-        ax_values, ax_map = plot.figure.subplots(2, 1, sharex=True, height_ratios=(3, 1.2))
+    def build(self, blit):
+        return QueryView(blit, self.query_grid)
+
+    def describe(self, result):
+        return describe_weights(result.weights, query_labels=[f"q = {result.query:.1f}"],
+                                key_labels=[f"k = {k:g}" for k in QUERY_KEYS])
+
+    def recipe(self, result):
+        inputs = {"query": result.query, "keys": self.pool_keys, "score": result.score}
+        return Recipe(inputs, """
+            query = float(saved["query"])
+            keys = torch.from_numpy(saved["keys"])  # (keys,)
+            scores = -0.5 * (query - keys) ** 2 if str(saved["score"]) == "distance" else query * keys
+            weights = torch.softmax(scores, dim=-1)[None]  # (1 query, keys)
+        """)
+
+
+class QueryView:
+    """The values, the answer and its curve above; the weights below, each under its key."""
+
+    def __init__(self, blit, query_grid):
+        self.query_grid = query_grid.numpy()
+        ax_values, ax_map = blit.figure.subplots(2, 1, sharex=True, height_ratios=(3, 1.2))
         ax_values.plot(QUERY_KEYS, QUERY_VALUES, "o", color="C0", ms=4)
-        self.circles = plot.animate(ax_values.scatter(QUERY_KEYS, QUERY_VALUES, s=np.zeros(len(QUERY_KEYS)),
+        self.circles = blit.animate(ax_values.scatter(QUERY_KEYS, QUERY_VALUES, s=np.zeros(len(QUERY_KEYS)),
                                                       facecolors="none", edgecolors="C0"))
-        self.curve = plot.animate(ax_values.plot([], [], color="C3", alpha=0.35, lw=1)[0])
-        self.answer = plot.animate(ax_values.plot([], [], "*", color="C3", ms=12)[0])
-        self.query_lines = [plot.animate(ax.axvline(0, color="gray", ls="--", lw=1)) for ax in (ax_values, ax_map)]
+        self.curve = blit.animate(ax_values.plot([], [], color="C3", alpha=0.35, lw=1)[0])
+        self.answer = blit.animate(ax_values.plot([], [], "*", color="C3", ms=12)[0])
+        self.query_lines = [blit.animate(ax.axvline(0, color="gray", ls="--", lw=1)) for ax in (ax_values, ax_map)]
         legend = [  # the legend is drawn once: stand-ins for the artists that move
             Line2D([], [], marker="o", color="C0", ls="", ms=4, label="value $v_i$ at key $k_i$"),
             Line2D([], [], marker="o", mfc="none", mec="C0", ls="", ms=10, label="circle area: weight $\\alpha_i$"),
@@ -76,54 +126,56 @@ class QueryPoolingExplorer(Explorer):
         ax_values.legend(handles=legend, loc="upper left", fontsize="x-small")
         ax_values.set(ylim=(-0.8, 9), ylabel="value")
         # One row of weights on the values' x axis: each key's cell sits under its key.
-        self.heatmap = plot.heatmap(ax_map, 1, len(QUERY_KEYS), xlabel="Keys $k_i$ (and the query $q$) on the line",
+        self.heatmap = blit.heatmap(ax_map, 1, len(QUERY_KEYS), xlabel="Keys $k_i$ (and the query $q$) on the line",
                                     ylabel="Query")
         ax_map.set_xlim(QUERY_LOW, QUERY_HIGH)
         ax_map.set_yticks([0], ["q"])
         outline = [patheffects.withStroke(linewidth=2.5, foreground="white")]  # readable on every colour map
-        self.labels = [plot.animate(ax_map.text(k, 0, "", ha="center", va="center", fontsize="small",
+        self.labels = [blit.animate(ax_map.text(k, 0, "", ha="center", va="center", fontsize="small",
                                                 path_effects=outline))
                        for k in QUERY_KEYS]
-        plot.colorbar(ax_map)
+        blit.colorbar(ax_map)
 
-    def compute(self, state):
-        query, score = state["query"], state["score"]
-        weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
-        output = (weights @ self.pool_values).item()
-        if score not in self.curves:
-            every = torch.softmax(_scores(self.query_grid, self.pool_keys, score), dim=-1)  # (grid queries, keys)
-            self.curves[score] = every @ self.pool_values
-        curve = self.curves[score]
-        name = next(label for label, value in SCORES if value == score).split(",")[0]
-        return {"weights": weights, "query": query, "score": score, "output": output, "curve": curve,
-                "caption": f"a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}"}
-
-    def draw(self, result):
-        weights, query = result["weights"][0], result["query"]  # (keys,), a number
-        self.heatmap.set_array(result["weights"].numpy())
+    def update(self, result):
+        weights, query = result.weights[0], result.query  # (keys,), a number
+        self.heatmap.set_array(result.weights.numpy())
         self.circles.set_sizes((400 * weights).numpy())
-        self.curve.set_data(self.query_grid.numpy(), result["curve"].numpy())
+        self.curve.set_data(self.query_grid, result.curve.numpy())
         for line in self.query_lines:
             line.set_xdata([query, query])
-        self.answer.set_data([query], [result["output"]])
+        self.answer.set_data([query], [result.output])
         for label, weight in zip(self.labels, weights.tolist()):
             label.set_text(f"{weight:.2f}")
 
-    def describe(self, result):
-        return describe_weights(result["weights"], query_labels=[f"q = {result['query']:.1f}"],
-                                key_labels=[f"k = {k:g}" for k in QUERY_KEYS])
 
-    def recipe(self, result):
-        inputs = {"query": result["query"], "keys": self.pool_keys, "score": result["score"]}
-        return Recipe(inputs, """
-            query = float(saved["query"])
-            keys = torch.from_numpy(saved["keys"])  # (keys,)
-            scores = -0.5 * (query - keys) ** 2 if str(saved["score"]) == "distance" else query * keys
-            weights = torch.softmax(scores, dim=-1)[None]  # (1 query, keys)
-        """)
+@dataclass(frozen=True)
+class KernelSettings:
+    sigma: float = 0.5
+    kernel: str = "gaussian"
+    n_train: int = 40
 
 
-class KernelPoolingExplorer(Explorer):
+@dataclass(frozen=True)
+class KernelResult(Result):
+    kernel: str
+    sigma: float
+    x_train: torch.Tensor  # (n,): the keys, sorted
+    y_train: torch.Tensor  # (n,): the values
+    predictions: torch.Tensor  # (queries,)
+
+
+QUERIES = torch.arange(LOW, HIGH, 0.1)  # (50,): the kernel explorer's queries
+
+
+def training_data(n, seed=0):
+    """``n`` sorted training inputs in [0, 5) and noisy targets 2 sin(x) + x."""
+    generator = torch.Generator().manual_seed(seed)
+    x_train = torch.sort(torch.rand(n, generator=generator) * HIGH).values  # (n,)
+    y_train = _toy_function(x_train) + 0.5 * torch.randn(n, generator=generator)  # (n,)
+    return x_train, y_train
+
+
+class KernelPooling(Declaration):
     """Nadaraya–Watson pooling: the fit next to the weights (queries × keys, by position).
 
     The weights are drawn against positions on a fixed [0, 5) axis: key j's
@@ -132,74 +184,37 @@ class KernelPoolingExplorer(Explorer):
     fast as any other change.
     """
 
+    controls = (
+        # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
+        # snaps a value to the grid and sends it back.
+        LogSlider("sigma", "width σ", 2, -7, 3, 0.25),
+        Choice("kernel", "kernel", options(KERNELS)),
+        IntSlider("n_train", "training points", 5, 100, 5),
+    )
+    Settings = KernelSettings
+    figsize = (8, 3.2)
+    filename = "kernel_pooling.png"
     repr_controls = ("sigma", "kernel", "n_train")
-    x_train, y_train, predictions = Shown(), Shown(), Shown()
+    queries = QUERIES
+    query_labels = [f"x = {x:.1f}" for x in QUERIES.tolist()]  # the summary's names for the rows
 
-    def __init__(self, sigma=0.5, kernel="gaussian", n_train=40, seed=0):
-        self.seed = seed
-        self.queries = torch.arange(LOW, HIGH, 0.1)  # (50,)
-        step = float(self.queries[1] - self.queries[0])
-        self.query_edges = np.append(self.queries.numpy(), HIGH) - step / 2  # (51,): rows centred on queries
-        self.query_labels = [f"x = {x:.1f}" for x in self.queries.tolist()]  # the summary's names for the rows
-        controls = {
-            # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
-            # snaps a value to the grid and sends it back.
-            "sigma": log_slider("sigma", sigma, 2, -7, 3, step=0.25, description="width σ",
-                                readout_format=".3g", style=WIDE),
-            "kernel": dropdown("kernel", kernel, list(KERNELS), description="kernel"),
-            "n_train": int_slider("n_train", n_train, 5, 100, step=5, description="training points",
-                                  style=WIDE),
-        }
-        super().__init__(controls, figsize=(8, 3.2), filename="kernel_pooling.png")
-
-    def training_data(self, n):
-        """``n`` sorted training inputs in [0, 5) and noisy targets 2 sin(x) + x."""
-        generator = torch.Generator().manual_seed(self.seed)
-        x_train = torch.sort(torch.rand(n, generator=generator) * HIGH).values  # (n,)
-        y_train = _toy_function(x_train) + 0.5 * torch.randn(n, generator=generator)  # (n,)
-        return x_train, y_train
-
-    def build(self, plot):
-        ax_fit, ax_map = plot.figure.subplots(1, 2)
-        x = torch.linspace(LOW, HIGH, 200)
-        ax_fit.plot(x, _toy_function(x), "--", color="gray", label="truth")
-        self.points = plot.animate(ax_fit.plot([], [], "o", ms=3, alpha=0.6, label="training data")[0])
-        self.fit = plot.animate(ax_fit.plot([], [], color="C3", label="prediction")[0])
-        ax_fit.set(xlim=(LOW, HIGH), ylim=(-2.5, 7), xlabel="x", ylabel="y")
-        ax_fit.legend(loc="upper left", fontsize="small")
-        ax_fit.set_title("Nadaraya–Watson regression")
-        # An image on a rectilinear grid whose columns may change in number and width.
-        self.heatmap = PcolorImage(ax_map, [LOW, HIGH], self.query_edges, np.zeros((len(self.queries), 1)),
-                                   cmap=CMAP, norm=plot.norm)
-        self.heatmap.set_extent((LOW, HIGH, self.query_edges[0], self.query_edges[-1]))
-        ax_map.add_image(self.heatmap)
-        plot.animate(self.heatmap)
-        ax_map.set(xlim=(LOW, HIGH), ylim=(self.query_edges[-1], self.query_edges[0]),
-                   xlabel="Keys (training inputs x)", ylabel="Queries (x)", title="attention weights")
-        plot.colorbar(ax_map)
-
-    def compute(self, state):
-        sigma, kernel, n = state["sigma"], state["kernel"], state["n_train"]
-        x_train, y_train = self.training_data(n)
+    def compute(self, settings):
+        sigma, kernel, n = settings.sigma, settings.kernel, settings.n_train
+        x_train, y_train = training_data(n)
         predictions, weights = nadaraya_watson(self.queries, x_train, y_train, kernel, sigma)
-        return {"weights": weights, "x_train": x_train, "y_train": y_train, "predictions": predictions,
-                "caption": f"{kernel} kernel, σ = {sigma:.3g}, {n} training points"}
+        return KernelResult(weights, f"{kernel} kernel, σ = {sigma:.3g}, {n} training points",
+                            kernel=kernel, sigma=sigma, x_train=x_train, y_train=y_train, predictions=predictions)
 
-    def draw(self, result):
-        x_train = result["x_train"].numpy()
-        self.points.set_data(x_train, result["y_train"].numpy())
-        self.fit.set_data(self.queries.numpy(), result["predictions"].numpy())
-        key_edges = np.concatenate([[LOW], (x_train[1:] + x_train[:-1]) / 2, [HIGH]])  # (n + 1,)
-        self.heatmap.set_data(key_edges, self.query_edges, result["weights"].numpy())
+    def build(self, blit):
+        return KernelView(blit, self.queries)
 
     def describe(self, result):
-        keys = [f"x = {x:.2f}" for x in result["x_train"].tolist()]  # the training points move with n_train
-        return describe_weights(result["weights"], query_labels=self.query_labels, key_labels=keys)
+        keys = [f"x = {x:.2f}" for x in result.x_train.tolist()]  # the training points move with n_train
+        return describe_weights(result.weights, query_labels=self.query_labels, key_labels=keys)
 
     def recipe(self, result):
-        state = self.state
-        inputs = {"queries": self.queries, "x_train": result["x_train"], "y_train": result["y_train"],
-                  "kernel": state["kernel"], "sigma": state["sigma"]}
+        inputs = {"queries": self.queries, "x_train": result.x_train, "y_train": result.y_train,
+                  "kernel": result.kernel, "sigma": result.sigma}
         return Recipe(inputs, """
             queries = torch.from_numpy(saved["queries"])  # (queries,)
             x_train = torch.from_numpy(saved["x_train"])  # (keys,): the keys, sorted
@@ -209,11 +224,46 @@ class KernelPoolingExplorer(Explorer):
         """)
 
 
+class KernelView:
+    """The fit on the left; the weights on the right, each key's column at its position."""
+
+    def __init__(self, blit, queries):
+        self.queries = queries.numpy()
+        step = float(queries[1] - queries[0])
+        self.query_edges = np.append(self.queries, HIGH) - step / 2  # (51,): rows centred on queries
+        ax_fit, ax_map = blit.figure.subplots(1, 2)
+        x = torch.linspace(LOW, HIGH, 200)
+        ax_fit.plot(x, _toy_function(x), "--", color="gray", label="truth")
+        self.points = blit.animate(ax_fit.plot([], [], "o", ms=3, alpha=0.6, label="training data")[0])
+        self.fit = blit.animate(ax_fit.plot([], [], color="C3", label="prediction")[0])
+        ax_fit.set(xlim=(LOW, HIGH), ylim=(-2.5, 7), xlabel="x", ylabel="y")
+        ax_fit.legend(loc="upper left", fontsize="small")
+        ax_fit.set_title("Nadaraya–Watson regression")
+        # An image on a rectilinear grid whose columns may change in number and width.
+        self.heatmap = PcolorImage(ax_map, [LOW, HIGH], self.query_edges, np.zeros((len(self.queries), 1)),
+                                   cmap=CMAP, norm=blit.norm)
+        self.heatmap.set_extent((LOW, HIGH, self.query_edges[0], self.query_edges[-1]))
+        ax_map.add_image(self.heatmap)
+        blit.animate(self.heatmap)
+        ax_map.set(xlim=(LOW, HIGH), ylim=(self.query_edges[-1], self.query_edges[0]),
+                   xlabel="Keys (training inputs x)", ylabel="Queries (x)", title="attention weights")
+        blit.colorbar(ax_map)
+
+    def update(self, result):
+        x_train = result.x_train.numpy()
+        self.points.set_data(x_train, result.y_train.numpy())
+        self.fit.set_data(self.queries, result.predictions.numpy())
+        key_edges = np.concatenate([[LOW], (x_train[1:] + x_train[:-1]) / 2, [HIGH]])  # (n + 1,)
+        self.heatmap.set_data(key_edges, self.query_edges, result.weights.numpy())
+
+
 def explore_kernel_pooling(sigma=0.5, kernel="gaussian", n_train=40):
     """Nadaraya–Watson pooling: the kernel width σ (log scale), the kernel, the training points."""
-    return KernelPoolingExplorer(sigma, kernel, n_train)
+    declaration = KernelPooling()
+    return Explorer(declaration, declaration.settings(sigma=sigma, kernel=kernel, n_train=n_train))
 
 
 def explore_one_query(query=0.5, score="distance"):
     """One query over six keys: its position q and the score a(q, k), with its weights and answer."""
-    return QueryPoolingExplorer(query, score)
+    declaration = QueryPooling()
+    return Explorer(declaration, declaration.settings(query=query, score=score))

@@ -10,10 +10,11 @@ import torch
 
 from ..masking import attention_mask, empty_rows, masked_softmax
 from ._compat import toggle_button_style
-from .controls import check_number, dropdown
-from .explorer import Explorer
+from .controls import dropdown
+from .declaration import check_number
 from .export import Recipe
 from .figure import masked_weights
+from .legacy import Explorer
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
 CUSTOM = "edited by hand"  # the preset shown once a cell has been clicked

@@ -5,10 +5,11 @@ import torch
 
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
-from .controls import WIDE, check_per_example, int_slider
-from .explorer import Explorer, Shown
+from .controls import WIDE, int_slider
+from .declaration import check_per_example
 from .export import Recipe
 from .figure import masked_weights
+from .legacy import Explorer, Shown
 
 
 class MaskedSoftmaxExplorer(Explorer):

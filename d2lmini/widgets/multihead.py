@@ -9,9 +9,9 @@ from ..attention import MultiHeadAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
 from .controls import WIDE, checkbox, dropdown, int_slider, selection_slider
-from .explorer import Explorer, Shown
 from .export import Recipe
 from .figure import masked_weights
+from .legacy import Explorer, Shown
 
 
 class MultiHeadExplorer(Explorer):

@@ -11,9 +11,9 @@ from ..attention import DotProductAttention
 from ..plotting import CMAP
 from ..positional import PositionalEncoding
 from .controls import WIDE, int_slider, log_slider
-from .explorer import Explorer, Shown
 from .export import Recipe
 from .figure import CellImage
+from .legacy import Explorer, Shown
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 

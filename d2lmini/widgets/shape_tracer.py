@@ -7,8 +7,8 @@ from matplotlib.colors import to_rgba
 
 from ..attention import MultiHeadAttention
 from .controls import checkbox, int_slider, selection_slider
-from .explorer import Explorer, Shown
 from .figure import CellImage
+from .legacy import Explorer, Shown
 
 # Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
 HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")

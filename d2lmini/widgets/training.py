@@ -40,10 +40,11 @@ from ..seq2seq import (
     train,
 )
 from ._compat import MimeBundleDisplay
-from .controls import WIDE, check_choice, check_number, int_slider, selection_slider
-from .explorer import Explorer, error_html
+from .controls import WIDE, int_slider, selection_slider
+from .declaration import check_choice, check_number
 from .export import Recipe
 from .figure import BlitFigure, masked_weights
+from .legacy import Explorer, error_html
 
 RIGHT, WRONG = "#1a7f37", "#cf222e"  # colours of an output symbol that is right, and wrong
 EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with the training seed

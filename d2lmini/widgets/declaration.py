@@ -1,0 +1,288 @@
+"""An explorer declared once, as data: its controls, a pure computation, and a view.
+
+A declaration says three things, and two shells are built from it:
+
+* its **controls** (``controls``): the specs below (``IntSlider``,
+  ``FloatSlider``, ``LogSlider``, ``Choice``, ``Checkbox``, ``NumberBox``),
+  each a frozen dataclass that knows its name, its label, every value it can
+  take and how to check one;
+* a **computation** ``compute(settings) -> result``: from a frozen dataclass
+  of named settings (``Settings``, one field per control) to a frozen
+  dataclass of named results (a subclass of ``Result``). It draws nothing and
+  keeps no state, so any shell, a test or the site's builder can call it;
+* a **view** ``build(blit) -> view``: the axes and artists of a
+  ``figure.BlitFigure``, every artist that moves registered with
+  ``blit.animate``; the view's ``update(result)`` moves them.
+
+The kernel's shell, ``explorer.Explorer`` (an ipywidgets box, in Jupyter,
+Colab and on a hub), and the page's shell (``page``, for the web site) both
+read the same declaration. This module imports neither ipywidgets nor
+matplotlib.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+
+def check_number(value, name, low, high, integer=False):
+    """``value`` is an int (or, unless ``integer``, a float) between ``low`` and ``high``."""
+    kinds, wanted = ((int,), "an int") if integer else ((int, float), "a number")
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
+
+
+def check_choice(value, name, choices):
+    """``value`` is one of ``choices``."""
+    # True == 1 in Python: a bool is only a valid choice among bools, and an int never is.
+    if isinstance(value, bool) != isinstance(choices[0], bool) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def check_per_example(values, name, count):
+    """``values`` is a list or tuple of ``count`` starting values, one per example."""
+    if not isinstance(values, (list, tuple)) or len(values) != count:
+        raise ValueError(f"{name} must be a list or tuple of {count} lengths, one per example, "
+                         f"got {values!r}")
+    return list(values)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control: ``name`` is its settings field, ``label`` what the learner reads beside it,
+    ``argument`` the name an error message gives a bad starting value (``name`` by default)."""
+
+    name: str
+    label: str
+    argument: str = field(default="", kw_only=True)
+    tooltip: str = field(default="", kw_only=True)
+
+    @property
+    def kind(self):
+        return type(self).__name__
+
+    def check(self, value):
+        """Raise, naming the argument, if ``value`` is not a value of this control."""
+        raise NotImplementedError
+
+    def values(self):
+        """Every value the control can take, in order."""
+        raise NotImplementedError
+
+    def spec(self):
+        """The control as JSON-ready data, for the page."""
+        data = {"kind": self.kind, **dataclasses.asdict(self)}
+        data.pop("argument")
+        return data
+
+    @property
+    def who(self):
+        return self.argument or self.name
+
+
+@dataclass(frozen=True)
+class IntSlider(Control):
+    low: int
+    high: int
+    step: int = 1
+
+    def check(self, value):
+        check_number(value, self.who, self.low, self.high, integer=True)
+
+    def values(self):
+        return tuple(range(self.low, self.high + 1, self.step))
+
+
+def _grid(low, high, step):
+    """low, low + step, ... up to high, as the slider snaps them (rounded to 10 decimals)."""
+    count = math.floor((high - low) / step + 1e-9)
+    return tuple(round(low + k * step, 10) for k in range(count + 1))
+
+
+@dataclass(frozen=True)
+class FloatSlider(Control):
+    low: float
+    high: float
+    step: float
+    digits: int = 1  # decimals shown in the readout
+
+    def check(self, value):
+        check_number(value, self.who, self.low, self.high)
+
+    def values(self):
+        return _grid(self.low, self.high, self.step)
+
+
+@dataclass(frozen=True)
+class LogSlider(Control):
+    """A slider over ``base ** exponent``, for widths and temperatures."""
+
+    base: float
+    low_exponent: float
+    high_exponent: float
+    step: float
+    readout: str = ".3g"  # format of the value shown
+
+    def check(self, value):
+        check_number(value, self.who, float(self.base) ** self.low_exponent, float(self.base) ** self.high_exponent)
+
+    def values(self):
+        return tuple(float(self.base) ** e for e in _grid(self.low_exponent, self.high_exponent, self.step))
+
+
+@dataclass(frozen=True)
+class Choice(Control):
+    """One of ``options``, (label, value) pairs, shown as a ``"dropdown"`` menu, ``"toggle"``
+    buttons or a ``"slider"`` over the options."""
+
+    options: tuple
+    style: str = "dropdown"
+
+    def check(self, value):
+        check_choice(value, self.who, self.values())
+
+    def values(self):
+        return tuple(value for _, value in self.options)
+
+    def label_of(self, value):
+        return next(label for label, option in self.options if option == value)
+
+
+def options(values):
+    """(label, value) pairs for plain values: each labelled by its own text."""
+    return tuple((str(value), value) for value in values)
+
+
+@dataclass(frozen=True)
+class Checkbox(Control):
+    def check(self, value):
+        check_choice(value, self.who, [True, False])
+
+    def values(self):
+        return (False, True)
+
+
+@dataclass(frozen=True)
+class NumberBox(Control):
+    """An integer typed in a box, between ``low`` and ``high``."""
+
+    low: int
+    high: int
+
+    def check(self, value):
+        check_number(value, self.who, self.low, self.high, integer=True)
+
+    def values(self):
+        return tuple(range(self.low, self.high + 1))
+
+
+@dataclass(frozen=True)
+class Row:
+    """Controls shown side by side, by name; ``label`` before them; shown only while the
+    setting ``when[0]`` equals ``when[1]`` (always, when ``when`` is None)."""
+
+    names: tuple
+    label: str = ""
+    when: tuple = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``compute`` returns; an explorer's result class adds its own fields.
+
+    ``weights`` is the tensor drawn, ``caption`` the line above the picture,
+    ``mask`` (True = may attend, the shape of ``weights``) marks the masked
+    cells when there are any, and ``layout`` picks the figure when the
+    explorer has several (``Declaration.layouts``).
+    """
+
+    weights: torch.Tensor
+    caption: str
+    mask: torch.Tensor = field(default=None, kw_only=True)
+    layout: object = field(default=None, kw_only=True)
+
+
+class Declaration:
+    """An explorer, declared once (see the module's docstring).
+
+    A subclass sets ``controls`` (a tuple of control specs), ``Settings`` (a
+    frozen dataclass with one field per control, in the same order), and
+    defines ``compute(settings)`` and ``build(blit)``. It may set:
+
+    * ``rows``: the controls' arrangement, a tuple of ``Row`` (one row of
+      all of them by default);
+    * ``figsize``, or ``layouts`` (layout -> figsize) for a picture that
+      changes shape;
+    * ``filename`` (Save's default), ``repr_controls`` (the settings named
+      in the text form that nbval compares), ``shows_weights`` (False: the
+      picture is not attention weights, so no colour-scale or colour-map
+      control);
+
+    and define ``adjust(settings, changed)`` (the settings after the control
+    ``changed`` moved: one control may set others), ``choices(settings)``
+    (options that depend on other settings), ``describe(result)`` (the text
+    summary) and ``recipe(result)`` (what Save's ``.npz`` holds).
+    """
+
+    controls = ()
+    Settings = None
+    rows = None
+    figsize = (6.4, 3.2)
+    layouts = None
+    filename = "explorer.png"
+    repr_controls = ()
+    shows_weights = True
+
+    @property
+    def name(self):
+        """The explorer's name in its text form and on the page: the class name and "Explorer"."""
+        return type(self).__name__ + "Explorer"
+
+    def control(self, name):
+        return next(control for control in self.controls if control.name == name)
+
+    def settings(self, **values):
+        """``Settings`` from ``values``, each checked by its control (unnamed ones keep their defaults)."""
+        for name, value in values.items():
+            self.control(name).check(value)
+        return self.Settings(**values)
+
+    def all_layouts(self):
+        """layout -> figsize, for every figure the explorer draws."""
+        return dict(self.layouts) if self.layouts else {None: self.figsize}
+
+    def arrangement(self):
+        """The rows of controls, ``rows`` or one row of all of them."""
+        return self.rows or (Row(tuple(control.name for control in self.controls)),)
+
+    # What a subclass defines.
+
+    def compute(self, settings):
+        """Settings -> a ``Result``; draws nothing."""
+        raise NotImplementedError
+
+    def build(self, blit):
+        """Add the axes and artists to ``blit.figure``, register those that move, and return
+        the view: an object whose ``update(result)`` moves them."""
+        raise NotImplementedError
+
+    def adjust(self, settings, changed):
+        """The settings after control ``changed`` moved (unchanged by default)."""
+        return settings
+
+    def choices(self, settings):
+        """name -> options for the controls whose options depend on other settings."""
+        return {}
+
+    def describe(self, result):
+        """The picture of ``result`` in words (``plotting.describe_weights`` by default)."""
+        from ..plotting import describe_weights
+        return describe_weights(result.weights, result.mask)
+
+    def recipe(self, result):
+        """A ``Recipe`` that rebuilds ``result.weights``; None: Save writes no ``.npz``."""
+        return None
