@@ -11,7 +11,7 @@ control of a spec.
 
 import ipywidgets as widgets
 
-from ._compat import tooltip
+from ._compat import toggle_button_style, tooltip
 from .declaration import (
     Checkbox,
     Choice,
@@ -59,6 +59,10 @@ def checkbox(name, value, **options):
     return widgets.Checkbox(value=value, **options)
 
 
+def _mark(on):
+    return "✓" if on else ""
+
+
 def widget_for(control, value):
     """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first."""
     control.check(value)
@@ -72,10 +76,20 @@ def widget_for(control, value):
         return widgets.FloatLogSlider(value=value, base=control.base, min=control.low_exponent,
                                       max=control.high_exponent, step=control.step,
                                       readout_format=control.readout, **common)
+    if isinstance(control, Choice) and control.style == "combobox":
+        return widgets.Combobox(value=value, options=[label for label, _ in control.options],
+                                ensure_option=not control.free_text, continuous_update=False,
+                                layout=widgets.Layout(width="95%"), **common)
     if isinstance(control, Choice):
         kind = {"dropdown": widgets.Dropdown, "toggle": widgets.ToggleButtons,
                 "slider": widgets.SelectionSlider}[control.style]
         return kind(options=list(control.options), value=value, **common)
+    if isinstance(control, Checkbox) and control.style == "cell":
+        cell = widgets.ToggleButton(value=value, description=_mark(value), tooltip=control.label,
+                                    layout=widgets.Layout(width="30px", height="30px", padding="0"),
+                                    style=toggle_button_style())
+        cell.observe(lambda change: setattr(cell, "description", _mark(change["new"])), names="value")
+        return cell
     if isinstance(control, Checkbox):
         return widgets.Checkbox(value=value, **common)
     if isinstance(control, NumberBox):

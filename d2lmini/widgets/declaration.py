@@ -140,9 +140,14 @@ class Choice(Control):
     buttons or a ``"slider"`` over the options."""
 
     options: tuple
-    style: str = "dropdown"
+    style: str = "dropdown"  # or "toggle", "slider", or "combobox": a text box that suggests the options
+    free_text: bool = False  # a "combobox" that takes any text, not only its options
 
     def check(self, value):
+        if self.free_text:
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{self.who} must be a non-empty str, got {value!r}")
+            return
         check_choice(value, self.who, self.values())
 
     def values(self):
@@ -159,6 +164,11 @@ def options(values):
 
 @dataclass(frozen=True)
 class Checkbox(Control):
+    """On or off: a ``"box"`` with its label, or a ``"cell"``, a small square button marked ✓
+    when on (the mask editor's cells; its label is its tooltip)."""
+
+    style: str = "box"
+
     def check(self, value):
         check_choice(value, self.who, [True, False])
 
@@ -183,11 +193,13 @@ class NumberBox(Control):
 @dataclass(frozen=True)
 class Row:
     """Controls shown side by side, by name; ``label`` before them; shown only while the
-    setting ``when[0]`` equals ``when[1]`` (always, when ``when`` is None)."""
+    setting ``when[0]`` equals ``when[1]`` (always, when ``when`` is None). With ``columns``,
+    a grid of that many columns instead of a row, beside the picture (the mask editor's cells)."""
 
     names: tuple
     label: str = ""
     when: tuple = None
+    columns: int = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +266,11 @@ class Declaration:
     def all_layouts(self):
         """layout -> figsize, for every figure the explorer draws."""
         return dict(self.layouts) if self.layouts else {None: self.figsize}
+
+    def figsize_for(self, layout):
+        """The figure size of ``layout`` (``all_layouts``; a declaration whose layouts are made
+        as the learner types overrides it)."""
+        return self.all_layouts()[layout]
 
     def arrangement(self):
         """The rows of controls, ``rows`` or one row of all of them."""

@@ -147,7 +147,13 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.rows = []  # (Row, its box)
         for row in declaration.arrangement():
             label = [widgets.Label(row.label)] if row.label else []
-            self.rows.append((row, widgets.HBox([*label, *(self.controls[name] for name in row.names)])))
+            cells = [self.controls[name] for name in row.names]
+            if row.columns:
+                grid = widgets.GridBox(cells, layout=widgets.Layout(
+                    grid_template_columns=f"repeat({row.columns}, 32px)", grid_gap="2px"))
+                self.rows.append((row, widgets.VBox([*label, grid])))
+            else:
+                self.rows.append((row, widgets.HBox([*label, *cells])))
         colour_row = []
         if declaration.shows_weights:
             # The fixed scale compares pictures honestly; fitting it makes small
@@ -194,7 +200,11 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.add_class("d2l-explorer")
         if declaration.shows_weights:
             self.add_class("d2l-weights")  # the browser tests ask these for a colour switch
-        self.children = [*(box for _, box in self.rows), *colour_row, self.caption, self.image, self.summary,
+        picture = [self.caption, self.image, self.summary]
+        beside = [box for row, box in self.rows if row.columns]  # grids sit beside the picture
+        if beside:
+            picture = [widgets.HBox([widgets.VBox(beside), widgets.VBox(picture)])]
+        self.children = [*(box for row, box in self.rows if not row.columns), *colour_row, *picture,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
 
     @property
@@ -220,7 +230,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
     def view_for(self, layout):
         """The (BlitFigure, view) of ``layout``, built now if it is not yet."""
         if layout not in self.views:
-            blit = BlitFigure(self.layouts[layout], layout)
+            blit = BlitFigure(self.declaration.figsize_for(layout), layout)
             self.views[layout] = blit, self.declaration.build(blit)
         return self.views[layout]
 
