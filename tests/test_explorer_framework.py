@@ -1,9 +1,12 @@
-"""The explorer framework (d2lmini.widgets.explorer and the modules it imports): a new explorer is
-controls, compute and draw; it redraws in place, and an artist cannot be forgotten silently."""
+"""The explorer framework (d2lmini.widgets.declaration, explorer and the modules they import): a new
+explorer is a declaration (controls, a pure compute, a view); the shell redraws it in place, and an
+artist cannot be forgotten silently."""
 
 import asyncio
+import dataclasses
 import html
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import matplotlib
 import numpy as np
@@ -12,145 +15,275 @@ import torch
 from IPython.core.events import EventManager, available_events
 
 from d2lmini.plotting import CMAPS, describe_weights
-from d2lmini.widgets import KernelPoolingExplorer, MultiHeadExplorer
 from d2lmini.widgets import explorer as explorer_module
-from d2lmini.widgets.controls import float_slider
-from d2lmini.widgets.explorer import READY_CLASS, DescribedImage, Explorer, Shown
+from d2lmini.widgets.declaration import Choice, Declaration, FloatSlider, Result, Row
+from d2lmini.widgets.explorer import READY_CLASS, DescribedImage, Explorer
+from d2lmini.widgets.kernel import KernelPooling
 
 
-class SharpnessExplorer(Explorer):
+@dataclass(frozen=True)
+class SharpnessSettings:
+    beta: float = 1.0
+
+
+class Sharpness(Declaration):
     """softmax(β · scores) over fixed scores: one slider, one heatmap."""
 
+    controls = (FloatSlider("beta", "β", 0.0, 5.0, 0.5),)
+    Settings = SharpnessSettings
+    figsize = (4, 3)
+    filename = "sharpness.png"
     repr_controls = ("beta",)
 
-    def __init__(self, beta=1.0):
+    def __init__(self):
         self.scores = torch.randn(4, 6, generator=torch.Generator().manual_seed(0))  # (queries, keys)
-        controls = {"beta": float_slider("beta", beta, 0.0, 5.0, step=0.5, description="β")}
-        super().__init__(controls, figsize=(4, 3), filename="sharpness.png")
 
-    def build(self, plot):
-        ax = plot.figure.subplots()
-        self.heatmap = plot.heatmap(ax, *self.scores.shape)  # registered: redrawn on every change
-        plot.colorbar(ax)
+    def compute(self, settings):
+        weights = torch.softmax(settings.beta * self.scores, dim=-1)  # (queries, keys)
+        return Result(weights, f"softmax({settings.beta:g} × scores)")
 
-    def compute(self, state):
-        weights = torch.softmax(state["beta"] * self.scores, dim=-1)  # (queries, keys)
-        return {"weights": weights, "caption": f"softmax({state['beta']:g} × scores)"}
-
-    def draw(self, result):
-        self.heatmap.set_array(result["weights"].numpy())
+    def build(self, blit):
+        return SharpnessView(blit, self.scores.shape)
 
 
-def test_a_new_explorer_is_controls_compute_and_draw():
-    explorer = SharpnessExplorer()
+class SharpnessView:
+    def __init__(self, blit, shape):
+        ax = blit.figure.subplots()
+        self.heatmap = blit.heatmap(ax, *shape)  # registered: redrawn on every change
+        blit.colorbar(ax)
+
+    def update(self, result):
+        self.heatmap.set_array(result.weights.numpy())
+
+
+def sharpness(beta=1.0, declaration=None):
+    declaration = declaration or Sharpness()
+    return Explorer(declaration, declaration.settings(beta=beta))
+
+
+@dataclass(frozen=True)
+class PanelsSettings:
+    panels: int = 2
+    beta: float = 1.0
+
+
+class Panels(Declaration):
+    """The same weights in 1, 2 or 4 panels: one figure (layout) per panel count."""
+
+    controls = (Choice("panels", "panels", (("1", 1), ("2", 2), ("4", 4))), FloatSlider("beta", "β", 0.0, 5.0, 0.5))
+    Settings = PanelsSettings
+    layouts = {1: (3, 3), 2: (6, 3), 4: (10, 3)}
+    broken_layout = None  # a layout whose build raises
+
+    def __init__(self):
+        self.scores = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))  # (queries, keys)
+
+    def compute(self, settings):
+        weights = torch.softmax(settings.beta * self.scores, dim=-1).expand(settings.panels, 4, 6)
+        return Result(weights, f"{settings.panels} panels", layout=settings.panels)
+
+    def build(self, blit):
+        if blit.layout == self.broken_layout:
+            raise RuntimeError(f"no room for {blit.layout} panels")
+        return PanelsView(blit)
+
+
+class PanelsView:
+    def __init__(self, blit):
+        axes = np.atleast_1d(blit.figure.subplots(1, blit.layout))
+        self.heatmaps = [blit.heatmap(ax, 4, 6) for ax in axes]
+        blit.colorbar(list(axes))
+
+    def update(self, result):
+        for heatmap, weights in zip(self.heatmaps, result.weights):
+            heatmap.set_array(weights.numpy())
+
+
+def test_a_new_explorer_is_a_declaration_and_the_shell_draws_it():
+    explorer = sharpness()
     assert repr(explorer) == "SharpnessExplorer(beta=1.0)"
     assert bytes(explorer.image.value).startswith(b"\x89PNG\r\n\x1a\n")
-    torch.testing.assert_close(explorer.weights, torch.softmax(explorer.scores, dim=-1))
-    assert explorer.caption_text == "softmax(1 × scores)" and explorer.plot.full_draws == 1
+    torch.testing.assert_close(explorer.weights, torch.softmax(explorer.declaration.scores, dim=-1))
+    assert explorer.settings == SharpnessSettings(beta=1.0)
+    assert explorer.caption_text == "softmax(1 × scores)" and explorer.blit.full_draws == 1
     with pytest.raises(ValueError, match=r"beta must be between 0\.0 and 5\.0, got 7"):
-        SharpnessExplorer(beta=7)
+        sharpness(beta=7)
+
+
+def test_settings_and_results_are_frozen_dataclasses_and_compute_needs_no_shell():
+    declaration = Sharpness()
+    result = declaration.compute(SharpnessSettings(beta=2.0))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.caption = "changed"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SharpnessSettings().beta = 3.0
+    again = declaration.compute(SharpnessSettings(beta=2.0))
+    torch.testing.assert_close(again.weights, result.weights)
+    assert again.caption == result.caption == "softmax(2 × scores)"
+
+
+def test_a_declaration_checks_each_setting_by_its_control_and_names_it():
+    declaration = Sharpness()
+    assert declaration.settings(beta=2.5) == SharpnessSettings(beta=2.5)
+    with pytest.raises(TypeError, match=r"beta must be a number, got str '2'"):
+        declaration.settings(beta="2")
+    with pytest.raises(ValueError, match=r"Sharpness has no control 'gamma'; its controls: beta"):
+        declaration.settings(gamma=1.0)
+
+
+def test_the_shell_never_writes_into_the_declaration():
+    declaration = Sharpness()
+    scores = declaration.scores.clone()
+    explorer = sharpness(declaration=declaration)
+    for beta in (0.0, 2.5, 5.0):
+        explorer.controls["beta"].value = beta
+    assert torch.equal(declaration.scores, scores) and vars(declaration).keys() == {"scores"}
+    assert Sharpness.controls == (FloatSlider("beta", "β", 0.0, 5.0, 0.5),)
 
 
 def test_a_new_explorer_redraws_in_place_without_drawing_the_background_again():
-    explorer = SharpnessExplorer()
-    figure, plot = explorer.figure, explorer.plot
+    explorer = sharpness()
+    figure, blit = explorer.figure, explorer.blit
     for beta in (0.0, 2.5, 5.0, 1.0):
         before = bytes(explorer.image.value)
         explorer.controls["beta"].value = beta
         assert explorer.last_error is None and explorer.image.value != before
-        expected = torch.softmax(beta * explorer.scores, dim=-1)
-        np.testing.assert_allclose(explorer.heatmap.get_array(), expected.numpy())
-        assert explorer.figure is figure and explorer.plot is plot
+        expected = torch.softmax(beta * explorer.declaration.scores, dim=-1)
+        np.testing.assert_allclose(explorer.view.heatmap.get_array(), expected.numpy())
+        assert explorer.figure is figure and explorer.blit is blit
     explorer.controls["beta"].value = 0.0  # uniform weights, 1/6 each
     explorer.controls["colour_scale"].value = "fit"  # a new colour scale: the colorbar is redrawn, alone
-    assert explorer.caption_text == "softmax(0 × scores); colours 0 to 0.2" and plot.norm.vmax == 0.2
-    assert explorer.figure is figure and plot.full_draws == 1
+    assert explorer.caption_text == "softmax(0 × scores); colours 0 to 0.2" and blit.norm.vmax == 0.2
+    assert explorer.figure is figure and blit.full_draws == 1
 
 
 def test_an_animated_artist_left_unregistered_is_an_error():
-    class Forgetful(SharpnessExplorer):
-        def build(self, plot):
-            super().build(plot)
+    class ForgetfulView(SharpnessView):
+        def __init__(self, blit, shape):
+            super().__init__(blit, shape)
             self.line = self.heatmap.axes.plot([0, 5], [0, 3], animated=True)[0]  # never registered
 
-    with pytest.raises(ValueError, match=r"Line2D.* is animated but not registered.*plot\.animate"):
-        Forgetful()
+    class Forgetful(Sharpness):
+        def build(self, blit):
+            return ForgetfulView(blit, self.scores.shape)
+
+    with pytest.raises(ValueError, match=r"Line2D.* is animated but not registered.*blit\.animate"):
+        Explorer(Forgetful())
 
 
 def test_moving_an_artist_kept_in_the_background_is_an_error_shown_in_the_explorer():
-    class Stale(SharpnessExplorer):
-        def build(self, plot):
-            super().build(plot)
+    class StaleView(SharpnessView):
+        def __init__(self, blit, shape):
+            super().__init__(blit, shape)
             self.title = self.heatmap.axes.set_title("")  # drawn once, in the background
 
-        def draw(self, result):
-            super().draw(result)
-            self.title.set_text(f"largest weight {result['weights'].max():.2f}")
+        def update(self, result):
+            super().update(result)
+            self.title.set_text(f"largest weight {result.weights.max():.2f}")
 
-    explorer = Stale()
+    class Stale(Sharpness):
+        def build(self, blit):
+            return StaleView(blit, self.scores.shape)
+
+    explorer = Explorer(Stale())
     image = bytes(explorer.image.value)
     explorer.controls["beta"].value = 3.0
     assert isinstance(explorer.last_error, RuntimeError)
-    assert "Text" in str(explorer.last_error) and "plot.animate" in str(explorer.last_error)
+    assert "Text" in str(explorer.last_error) and "blit.animate" in str(explorer.last_error)
     assert "RuntimeError" in explorer.message.value and explorer.image.value == image
 
 
 def test_registering_twice_or_for_another_figure_is_an_error():
-    explorer = SharpnessExplorer()
+    explorer = sharpness()
     with pytest.raises(ValueError, match="registered twice"):
-        explorer.plot.animate(explorer.heatmap)
-    other = KernelPoolingExplorer()
+        explorer.blit.animate(explorer.view.heatmap)
+    other = Explorer(KernelPooling())
     with pytest.raises(ValueError, match="belongs to another figure"):
-        explorer.plot.animate(other.fit)
+        explorer.blit.animate(other.view.fit)
 
 
 def test_registering_an_artist_already_drawn_draws_the_background_again():
-    explorer = SharpnessExplorer()
-    title = explorer.heatmap.axes.set_title("β")  # not animated: in the next background
+    explorer = sharpness()
+    title = explorer.view.heatmap.axes.set_title("β")  # not animated: in the next background
     explorer.controls["beta"].value = 2.0
-    assert explorer.plot.full_draws == 1
-    explorer.plot.animate(title)  # from now on drawn on every change, so out of the background
+    assert explorer.blit.full_draws == 1
+    explorer.blit.animate(title)  # from now on drawn on every change, so out of the background
     assert title.get_animated()
     explorer.controls["beta"].value = 3.0
-    assert explorer.last_error is None and explorer.plot.full_draws == 2
+    assert explorer.last_error is None and explorer.blit.full_draws == 2
 
 
-@pytest.mark.parametrize("defined", [(), ("compute",), ("compute", "build")])
-def test_a_subclass_missing_build_compute_or_draw_fails_at_construction(defined):
-    methods = {name: getattr(SharpnessExplorer, name) for name in defined}
-    Partial = type("Partial", (Explorer,), methods)
-    Partial.scores = torch.zeros(2, 3)
+@pytest.mark.parametrize("missing", ["compute", "build"])
+def test_a_declaration_missing_compute_or_build_fails_at_construction(missing):
+    Partial = type("Partial", (Sharpness,), {missing: Declaration.__dict__[missing]})
     with pytest.raises(NotImplementedError):
-        Partial({"beta": float_slider("beta", 1.0, 0.0, 5.0)})
+        Explorer(Partial())
 
 
-def test_shown_attributes_read_the_result_drawn_now():
-    assert isinstance(KernelPoolingExplorer.x_train, Shown)
-    explorer = KernelPoolingExplorer()
-    explorer.controls["n_train"].value = 10
-    assert explorer.x_train is explorer.result["x_train"] and explorer.x_train.shape == (10,)
+# Dependent controls ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairSettings:
+    mode: str = "one"
+    low: float = 1.0
+    high: float = 2.0
+
+
+class Pair(Declaration):
+    """Two sliders kept in order (adjust), a menu whose options follow a setting (choices),
+    and a row shown in one mode only (Row.when)."""
+
+    controls = (Choice("mode", "mode", (("one", "one"), ("two", "two"))),
+                FloatSlider("low", "low", 0.0, 5.0, 0.5), FloatSlider("high", "high", 0.0, 5.0, 0.5))
+    Settings = PairSettings
+    rows = (Row(("mode", "low")), Row(("high",), label="second:", when=("mode", "two")))
+
+    def adjust(self, settings, changed):
+        if changed == "low" and settings.high < settings.low:
+            return dataclasses.replace(settings, high=settings.low)
+        return settings
+
+    def compute(self, settings):
+        return Result(torch.full((2, 3), 1 / 3), f"{settings.mode}: {settings.low:g} to {settings.high:g}")
+
+    def build(self, blit):
+        return SharpnessView(blit, (2, 3))
+
+
+def test_adjust_sets_other_controls_and_one_redraw_follows():
+    explorer = Explorer(Pair())
+    explorer.controls["low"].value = 3.5
+    assert explorer.settings == PairSettings("one", 3.5, 3.5) and explorer.last_error is None
+    assert explorer.caption_text == "one: 3.5 to 3.5"
+
+
+def test_a_row_is_shown_only_while_its_condition_holds():
+    explorer = Explorer(Pair())
+    (_, first), (_, second) = explorer.rows
+    assert first.layout.display is None and second.layout.display == "none"
+    explorer.controls["mode"].value = "two"
+    assert second.layout.display is None
+    assert [child.value for child in second.children[:1]] == ["second:"]
 
 
 # Layouts: each is a figure of its own, drawn ahead ----------------------------------------------
 
 def test_every_layout_is_drawn_ahead_so_a_first_view_draws_nothing_in_full():
-    explorer = MultiHeadExplorer()
-    assert set(explorer.plots) == {2}  # a script: no event loop, so nothing was done ahead
+    explorer = Explorer(Panels())
+    assert set(explorer.views) == {2}  # a script: no event loop, so nothing was done ahead
     explorer.prepare()
-    assert set(explorer.plots) == {1, 2, 4, 8}
-    assert [plot.full_draws for plot in explorer.plots.values()] == [1, 1, 1, 1]
-    for num_heads, head in [(4, "all"), (8, "all"), (8, 5), (1, "all"), (2, "all")]:
-        explorer.controls["num_heads"].value = num_heads
-        explorer.controls["head"].value = head
-        assert explorer.last_error is None
-        assert explorer.plot is explorer.plots[num_heads if head == "all" else 1]
-    assert [plot.full_draws for plot in explorer.plots.values()] == [1, 1, 1, 1]
+    assert set(explorer.views) == {1, 2, 4}
+    assert [blit.full_draws for blit, _ in explorer.views.values()] == [1, 1, 1]
+    for panels in (4, 1, 2):
+        explorer.controls["panels"].value = panels
+        assert explorer.last_error is None and explorer.blit is explorer.views[panels][0]
+    assert [blit.full_draws for blit, _ in explorer.views.values()] == [1, 1, 1]
 
 
 def test_without_an_event_loop_a_layout_is_built_when_first_shown():
-    explorer = MultiHeadExplorer()
-    explorer.controls["num_heads"].value = 4
-    assert set(explorer.plots) == {2, 4} and explorer.last_error is None
+    explorer = Explorer(Panels())
+    explorer.controls["panels"].value = 4
+    assert set(explorer.views) == {2, 4} and explorer.last_error is None
 
 
 def _run_in_event_loop(scenario, monkeypatch, delay=0.05):
@@ -172,15 +305,15 @@ async def _until(condition, timeout=20.0):
 
 def test_in_an_event_loop_the_layouts_are_drawn_in_idle_time(monkeypatch):
     async def scenario():
-        explorer = MultiHeadExplorer()
-        assert set(explorer.plots) == {2}  # construction builds the layout shown, no more
-        await _until(lambda: len(explorer.plots) == 4)
+        explorer = Explorer(Panels())
+        assert set(explorer.views) == {2}  # construction builds the layout shown, no more
+        await _until(lambda: len(explorer.views) == 3)
         return explorer
 
     explorer = _run_in_event_loop(scenario, monkeypatch)
-    assert [plot.full_draws for plot in explorer.plots.values()] == [1, 1, 1, 1]
-    explorer.controls["num_heads"].value = 8
-    assert explorer.plots[8].full_draws == 1 and explorer.last_error is None
+    assert [blit.full_draws for blit, _ in explorer.views.values()] == [1, 1, 1]
+    explorer.controls["panels"].value = 4
+    assert explorer.views[4][0].full_draws == 1 and explorer.last_error is None
 
 
 def test_idle_time_work_waits_while_controls_move_or_cells_run(monkeypatch):
@@ -188,15 +321,15 @@ def test_idle_time_work_waits_while_controls_move_or_cells_run(monkeypatch):
     monkeypatch.setattr(explorer_module, "get_ipython", lambda: type("Shell", (), {"events": events})())
 
     async def scenario():
-        explorer = MultiHeadExplorer()
+        explorer = Explorer(Panels())
         for step in range(6):  # activity every 0.05 s, under the 0.2 s of quiet needed
             await asyncio.sleep(0.05)
             if step % 2:
                 events.trigger("pre_execute")  # a cell starts
             else:
-                explorer.controls["valid_len"].value = 5 - step % 3
-        assert set(explorer.plots) == {2}, "prepared while the kernel was busy"
-        await _until(lambda: len(explorer.plots) == 4)
+                explorer.controls["beta"].value = 1.0 + step % 3
+        assert set(explorer.views) == {2}, "prepared while the kernel was busy"
+        await _until(lambda: len(explorer.views) == 3)
         return explorer
 
     explorer = _run_in_event_loop(scenario, monkeypatch, delay=0.2)
@@ -205,56 +338,43 @@ def test_idle_time_work_waits_while_controls_move_or_cells_run(monkeypatch):
 
 
 def test_a_layout_that_fails_in_idle_time_fails_again_when_shown(monkeypatch):
-    class Broken(MultiHeadExplorer):
-        def build(self, plot):
-            if plot.layout == 8:
-                raise RuntimeError("no room for 8 panels")
-            super().build(plot)
+    declaration = Panels()
+    declaration.broken_layout = 4
 
     async def scenario():
-        explorer = Broken()
-        await _until(lambda: len(explorer.plots) == 3)
+        explorer = Explorer(declaration)
+        await _until(lambda: len(explorer.views) == 2)
         await asyncio.sleep(0.1)
         return explorer
 
     explorer = _run_in_event_loop(scenario, monkeypatch)
-    assert set(explorer.plots) == {1, 2, 4}
-    explorer.controls["num_heads"].value = 8
+    assert set(explorer.views) == {1, 2}
+    explorer.controls["panels"].value = 4
     assert isinstance(explorer.last_error, RuntimeError) and "no room" in explorer.message.value
 
 
-def test_an_uneven_last_row_has_no_empty_panels():
-    """6 heads in a 2 × 4 grid: 6 panels, and the tokens under the lowest panel of each column."""
-    explorer = MultiHeadExplorer(num_heads=6, num_hiddens=12)
-    panels = [ax for ax in explorer.figure.axes if ax.get_label() != "<colorbar>"]
-    assert [ax.get_title() for ax in panels] == [f"head {h}" for h in range(6)]
-    tokens_below = [ax.xaxis.get_tick_params()["labelbottom"] for ax in panels]
-    assert tokens_below == [False, False, True, True, True, True]
-    assert [ax.get_xlabel() for ax in panels] == ["", ""] + ["Key position"] * 4
-
-
 def test_a_colour_map_recolours_heatmap_and_colorbar_in_place_and_is_kept_per_scale_end():
-    explorer = SharpnessExplorer()
-    plot, heatmap = explorer.plot, explorer.heatmap
+    explorer = sharpness()
+    blit, heatmap = explorer.blit, explorer.view.heatmap
     viridis = bytes(explorer.image.value)
     assert [value for _, value in explorer.controls["colour_map"].options] == [name for _, name in CMAPS]
     for name in ("cividis", "Greys", "Reds"):
         explorer.controls["colour_map"].value = name
         assert explorer.last_error is None and heatmap.get_cmap().name == name
-        assert plot.colorbar_mappable.get_cmap().name == name
+        assert blit.colorbar_mappable.get_cmap().name == name
         largest = np.unravel_index(np.argmax(heatmap.get_array()), heatmap.get_array().shape)
         top_colour = matplotlib.colormaps[name](heatmap.norm(explorer.weights.max().item()))
         np.testing.assert_allclose(heatmap.to_rgba(heatmap.get_array())[largest], top_colour)
     explorer.controls["colour_scale"].value = "fit"
-    assert plot.cmap == "Reds" and ((explorer.top, "Reds") in plot._with_colorbar)
+    assert blit.cmap == "Reds" and ((explorer.top, "Reds") in blit._with_colorbar)
     explorer.controls["colour_scale"].value = "fixed"
     explorer.controls["colour_map"].value = "viridis"
     assert bytes(explorer.image.value) == viridis  # the kept viridis colorbar, the same pixels
-    assert plot.full_draws == 1  # every map drew its colorbar alone, over the kept background
+    assert blit.full_draws == 1  # every map drew its colorbar alone, over the kept background
 
 
 def test_the_summary_under_the_picture_and_its_tooltip_follow_every_redraw():
-    explorer = SharpnessExplorer()
+    explorer = sharpness()
     seen = set()
     for beta in (0.0, 2.5, 5.0):
         explorer.controls["beta"].value = beta
@@ -272,35 +392,35 @@ def test_the_summary_under_the_picture_and_its_tooltip_follow_every_redraw():
 
 
 def test_an_explorer_without_weights_has_no_colour_controls_and_says_what_it_shows():
-    class Positions(SharpnessExplorer):
-        SHOWS_WEIGHTS = False
+    class Positions(Sharpness):
+        shows_weights = False
 
         def describe(self, result):
             return "positions, not weights"
 
-    explorer = Positions()
-    assert set(explorer.controls) == {"beta"} and explorer.colour_controls == ()
+    explorer = Explorer(Positions())
+    assert set(explorer.controls) == {"beta"}
     assert explorer.image.tooltip == "positions, not weights"
     assert "d2l-weights" not in explorer._dom_classes and "d2l-explorer" in explorer._dom_classes
-    assert "d2l-weights" in SharpnessExplorer()._dom_classes
+    assert "d2l-weights" in sharpness()._dom_classes
 
 
 def test_an_explorer_says_when_its_layouts_are_drawn(monkeypatch):
     """The class ``d2l-ready`` marks an explorer with nothing left to draw ahead: the browser
     tests wait for it before timing key presses (a first view is a benchmark case of its own)."""
-    assert READY_CLASS in SharpnessExplorer()._dom_classes  # one figure: ready at once
-    scripted = MultiHeadExplorer()
+    assert READY_CLASS in sharpness()._dom_classes  # one figure: ready at once
+    scripted = Explorer(Panels())
     assert READY_CLASS not in scripted._dom_classes
     scripted.prepare()
     assert READY_CLASS in scripted._dom_classes
 
     async def scenario():
-        explorer = MultiHeadExplorer()
+        explorer = Explorer(Panels())
         assert READY_CLASS not in explorer._dom_classes
         await _until(lambda: READY_CLASS in explorer._dom_classes)
         return explorer
 
-    assert len(_run_in_event_loop(scenario, monkeypatch).plots) == 4
+    assert len(_run_in_event_loop(scenario, monkeypatch).views) == 3
 
 
 def test_idle_time_work_waits_while_another_explorer_is_used(monkeypatch):
@@ -309,13 +429,13 @@ def test_idle_time_work_waits_while_another_explorer_is_used(monkeypatch):
     monkeypatch.setattr(explorer_module, "_last_change_anywhere", [float("-inf")])
 
     async def scenario():
-        other = SharpnessExplorer()  # first: building it takes longer than the quiet needed
-        explorer = MultiHeadExplorer()
+        other = sharpness()  # first: building it takes longer than the quiet needed
+        explorer = Explorer(Panels())
         for step in range(8):  # a change every 0.05 s, under the 0.2 s of quiet needed
             await asyncio.sleep(0.05)
             other.controls["beta"].value = 1.0 + step % 2
-        assert set(explorer.plots) == {2}, "drew ahead while another explorer was being used"
-        await _until(lambda: len(explorer.plots) == 4)
+        assert set(explorer.views) == {2}, "drew ahead while another explorer was being used"
+        await _until(lambda: len(explorer.views) == 3)
         return explorer
 
     assert _run_in_event_loop(scenario, monkeypatch, delay=0.2).last_error is None

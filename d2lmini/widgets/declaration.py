@@ -255,7 +255,12 @@ class Declaration:
         return type(self).__name__ + "Explorer"
 
     def control(self, name):
-        return next(control for control in self.controls if control.name == name)
+        """The control spec called ``name``."""
+        for control in self.controls:
+            if control.name == name:
+                return control
+        names = ", ".join(control.name for control in self.controls)
+        raise ValueError(f"{type(self).__name__} has no control {name!r}; its controls: {names}")
 
     def settings(self, **values):
         """``Settings`` from ``values``, each checked by its control (unnamed ones keep their defaults)."""

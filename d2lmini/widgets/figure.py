@@ -245,7 +245,7 @@ class BlitFigure:
                    if child.stale and not child.get_animated() and _draws_something(child)]
         if changed:
             raise RuntimeError(f"{changed[0]} changed, but it is drawn once, in the kept background: "
-                               "register the artists that draw() moves with plot.animate(artist)")
+                               "register the artists that update() moves with blit.animate(artist)")
 
     def save(self, path, fmt, dpi, caption):
         """Write the whole figure, registered artists included, with ``caption`` above it."""
@@ -262,7 +262,7 @@ class BlitFigure:
                   if child.get_animated() and child not in registered]
         if strays:
             raise ValueError(f"{strays[0]} is animated but not registered, so it would never be drawn: "
-                             "register it with plot.animate(artist)")
+                             "register it with blit.animate(artist)")
         if self.full_draws == 0:
             # Lay out once, colorbar included, and keep that layout: constrained
             # layout costs more than a whole update, and the axes do not move.
