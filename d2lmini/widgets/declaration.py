@@ -21,6 +21,7 @@ matplotlib.
 """
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -248,6 +249,10 @@ class Declaration:
     filename = "explorer.png"
     repr_controls = ()
     shows_weights = True
+    page_note = ""  # on the web site: what the page offers less than the notebook, said under its controls
+    # On the web site: None, the page stores every state it offers (page_states); or the name of a
+    # script in site/explorers/ that computes a state in the page from ``page_data()``.
+    page_script = None
 
     @property
     def name(self):
@@ -308,3 +313,19 @@ class Declaration:
     def recipe(self, result):
         """A ``Recipe`` that rebuilds ``result.weights``; None: Save writes no ``.npz``."""
         return None
+
+    def page_values(self):
+        """name -> the values the web page offers, for a control whose every value would make the
+        page too large (every value by default; say so in ``page_note``)."""
+        return {}
+
+    def page_data(self):
+        """What the page script computes from (name -> numbers or lists), JSON-ready."""
+        return {}
+
+    def page_states(self, offered):
+        """The settings the web page stores: every combination of the ``offered`` values (name ->
+        values) by default."""
+        names = [control.name for control in self.controls]
+        for values in itertools.product(*(offered[name] for name in names)):
+            yield self.Settings(**dict(zip(names, values)))

@@ -197,6 +197,7 @@ class KernelPooling(Declaration):
     repr_controls = ("sigma", "kernel", "n_train")
     queries = QUERIES
     query_labels = [f"x = {x:.1f}" for x in QUERIES.tolist()]  # the summary's names for the rows
+    page_script = "kernel_pooling.js"  # 3,280 states of up to 5,000 weights: the page computes them
 
     def compute(self, settings):
         sigma, kernel, n = settings.sigma, settings.kernel, settings.n_train
@@ -207,6 +208,14 @@ class KernelPooling(Declaration):
 
     def build(self, blit):
         return KernelView(blit, self.queries)
+
+    def page_data(self):
+        """The queries and, for every number of training points, the training data (float32 values)."""
+        data = {"queries": self.queries.tolist(), "low": LOW, "high": HIGH, "training": {}}
+        for n in self.control("n_train").values():
+            x_train, y_train = training_data(n)
+            data["training"][str(n)] = [x_train.tolist(), y_train.tolist()]
+        return data
 
     def describe(self, result):
         keys = [f"x = {x:.2f}" for x in result.x_train.tolist()]  # the training points move with n_train

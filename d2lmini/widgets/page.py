@@ -1,0 +1,347 @@
+"""The page's shell, build side: an explorer's declaration made into data that the web site draws
+with no kernel and no network (``site/explorers.js`` is the other half).
+
+For each figure (layout) of a declaration, ``export`` keeps what the kernel's shell keeps
+(``figure.BlitFigure``):
+
+* the **background**, drawn once by matplotlib without the registered artists and the colorbar,
+  as PNG;
+* the **colorbar** for every end of the colour scale (``SCALE_TOPS``): its ticks, tick labels and
+  label drawn by Agg as a transparent sprite, over a gradient that the page paints from the colour
+  map's own table;
+* every **registered artist**'s kind and style (``_ARTISTS``): cells, lines, markers, bars, texts.
+
+Then, for each state the page offers (``Declaration.page_states``), it runs the declaration's own
+``compute`` and its view's ``update``, and reads back from the registered artists what moved: cell
+values, line points, marker sizes, bar ends and texts, in canvas pixels. The page
+paints those over the background: the blitting idea carried to the page. Each distinct look of an
+artist is stored once, so states that share it share its entry; captions and text summaries too.
+"""
+
+import base64
+import json
+import math
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.collections import PathCollection, QuadMesh
+from matplotlib.colors import to_rgba
+from matplotlib.image import AxesImage, PcolorImage
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.text import Text
+
+from ..plotting import CMAPS
+from .explorer import one_thread
+from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
+from .png import png_bytes
+
+PAGE_DPI = DPI * PIXEL_RATIO  # canvas pixels per inch, as the kernel's figure
+POINT = PAGE_DPI / 72  # canvas pixels per typographic point
+MAX_STATES = 5000  # states one explorer's page may store; more need a coarser grid (page_values)
+DIGITS = 2  # decimals kept of a canvas pixel coordinate
+VALUE_DIGITS = 5  # decimals kept of a cell's value (colours have 256 levels)
+
+
+def _data_url(png):
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _colour(rgba):
+    """A colour as [r, g, b, a], 8-bit channels and alpha in [0, 1]."""
+    r, g, b, a = to_rgba(rgba)
+    return [round(r * 255), round(g * 255), round(b * 255), round(a, 3)]
+
+
+def _rounded(values, digits=DIGITS):
+    """Numbers rounded for storage; NaN (a break in a line) becomes None."""
+    return [None if not math.isfinite(v) else round(float(v), digits) for v in np.asarray(values).ravel()]
+
+
+def colour_script():
+    """A script that gives the page every colour map of the explorers' menu: its label, and its 256
+    colours as Agg paints them (rounded to 8 bits), flattened RGB."""
+    tables = {}
+    for _, name in CMAPS:
+        lut = matplotlib.colormaps[name](np.arange(256))[:, :3]  # (256, 3), floats
+        tables[name] = np.round(lut * 255).astype(int).ravel().tolist()
+    labels = {name: label for label, name in CMAPS}
+    return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
+            f"window.D2L_COLOUR_LABELS = {json.dumps(labels, ensure_ascii=False)};\n")
+
+
+class _Sprites:
+    """Transparent PNG crops that Agg drew, stored once each (by their pixels)."""
+
+    def __init__(self):
+        self.urls, self.index = [], {}
+
+    def draw(self, artist, width, height):
+        """[sprite, left, top] of ``artist`` drawn alone by Agg on a canvas of ``width`` × ``height``
+        pixels, or None when it draws nothing."""
+        renderer = RendererAgg(width, height, PAGE_DPI)
+        animated = artist.get_animated()
+        artist.set_animated(False)
+        try:
+            artist.draw(renderer)
+        finally:
+            artist.set_animated(animated)
+        pixels = np.asarray(renderer.buffer_rgba())  # (height, width, 4), straight alpha
+        rows, columns = np.nonzero(pixels[..., 3])
+        if not len(rows):
+            return None
+        top, bottom, left, right = rows.min(), rows.max() + 1, columns.min(), columns.max() + 1
+        crop = np.ascontiguousarray(pixels[top:bottom, left:right])
+        key = (crop.shape, crop.tobytes())
+        if key not in self.index:
+            self.index[key] = len(self.urls)
+            self.urls.append(_data_url(png_bytes(crop)))
+        return [self.index[key], int(left), int(top)]
+
+
+def _pixels(transform, xy, height):
+    """Data points (n, 2) -> canvas pixels (n, 2), y downwards."""
+    points = transform.transform(np.asarray(xy, dtype=float).reshape(-1, 2))
+    points[:, 1] = height - points[:, 1]
+    return points
+
+
+def _cells_style(artist, blit):
+    norm = artist.norm
+    shared = norm is blit.norm
+    return {"kind": "cells", "shared": shared, "cmap": None if shared else artist.get_cmap().name,
+            "range": None if shared else [norm.vmin, norm.vmax]}
+
+
+def _cells(artist, height):
+    """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
+    transform = artist.get_transform()
+    if isinstance(artist, QuadMesh):
+        corners = artist.get_coordinates()  # (rows + 1, columns + 1, 2), data
+        xs, ys = corners[0, :, 0], corners[:, 0, 1]
+    elif isinstance(artist, PcolorImage):
+        xs, ys = artist._Ax, artist._Ay  # its edges: PcolorImage has no public getter (matplotlib 3.8-3.11)
+    else:  # an AxesImage filling its extent, row 0 at the top
+        left, right, bottom, top = artist.get_extent()
+        rows, columns = artist.get_array().shape[:2]
+        xs, ys = np.linspace(left, right, columns + 1), np.linspace(top, bottom, rows + 1)
+    x_pixels = _pixels(transform, np.stack([xs, np.full(len(xs), ys[0])], 1), height)[:, 0]
+    y_pixels = _pixels(transform, np.stack([np.full(len(ys), xs[0]), ys], 1), height)[:, 1]
+    values = artist.get_array()
+    if values.ndim == 3:  # 8-bit RGBA, drawn as it is
+        colours = np.asarray(values).reshape(-1, values.shape[-1]).tolist()
+        return {"x": _rounded(x_pixels), "y": _rounded(y_pixels), "rgba": colours, "columns": values.shape[1]}
+    mask = np.ma.getmaskarray(values)
+    flat = np.asarray(np.ma.getdata(values), dtype=float)
+    cells = [None if hidden else round(float(v), VALUE_DIGITS) for v, hidden in zip(flat.ravel(), mask.ravel())]
+    return {"x": _rounded(x_pixels), "y": _rounded(y_pixels), "values": cells, "columns": values.shape[1]}
+
+
+def _line_style(artist, blit):
+    width = artist.get_linewidth() * POINT
+    style = artist.get_linestyle()
+    dashes = {"--": matplotlib.rcParams["lines.dashed_pattern"], ":": matplotlib.rcParams["lines.dotted_pattern"],
+              "-.": matplotlib.rcParams["lines.dashdot_pattern"]}.get(style, [])
+    marker = artist.get_marker()
+    return {"kind": "line", "colour": _colour((*to_rgba(artist.get_color())[:3], artist.get_alpha() or 1)),
+            "width": round(width, 3), "dashes": [round(d * width, 3) for d in dashes],
+            "draw": style not in ("None", " ", ""), "marker": None if marker in ("None", None, "") else marker,
+            "size": round(artist.get_markersize() * POINT, 3),
+            "face": _colour(artist.get_markerfacecolor()) if artist.get_markerfacecolor() != "none" else None,
+            "edge": _colour(artist.get_markeredgecolor()),
+            "edge_width": round(artist.get_markeredgewidth() * POINT, 3)}
+
+
+def _line(artist, height):
+    points = _pixels(artist.get_transform(), artist.get_xydata(), height)
+    return {"points": _rounded(points)}
+
+
+def _points_style(artist, blit):
+    return {"kind": "points", "width": round(float(np.atleast_1d(artist.get_linewidths())[0]) * POINT, 3)}
+
+
+def _points(artist, height):
+    centres = _pixels(artist.get_offset_transform(), artist.get_offsets(), height)
+    radii = np.sqrt(artist.get_sizes()) / 2 * POINT
+    radii = np.broadcast_to(radii, (len(centres),))
+    faces = [_colour(c) for c in artist.get_facecolors()]
+    edges = [_colour(c) for c in artist.get_edgecolors()]
+    return {"centres": _rounded(centres), "radii": _rounded(radii), "faces": faces, "edges": edges}
+
+
+def _rect_style(artist, blit):
+    return {"kind": "rect", "face": _colour(artist.get_facecolor())}
+
+
+def _rect(artist, height):
+    corners = _pixels(artist.get_transform(), [[0, 0], [1, 1]], height)  # the patch's unit box
+    (x0, y0), (x1, y1) = corners
+    return {"box": _rounded([min(x0, x1), min(y0, y1), abs(x1 - x0), abs(y1 - y0)])}
+
+
+def _text_style(artist, blit):
+    outline = next((effect for effect in artist.get_path_effects() if hasattr(effect, "_gc")), None)
+    stroke = None
+    if outline is not None:  # patheffects.withStroke: a halo that keeps the text readable on any colour
+        stroke = {"width": round(outline._gc.get("linewidth", 1) * POINT, 3),
+                  "colour": _colour(outline._gc.get("foreground", "white"))}
+    return {"kind": "text", "size": round(artist.get_fontsize() * POINT, 3), "colour": _colour(artist.get_color()),
+            "align": artist.get_horizontalalignment(), "baseline": artist.get_verticalalignment(),
+            "rotation": artist.get_rotation(), "weight": str(artist.get_fontweight()), "stroke": stroke}
+
+
+def _text(artist, height):
+    (x, y), = _pixels(artist.get_transform(), [artist.get_position()], height)
+    return {"text": artist.get_text(), "at": _rounded([x, y])}
+
+
+# Every kind of registered artist the page can draw: (its style, read once; its look, read per state).
+_ARTISTS = [(QuadMesh, _cells_style, _cells), (PcolorImage, _cells_style, _cells), (AxesImage, _cells_style, _cells),
+            (Line2D, _line_style, _line), (PathCollection, _points_style, _points), (Rectangle, _rect_style, _rect),
+            (Text, _text_style, _text)]
+
+
+def _kind(artist):
+    for kind, style, look in _ARTISTS:
+        if isinstance(artist, kind):
+            return style, look
+    raise TypeError(f"the page cannot draw a registered {type(artist).__name__}; it draws "
+                    + ", ".join(kind.__name__ for kind, _, _ in _ARTISTS))
+
+
+class _PageFigure:
+    """One layout of a declaration: its background, colorbar and registered artists, for the page."""
+
+    def __init__(self, declaration, layout, sprites):
+        self.blit = BlitFigure(declaration.figsize_for(layout), layout)
+        self.view = declaration.build(self.blit)
+        self.blit.prepare()  # lays the figure out once and draws the background, as the kernel does
+        self.width, self.height = self.blit.canvas.get_width_height(physical=True)
+        self.sprites = sprites
+        self.kinds = [_kind(artist) for artist in self.blit.artists]
+
+    def describe(self):
+        """What never changes: the background, the artists' styles, the colorbar per scale end."""
+        blit = self.blit
+        blit._paste_background(1.0, blit.cmap)
+        background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
+        if blit.colorbar_axes is not None:  # the background without the colorbar, as the page paints it
+            blit.canvas.restore_region(blit._background)
+            background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
+        css_width, css_height = blit.css_size
+        return {"background": _data_url(png_bytes(background)), "width": self.width, "height": self.height,
+                "css_width": css_width, "css_height": css_height,
+                "artists": [{**style(artist, blit), "axes": self._axes(artist)}
+                            for artist, (style, _) in zip(blit.artists, self.kinds)],
+                "colorbar": self._colorbar()}
+
+    def _axes(self, artist):
+        """[left, top, width, height] of the artist's axes in canvas pixels and [x0, x1, y0, y1], its
+        limits, so that a page script maps data to pixels as the axes do (linear axes only)."""
+        ax = artist.axes
+        if ax is None:
+            return None
+        if ax.get_xscale() != "linear" or ax.get_yscale() != "linear":
+            raise ValueError(f"the page maps data to pixels on linear axes only, got {ax.get_xscale()}/"
+                             f"{ax.get_yscale()} axes")
+        x0, y0, x1, y1 = ax.bbox.extents
+        return _rounded([x0, self.height - y1, x1 - x0, y1 - y0], 4) + [*ax.get_xlim(), *ax.get_ylim()]
+
+    def _colorbar(self):
+        """The colorbar's box in canvas pixels and, per scale end, its ticks and labels as a sprite."""
+        blit = self.blit
+        if blit.colorbar_axes is None:
+            return None
+        x0, y0, x1, y1 = blit.colorbar_axes.bbox.extents
+        box = _rounded([x0, self.height - y1, x1 - x0, y1 - y0])
+        ends = {}
+        solids_visible = blit.colorbar_solids.get_visible()
+        blit.colorbar_solids.set_visible(False)  # the page paints the gradient itself
+        try:
+            for top in SCALE_TOPS:
+                blit.norm.vmax = top
+                ends[f"{top:g}"] = self.sprites.draw(blit.colorbar_axes, self.width, self.height)
+        finally:
+            blit.colorbar_solids.set_visible(solids_visible)
+            blit.norm.vmax = 1.0
+        return {"box": box, "ends": ends}
+
+    def looks(self):
+        """The look of every registered artist now (after ``update``), JSON-ready."""
+        looks = []
+        for artist, (_, look) in zip(self.blit.artists, self.kinds):
+            looks.append(look(artist, self.height) if artist.get_visible() else None)
+        return looks
+
+
+class _Interned:
+    """Values stored once each: ``add`` returns the index of an equal value stored before."""
+
+    def __init__(self):
+        self.values, self.index = [], {}
+
+    def add(self, value):
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        if key not in self.index:
+            self.index[key] = len(self.values)
+            self.values.append(value)
+        return self.index[key]
+
+
+def offered_values(declaration):
+    """name -> the values the page offers for each control (``Declaration.page_values``)."""
+    return {control.name: tuple(declaration.page_values().get(control.name, control.values()))
+            for control in declaration.controls}
+
+
+def export(declaration):
+    """The page data of ``declaration``: its controls and figures, and either every offered state
+    or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
+    offered = offered_values(declaration)
+    states = [] if declaration.page_script else list(declaration.page_states(offered))
+    if len(states) > MAX_STATES:
+        raise ValueError(f"{declaration.name} offers {len(states)} states on the page, more than {MAX_STATES}: "
+                         "offer coarser grids in page_values, or fewer states in page_states")
+    sprites = _Sprites()
+    figures, looks, strings, table = {}, _Interned(), _Interned(), {}
+    if declaration.page_script:  # every figure, drawn at the default settings
+        result = declaration.compute(declaration.Settings())
+        for layout in declaration.all_layouts():
+            figures[json.dumps(layout)] = figure = _PageFigure(declaration, layout, sprites)
+            if layout == result.layout:
+                figure.view.update(result)
+    with one_thread():
+        for settings in states:
+            result = declaration.compute(settings)
+            layout = json.dumps(result.layout)
+            if layout not in figures:
+                figures[layout] = _PageFigure(declaration, result.layout, sprites)
+            figure = figures[layout]
+            figure.view.update(result)
+            key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
+                           for control in declaration.controls)
+            table[key] = [layout, strings.add(result.caption), strings.add(declaration.describe(result)),
+                          scale_top(result.weights), *(looks.add(look) for look in figure.looks())]
+    described = {layout: figure.describe() for layout, figure in figures.items()}  # colorbar sprites too
+    return {
+        "name": declaration.name,
+        "controls": [control.spec() for control in declaration.controls],
+        "offered": {name: list(values) for name, values in offered.items()},
+        "start": {control.name: offered[control.name].index(getattr(declaration.Settings(), control.name))
+                  for control in declaration.controls},
+        "coarser": declaration.page_note,
+        "rows": [{"names": list(row.names), "label": row.label, "when": row.when, "columns": row.columns}
+                 for row in declaration.arrangement()],
+        "shows_weights": declaration.shows_weights,
+        "figures": described,
+        "looks": looks.values, "strings": strings.values, "sprites": sprites.urls, "states": table,
+        "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
+    }
+
+
+def script(data):
+    """The page data as a script that registers it (a page opened from disk cannot fetch JSON)."""
+    return f"window.D2L_EXPLORERS = window.D2L_EXPLORERS || {{}};\nwindow.D2L_EXPLORERS[{json.dumps(data['name'])}] = " \
+           + json.dumps(data, separators=(",", ":")) + ";\n"

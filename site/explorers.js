@@ -1,0 +1,534 @@
+// The page's shell: every explorer of a chapter, live on its web page, with no kernel and no network.
+//
+// d2lmini.widgets.page wrote, for each explorer, its controls, the background of each figure
+// (drawn once by matplotlib), what every registered artist looks like in every state the page
+// offers, and each state's caption and text summary. This script builds the controls, and on
+// every change paints the state's artists over the background, as the kernel's shell does by
+// blitting. Everything it needs is in the page's own scripts: it fetches nothing.
+"use strict";
+
+(function () {
+  const TOPS = [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]; // figure.SCALE_TOPS
+  const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
+  const COLOUR_SCALES = [["0 to 1", "fixed"], ["fit to weights", "fit"]];
+
+  // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800.
+  function formatG(value, digits) {
+    if (value === 0) return "0";
+    if (!Number.isFinite(value)) return String(value);
+    let [mantissa, exponent] = value.toExponential(digits - 1).split("e");
+    exponent = Number(exponent);
+    if (exponent < -4 || exponent >= digits) {
+      mantissa = mantissa.includes(".") ? mantissa.replace(/\.?0+$/, "") : mantissa;
+      const sign = exponent < 0 ? "-" : "+";
+      return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
+    }
+    const fixed = value.toFixed(Math.max(0, digits - 1 - exponent));
+    return fixed.includes(".") ? fixed.replace(/\.?0+$/, "") : fixed;
+  }
+
+  // Python's format(value, f".{digits}f"), which rounds an exact tie (0.125) to even where toFixed
+  // rounds it up.
+  function fixed(value, digits) {
+    const exact = value.toFixed(Math.min(100, digits + 25));
+    if (!new RegExp(`^-?\\d+\\.\\d{${digits}}50*$`).test(exact)) return value.toFixed(digits);
+    const scaled = Math.floor(Math.abs(value) * 10 ** digits);
+    const even = scaled % 2 === 0 ? scaled : scaled + 1;
+    return `${value < 0 ? "-" : ""}${(even / 10 ** digits).toFixed(digits)}`;
+  }
+  const fixed2 = (value) => fixed(value, 2);
+
+  // figure.scale_top: the smallest end of the colour scale at or above the largest weight.
+  function scaleTop(largest) {
+    if (!(largest > 0)) return 1.0;
+    const fits = TOPS.filter((top) => top >= largest * (1 - 1e-6));
+    return fits.length ? Math.min(...fits) : 1.0;
+  }
+
+  // A point in an artist's data coordinates -> canvas pixels, as its (linear) axes map it.
+  function toPixels(axes, x, y) {
+    const [left, top, width, height, x0, x1, y0, y1] = axes;
+    return [left + (x - x0) / (x1 - x0) * width, top + (y1 - y) / (y1 - y0) * height];
+  }
+
+  // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys).
+  const SUMMARY_QUERIES = 3, SUMMARY_KEYS = 2, SUMMARY_PANELS = 4;
+  function plural(count, word) {
+    if (count === 1) return `${count} ${word}`;
+    return word.endsWith("ry") ? `${count} ${word.slice(0, -1)}ies` : `${count} ${word}s`;
+  }
+  function named(index, labels) {
+    return labels ? `${index} "${labels[index]}"` : `${index}`;
+  }
+  function spans(indices) {
+    const parts = [];
+    let start = null;
+    for (let i = 0; i <= indices.length; i++) {
+      const index = indices[i], previous = indices[i - 1];
+      if (start === null) start = index;
+      else if (index !== previous + 1) {
+        parts.push(start === previous ? `${start}` : `${start}-${previous}`);
+        start = index;
+      }
+    }
+    return parts.join(", ");
+  }
+  function representativeQueries(count, wanted) {
+    if (wanted >= count) return [...Array(count).keys()];
+    if (wanted === 1) return [Math.floor(count / 2)];
+    const chosen = new Set();
+    for (let i = 0; i < wanted; i++) chosen.add(roundHalfEven(i * (count - 1) / (wanted - 1)));
+    return [...chosen].sort((a, b) => a - b);
+  }
+  function roundHalfEven(x) {
+    const floor = Math.floor(x);
+    const difference = x - floor;
+    if (difference > 0.5) return floor + 1;
+    if (difference < 0.5) return floor;
+    return floor % 2 === 0 ? floor : floor + 1;
+  }
+  function describeRow(row, allowed, query, queryLabels, keyLabels) {
+    const name = `query ${named(query, queryLabels)}`;
+    const visible = row.filter((_, k) => allowed[k]);
+    const total = row.reduce((a, b) => a + b, 0);
+    if (!visible.length || total === 0) return `${name} attends to no key (all weights 0)`;
+    if (visible.length > 1 && Math.max(...visible) - Math.min(...visible) < 0.005) {
+      return `${name} spreads evenly over ${plural(visible.length, "key")} (${fixed2(visible[0])} each)`;
+    }
+    const order = row.map((value, key) => [allowed[key] ? value : -1, key])
+      .sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, Math.min(SUMMARY_KEYS, visible.length));
+    const parts = order.filter(([value]) => value >= 0.005)
+      .map(([value, key]) => `${named(key, keyLabels)} (${fixed2(value)})`);
+    return `${name} attends mostly to ${parts.length === 1 ? "key" : "keys"} ${parts.join(" and ")}`;
+  }
+  // panels: [panel][query][key] numbers; mask: the same shape of booleans (true = may attend), or null.
+  function describeWeights(panels, mask, options = {}) {
+    const { queryLabels = null, keyLabels = null, titles = null, queries = null } = options;
+    const numPanels = panels.length, numQueries = panels[0].length, numKeys = panels[0][0].length;
+    const allowed = mask || panels.map((panel) => panel.map((row) => row.map(() => true)));
+    let shape = `${plural(numQueries, "query")} × ${plural(numKeys, "key")}`;
+    if (numPanels > 1) shape = `${numPanels} panels of ${shape}`;
+    const sentences = [shape + maskedText(allowed) + "."];
+    const perPanel = numPanels === 1 ? SUMMARY_QUERIES : 1;
+    let shown = [];
+    for (let p = 0; p < Math.min(numPanels, SUMMARY_PANELS); p++) {
+      shown = queries || representativeQueries(numQueries, perPanel);
+      let text = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels)).join("; ");
+      if (numPanels > 1) text = `${titles ? titles[p].split(/\s+/).filter(Boolean).join(" ") : `panel ${p}`}: ${text}`;
+      else text = text[0].toUpperCase() + text.slice(1);
+      sentences.push(text + ".");
+    }
+    if (numPanels > SUMMARY_PANELS) sentences.push(`(First ${SUMMARY_PANELS} of ${numPanels} panels described.)`);
+    else if (shown.length < numQueries) sentences.push(`(${plural(shown.length, "query")} of ${numQueries} described.)`);
+    return sentences.join(" ");
+  }
+  function maskedText(allowed) {
+    const numPanels = allowed.length, numQueries = allowed[0].length, numKeys = allowed[0][0].length;
+    let hidden = 0;
+    for (const panel of allowed) for (const row of panel) for (const cell of row) if (!cell) hidden++;
+    if (!hidden) return "";
+    const always = [];
+    for (let k = 0; k < numKeys; k++) {
+      if (allowed.every((panel) => panel.every((row) => !row[k]))) always.push(k);
+    }
+    let text;
+    if (hidden === always.length * numPanels * numQueries) {
+      text = `, ${always.length === 1 ? "key" : "keys"} ${spans(always)} masked for every query`;
+    } else {
+      text = `, ${hidden} of ${numPanels * numQueries * numKeys} cells masked`;
+    }
+    const empty = [];
+    for (let q = 0; q < numQueries; q++) if (allowed.some((panel) => panel[q].every((cell) => !cell))) empty.push(q);
+    if (empty.length) text += ` (no key left for ${empty.length === 1 ? "query" : "queries"} ${spans(empty)})`;
+    return text;
+  }
+
+  function rgba(colour) {
+    return `rgba(${colour[0]},${colour[1]},${colour[2]},${colour[3]})`;
+  }
+
+  // A value's colour in a 256-colour table, as matplotlib maps it: x in [0, 1] to index floor(256 x),
+  // 1 itself to the last colour; values past either end take the end colours.
+  function tableColour(table, value, low, high) {
+    const x = (value - low) / (high - low);
+    const index = Math.min(255, Math.max(0, Math.floor(x * 256)));
+    return `rgb(${table[3 * index]},${table[3 * index + 1]},${table[3 * index + 2]})`;
+  }
+
+  function image(url) {
+    const picture = new Image();
+    picture.src = url;
+    return picture.decode().then(() => picture);
+  }
+
+  // Painting: one function per kind of registered artist (page._ARTISTS).
+  const PAINT = {
+    cells(context, style, look, colours) {
+      const xs = look.x.map(Math.round), ys = look.y.map(Math.round); // Agg fills the pixels whose centres are inside
+      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const [low, high] = style.shared ? [0, colours.top] : style.range;
+      const columns = look.columns;
+      const cells = look.values || look.rgba;
+      for (let i = 0; i < cells.length; i++) {
+        const cell = cells[i];
+        if (cell === null) continue; // masked: the hatched background shows through
+        const row = Math.floor(i / columns), column = i % columns;
+        const left = Math.min(xs[column], xs[column + 1]), top = Math.min(ys[row], ys[row + 1]);
+        const width = Math.abs(xs[column + 1] - xs[column]), height = Math.abs(ys[row + 1] - ys[row]);
+        context.fillStyle = look.values ? tableColour(table, cell, low, high)
+          : `rgba(${cell[0]},${cell[1]},${cell[2]},${cell[3] / 255})`;
+        context.fillRect(left, top, width, height);
+      }
+    },
+    line(context, style, look) {
+      const points = look.points;
+      if (style.draw) {
+        context.save();
+        context.strokeStyle = rgba(style.colour);
+        context.lineWidth = style.width;
+        context.setLineDash(style.dashes);
+        context.lineJoin = "round";
+        context.lineCap = style.dashes.length ? "butt" : "square"; // matplotlib: dashes butt, solid lines project
+        context.beginPath();
+        let pen = false;
+        for (let i = 0; i < points.length; i += 2) {
+          if (points[i] === null || points[i + 1] === null) { pen = false; continue; }
+          if (pen) context.lineTo(points[i], points[i + 1]); else context.moveTo(points[i], points[i + 1]);
+          pen = true;
+        }
+        context.stroke();
+        context.restore();
+      }
+      if (style.marker) {
+        for (let i = 0; i < points.length; i += 2) {
+          if (points[i] === null) continue;
+          marker(context, style.marker, points[i], points[i + 1], style.size / 2, style.face, style.edge,
+            style.edge_width);
+        }
+      }
+    },
+    points(context, style, look) {
+      const centres = look.centres;
+      for (let i = 0; i < look.radii.length; i++) {
+        const face = look.faces.length ? look.faces[i % look.faces.length] : null;
+        const edge = look.edges.length ? look.edges[i % look.edges.length] : null;
+        marker(context, "o", centres[2 * i], centres[2 * i + 1], look.radii[i], face, edge, style.width);
+      }
+    },
+    rect(context, style, look) {
+      const [x, y, width, height] = look.box;
+      context.fillStyle = rgba(style.face);
+      context.fillRect(x, y, width, height);
+    },
+    text(context, style, look) {
+      if (!look.text) return;
+      context.save();
+      context.font = `${style.weight === "bold" ? "bold " : ""}${style.size}px ${FONT}`;
+      context.textAlign = { center: "center", left: "left", right: "right" }[style.align] || "left";
+      context.textBaseline = { center: "middle", top: "top", bottom: "bottom", baseline: "alphabetic",
+        center_baseline: "middle" }[style.baseline] || "alphabetic";
+      context.translate(look.at[0], look.at[1]);
+      context.rotate(-style.rotation * Math.PI / 180);
+      const lines = look.text.split("\n");
+      lines.forEach((line, i) => {
+        const y = (i - (lines.length - 1) / 2) * style.size * 1.2;
+        if (style.stroke) {
+          context.lineWidth = style.stroke.width;
+          context.strokeStyle = rgba(style.stroke.colour);
+          context.lineJoin = "round";
+          context.strokeText(line, 0, y);
+        }
+        context.fillStyle = rgba(style.colour);
+        context.fillText(line, 0, y);
+      });
+      context.restore();
+    },
+  };
+
+  function marker(context, kind, x, y, radius, face, edge, edgeWidth) {
+    context.beginPath();
+    if (kind === "*") { // matplotlib's star: five points, inner radius 0.381966 of the outer
+      for (let k = 0; k < 10; k++) {
+        const r = k % 2 ? radius * 0.381966 : radius;
+        const angle = Math.PI / 2 + k * Math.PI / 5;
+        context.lineTo(x + r * Math.cos(angle), y - r * Math.sin(angle));
+      }
+      context.closePath();
+    } else if (kind === "s") {
+      context.rect(x - radius, y - radius, 2 * radius, 2 * radius);
+    } else {
+      context.arc(x, y, radius, 0, 2 * Math.PI);
+    }
+    if (face) { context.fillStyle = rgba(face); context.fill(); }
+    if (edge && edgeWidth > 0) { context.lineWidth = edgeWidth; context.strokeStyle = rgba(edge); context.stroke(); }
+  }
+
+  // One explorer on the page: its data (page.export), its container, its controls and its canvas.
+  class PageExplorer {
+    constructor(data, root, tables) {
+      this.data = data;
+      this.root = root;
+      this.tables = tables;
+      this.inputs = {}; // control name -> function giving the index of its value among the offered ones
+      this.id = root.id || `d2l-${data.name}`;
+      this.pictures = {}; // layout -> its background, decoded
+      this.sprites = [];
+      this.build();
+    }
+
+    build() {
+      const data = this.data;
+      const controls = document.createElement("div");
+      controls.className = "d2l-controls";
+      for (const row of data.rows) {
+        const line = document.createElement(row.columns ? "fieldset" : "div");
+        line.className = row.columns ? "d2l-grid" : "d2l-row";
+        if (row.label) {
+          const label = document.createElement(row.columns ? "legend" : "span");
+          label.textContent = row.label;
+          line.append(label);
+        }
+        if (row.columns) line.style.gridTemplateColumns = `repeat(${row.columns}, 2.2em)`;
+        for (const name of row.names) line.append(this.control(data.controls.find((c) => c.name === name)));
+        if (row.when) line.dataset.when = JSON.stringify(row.when);
+        controls.append(line);
+      }
+      if (data.shows_weights) {
+        const line = document.createElement("div");
+        line.className = "d2l-row";
+        line.append(this.colourScale(), this.colourMap());
+        controls.append(line);
+      }
+      this.caption = document.createElement("p");
+      this.caption.className = "d2l-caption";
+      this.canvas = document.createElement("canvas");
+      this.canvas.setAttribute("role", "img");
+      this.summary = document.createElement("p");
+      this.summary.className = "d2l-summary";
+      this.summary.id = `${this.id}-summary`;
+      this.summary.setAttribute("aria-live", "polite");
+      this.canvas.setAttribute("aria-describedby", this.summary.id);
+      const note = document.createElement("p");
+      note.className = "d2l-note";
+      note.textContent = "These pictures were computed ahead of time, by the chapter's own code, for every "
+        + "setting offered here. To change the code, run the chapter: Colab, Binder or a hub (the buttons above)."
+        + (data.coarser ? ` ${data.coarser}` : "");
+      this.root.replaceChildren(controls, this.caption, this.canvas, this.summary, note);
+      this.root.classList.add("d2l-live");
+    }
+
+    labelled(element, text, name) {
+      element.id = `${this.id}-${name}`;
+      const label = document.createElement("label");
+      label.htmlFor = element.id;
+      label.textContent = text;
+      const box = document.createElement("span");
+      box.className = "d2l-control";
+      box.append(label, element);
+      return box;
+    }
+
+    control(spec) {
+      const offered = this.data.offered[spec.name];
+      const start = this.data.start[spec.name];
+      const readout = (index) => this.readout(spec, offered[index]);
+      let element;
+      if (spec.kind === "Checkbox") {
+        element = document.createElement("input");
+        element.type = "checkbox";
+        element.checked = Boolean(offered[start]);
+        if (spec.style === "cell") {
+          element.className = "d2l-cell";
+          element.setAttribute("aria-label", spec.label);
+          element.title = spec.label;
+          element.id = `${this.id}-${spec.name}`;
+          element.addEventListener("change", () => this.changed(spec.name));
+          this.inputs[spec.name] = () => offered.indexOf(element.checked);
+          this.elements = { ...this.elements, [spec.name]: element };
+          return element;
+        }
+        this.inputs[spec.name] = () => offered.indexOf(element.checked);
+      } else if (spec.kind === "Choice" && spec.style !== "slider") {
+        element = document.createElement("select");
+        offered.forEach((value, index) => {
+          const option = document.createElement("option");
+          option.value = String(index);
+          option.textContent = spec.options.find((o) => JSON.stringify(o[1]) === JSON.stringify(value))[0];
+          element.append(option);
+        });
+        element.value = String(start);
+        this.inputs[spec.name] = () => Number(element.value);
+      } else { // a slider over the offered values: IntSlider, FloatSlider, LogSlider, NumberBox, a Choice slider
+        element = document.createElement("input");
+        element.type = "range";
+        element.min = "0";
+        element.max = String(offered.length - 1);
+        element.step = "1";
+        element.value = String(start);
+        const output = document.createElement("output");
+        output.htmlFor = `${this.id}-${spec.name}`;
+        const show = () => {
+          output.textContent = readout(Number(element.value));
+          element.setAttribute("aria-valuetext", output.textContent);
+        };
+        show();
+        element.addEventListener("input", show);
+        this.inputs[spec.name] = () => Number(element.value);
+        const box = this.labelled(element, spec.label, spec.name);
+        box.append(output);
+        element.addEventListener("input", () => this.changed(spec.name));
+        this.elements = { ...this.elements, [spec.name]: element };
+        return box;
+      }
+      element.addEventListener(element.type === "checkbox" ? "change" : "input", () => this.changed(spec.name));
+      this.elements = { ...this.elements, [spec.name]: element };
+      return this.labelled(element, spec.label, spec.name);
+    }
+
+    readout(spec, value) {
+      if (spec.kind === "FloatSlider") return value.toFixed(spec.digits);
+      if (spec.kind === "LogSlider") return formatG(value, Number((spec.readout.match(/\d+/) || ["3"])[0]));
+      if (spec.kind === "Choice") return spec.options.find((o) => JSON.stringify(o[1]) === JSON.stringify(value))[0];
+      return String(value);
+    }
+
+    colourScale() {
+      const group = document.createElement("fieldset");
+      group.className = "d2l-toggle";
+      const legend = document.createElement("legend");
+      legend.textContent = "colours";
+      group.append(legend);
+      for (const [label, value] of COLOUR_SCALES) {
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = `${this.id}-colour-scale`;
+        input.value = value;
+        input.id = `${this.id}-colour-scale-${value}`;
+        input.checked = value === "fixed";
+        input.addEventListener("change", () => this.changed("colour_scale"));
+        const text = document.createElement("label");
+        text.htmlFor = input.id;
+        text.textContent = label;
+        group.append(input, text);
+      }
+      this.scaleGroup = group;
+      return group;
+    }
+
+    colourMap() {
+      const select = document.createElement("select");
+      for (const name of Object.keys(this.tables)) {
+        const option = document.createElement("option");
+        option.value = name;
+        option.textContent = window.D2L_COLOUR_LABELS[name];
+        select.append(option);
+      }
+      select.addEventListener("input", () => this.changed("colour_map"));
+      this.mapSelect = select;
+      return this.labelled(select, "map", "colour-map");
+    }
+
+    key() {
+      return this.data.controls.map((spec) => this.inputs[spec.name]()).join(",");
+    }
+
+    changed() {
+      this.render();
+    }
+
+    async start() {
+      const figures = this.data.figures;
+      await Promise.all(Object.entries(figures).map(async ([layout, figure]) => {
+        this.pictures[layout] = await image(figure.background);
+      }));
+      this.sprites = await Promise.all(this.data.sprites.map(image));
+      this.render();
+    }
+
+    // The state shown now: [layout, caption, summary, top, looks], from the stored table or computed.
+    state() {
+      const data = this.data;
+      if (!data.compute) {
+        const stored = data.states[this.key()];
+        if (!stored) return null;
+        const [layout, caption, summary, top, ...looks] = stored;
+        return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
+      }
+      const settings = {};
+      for (const spec of data.controls) settings[spec.name] = data.offered[spec.name][this.inputs[spec.name]()];
+      const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L);
+      return [result.layout, result.caption, result.summary, result.top, result.looks];
+    }
+
+    render() {
+      const data = this.data;
+      this.showRows();
+      const state = this.state();
+      if (!state) {
+        this.summary.textContent = "This combination of settings is not offered on the page: run the chapter.";
+        return;
+      }
+      const [layout, captionText, text, top, looks] = state;
+      const figure = data.figures[layout];
+      const fit = this.scaleGroup && this.scaleGroup.querySelector("input:checked").value === "fit";
+      const colours = { tables: this.tables, cmap: this.mapSelect ? this.mapSelect.value : "viridis",
+        top: fit ? top : 1.0 };
+      const canvas = this.canvas;
+      if (canvas.width !== figure.width || canvas.height !== figure.height) {
+        canvas.width = figure.width;
+        canvas.height = figure.height;
+        canvas.style.width = `${figure.css_width}px`;
+        canvas.style.aspectRatio = `${figure.css_width} / ${figure.css_height}`;
+      }
+      const context = canvas.getContext("2d");
+      context.drawImage(this.pictures[layout], 0, 0);
+      figure.artists.forEach((style, i) => {
+        if (looks[i]) PAINT[style.kind](context, style, looks[i], colours);
+      });
+      if (figure.colorbar) this.paintColorbar(context, figure.colorbar, colours);
+      this.caption.textContent = captionText + (fit ? `; colours 0 to ${formatG(colours.top, 6)}` : "");
+      canvas.setAttribute("aria-label", `${captionText}. ${text}`);
+      if (this.summary.textContent !== text) this.summary.textContent = text;
+      this.root.dataset.state = this.key();
+    }
+
+    paintColorbar(context, colorbar, colours) {
+      const [x, y, width, height] = colorbar.box;
+      const table = this.tables[colours.cmap];
+      const left = Math.round(x), right = Math.round(x + width);
+      const top = Math.round(y), bottom = Math.round(y + height);
+      for (let row = top; row < bottom; row++) { // 256 bands, bottom to top
+        const fraction = (bottom - row - 0.5) / (bottom - top);
+        context.fillStyle = tableColour(table, fraction, 0, 1);
+        context.fillRect(left, row, right - left, 1);
+      }
+      const sprite = colorbar.ends[formatG(colours.top, 6)];
+      if (sprite) context.drawImage(this.sprites[sprite[0]], sprite[1], sprite[2]);
+    }
+
+    showRows() {
+      for (const line of this.root.querySelectorAll("[data-when]")) {
+        const [name, value] = JSON.parse(line.dataset.when);
+        const current = this.data.offered[name][this.inputs[name]()];
+        line.hidden = JSON.stringify(current) !== JSON.stringify(value);
+      }
+    }
+  }
+
+  function startAll() {
+    const tables = window.D2L_COLOUR_TABLES;
+    for (const root of document.querySelectorAll("[data-d2l-explorer]")) {
+      const data = (window.D2L_EXPLORERS || {})[root.dataset.d2lExplorer];
+      if (!data || root.classList.contains("d2l-live")) continue;
+      const explorer = new PageExplorer(data, root, tables);
+      root.d2lExplorer = explorer;
+      explorer.start().then(() => root.classList.add("d2l-ready"));
+    }
+  }
+
+  const D2L = { formatG, fixed, scaleTop, toPixels, describeWeights, PageExplorer, startAll };
+  window.D2L = D2L;
+  window.D2L_COMPUTE = window.D2L_COMPUTE || {};
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
+  else startAll();
+})();

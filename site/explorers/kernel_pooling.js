@@ -1,0 +1,55 @@
+// KernelPoolingExplorer (chapter 01) computed in the page: d2lmini.kernels.nadaraya_watson and
+// widgets.kernel.KernelView.update, in JavaScript. The training data comes from the page data
+// (widgets.kernel.KernelPooling.page_data), drawn by torch's generator at build time.
+"use strict";
+
+(function () {
+  // log k(u) of d2lmini.kernels: a zero kernel value is -inf, which the softmax turns into weight 0.
+  const LOG_KERNELS = {
+    gaussian: (u) => -u * u / 2,
+    boxcar: (u) => (Math.abs(u) < 1 ? 0 : -Infinity),
+    constant: () => 0,
+    epanechnikov: (u) => Math.log(Math.max(1 - u * u, 0)),
+  };
+
+  // A softmax whose row of all -inf gives all zeros (masking.py's rule), not NaN.
+  function safeSoftmax(logits) {
+    const top = Math.max(...logits);
+    if (top === -Infinity) return logits.map(() => 0);
+    const exps = logits.map((l) => Math.exp(l - top));
+    const total = exps.reduce((a, b) => a + b, 0);
+    return exps.map((e) => e / total);
+  }
+
+  window.D2L_COMPUTE = window.D2L_COMPUTE || {};
+  window.D2L_COMPUTE.KernelPoolingExplorer = function (settings, data, figures, d2l) {
+    const { sigma, kernel, n_train: n } = settings;
+    const [xTrain, yTrain] = data.training[String(n)];
+    const queries = data.queries;
+    const weights = queries.map((q) => safeSoftmax(xTrain.map((x) => LOG_KERNELS[kernel]((q - x) / sigma))));
+    const predictions = weights.map((row) => row.reduce((sum, w, k) => sum + w * yTrain[k], 0));
+
+    const figure = figures.null;
+    const [cells, points, fit] = figure.artists; // registered, in drawing order: the weights, the data, the fit
+    const line = (axes, xs, ys) => xs.flatMap((x, i) => d2l.toPixels(axes, x, ys[i]));
+    // Key j's column spans the inputs nearer to x_j than to any other key; rows are centred on the queries.
+    const keyEdges = [data.low, ...xTrain.slice(1).map((x, j) => (x + xTrain[j]) / 2), data.high];
+    const step = queries[1] - queries[0];
+    const queryEdges = [...queries, data.high].map((q) => q - step / 2);
+    const looks = [
+      { x: keyEdges.map((x) => d2l.toPixels(cells.axes, x, 0)[0]),
+        y: queryEdges.map((y) => d2l.toPixels(cells.axes, 0, y)[1]),
+        values: weights.flat(), columns: xTrain.length },
+      { points: line(points.axes, xTrain, yTrain) },
+      { points: line(fit.axes, queries, predictions) },
+    ];
+    const summary = d2l.describeWeights([weights], null, {
+      queryLabels: queries.map((x) => `x = ${d2l.fixed(x, 1)}`),
+      keyLabels: xTrain.map((x) => `x = ${d2l.fixed(x, 2)}`),
+    });
+    return {
+      layout: "null", looks, summary, top: d2l.scaleTop(Math.max(...weights.flat())),
+      caption: `${kernel} kernel, σ = ${d2l.formatG(sigma, 3)}, ${n} training points`,
+    };
+  };
+})();
