@@ -1,5 +1,6 @@
-"""The page's shell, build side: an explorer's declaration made into data that the web site draws
-with no kernel and no network (``site/explorers.js`` is the other half).
+"""The page's shell: an explorer's declaration made into data that a web page draws with no kernel
+and no network. This module is the build side; ``page_js/explorers.js`` is the page side, and
+``page_js/<name>.js`` the scripts of the declarations that compute in the page (``page_script``).
 
 For each figure (layout) of a declaration, ``export`` keeps what the kernel's shell keeps
 (``figure.BlitFigure``):
@@ -21,6 +22,8 @@ artist is stored once, so states that share it share its entry; captions and tex
 import base64
 import json
 import math
+import shutil
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -37,6 +40,7 @@ from .explorer import one_thread
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
 from .png import png_bytes
 
+PAGE_JS = Path(__file__).with_name("page_js")  # the page side's scripts
 PAGE_DPI = DPI * PIXEL_RATIO  # canvas pixels per inch, as the kernel's figure
 POINT = PAGE_DPI / 72  # canvas pixels per typographic point
 MAX_STATES = 5000  # states one explorer's page may store; more need a coarser grid (page_values)
@@ -296,6 +300,31 @@ def offered_values(declaration):
             for control in declaration.controls}
 
 
+class PageStates:
+    """A declaration's figures for the page, and its states as the page shows them."""
+
+    def __init__(self, declaration):
+        self.declaration = declaration
+        self.sprites = _Sprites()
+        self.figures = {}  # layout, as JSON -> _PageFigure
+
+    def figure(self, layout):
+        key = json.dumps(layout)
+        if key not in self.figures:
+            self.figures[key] = _PageFigure(self.declaration, layout, self.sprites)
+        return self.figures[key]
+
+    def state(self, settings):
+        """(layout as JSON, caption, text summary, end of the fitted colour scale, every registered
+        artist's look) for ``settings``: what the page shows, read from the declaration's own view."""
+        with one_thread():
+            result = self.declaration.compute(settings)
+        figure = self.figure(result.layout)
+        figure.view.update(result)
+        return (json.dumps(result.layout), result.caption, self.declaration.describe(result),
+                scale_top(result.weights), figure.looks())
+
+
 def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
@@ -304,27 +333,18 @@ def export(declaration):
     if len(states) > MAX_STATES:
         raise ValueError(f"{declaration.name} offers {len(states)} states on the page, more than {MAX_STATES}: "
                          "offer coarser grids in page_values, or fewer states in page_states")
-    sprites = _Sprites()
-    figures, looks, strings, table = {}, _Interned(), _Interned(), {}
-    if declaration.page_script:  # every figure, drawn at the default settings
-        result = declaration.compute(declaration.Settings())
+    page = PageStates(declaration)
+    looks, strings, table = _Interned(), _Interned(), {}
+    if declaration.page_script:  # every figure, at the default settings
+        page.state(declaration.Settings())
         for layout in declaration.all_layouts():
-            figures[json.dumps(layout)] = figure = _PageFigure(declaration, layout, sprites)
-            if layout == result.layout:
-                figure.view.update(result)
-    with one_thread():
-        for settings in states:
-            result = declaration.compute(settings)
-            layout = json.dumps(result.layout)
-            if layout not in figures:
-                figures[layout] = _PageFigure(declaration, result.layout, sprites)
-            figure = figures[layout]
-            figure.view.update(result)
-            key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
-                           for control in declaration.controls)
-            table[key] = [layout, strings.add(result.caption), strings.add(declaration.describe(result)),
-                          scale_top(result.weights), *(looks.add(look) for look in figure.looks())]
-    described = {layout: figure.describe() for layout, figure in figures.items()}  # colorbar sprites too
+            page.figure(layout)
+    for settings in states:
+        layout, caption, summary, top, state_looks = page.state(settings)
+        key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
+                       for control in declaration.controls)
+        table[key] = [layout, strings.add(caption), strings.add(summary), top, *map(looks.add, state_looks)]
+    described = {layout: figure.describe() for layout, figure in page.figures.items()}  # colorbar sprites too
     return {
         "name": declaration.name,
         "controls": [control.spec() for control in declaration.controls],
@@ -336,12 +356,43 @@ def export(declaration):
                  for row in declaration.arrangement()],
         "shows_weights": declaration.shows_weights,
         "figures": described,
-        "looks": looks.values, "strings": strings.values, "sprites": sprites.urls, "states": table,
+        "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
     }
 
 
 def script(data):
     """The page data as a script that registers it (a page opened from disk cannot fetch JSON)."""
-    return f"window.D2L_EXPLORERS = window.D2L_EXPLORERS || {{}};\nwindow.D2L_EXPLORERS[{json.dumps(data['name'])}] = " \
-           + json.dumps(data, separators=(",", ":")) + ";\n"
+    return ("window.D2L_EXPLORERS = window.D2L_EXPLORERS || {};\n"
+            f"window.D2L_EXPLORERS[{json.dumps(data['name'])}] = {json.dumps(data, separators=(',', ':'))};\n")
+
+
+def write_assets(folder, declarations):
+    """Write into ``folder`` what pages need to show ``declarations`` live: ``explorers.js`` and
+    ``colours.js`` (every page), and per explorer ``<name>.js``, its data, with its page script
+    before it when it has one. Returns name -> the scripts its page loads, in order (relative to
+    ``folder``)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PAGE_JS / "explorers.js", folder / "explorers.js")
+    (folder / "colours.js").write_text(colour_script())
+    scripts = {}
+    for declaration in declarations:
+        data = export(declaration)
+        (folder / f"{declaration.name}.js").write_text(script(data))
+        scripts[declaration.name] = [f"{declaration.name}.js"]
+        if declaration.page_script:
+            shutil.copy(PAGE_JS / declaration.page_script, folder / declaration.page_script)
+            scripts[declaration.name].insert(0, declaration.page_script)
+    return scripts
+
+
+def page_html(names, scripts, title="explorers"):
+    """A page of its own showing the explorers ``names`` (``write_assets``'s scripts beside it)."""
+    tags = ['<script src="colours.js"></script>']
+    tags += [f'<script src="{src}"></script>' for name in names for src in scripts[name]]
+    tags.append('<script defer src="explorers.js"></script>')
+    boxes = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{name}"></div>' for i, name in enumerate(names))
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            + "\n".join(tags) + f"</head>\n<body>\n{boxes}\n</body></html>\n")
