@@ -6,8 +6,9 @@ import torch
 from matplotlib.colors import to_rgba
 
 import d2lmini as d2l
+from d2lmini.plotting import HEAD_COLOURS
 from d2lmini.widgets import explore_shape_tracer
-from d2lmini.widgets.shape_tracer import CELL, DIGIT_AT, FONT, HEAD_COLOURS, tensor_picture
+from d2lmini.widgets.shape_tracer import CELL, DIGIT_AT, FONT, tensor_picture
 
 D = 8
 

@@ -6,12 +6,11 @@ import torch
 from matplotlib.colors import to_rgba
 
 from ..attention import MultiHeadAttention
+from ..plotting import HEAD_COLOURS, head_colour  # noqa: F401 (chapter 05 imports head_colour from here)
 from .controls import checkbox, int_slider, selection_slider
 from .figure import CellImage
 from .legacy import Explorer, Shown
 
-# Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
-HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")
 _HEAD_RGBA = np.array([to_rgba(colour) for colour in HEAD_COLOURS])  # (8, 4)
 _DARK = np.array([colour in {"#332288", "#117733", "#882255"} for colour in HEAD_COLOURS])  # white digits
 
@@ -23,11 +22,6 @@ FONT = {digit: np.array([[c == "#" for c in row] for row in rows.split()]) for d
     "### #.# ### #.# ###", "### #.# ### ..# ###"])}
 CELL = 8  # pixels per cell side: 7 of colour, then 1 white line between cells
 DIGIT_AT = (1, 2)  # the digit's top-left pixel in its cell
-
-
-def head_colour(head):
-    """The colour of head number ``head`` (from 0)."""
-    return HEAD_COLOURS[head]
 
 
 def tensor_picture(positions, columns, head_width):
