@@ -28,14 +28,14 @@ from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .png import png_bytes
 from .positional import PositionalEncoding, explore_positional_encoding
-from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
+from .shape_tracer import ShapeTracer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
     "explore_one_query", "QueryPooling", "explore_kernel_pooling", "explore_masked_softmax",
     "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
-    "explore_positional_encoding", "PositionalEncoding", "explore_shape_tracer", "ShapeTracerExplorer",
+    "explore_positional_encoding", "PositionalEncoding", "explore_shape_tracer", "ShapeTracer",
     "KernelPooling", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
     "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditor",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
