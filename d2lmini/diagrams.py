@@ -27,7 +27,7 @@ from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .masking import attention_mask
-from .plotting import CMAP, MASKED_CELLS
+from .plotting import CMAP, MASKED_CELLS, head_colour
 
 # Chapter 00's first four keys and values, and its score a(q, k) = -(q - k)² / 2, for one query.
 EXAMPLE_QUERY = 1.2
@@ -224,7 +224,7 @@ def draw_causal_mask(num_steps=5):
     return fig
 
 
-def _feature_strip(ax, x, y, num_heads, head_width, head_colour, width=1.5, height=0.3):
+def _feature_strip(ax, x, y, num_heads, head_width, width=1.5, height=0.3):
     """A row of ``num_heads * head_width`` feature cells centred on (x, y), each coloured by its head."""
     num_features = num_heads * head_width
     cell = width / num_features
@@ -243,15 +243,13 @@ def draw_multihead_split_merge():
     its own, and the merge (``transpose_output``) puts them back side by side,
     which is the concatenation of the heads. Returns the figure.
     """
-    from .widgets.shape_tracer import head_colour  # the heads' colours, as chapter 05's tracer draws them
-
     num_heads, head_width = 4, 4
     fig = _figure((9.5, 3.8))
     ax = fig.add_subplot()
     centre = (num_heads - 1) / 2
     _box(ax, 0.6, centre, "$X$\n(B, n, $d_q$)", width=1.1, height=0.8)
     _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$d_\\mathrm{model} \\times d_q$", width=1.5, height=0.8)
-    _feature_strip(ax, 4.05, centre, num_heads, head_width, head_colour)
+    _feature_strip(ax, 4.05, centre, num_heads, head_width)
     ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom", fontsize=10)
     ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
             color="#444444")
@@ -263,7 +261,7 @@ def draw_multihead_split_merge():
         _arrow(ax, (7.8, row), (8.95, centre))
     ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, d_head)", ha="center", fontsize=9)
     ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·d_head)", ha="center", fontsize=9)
-    _feature_strip(ax, 9.75, centre, num_heads, head_width, head_colour)
+    _feature_strip(ax, 9.75, centre, num_heads, head_width)
     ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom",
             fontsize=10)
     ax.text(9.75, centre - 0.3, "= the concatenation", ha="center", va="top", fontsize=9, color="#444444")

@@ -26,6 +26,17 @@ CMAPS = (
     ("Reds (the book's)", "Reds"),
 )
 
+# The colour of each attention head wherever heads are drawn (chapter 05's shape tracer, the
+# multi-head diagram): Paul Tol's "muted" qualitative scheme, told apart with every common
+# colour-vision deficiency.
+HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")
+
+
+def head_colour(head):
+    """The colour of head number ``head`` (from 0)."""
+    return HEAD_COLOURS[head]
+
+
 # How many queries a text summary describes, at most, and how many keys for each.
 SUMMARY_QUERIES, SUMMARY_KEYS = 3, 2
 SUMMARY_PANELS = 4  # a grid of more panels is summarised by its first ones

@@ -14,7 +14,7 @@ from matplotlib.text import Text
 
 import d2lmini as d2l
 from d2lmini import diagrams
-from d2lmini.widgets.shape_tracer import head_colour
+from d2lmini.plotting import head_colour
 
 DIAGRAMS = [diagrams.draw_queries_keys_values, diagrams.draw_additive_scorer, diagrams.draw_causal_mask,
             diagrams.draw_multihead_split_merge]

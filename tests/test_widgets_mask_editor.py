@@ -1,12 +1,14 @@
 """The mask editor: a click toggles one cell, presets are attention_mask's masks, the weights are masked_softmax's."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 
 from d2lmini.masking import attention_mask, masked_softmax
-from d2lmini.widgets import MaskEditorExplorer, explore_mask_editor
-from d2lmini.widgets.mask_editor import CUSTOM, PRESETS, SIZE
+from d2lmini.widgets import Explorer, MaskEditor, explore_mask_editor
+from d2lmini.widgets.mask_editor import CUSTOM, PRESETS, SIZE, mask_of
 
 
 @pytest.fixture
@@ -21,14 +23,14 @@ def grid(explorer):
 
 def drawn(explorer):
     """The heatmap's masked array: (weights, hidden cells)."""
-    array = explorer.heatmap.get_array()
+    array = explorer.view.heatmap.get_array()
     return torch.from_numpy(np.ma.getdata(array)).reshape(SIZE, SIZE), np.ma.getmaskarray(array).reshape(SIZE, SIZE)
 
 
 def assert_draws_masked_softmax(explorer):
     mask = grid(explorer)
-    assert torch.equal(explorer.mask, mask)
-    expected = masked_softmax(explorer.scores, mask=mask[None])[0]  # (queries, keys)
+    assert torch.equal(mask_of(explorer.settings), mask) and torch.equal(explorer.result.mask, mask[None])
+    expected = masked_softmax(explorer.declaration.scores, mask=mask[None])[0]  # (queries, keys)
     weights, hidden = drawn(explorer)
     torch.testing.assert_close(explorer.weights[0], expected)
     torch.testing.assert_close(weights, expected)
@@ -40,7 +42,7 @@ def count_redraws(explorer):
     redraws, refresh = [], explorer.refresh
 
     def counted():
-        redraws.append(explorer.state)
+        redraws.append(explorer.settings)
         refresh()
 
     explorer.refresh = counted
@@ -75,13 +77,14 @@ def test_every_preset_is_attention_masks_mask_and_redraws_once(preset):
     expected = attention_mask(valid_lens, 1, SIZE, SIZE, causal=causal)
     expected = torch.ones(SIZE, SIZE, dtype=torch.bool) if expected is None else expected.expand(1, SIZE, SIZE)[0]
     assert torch.equal(grid(explorer), expected)
-    assert [[b.description == "✓" for b in row] for row in explorer.cells] == expected.tolist()
+    assert [[explorer.controls[f"cell_{i}_{j}"].description == "✓" for j in range(SIZE)] for i in range(SIZE)
+            ] == expected.tolist()
     assert len(redraws) == 1  # not one per button
     assert_draws_masked_softmax(explorer)
 
 
 def test_the_presets_are_the_ones_the_chapter_names():
-    masks = {name: explore_mask_editor(preset=name).mask for name in PRESETS}
+    masks = {name: explore_mask_editor(preset=name).result.mask[0] for name in PRESETS}
     assert masks["no mask"].all()
     assert masks["padding: 4 valid keys"].tolist() == [[True] * 4 + [False] * 2] * SIZE
     assert torch.equal(masks["causal"], torch.ones(SIZE, SIZE, dtype=torch.bool).tril())
@@ -123,7 +126,7 @@ def test_anti_causal_by_hand_lets_the_first_query_see_the_future(explorer):
     for i in range(SIZE):
         for j in range(SIZE):
             explorer.controls[f"cell_{i}_{j}"].value = j >= i
-    assert torch.equal(explorer.mask, torch.ones(SIZE, SIZE, dtype=torch.bool).triu())
+    assert torch.equal(explorer.result.mask[0], torch.ones(SIZE, SIZE, dtype=torch.bool).triu())
     assert explorer.weights[0, SIZE - 1].tolist() == [0] * (SIZE - 1) + [1]  # the last query sees itself alone
     assert_draws_masked_softmax(explorer)
 
@@ -135,17 +138,34 @@ def test_the_colour_scale_keeps_the_grid(explorer):
     assert explorer.controls["preset"].value != CUSTOM
 
 
-def test_the_grid_sits_beside_the_picture(explorer):
+def test_the_grid_sits_beside_the_picture_with_its_legend(explorer):
     row = explorer.children[2]
-    editor, picture = row.children
-    assert explorer.image in picture.children and explorer.caption in picture.children
-    assert len(editor.children[1].children) == SIZE * SIZE
-    assert "may attend" in explorer.legend.value and "all-zero weights" in explorer.legend.value
+    [editor], picture = (box.children for box in row.children)
+    assert explorer.image in picture and explorer.caption in picture
+    label, grid, legend = editor.children
+    assert label.value == "mask (rows: queries 0-5, columns: keys 0-5)"
+    assert list(grid.children) == [explorer.controls[f"cell_{i}_{j}"] for i in range(SIZE) for j in range(SIZE)]
+    assert "may attend" in legend.value and "all-zero weights" in legend.value
 
 
 def test_another_seed_draws_other_scores():
-    assert not torch.equal(explore_mask_editor(seed=1).scores, explore_mask_editor().scores)
-    assert isinstance(explore_mask_editor(), MaskEditorExplorer)
+    assert not torch.equal(explore_mask_editor(seed=1).declaration.scores, explore_mask_editor().declaration.scores)
+    explorer = explore_mask_editor()
+    assert isinstance(explorer, Explorer) and isinstance(explorer.declaration, MaskEditor)
+
+
+def test_the_computation_alone_follows_the_cells_and_the_preset():
+    """The declaration without its shell: a preset sets every cell, a cell sets the preset to "edited by hand"."""
+    declaration = MaskEditor()
+    settings = declaration.adjust(declaration.Settings(preset="causal"), "preset")
+    assert torch.equal(mask_of(settings), torch.ones(SIZE, SIZE, dtype=torch.bool).tril())
+    clicked = declaration.adjust(dataclasses.replace(settings, cell_0_5=True), "cell_0_5")
+    assert clicked.preset == CUSTOM and mask_of(clicked)[0].tolist() == [True] + [False] * 4 + [True]
+    assert declaration.adjust(dataclasses.replace(clicked, preset=CUSTOM), "preset") == clicked
+    result = declaration.compute(clicked)
+    torch.testing.assert_close(result.weights, masked_softmax(declaration.scores, mask=mask_of(clicked)[None]))
+    assert result.caption == "14 of 36 cells masked; every query sees at least one key"
+    assert torch.equal(declaration.compute(clicked).weights, result.weights)  # pure: nothing kept between calls
 
 
 @pytest.mark.parametrize("call, error, fragments", [

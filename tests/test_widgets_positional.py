@@ -36,17 +36,17 @@ def expected_weights(P):
 
 def assert_draws_the_package(explorer, d, base):
     P = d2l.PositionalEncoding(d, 0.0, max_len=NUM_POSITIONS, base=base).P[0]  # (positions, d)
-    torch.testing.assert_close(explorer.encoding, P)
-    np.testing.assert_array_equal(explorer.code.get_array(), P.numpy())
+    torch.testing.assert_close(explorer.result.encoding, P)
+    np.testing.assert_array_equal(explorer.view.code.get_array(), P.numpy())
     torch.testing.assert_close(explorer.weights, expected_weights(P))
-    np.testing.assert_array_equal(explorer.heatmap.get_array(), explorer.weights.numpy())
+    np.testing.assert_array_equal(explorer.view.heatmap.get_array(), explorer.weights.numpy())
 
 
 @pytest.mark.parametrize("d", [2, 4, 16, 64, 128, 32])
 def test_every_dimension_draws_the_packages_encoding_and_its_weights(explorer, d):
     changed = set_control(explorer, "d", d)
     assert changed or d == 32  # 32 is where the sweep started
-    assert explorer.code.get_array().shape == (NUM_POSITIONS, d)
+    assert explorer.view.code.get_array().shape == (NUM_POSITIONS, d)
     assert_draws_the_package(explorer, d, 10000.0)
 
 
@@ -65,11 +65,11 @@ def test_an_odd_dimension_from_code_is_drawn_too(explorer):
 
 def test_a_new_dimension_changes_one_image_not_the_axes():
     explorer = explore_positional_encoding()
-    draws = explorer.plot.full_draws
+    draws = explorer.blit.full_draws
     for d in (2, 8, 128, 30):
         set_control(explorer, "d", d)
-    assert explorer.plot.full_draws == draws
-    assert tuple(explorer.code.get_extent()) == (0, 1, NUM_POSITIONS - 0.5, -0.5)
+    assert explorer.blit.full_draws == draws
+    assert tuple(explorer.view.code.get_extent()) == (0, 1, NUM_POSITIONS - 0.5, -0.5)
 
 
 def test_the_rows_of_the_weights_are_positions_attending_to_positions(explorer):
@@ -77,7 +77,7 @@ def test_the_rows_of_the_weights_are_positions_attending_to_positions(explorer):
     assert weights.shape == (NUM_POSITIONS, NUM_POSITIONS)
     torch.testing.assert_close(weights.sum(-1), torch.ones(NUM_POSITIONS))
     torch.testing.assert_close(weights.argmax(-1), torch.arange(NUM_POSITIONS))  # a position is most like itself
-    ax = explorer.heatmap.axes
+    ax = explorer.view.heatmap.axes
     assert (ax.get_ylabel(), ax.get_xlabel()) == ("Queries (position i)", "Keys (position j)")
 
 
@@ -95,15 +95,15 @@ def test_the_colour_scale_starts_fitted_and_can_be_fixed():
     explorer = explore_positional_encoding()
     assert explorer.controls["colour_scale"].value == "fit"
     top = widgets.scale_top(explorer.weights)
-    assert top < 1 and explorer.plot.norm.vmax == top
+    assert top < 1 and explorer.blit.norm.vmax == top
     assert explorer.caption_text.endswith(f"; colours 0 to {top:g}")
     assert set_control(explorer, "colour_scale", "fixed")
-    assert explorer.plot.norm.vmax == 1.0 and "colours" not in explorer.caption_text
+    assert explorer.blit.norm.vmax == 1.0 and "colours" not in explorer.caption_text
 
 
 def test_the_encoding_keeps_its_own_fixed_scale_whatever_the_weights_scale(explorer):
-    norm = explorer.code.norm
-    assert (norm.vmin, norm.vmax) == (-1, 1) and norm is not explorer.plot.norm
+    norm = explorer.view.code.norm
+    assert (norm.vmin, norm.vmax) == (-1, 1) and norm is not explorer.blit.norm
     labels = [ax.get_ylabel() for ax in explorer.figure.axes]
     assert "P[i, column]" in labels and "attention weight" in labels
 
@@ -127,20 +127,20 @@ def test_the_png_of_every_change_is_exactly_the_canvas():
 
 def test_the_picture_has_twice_the_pixels_of_its_css_size(explorer):
     picture = Image.open(io.BytesIO(bytes(explorer.image.value)))
-    width, height = explorer.plot.css_size
+    width, height = explorer.blit.css_size
     assert explorer.image.layout.width == f"{width}px" and explorer.image.layout.height == f"{height}px"
     assert picture.size == (widgets.PIXEL_RATIO * width, widgets.PIXEL_RATIO * height)
 
 
 def test_both_colorbars_fit_in_the_figure_for_every_scale_end():
     explorer = explore_positional_encoding()
-    plot = explorer.plot
-    renderer = plot.canvas.get_renderer()
+    blit = explorer.blit
+    renderer = blit.canvas.get_renderer()
     for top in widgets.SCALE_TOPS:
-        plot.render(top)
+        blit.render(top)
         for ax in explorer.figure.axes:
             box = ax.get_tightbbox(renderer)
-            assert box.x0 >= 0 and box.x1 <= plot.figure.bbox.x1 and box.y0 >= 0, f"colours 0 to {top}: {ax}"
+            assert box.x0 >= 0 and box.x1 <= blit.figure.bbox.x1 and box.y0 >= 0, f"colours 0 to {top}: {ax}"
 
 
 def test_the_display_data_carries_a_static_picture_beside_the_widget(explorer):
@@ -148,8 +148,8 @@ def test_the_display_data_carries_a_static_picture_beside_the_widget(explorer):
     assert data["text/plain"] == repr(explorer)
     assert "application/vnd.jupyter.widget-view+json" in data
     picture = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
-    assert metadata == {"image/png": {"width": explorer.plot.css_size[0]}}
-    assert picture.width == widgets.PIXEL_RATIO * explorer.plot.css_size[0]
+    assert metadata == {"image/png": {"width": explorer.blit.css_size[0]}}
+    assert picture.width == widgets.PIXEL_RATIO * explorer.blit.css_size[0]
 
 
 @pytest.mark.parametrize("call,error,fragments", [
@@ -172,8 +172,8 @@ def test_each_cell_is_drawn_in_its_colour_at_its_place(d):
     explorer = explore_positional_encoding(d=d)
     canvas = np.asarray(explorer.figure.canvas.buffer_rgba())  # (height, width, 4), as last rendered
     height = canvas.shape[0]
-    for image, cells in ((explorer.code, [(i, c) for i in range(0, NUM_POSITIONS, 7) for c in range(d)]),
-                         (explorer.heatmap, [(i, i) for i in range(NUM_POSITIONS)])):
+    for image, cells in ((explorer.view.code, [(i, c) for i in range(0, NUM_POSITIONS, 7) for c in range(d)]),
+                         (explorer.view.heatmap, [(i, i) for i in range(NUM_POSITIONS)])):
         data = image.get_array()
         left, right, bottom, top = image.get_extent()
         rows, columns = data.shape
@@ -183,3 +183,12 @@ def test_each_cell_is_drawn_in_its_colour_at_its_place(d):
             px, py = image.axes.transData.transform((x, y))
             expected = image.to_rgba(np.array([[data[row, column]]]), bytes=True)[0, 0]
             np.testing.assert_array_equal(canvas[int(height - py), int(px)], expected, err_msg=f"cell {row, column}")
+
+
+def test_the_declaration_computes_the_packages_encoding_without_a_shell():
+    declaration = widgets.PositionalEncoding()
+    result = declaration.compute(declaration.settings(d=16, base=100.0))
+    P = d2l.PositionalEncoding(16, 0.0, max_len=NUM_POSITIONS, base=100.0).P[0]  # (positions, d)
+    torch.testing.assert_close(result.encoding, P)
+    torch.testing.assert_close(result.weights, expected_weights(P))
+    assert declaration.recipe(result).inputs == {"d": 16, "base": 100.0, "num_positions": NUM_POSITIONS}

@@ -6,8 +6,9 @@ import torch
 from matplotlib.colors import to_rgba
 
 import d2lmini as d2l
-from d2lmini.widgets import explore_shape_tracer
-from d2lmini.widgets.shape_tracer import CELL, DIGIT_AT, FONT, HEAD_COLOURS, tensor_picture
+from d2lmini.plotting import HEAD_COLOURS
+from d2lmini.widgets import explore_shape_tracer, shape_tracer
+from d2lmini.widgets.shape_tracer import CELL, DIGIT_AT, FONT, tensor_picture
 
 D = 8
 
@@ -72,22 +73,22 @@ def test_what_is_drawn_is_where_the_tensor_puts_each_feature(explorer, h, T, tra
     assert changed or (h, T, transpose) == (2, 4, True)
     p = D // h
     positions, columns = expected_layout(h, T, transpose)
-    np.testing.assert_array_equal(explorer.positions.numpy(), positions)
-    np.testing.assert_array_equal(explorer.columns.numpy(), columns)
+    np.testing.assert_array_equal(explorer.result.positions.numpy(), positions)
+    np.testing.assert_array_equal(explorer.result.columns.numpy(), columns)
     if transpose:  # the explorer's tensors come from d2lmini's own fold
         X = torch.arange(T * D).reshape(1, T, D)
         folded = d2l.MultiHeadAttention(D, h, 0.0).transpose_qkv(X)
         np.testing.assert_array_equal(folded.numpy() // D, positions)
-    heads, digits = read_cells(explorer.images["fold"].get_array())
+    heads, digits = read_cells(explorer.view.images["fold"].get_array())
     for b in range(h):
         block = np.s_[:T, b * (p + 1):b * (p + 1) + p]
         np.testing.assert_array_equal(heads[block], columns[b] // p)
         np.testing.assert_array_equal(digits[block], positions[b])
     assert (heads[T:] == -1).all() and (heads[:, h * (p + 1) - 1:] == -1).all()  # the rest is blank
-    x_heads, x_digits = read_cells(explorer.images["X"].get_array())
+    x_heads, x_digits = read_cells(explorer.view.images["X"].get_array())
     np.testing.assert_array_equal(x_heads[:T], np.arange(D)[None].repeat(T, 0) // p)
     np.testing.assert_array_equal(x_digits[:T], np.arange(T)[:, None].repeat(D, 1))
-    legend_heads, legend_digits = read_cells(explorer.images["legend"].get_array())
+    legend_heads, legend_digits = read_cells(explorer.view.images["legend"].get_array())
     np.testing.assert_array_equal(legend_heads[0, :2 * h:2], np.arange(h))  # one cell per head, one blank apart
     np.testing.assert_array_equal(legend_digits[0, :2 * h:2], np.arange(h))
     assert (legend_heads[0, 2 * h - 1:] == -1).all()
@@ -96,11 +97,11 @@ def test_what_is_drawn_is_where_the_tensor_puts_each_feature(explorer, h, T, tra
 
 def test_without_the_transpose_a_block_mixes_heads_and_positions(explorer):
     set_controls(explorer, num_heads=2, T=4, transpose=False)
-    assert explorer.positions[0, :, 0].tolist() == [0, 0, 1, 1]
-    assert sorted(set((explorer.columns[0] // 4).flatten().tolist())) == [0, 1]
+    assert explorer.result.positions[0, :, 0].tolist() == [0, 0, 1, 1]
+    assert sorted(set((explorer.result.columns[0] // 4).flatten().tolist())) == [0, 1]
     assert "heads mix positions" in explorer.caption_text
     set_controls(explorer, transpose=True)
-    assert explorer.positions[0, :, 0].tolist() == [0, 1, 2, 3]
+    assert explorer.result.positions[0, :, 0].tolist() == [0, 1, 2, 3]
 
 
 def test_one_head_needs_no_transpose(explorer):
@@ -111,6 +112,7 @@ def test_one_head_needs_no_transpose(explorer):
 
 
 def test_moving_the_controls_leaves_the_notebooks_generator_alone():
+    shape_tracer._layer.cache_clear()  # each layer is built anew, drawing its W_o
     explorer = explore_shape_tracer()
     before = torch.get_rng_state()
     for h in (1, 4, 8, 2):
@@ -165,3 +167,15 @@ def test_the_tracer_has_no_colour_controls_and_its_summary_says_where_the_heads_
                                       "block 1 holds heads 0, 1 at positions 2, 3.")
     set_controls(explorer, num_heads=4, transpose=True)
     assert explorer.summary_text.endswith("(first 2 of 4 blocks).")
+
+
+def test_the_declaration_folds_without_a_shell_and_keeps_nothing():
+    declaration = shape_tracer.ShapeTracer()
+    settings = declaration.settings(num_heads=4, T=3, transpose=False)
+    result = declaration.compute(settings)
+    positions, columns = expected_layout(4, 3, False)
+    np.testing.assert_array_equal(result.positions.numpy(), positions)
+    np.testing.assert_array_equal(result.columns.numpy(), columns)
+    assert result.caption == "h = 4, d_head = 2, T = 3: (1, 3, 8) → (4, 3, 2) by reshape alone: heads mix positions"
+    again = declaration.compute(settings)
+    assert torch.equal(again.positions, result.positions) and vars(declaration) == {}

@@ -23,21 +23,21 @@ from .explorer import HINT, Explorer
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
 from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
-from .mask_editor import MaskEditorExplorer, explore_mask_editor
+from .mask_editor import MaskEditor, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
 from .multihead import MultiHeadExplorer, explore_multihead
 from .png import png_bytes
-from .positional import PositionalEncodingExplorer, explore_positional_encoding
-from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
+from .positional import PositionalEncoding, explore_positional_encoding
+from .shape_tracer import ShapeTracer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment
 
 __all__ = [
     "explore_one_query", "QueryPooling", "explore_kernel_pooling", "explore_masked_softmax",
     "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
-    "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
+    "explore_positional_encoding", "PositionalEncoding", "explore_shape_tracer", "ShapeTracer",
     "KernelPooling", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
+    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditor",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
     "TrainingView", "AlignmentExplorer", "explore_alignment",

@@ -1,23 +1,24 @@
 """A mask edited cell by cell, and ``masked_softmax`` of fixed scores under it.
 
-The grid holds one toggle button per (query, key) cell: pressed (✓) means the
-query may attend to the key, True in the mask, as ``attention_mask`` and
-SDPA have it. Presets set the whole grid at once from ``attention_mask``.
+The grid holds one cell per (query, key): pressed (✓) means the query may
+attend to the key, True in the mask, as ``attention_mask`` and SDPA have it.
+Presets set the whole grid at once from ``attention_mask``.
 """
+
+import dataclasses
 
 import ipywidgets as widgets
 import torch
 
 from ..masking import attention_mask, empty_rows, masked_softmax
-from ._compat import toggle_button_style
-from .controls import dropdown
-from .declaration import check_number
+from .declaration import Checkbox, Choice, Declaration, Result, Row, check_number, options
+from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
-from .legacy import Explorer
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
 CUSTOM = "edited by hand"  # the preset shown once a cell has been clicked
+DEFAULT = "causal + padding: 4 valid keys"
 
 # Preset -> (valid_lens, causal) for attention_mask with a batch of one example.
 PRESETS = {
@@ -25,9 +26,10 @@ PRESETS = {
     "padding: 4 valid keys": ([4], False),
     "padding: 2 valid keys": ([2], False),
     "causal": (None, True),
-    "causal + padding: 4 valid keys": ([4], True),
+    DEFAULT: ([4], True),
     "a whole row masked: query 2": ([[SIZE, SIZE, 0, SIZE, SIZE, SIZE]], False),
 }
+CELLS = tuple(f"cell_{i}_{j}" for i in range(SIZE) for j in range(SIZE))  # query i, key j, row by row
 
 POLICY = ("A query whose whole row is masked has no key to attend to: d2lmini gives it all-zero weights "
           "(<code>masking.zero_empty_rows</code>), never NaN and never a uniform row over the masked keys.")
@@ -44,72 +46,55 @@ def preset_mask(preset):
     return mask.expand(1, SIZE, SIZE)[0]
 
 
-def _mark(allowed):
-    return "✓" if allowed else ""
+def cells(mask):
+    """Settings field -> bool for every cell of a (queries, keys) mask."""
+    return dict(zip(CELLS, mask.flatten().tolist()))
+
+
+def mask_of(settings):
+    """The (queries, keys) mask the cells of ``settings`` show, True = may attend."""
+    return torch.tensor([getattr(settings, name) for name in CELLS]).reshape(SIZE, SIZE)
+
+
+# The preset and one field per cell, row by row; the cells start as the default preset's.
+MaskSettings = dataclasses.make_dataclass(
+    "MaskSettings", [("preset", str, DEFAULT), *((name, bool, on) for name, on in cells(preset_mask(DEFAULT)).items())],
+    frozen=True)
 
 
 def _queries(rows):
     return ", ".join(str(q) for q in rows)
 
 
-class MaskEditorExplorer(Explorer):
+class MaskEditor(Declaration):
     """Click cells of a (6 queries, 6 keys) mask; ``masked_softmax`` of fixed random scores redraws."""
 
+    controls = (
+        Choice("preset", "preset", options([*PRESETS, CUSTOM])),
+        *(Checkbox(f"cell_{i}_{j}", f"query {i}, key {j}", style="cell") for i in range(SIZE) for j in range(SIZE)),
+    )
+    Settings = MaskSettings
+    # The grid beside the picture, so that a click and its effect are seen together.
+    rows = (Row(("preset",)),
+            Row(CELLS, label="mask (rows: queries 0-5, columns: keys 0-5)", columns=SIZE))
+    figsize = (3.9, 3.1)
+    filename = "mask_editor.png"
     repr_controls = ("preset",)
 
-    def __init__(self, preset="causal + padding: 4 valid keys", seed=0):
+    def __init__(self, seed=0):
         check_number(seed, "seed", 0, 2**31 - 1, integer=True)
-        controls = {"preset": dropdown("preset", preset, [*PRESETS, CUSTOM], description="preset",
-                                       layout=widgets.Layout(width="330px"))}
         generator = torch.Generator().manual_seed(seed)
         self.scores = torch.randn(1, SIZE, SIZE, generator=generator)  # (batch, queries, keys)
-        start = preset_mask(preset) if preset != CUSTOM else torch.ones(SIZE, SIZE, dtype=torch.bool)
-        # One layout and one style shared by the 36 buttons: 2 widget models, not 72, in a saved notebook.
-        cell_layout = widgets.Layout(width="30px", height="30px", padding="0")
-        cell_style = toggle_button_style()
-        for i in range(SIZE):
-            for j in range(SIZE):
-                allowed = bool(start[i, j])
-                controls[f"cell_{i}_{j}"] = widgets.ToggleButton(
-                    value=allowed, description=_mark(allowed), tooltip=f"query {i}, key {j}",
-                    layout=cell_layout, style=cell_style)
-        self.cells = [[controls[f"cell_{i}_{j}"] for j in range(SIZE)] for i in range(SIZE)]
-        grid = widgets.GridBox([cell for row in self.cells for cell in row],
-                               layout=widgets.Layout(grid_template_columns=f"repeat({SIZE}, 32px)",
-                                                     grid_gap="2px"))
-        self.legend = widgets.HTML(f'<div style="line-height:1.3; font-size:small">{LEGEND}<p>{POLICY}</p></div>',
-                                   layout=widgets.Layout(width="300px"))
-        super().__init__(controls, [controls["preset"]], figsize=(3.9, 3.1), filename="mask_editor.png")
-        # The grid beside the picture, so that a click and its effect are seen together.
-        preset_row, colour_row, caption, image, summary, save_row, message = self.children
-        editor = widgets.VBox([widgets.Label("mask (rows: queries 0-5, columns: keys 0-5)"), grid, self.legend])
-        self.children = [preset_row, colour_row, widgets.HBox([editor, widgets.VBox([caption, image, summary])]),
-                         save_row, message]
 
-    def build(self, plot):
-        ax = plot.figure.subplots()
-        self.heatmap = plot.heatmap(ax, SIZE, SIZE, masked=True)
-        ax.set_title("masked_softmax(scores, mask=mask)", fontsize="medium")
-        plot.colorbar([ax])
+    def adjust(self, settings, changed):
+        if changed != "preset":  # a cell: the grid no longer shows the preset
+            return dataclasses.replace(settings, preset=CUSTOM)
+        if settings.preset == CUSTOM:  # picked by hand: the grid stays as it is
+            return settings
+        return dataclasses.replace(settings, **cells(preset_mask(settings.preset)))
 
-    def sync_controls(self, owner):
-        # Called with the explorer's redraw held back (see Explorer._on_change): the
-        # buttons set here redraw nothing, and one redraw follows.
-        preset = self.controls["preset"]
-        if owner is preset:
-            if preset.value == CUSTOM:
-                return
-            mask = preset_mask(preset.value)
-            for i, row in enumerate(self.cells):
-                for j, cell in enumerate(row):
-                    cell.value = bool(mask[i, j])
-                    cell.description = _mark(cell.value)
-        elif owner not in self.colour_controls:  # a cell
-            owner.description = _mark(owner.value)
-            preset.value = CUSTOM  # the grid no longer shows the preset
-
-    def compute(self, state):
-        mask = torch.tensor([[[state[f"cell_{i}_{j}"] for j in range(SIZE)] for i in range(SIZE)]])  # (1, q, k)
+    def compute(self, settings):
+        mask = mask_of(settings)[None]  # (1, queries, keys)
         weights = masked_softmax(self.scores, mask=mask)  # (1, queries, keys)
         empty = empty_rows(mask)[0, :, 0].nonzero().flatten().tolist()  # queries with no key
         if not empty:
@@ -118,24 +103,42 @@ class MaskEditorExplorer(Explorer):
             plural = "queries" if len(empty) > 1 else "query"
             rows = f"fully masked: {plural} {_queries(empty)}, all-zero weights by d2lmini's policy"
         caption = f"{int((~mask).sum())} of {SIZE * SIZE} cells masked; {rows}"
-        return {"weights": weights, "mask": mask, "empty_rows": empty, "caption": caption}
+        return Result(weights, caption, mask=mask)
 
-    def draw(self, result):
-        self.heatmap.set_array(masked_weights(result["weights"][0], result["mask"][0]))
+    def build(self, blit):
+        return MaskView(blit)
 
     def recipe(self, result):
-        return Recipe({"scores": self.scores, "mask": result["mask"]}, """
+        return Recipe({"scores": self.scores, "mask": result.mask}, """
             scores = torch.from_numpy(saved["scores"])  # (1, queries, keys)
             mask = torch.from_numpy(saved["mask"])  # (1, queries, keys), True = may attend
             weights = d2l.masked_softmax(scores, mask=mask)  # (1, queries, keys)
         """)
 
-    @property
-    def mask(self):
-        """The mask drawn now, (queries, keys), True = may attend."""
-        return self.result["mask"][0]
+
+class MaskView:
+    """The masked weights, the masked cells hatched."""
+
+    def __init__(self, blit):
+        ax = blit.figure.subplots()
+        self.heatmap = blit.heatmap(ax, SIZE, SIZE, masked=True)
+        ax.set_title("masked_softmax(scores, mask=mask)", fontsize="medium")
+        blit.colorbar([ax])
+
+    def update(self, result):
+        self.heatmap.set_array(masked_weights(result.weights[0], result.mask[0]))
 
 
-def explore_mask_editor(preset="causal + padding: 4 valid keys", seed=0):
+def explore_mask_editor(preset=DEFAULT, seed=0):
     """Edit a mask cell by cell, or from a preset, and see the masked softmax redraw."""
-    return MaskEditorExplorer(preset, seed)
+    declaration = MaskEditor(seed)
+    settings = declaration.settings(preset=preset)
+    start = torch.ones(SIZE, SIZE, dtype=torch.bool) if preset == CUSTOM else preset_mask(preset)  # CUSTOM: no mask
+    explorer = Explorer(declaration, dataclasses.replace(settings, **cells(start)))
+    # In the notebook, the menu wide enough for its longest preset, and under the grid what a cell
+    # means and what d2lmini does with a whole row masked.
+    explorer.controls["preset"].layout.width = "330px"
+    [grid] = [box for row, box in explorer.rows if row.columns]
+    grid.children = [*grid.children, widgets.HTML(f'<div style="line-height:1.3; font-size:small">{LEGEND}'
+                                                  f'<p>{POLICY}</p></div>', layout=widgets.Layout(width="300px"))]
+    return explorer

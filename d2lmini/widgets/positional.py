@@ -1,19 +1,21 @@
 """The sinusoidal positional encoding, and what attention over positions alone makes of it."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+import torch
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
 from ..plotting import CMAP
-from ..positional import PositionalEncoding
-from .controls import WIDE, int_slider, log_slider
+from ..positional import PositionalEncoding as SinusoidalEncoding
+from .declaration import Declaration, IntSlider, LogSlider, Result
+from .explorer import Explorer
 from .export import Recipe
 from .figure import CellImage
-from .legacy import Explorer, Shown
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 
@@ -33,7 +35,20 @@ def _number(value):
     return f"{rounded:g}" if rounded < 1000 else f"{rounded:,.0f}"
 
 
-class PositionalEncodingExplorer(Explorer):
+@dataclass(frozen=True)
+class PositionalSettings:
+    d: int = 32
+    base: float = 10000.0
+
+
+@dataclass(frozen=True)
+class PositionalResult(Result):
+    d: int
+    base: float
+    encoding: torch.Tensor  # (positions, d): P
+
+
+class PositionalEncoding(Declaration):
     """The encoding P (positions × columns) next to softmax(P Pᵀ / √d), as d and the base change.
 
     P comes from ``d2lmini.PositionalEncoding``, the weights from
@@ -41,59 +56,37 @@ class PositionalEncodingExplorer(Explorer):
     self-attention does with the positions alone. The encoding's columns are
     drawn on a fixed axis, column c at c / d, so that a new d changes one
     image, not the axes: column c's angle is position / base^(c / d) for even c.
-    The colour scale starts fitted to the weights.
+    The colour scale starts fitted to the weights (``explore_positional_encoding``).
     """
 
+    controls = (
+        IntSlider("d", "encoding dimension d", 2, 128, 2),
+        # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
+        LogSlider("base", "base", 10, 0.5, 5, 0.25, readout=",.3r"),
+    )
+    Settings = PositionalSettings
+    figsize = (7.2, 3)
+    filename = "positional_encoding.png"
     repr_controls = ("d", "base")
     NUM_POSITIONS = 64
-    encoding = Shown()
 
-    def __init__(self, d=32, base=10000.0):
-        self.attention = DotProductAttention(dropout=0.0)
-        controls = {
-            "d": int_slider("d", d, 2, 128, step=2, description="encoding dimension d", style=WIDE),
-            # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
-            "base": log_slider("base", base, 10, 0.5, 5, step=0.25, description="base",
-                               readout_format=",.3r"),
-        }
-        super().__init__(controls, figsize=(7.2, 3), filename="positional_encoding.png")
-        # Over 64 keys the largest weight is often under 0.1: on the fixed 0-to-1 scale the
-        # attention panel would look empty, so this explorer starts with the fitted one.
-        self.controls["colour_scale"].value = "fit"
-
-    def build(self, plot):
-        n = self.NUM_POSITIONS
-        ax_code, ax_weights = plot.figure.subplots(1, 2)
-        norm = Normalize(-1, 1)  # every entry of P is a sine or a cosine
-        self.code = plot.animate(_cells(ax_code, (n, 2), ENCODING_CMAP, norm, (0, 1, n - 0.5, -0.5)))
-        ax_code.set(xlabel="column / d  (fast → slow)", ylabel="position i", title="encoding P")
-        plot.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label="P[i, column]")
-        # As plot.heatmap draws one, on the explorer's colour scale, but drawn cell by cell.
-        self.heatmap = plot.animate(_cells(ax_weights, (n, n), CMAP, plot.norm, (-0.5, n - 0.5, n - 0.5, -0.5)))
-        ax_weights.set(xlabel="Keys (position j)", ylabel="Queries (position i)",
-                       title="positions alone: softmax(P Pᵀ / √d)")
-        ax_weights.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax_weights.yaxis.set_major_locator(MaxNLocator(integer=True))
-        plot.colorbar(ax_weights)
-
-    def compute(self, state):
-        d, base = state["d"], state["base"]
-        P = PositionalEncoding(d, 0.0, max_len=self.NUM_POSITIONS, base=base).P  # (1, positions, d)
-        self.attention(P, P, P)
-        weights = self.attention.attention_weights[0]  # (queries, keys): position i attending to position j
+    def compute(self, settings):
+        d, base = settings.d, settings.base
+        P = SinusoidalEncoding(d, 0.0, max_len=self.NUM_POSITIONS, base=base).P  # (1, positions, d)
+        attention = DotProductAttention(dropout=0.0)
+        attention(P, P, P)
+        weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
         last_sine = 2 * ((d - 1) // 2)  # the slowest column pair starts here
         longest = 2 * math.pi * base ** (last_sine / d)
         caption = (f"d = {d}, base = {_number(base)}: wavelengths from 2π ≈ 6.28 to {_number(longest)} "
                    f"positions")
-        return {"encoding": P[0], "weights": weights, "caption": caption}
+        return PositionalResult(weights, caption, d=d, base=base, encoding=P[0])
 
-    def draw(self, result):
-        self.code.set_data(result["encoding"].numpy())
-        self.heatmap.set_data(result["weights"].numpy())
+    def build(self, blit):
+        return PositionalView(blit, self.NUM_POSITIONS)
 
     def recipe(self, result):
-        state = self.state
-        inputs = {"d": state["d"], "base": state["base"], "num_positions": self.NUM_POSITIONS}
+        inputs = {"d": result.d, "base": result.base, "num_positions": self.NUM_POSITIONS}
         return Recipe(inputs, """
             P = d2l.PositionalEncoding(int(saved["d"]), 0.0, max_len=int(saved["num_positions"]),
                                        base=float(saved["base"])).P  # (1, positions, d)
@@ -103,6 +96,33 @@ class PositionalEncodingExplorer(Explorer):
         """)
 
 
+class PositionalView:
+    """The encoding on its own fixed scale on the left; the weights on the explorer's scale on the right."""
+
+    def __init__(self, blit, n):
+        ax_code, ax_weights = blit.figure.subplots(1, 2)
+        norm = Normalize(-1, 1)  # every entry of P is a sine or a cosine
+        self.code = blit.animate(_cells(ax_code, (n, 2), ENCODING_CMAP, norm, (0, 1, n - 0.5, -0.5)))
+        ax_code.set(xlabel="column / d  (fast → slow)", ylabel="position i", title="encoding P")
+        blit.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label="P[i, column]")
+        # As blit.heatmap draws one, on the explorer's colour scale, but drawn cell by cell.
+        self.heatmap = blit.animate(_cells(ax_weights, (n, n), CMAP, blit.norm, (-0.5, n - 0.5, n - 0.5, -0.5)))
+        ax_weights.set(xlabel="Keys (position j)", ylabel="Queries (position i)",
+                       title="positions alone: softmax(P Pᵀ / √d)")
+        ax_weights.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax_weights.yaxis.set_major_locator(MaxNLocator(integer=True))
+        blit.colorbar(ax_weights)
+
+    def update(self, result):
+        self.code.set_data(result.encoding.numpy())
+        self.heatmap.set_data(result.weights.numpy())
+
+
 def explore_positional_encoding(d=32, base=10000.0):
     """The sinusoidal encoding for dimension d and a base, and softmax(P Pᵀ / √d) over 64 positions."""
-    return PositionalEncodingExplorer(d, base)
+    declaration = PositionalEncoding()
+    explorer = Explorer(declaration, declaration.settings(d=d, base=base))
+    # Over 64 keys the largest weight is often under 0.1: on the fixed 0-to-1 scale the
+    # attention panel would look empty, so this explorer starts with the fitted one.
+    explorer.controls["colour_scale"].value = "fit"
+    return explorer

@@ -1,17 +1,18 @@
 """Where each feature of a (1, T, d_model) tensor goes when multi-head attention folds its heads into the batch."""
 
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from matplotlib.colors import to_rgba
 
 from ..attention import MultiHeadAttention
-from .controls import checkbox, int_slider, selection_slider
+from ..plotting import HEAD_COLOURS, head_colour  # noqa: F401 (chapter 05 imports head_colour from here)
+from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, options
+from .explorer import Explorer
 from .figure import CellImage
-from .legacy import Explorer, Shown
 
-# Paul Tol's "muted" qualitative scheme: told apart with every common colour-vision deficiency.
-HEAD_COLOURS = ("#CC6677", "#332288", "#DDCC77", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933")
 _HEAD_RGBA = np.array([to_rgba(colour) for colour in HEAD_COLOURS])  # (8, 4)
 _DARK = np.array([colour in {"#332288", "#117733", "#882255"} for colour in HEAD_COLOURS])  # white digits
 
@@ -21,13 +22,10 @@ FONT = {digit: np.array([[c == "#" for c in row] for row in rows.split()]) for d
     "### #.# #.# #.# ###", ".#. ##. .#. .#. ###", "### ..# ### #.. ###", "### ..# ### ..# ###",
     "#.# #.# ### ..# ..#", "### #.. ### ..# ###", "### #.. ### #.# ###", "### ..# .#. .#. .#.",
     "### #.# ### #.# ###", "### #.# ### ..# ###"])}
+D_MODEL = 8  # the features of X
+MAX_T = 5  # the most positions: the panels are sized for it
 CELL = 8  # pixels per cell side: 7 of colour, then 1 white line between cells
 DIGIT_AT = (1, 2)  # the digit's top-left pixel in its cell
-
-
-def head_colour(head):
-    """The colour of head number ``head`` (from 0)."""
-    return HEAD_COLOURS[head]
 
 
 def tensor_picture(positions, columns, head_width):
@@ -65,7 +63,29 @@ def _paint(cells, digits):
     return pixels
 
 
-class ShapeTracerExplorer(Explorer):
+@functools.cache
+def _layer(num_heads):
+    """A ``MultiHeadAttention`` with ``num_heads`` heads over D_MODEL features, for its ``transpose_qkv``."""
+    with torch.random.fork_rng(devices=[]):  # building it draws W_o: leave the notebook's numbers alone
+        return MultiHeadAttention(D_MODEL, num_heads, dropout=0.0)
+
+
+@dataclass(frozen=True)
+class TracerSettings:
+    num_heads: int = 2
+    T: int = 4
+    transpose: bool = True
+
+
+@dataclass(frozen=True)
+class TracerResult(Result):
+    d_head: int
+    X: tuple  # (positions, columns), (1, T, d_model) each: the position and feature column of each cell of X
+    positions: torch.Tensor  # (B·h, T, d_head): the position each cell of the folded batch came from
+    columns: torch.Tensor  # (B·h, T, d_head): its feature column in X
+
+
+class ShapeTracer(Declaration):
     """A (1, T, d_model) tensor whose cells know their position and feature column, and where
     ``transpose_qkv`` puts them: the (B·h, T, d_head) batch drawn as h blocks side by side.
 
@@ -77,38 +97,63 @@ class ShapeTracerExplorer(Explorer):
     T and number of heads; a smaller tensor leaves the rest blank.
     """
 
+    controls = (
+        Choice("num_heads", "heads h", options(h for h in range(1, D_MODEL + 1) if D_MODEL % h == 0), style="slider"),
+        IntSlider("T", "positions T", 2, MAX_T),
+        Checkbox("transpose", "with transpose"),
+    )
+    Settings = TracerSettings
+    figsize = (7.6, 2.6)
+    filename = "shape_tracer.png"
     repr_controls = ("num_heads", "T", "transpose")
-    SHOWS_WEIGHTS = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
-    D_MODEL = 8
-    MAX_T = 5
-    positions = Shown()  # (B·h, T, d_head): the position each cell of the folded batch came from
-    columns = Shown()  # (B·h, T, d_head): its feature column in X
+    shows_weights = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
 
-    def __init__(self, num_heads=2, T=4, transpose=True):
-        choices = [h for h in range(1, self.D_MODEL + 1) if self.D_MODEL % h == 0]
-        controls = {
-            "num_heads": selection_slider("num_heads", num_heads, choices, description="heads h"),
-            "T": int_slider("T", T, 2, self.MAX_T, description="positions T"),
-            "transpose": checkbox("transpose", transpose, description="with transpose"),
-        }
-        self._layers = {}  # number of heads -> a MultiHeadAttention, for its transpose_qkv
-        super().__init__(controls, figsize=(7.6, 2.6), filename="shape_tracer.png")
+    def compute(self, settings):
+        h, T, transpose, d = settings.num_heads, settings.T, settings.transpose, D_MODEL
+        d_head = d // h
+        positions = torch.arange(T).repeat_interleave(d).reshape(1, T, d)  # X[0, t, j] = t
+        columns = torch.arange(d).repeat(T).reshape(1, T, d)  # X[0, t, j] = j
+        if transpose:
+            folded = [_layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, d_head) each
+            how = "transpose_qkv"
+        else:
+            folded = [X.reshape(h, T, d_head) for X in (positions, columns)]  # the bug: heads mix positions
+            how = "reshape alone: heads mix positions"
+        caption = f"h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"
+        # No attention weights here: the folded positions stand in as the tensor drawn.
+        return TracerResult(folded[0].float(), caption, d_head=d_head, X=(positions, columns),
+                            positions=folded[0], columns=folded[1])
 
-    def layer(self, num_heads):
-        """A ``MultiHeadAttention`` with ``num_heads`` heads over D_MODEL features (built once)."""
-        if num_heads not in self._layers:
-            with torch.random.fork_rng(devices=[]):  # building it draws W_o: leave the notebook's numbers alone
-                self._layers[num_heads] = MultiHeadAttention(self.D_MODEL, num_heads, dropout=0.0)
-        return self._layers[num_heads]
+    def build(self, blit):
+        return TracerView(blit)
 
-    def build(self, plot):
-        d = self.D_MODEL
+    def describe(self, result):
+        """Which heads and positions each block of the folded batch holds, for its first two blocks."""
+        d_head = result.d_head
+        blocks = []
+        for b, (positions, columns) in enumerate(zip(result.positions, result.columns)):
+            if b == 2:
+                break
+            heads = sorted(set((columns // d_head).flatten().tolist()))
+            where = sorted(set(positions.flatten().tolist()))
+            blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
+                          f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
+                          f"{', '.join(map(str, where))}")
+        h = D_MODEL // d_head
+        return f"{h} heads of width {d_head}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
+
+
+class TracerView:
+    """X on the left; the folded batch on the right, and under it one cell per head."""
+
+    def __init__(self, blit):
+        d = D_MODEL
         fold_width = 2 * d - 1  # d columns of the folded batch and at most d - 1 blank ones between blocks
-        grid = plot.figure.add_gridspec(2, 2, width_ratios=[d, fold_width], height_ratios=[self.MAX_T, 1])
-        ax_x, ax_fold = plot.figure.add_subplot(grid[0, 0]), plot.figure.add_subplot(grid[0, 1])
-        ax_legend = plot.figure.add_subplot(grid[1, 1])
+        grid = blit.figure.add_gridspec(2, 2, width_ratios=[d, fold_width], height_ratios=[MAX_T, 1])
+        ax_x, ax_fold = blit.figure.add_subplot(grid[0, 0]), blit.figure.add_subplot(grid[0, 1])
+        ax_legend = blit.figure.add_subplot(grid[1, 1])
         self.images = {}
-        for name, ax, rows, columns in (("X", ax_x, self.MAX_T, d), ("fold", ax_fold, self.MAX_T, fold_width),
+        for name, ax, rows, columns in (("X", ax_x, MAX_T, d), ("fold", ax_fold, MAX_T, fold_width),
                                         ("legend", ax_legend, 1, 2 * d - 1)):
             extent = (-0.5, columns - 0.5, rows - 0.5, -0.5)
             image = CellImage(ax, extent=extent)  # 8-bit RGBA, drawn as it is
@@ -117,31 +162,16 @@ class ShapeTracerExplorer(Explorer):
             ax.set(xlim=extent[:2], ylim=extent[2:], aspect="equal")
             ax.set(xticks=[], yticks=[])
             ax.spines[:].set_visible(False)
-            self.images[name] = plot.animate(image)
+            self.images[name] = blit.animate(image)
         ax_x.set_title("X (B, T, d_model): row = position", fontsize=9)
         ax_fold.set_title("(B·h, T, d_head): block b = batch row b", fontsize=9)
         ax_legend.text(-0.7, 0, "heads", ha="right", va="center", fontsize=9)
         ax_x.set_xlabel("digit = position, colour = head", fontsize=8)
 
-    def compute(self, state):
-        h, T, transpose, d = state["num_heads"], state["T"], state["transpose"], self.D_MODEL
-        d_head = d // h
-        positions = torch.arange(T).repeat_interleave(d).reshape(1, T, d)  # X[0, t, j] = t
-        columns = torch.arange(d).repeat(T).reshape(1, T, d)  # X[0, t, j] = j
-        if transpose:
-            folded = [self.layer(h).transpose_qkv(X) for X in (positions, columns)]  # (h, T, d_head) each
-            how = "transpose_qkv"
-        else:
-            folded = [X.reshape(h, T, d_head) for X in (positions, columns)]  # the bug: heads mix positions
-            how = "reshape alone: heads mix positions"
-        caption = f"h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"
-        return {"weights": folded[0].float(), "positions": folded[0], "columns": folded[1],
-                "X": (positions, columns), "d_head": d_head, "caption": caption}
-
-    def draw(self, result):
-        d_head, d = result["d_head"], self.D_MODEL
-        h = d // d_head
-        for name, (positions, columns) in (("X", result["X"]), ("fold", (result["positions"], result["columns"]))):
+    def update(self, result):
+        d_head = result.d_head
+        h = D_MODEL // d_head
+        for name, (positions, columns) in (("X", result.X), ("fold", (result.positions, result.columns))):
             image = self.images[name]
             canvas = np.zeros(image.get_array().shape, np.uint8)
             picture = tensor_picture(positions, columns, d_head)
@@ -156,22 +186,7 @@ class ShapeTracerExplorer(Explorer):
         legend.set_data(canvas)
 
 
-    def describe(self, result):
-        """Which heads and positions each block of the folded batch holds, for its first two blocks."""
-        d_head, d = result["d_head"], self.D_MODEL
-        blocks = []
-        for b, (positions, columns) in enumerate(zip(result["positions"], result["columns"])):
-            if b == 2:
-                break
-            heads = sorted(set((columns // d_head).flatten().tolist()))
-            where = sorted(set(positions.flatten().tolist()))
-            blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
-                          f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
-                          f"{', '.join(map(str, where))}")
-        h = d // d_head
-        return f"{h} heads of width {d_head}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
-
-
 def explore_shape_tracer(num_heads=2, T=4, transpose=True):
     """Where transpose_qkv puts each feature of a (1, T, 8) tensor, with or without its transpose."""
-    return ShapeTracerExplorer(num_heads, T, transpose)
+    declaration = ShapeTracer()
+    return Explorer(declaration, declaration.settings(num_heads=num_heads, T=T, transpose=transpose))
