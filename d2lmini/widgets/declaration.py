@@ -195,12 +195,14 @@ class NumberBox(Control):
 class Row:
     """Controls shown side by side, by name; ``label`` before them; shown only while the
     setting ``when[0]`` equals ``when[1]`` (always, when ``when`` is None). With ``columns``,
-    a grid of that many columns instead of a row, beside the picture (the mask editor's cells)."""
+    a grid of that many columns instead of a row, beside the picture (the mask editor's cells).
+    ``note``, HTML, is shown under it (what a cell means)."""
 
     names: tuple
     label: str = ""
     when: tuple = None
     columns: int = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,7 @@ class Declaration:
     * ``filename`` (Save's default), ``repr_controls`` (the settings named
       in the text form that nbval compares), ``shows_weights`` (False: the
       picture is not attention weights, so no colour-scale or colour-map
-      control);
+      control), ``colour_scale`` (the scale shown first);
 
     and define ``adjust(settings, changed)`` (the settings after the control
     ``changed`` moved: one control may set others), ``choices(settings)``
@@ -249,6 +251,7 @@ class Declaration:
     filename = "explorer.png"
     repr_controls = ()
     shows_weights = True
+    colour_scale = "fixed"  # the colour scale shown first: "fixed" (0 to 1) or "fit" (to the weights)
     page_note = ""  # on the web site: what the page offers less than the notebook, said under its controls
     # On the web site: None, the page stores every state it offers (page_states); or the name of a
     # script in site/explorers/ that computes a state in the page from ``page_data()``.

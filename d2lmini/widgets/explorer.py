@@ -147,19 +147,22 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.rows = []  # (Row, its box)
         for row in declaration.arrangement():
             label = [widgets.Label(row.label)] if row.label else []
+            note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{row.note}</div>',
+                                 layout=widgets.Layout(width="300px"))] if row.note else []
             cells = [self.controls[name] for name in row.names]
             if row.columns:
                 grid = widgets.GridBox(cells, layout=widgets.Layout(
                     grid_template_columns=f"repeat({row.columns}, 32px)", grid_gap="2px"))
-                self.rows.append((row, widgets.VBox([*label, grid])))
+                self.rows.append((row, widgets.VBox([*label, grid, *note])))
             else:
-                self.rows.append((row, widgets.HBox([*label, *cells])))
+                self.rows.append((row, widgets.VBox([widgets.HBox([*label, *cells]), *note]) if note
+                                  else widgets.HBox([*label, *cells])))
         colour_row = []
         if declaration.shows_weights:
             # The fixed scale compares pictures honestly; fitting it makes small
             # weights (a wide kernel, many keys) visible. The colorbar is true either way.
-            self.controls["colour_scale"] = widgets.ToggleButtons(options=self.COLOUR_SCALES, value="fixed",
-                                                                  description="colours")
+            self.controls["colour_scale"] = widgets.ToggleButtons(
+                options=self.COLOUR_SCALES, value=declaration.colour_scale, description="colours")
             self.controls["colour_map"] = widgets.Dropdown(
                 options=CMAPS, value=CMAP, description="map",
                 **tooltip("The colour map of the weights. viridis, cividis and greys stay readable with "

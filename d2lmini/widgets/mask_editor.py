@@ -7,7 +7,6 @@ Presets set the whole grid at once from ``attention_mask``.
 
 import dataclasses
 
-import ipywidgets as widgets
 import torch
 
 from ..masking import attention_mask, empty_rows, masked_softmax
@@ -76,7 +75,8 @@ class MaskEditor(Declaration):
     Settings = MaskSettings
     # The grid beside the picture, so that a click and its effect are seen together.
     rows = (Row(("preset",)),
-            Row(CELLS, label="mask (rows: queries 0-5, columns: keys 0-5)", columns=SIZE))
+            Row(CELLS, label="mask (rows: queries 0-5, columns: keys 0-5)", columns=SIZE,
+                note=f"{LEGEND}<p>{POLICY}</p>"))
     figsize = (3.9, 3.1)
     filename = "mask_editor.png"
     repr_controls = ("preset",)
@@ -135,10 +135,6 @@ def explore_mask_editor(preset=DEFAULT, seed=0):
     settings = declaration.settings(preset=preset)
     start = torch.ones(SIZE, SIZE, dtype=torch.bool) if preset == CUSTOM else preset_mask(preset)  # CUSTOM: no mask
     explorer = Explorer(declaration, dataclasses.replace(settings, **cells(start)))
-    # In the notebook, the menu wide enough for its longest preset, and under the grid what a cell
-    # means and what d2lmini does with a whole row masked.
+    # The menu wide enough for its longest preset.
     explorer.controls["preset"].layout.width = "330px"
-    [grid] = [box for row, box in explorer.rows if row.columns]
-    grid.children = [*grid.children, widgets.HTML(f'<div style="line-height:1.3; font-size:small">{LEGEND}'
-                                                  f'<p>{POLICY}</p></div>', layout=widgets.Layout(width="300px"))]
     return explorer

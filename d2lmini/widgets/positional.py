@@ -56,7 +56,8 @@ class PositionalEncoding(Declaration):
     self-attention does with the positions alone. The encoding's columns are
     drawn on a fixed axis, column c at c / d, so that a new d changes one
     image, not the axes: column c's angle is position / base^(c / d) for even c.
-    The colour scale starts fitted to the weights (``explore_positional_encoding``).
+    The colour scale starts fitted to the weights: over 64 keys the largest weight is often under
+    0.1, and on the fixed 0-to-1 scale the attention panel would look empty.
     """
 
     controls = (
@@ -68,6 +69,7 @@ class PositionalEncoding(Declaration):
     figsize = (7.2, 3)
     filename = "positional_encoding.png"
     repr_controls = ("d", "base")
+    colour_scale = "fit"
     NUM_POSITIONS = 64
 
     def compute(self, settings):
@@ -121,8 +123,4 @@ class PositionalView:
 def explore_positional_encoding(d=32, base=10000.0):
     """The sinusoidal encoding for dimension d and a base, and softmax(P Pᵀ / √d) over 64 positions."""
     declaration = PositionalEncoding()
-    explorer = Explorer(declaration, declaration.settings(d=d, base=base))
-    # Over 64 keys the largest weight is often under 0.1: on the fixed 0-to-1 scale the
-    # attention panel would look empty, so this explorer starts with the fitted one.
-    explorer.controls["colour_scale"].value = "fit"
-    return explorer
+    return Explorer(declaration, declaration.settings(d=d, base=base))
