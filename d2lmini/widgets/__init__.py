@@ -31,7 +31,12 @@ from .positional import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
 from .training import AlignmentExplorer, TrainingView, explore_alignment
 
+# Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
+# (Explorer) and the web page's (page) are both built from these.
+DECLARATIONS = (QueryPooling, KernelPooling, MaskEditor, ShapeTracer, PositionalEncoding)
+
 __all__ = [
+    "DECLARATIONS",
     "explore_one_query", "QueryPooling", "explore_kernel_pooling", "explore_masked_softmax",
     "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",

@@ -257,6 +257,12 @@ class Declaration:
     # script in site/explorers/ that computes a state in the page from ``page_data()``.
     page_script = None
 
+    @classmethod
+    def for_page(cls):
+        """The declaration with the data its chapter shows, for the web site (``cls()`` by default;
+        one that needs a model or a recorded run loads it here)."""
+        return cls()
+
     @property
     def name(self):
         """The explorer's name in its text form and on the page: the class name and "Explorer"."""

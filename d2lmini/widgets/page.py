@@ -20,6 +20,7 @@ artist is stored once, so states that share it share its entry; captions and tex
 """
 
 import base64
+import itertools
 import json
 import math
 import shutil
@@ -329,10 +330,12 @@ def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
     offered = offered_values(declaration)
-    states = [] if declaration.page_script else list(declaration.page_states(offered))
+    states = [] if declaration.page_script else list(itertools.islice(declaration.page_states(offered),
+                                                                       MAX_STATES + 1))
     if len(states) > MAX_STATES:
-        raise ValueError(f"{declaration.name} offers {len(states)} states on the page, more than {MAX_STATES}: "
-                         "offer coarser grids in page_values, or fewer states in page_states")
+        raise ValueError(f"{declaration.name} offers more than {MAX_STATES} states on the page: offer coarser "
+                         "grids in page_values or fewer states in page_states, or compute them in the page "
+                         "(page_script)")
     page = PageStates(declaration)
     looks, strings, table = _Interned(), _Interned(), {}
     if declaration.page_script:  # every figure, at the default settings
@@ -352,9 +355,9 @@ def export(declaration):
         "start": {control.name: offered[control.name].index(getattr(declaration.Settings(), control.name))
                   for control in declaration.controls},
         "coarser": declaration.page_note,
-        "rows": [{"names": list(row.names), "label": row.label, "when": row.when, "columns": row.columns}
-                 for row in declaration.arrangement()],
-        "shows_weights": declaration.shows_weights,
+        "rows": [{"names": list(row.names), "label": row.label, "when": row.when, "columns": row.columns,
+                  "note": row.note} for row in declaration.arrangement()],
+        "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,

@@ -292,6 +292,12 @@
         for (const name of row.names) line.append(this.control(data.controls.find((c) => c.name === name)));
         if (row.when) line.dataset.when = JSON.stringify(row.when);
         controls.append(line);
+        if (row.note) {
+          const note = document.createElement("div");
+          note.className = "d2l-row-note";
+          note.innerHTML = row.note; // the declaration's own HTML, written by the collection
+          controls.append(note);
+        }
       }
       if (data.shows_weights) {
         const line = document.createElement("div");
@@ -404,7 +410,7 @@
         input.name = `${this.id}-colour-scale`;
         input.value = value;
         input.id = `${this.id}-colour-scale-${value}`;
-        input.checked = value === "fixed";
+        input.checked = value === this.data.colour_scale;
         input.addEventListener("change", () => this.changed("colour_scale"));
         const text = document.createElement("label");
         text.htmlFor = input.id;
