@@ -16,16 +16,16 @@ explains the framework, which file to open for what, and how to add an explorer.
 """
 
 from ..plotting import CMAP
-from .additive import AdditiveExplorer, explore_additive
+from .additive import Additive, explore_additive
 from .declaration import Declaration, Result
-from .dot_product import DotProductExplorer, explore_dot_product
+from .dot_product import DotProduct, explore_dot_product
 from .explorer import HINT, Explorer
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
 from .head_view import HeadViewExplorer, explore_head_view
 from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditorExplorer, explore_mask_editor
-from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
-from .multihead import MultiHeadExplorer, explore_multihead
+from .masked import MaskedSoftmax, explore_masked_softmax
+from .multihead import MultiHead, explore_multihead
 from .png import png_bytes
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
 from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
@@ -36,8 +36,8 @@ __all__ = [
     "explore_additive", "explore_dot_product",
     "explore_multihead", "explore_head_view",
     "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
-    "KernelPooling", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
+    "KernelPooling", "MaskedSoftmax", "Additive", "DotProduct",
+    "MultiHead", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
     "TrainingView", "AlignmentExplorer", "explore_alignment",
