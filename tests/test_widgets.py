@@ -1,6 +1,7 @@
 """The explorers draw what d2lmini computes, for every control value, and stay usable."""
 
 import base64
+import dataclasses
 import io
 import json
 import math
@@ -22,13 +23,13 @@ from d2lmini.widgets import (
     explore_kernel_pooling,
     explore_masked_softmax,
     explore_multihead,
+    explore_one_query,
 )
 from d2lmini.widgets import kernel as kernel_module
 from d2lmini.widgets import masked as masked_module
-from d2lmini.widgets.kernel import explore_one_query
 
-FACTORIES = [explore_kernel_pooling, explore_masked_softmax, explore_additive, explore_dot_product,
-             explore_multihead]
+FACTORIES = [explore_one_query, explore_kernel_pooling, explore_masked_softmax, explore_additive,
+             explore_dot_product, explore_multihead]
 FIXTURE_NOTEBOOK = Path(__file__).with_name("widget_explorers.ipynb")
 
 
@@ -87,6 +88,16 @@ def drawn(explorer):
     return torch.tensor(np.stack([m.get_array() for m in heatmaps(explorer) if m.get_visible()]))
 
 
+def values_of(control):
+    """The values of a menu's, toggle's or selection slider's options."""
+    return [option[1] if isinstance(option, tuple) else option for option in control.options]
+
+
+def row_shown(explorer, name):
+    """Whether the row of controls holding ``name`` is shown."""
+    return next(box for row, box in explorer.rows if name in row.names).layout.display != "none"
+
+
 def assert_masked_weights(weights, valid_lens):
     """weights (batch, queries, keys): zero beyond each row's length, rows sum to 1 or are all 0."""
     lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None].expand(weights.shape[:2])
@@ -104,11 +115,12 @@ def test_kernel_pooling_draws_nadaraya_watson_for_every_kernel_and_width(kernel,
     sweep.set(kernel=kernel_name)
     for sigma in (2 ** -7, 0.03, 0.1, 0.5, 2.0, 8.0):  # the slider's minimum, maximum and between
         weights = sweep.set(sigma=sigma)
-        x_train, y_train = kernel.training_data(40)
-        predictions, expected = d2l.nadaraya_watson(kernel.queries, x_train, y_train, kernel_name, sigma)
+        x_train, y_train = kernel_module.training_data(40)
+        predictions, expected = d2l.nadaraya_watson(kernel.declaration.queries, x_train, y_train, kernel_name,
+                                                    sigma)
         torch.testing.assert_close(weights, expected)
         torch.testing.assert_close(drawn(kernel)[0], weights)
-        np.testing.assert_allclose(kernel.fit.get_ydata(), predictions.numpy())
+        np.testing.assert_allclose(kernel.view.fit.get_ydata(), predictions.numpy())
         sums = weights.sum(dim=1)
         full_rows = (sums - 1).abs() < 1e-5
         if kernel_name in ("gaussian", "constant"):
@@ -121,7 +133,7 @@ def test_kernel_pooling_draws_nadaraya_watson_for_every_kernel_and_width(kernel,
 def test_kernel_pooling_small_boxcar_leaves_queries_without_keys(kernel):
     sweep = Sweep(kernel)
     weights = sweep.set(kernel="boxcar", sigma=2 ** -7)
-    assert (weights.sum(dim=1) == 0).any() and (kernel.predictions[weights.sum(dim=1) == 0] == 0).all()
+    assert (weights.sum(dim=1) == 0).any() and (kernel.result.predictions[weights.sum(dim=1) == 0] == 0).all()
     sweep.set(kernel="gaussian", sigma=0.5)
 
 
@@ -130,28 +142,28 @@ def test_kernel_pooling_training_points_slider(kernel):
     for n in (5, 20, 55, 100, 40):
         weights = sweep.set(n_train=n)
         assert weights.shape == (50, n) and drawn(kernel).shape == (1, 50, n)
-        assert torch.all(kernel.x_train[1:] >= kernel.x_train[:-1]), "keys must be sorted"
-        assert 0 <= kernel.x_train.min() and kernel.x_train.max() < 5
+        assert torch.all(kernel.result.x_train[1:] >= kernel.result.x_train[:-1]), "keys must be sorted"
+        assert 0 <= kernel.result.x_train.min() and kernel.result.x_train.max() < 5
 
 
 def test_kernel_pooling_draws_each_key_at_its_position_on_a_fixed_axis(kernel):
     """Key j's column spans the inputs nearer to x_j than to any other key; query i's row is
     centred on its x. The axes never change, so a new n_train draws nothing in full."""
     sweep = Sweep(kernel)
-    full_draws = kernel.plot.full_draws
+    full_draws = kernel.blit.full_draws
     for n in (5, 15, 100, 40):
         weights = sweep.set(n_train=n)
-        x = kernel.x_train.numpy()
+        x = kernel.result.x_train.numpy()
         for i in (0, 17, 49):  # query x = i / 10, in the middle of its row
-            row = [kernel.heatmap.get_cursor_data(SimpleNamespace(xdata=xj, ydata=i / 10)) for xj in x]
+            row = [kernel.view.heatmap.get_cursor_data(SimpleNamespace(xdata=xj, ydata=i / 10)) for xj in x]
             np.testing.assert_array_equal(row, weights[i].numpy())
             # just short of the midpoint between two keys: still the nearer key's cell
             between = (x[1:] + x[:-1]) / 2
-            left = [kernel.heatmap.get_cursor_data(SimpleNamespace(xdata=b - 1e-4, ydata=i / 10)) for b in between]
+            left = [kernel.view.heatmap.get_cursor_data(SimpleNamespace(xdata=b - 1e-4, ydata=i / 10)) for b in between]
             np.testing.assert_array_equal(left, weights[i, :-1].numpy())
-        ax = kernel.heatmap.axes
+        ax = kernel.view.heatmap.axes
         assert ax.get_xlim() == (0, 5) and ax.get_ylim() == pytest.approx((4.95, -0.05))
-    assert kernel.plot.full_draws == full_draws
+    assert kernel.blit.full_draws == full_draws
 
 
 def test_kernel_pooling_caption_names_the_values(kernel):
@@ -184,15 +196,15 @@ def test_one_query_draws_the_softmax_of_its_score_and_the_weighted_average(score
         scores = -0.5 * (query - keys) ** 2 if score == "distance" else query * keys
         expected = torch.softmax(scores, dim=0)
         torch.testing.assert_close(weights, expected[None])
-        torch.testing.assert_close(torch.tensor(np.asarray(explorer.heatmap.get_array())), weights)
-        assert explorer.output == pytest.approx(float(expected @ values), abs=1e-6)
-        assert explorer.answer.get_data() == ([query], [explorer.output])
-        assert [label.get_text() for label in explorer.labels] == [f"{w:.2f}" for w in expected.tolist()]
+        torch.testing.assert_close(torch.tensor(np.asarray(explorer.view.heatmap.get_array())), weights)
+        assert explorer.result.output == pytest.approx(float(expected @ values), abs=1e-6)
+        assert explorer.view.answer.get_data() == ([query], [explorer.result.output])
+        assert [label.get_text() for label in explorer.view.labels] == [f"{w:.2f}" for w in expected.tolist()]
         if score == "distance":  # the Gaussian kernel of width 1, as chapter 00 checks by hand
             _, package = d2l.nadaraya_watson(torch.tensor([query]), keys, values, "gaussian", 1.0)
             torch.testing.assert_close(weights, package)
     # a weighted average never leaves the range of the values, wherever the query is
-    assert values.min() <= explorer.result["curve"].min() and explorer.result["curve"].max() <= values.max()
+    assert values.min() <= explorer.result.curve.min() and explorer.result.curve.max() <= values.max()
 
 
 def test_one_query_has_a_fixed_text_form_a_static_picture_and_names_bad_arguments():
@@ -224,32 +236,34 @@ def test_masked_softmax_per_example_lengths(masked):
     for length in range(9):  # every value of the first slider, 0 (nothing valid) to 8 (all keys)
         weights = sweep.set(valid_len_0=length)
         valid_lens = torch.tensor([length, masked.controls["valid_len_1"].value])
-        torch.testing.assert_close(weights, d2l.masked_softmax(masked.scores, valid_lens))
+        torch.testing.assert_close(weights, d2l.masked_softmax(masked.declaration.scores, valid_lens))
         assert_masked_weights(weights, valid_lens)
         torch.testing.assert_close(drawn(masked), weights)
     for length in (0, 1, 4, 8, 5):
         weights = sweep.set(valid_len_1=length)
-        assert_masked_weights(weights, masked.valid_lens)
-        assert masked.valid_lens.tolist() == [8, length]
+        assert_masked_weights(weights, masked.result.valid_lens)
+        assert masked.result.valid_lens.tolist() == [8, length]
     sweep.set(valid_len_0=2)
 
 
 def test_masked_softmax_per_query_mode(masked):
     sweep = Sweep(masked)
     sweep.set(mode="per query")
-    assert masked.per_example_row.layout.display == "none"
-    assert masked.per_query_rows.layout.display is None
+    assert [row_shown(masked, name) for name in ("mode", "valid_len_0", "query_len_0_0", "query_len_1_0")] == [
+        True, False, True, True]
     for b in range(2):
         for q in range(4):
             for length in (0, 3, 8):
                 weights = sweep.set(**{f"query_len_{b}_{q}": length})
-                assert masked.valid_lens.shape == (2, 4) and masked.valid_lens[b, q] == length
-                torch.testing.assert_close(weights, d2l.masked_softmax(masked.scores, masked.valid_lens))
-                assert_masked_weights(weights, masked.valid_lens)
+                valid_lens = masked.result.valid_lens
+                assert valid_lens.shape == (2, 4) and valid_lens[b, q] == length
+                torch.testing.assert_close(weights, d2l.masked_softmax(masked.declaration.scores, valid_lens))
+                assert_masked_weights(weights, valid_lens)
     assert "valid_lens=[[8, 8, 8, 8], [8, 8, 8, 8]]" in masked.caption.value
     sweep.set(mode="per example")
-    assert masked.per_query_rows.layout.display == "none"
-    assert masked.valid_lens.tolist() == [2, 5]
+    assert [row_shown(masked, name) for name in ("mode", "valid_len_0", "query_len_0_0", "query_len_1_0")] == [
+        True, True, False, False]
+    assert masked.result.valid_lens.tolist() == [2, 5]
 
 
 def test_masked_softmax_ignores_per_query_lengths_in_per_example_mode(masked):
@@ -263,8 +277,8 @@ def test_masked_softmax_ignores_per_query_lengths_in_per_example_mode(masked):
 
 def expected_additive(explorer, keys, valid_lens):
     """Additive weights from the module's parameters, written out: w_v · tanh(W_q q + W_k k)."""
-    attention = explorer.additive
-    q = explorer.queries @ attention.W_q.weight.T  # (batch, queries, h)
+    attention = explorer.declaration.additive()
+    q = explorer.declaration.queries @ attention.W_q.weight.T  # (batch, queries, h)
     k = keys @ attention.W_k.weight.T  # (batch, keys, h)
     scores = torch.tanh(q[:, :, None, :] + k[:, None, :, :]) @ attention.w_v.weight[0]  # (batch, queries, keys)
     return d2l.masked_softmax(scores, valid_lens)
@@ -291,10 +305,10 @@ def test_additive_sweep_matches_both_scoring_functions(additive):
         noise, seed = additive.controls["noise"].value, additive.controls["seed"].value
         generator = torch.Generator().manual_seed(seed)
         keys = torch.ones(2, 10, 2) + noise * torch.randn(2, 10, 2, generator=generator)
-        torch.testing.assert_close(additive.noisy_keys, keys)
-        valid_lens = additive.valid_lens
+        torch.testing.assert_close(additive.result.noisy_keys, keys)
+        valid_lens = additive.result.valid_lens
         torch.testing.assert_close(weights[:, 0], expected_additive(additive, keys, valid_lens))
-        dot_scores = additive.queries @ keys.transpose(1, 2) / math.sqrt(2)
+        dot_scores = additive.declaration.queries @ keys.transpose(1, 2) / math.sqrt(2)
         torch.testing.assert_close(weights[:, 1], d2l.masked_softmax(dot_scores, valid_lens))
         for method in range(2):
             assert_masked_weights(weights[:, method], valid_lens)
@@ -306,7 +320,7 @@ def test_additive_sweep_matches_both_scoring_functions(additive):
 # Scaled dot product ----------------------------------------------------------------------------
 
 def expected_dot_product(explorer, d, scale, temperature, valid_len, causal):
-    q, k = explorer.all_queries[..., :d], explorer.all_keys[..., :d]
+    q, k = explorer.declaration.all_queries[..., :d], explorer.declaration.all_keys[..., :d]
     scores = q @ k.transpose(1, 2) / temperature  # (1, queries, keys)
     if scale:
         scores = scores / math.sqrt(d)
@@ -315,20 +329,19 @@ def expected_dot_product(explorer, d, scale, temperature, valid_len, causal):
 
 
 def check_dot_product(explorer, weights):
-    values = {name: explorer.controls[name].value for name in explorer.repr_controls}
-    expected, lens = expected_dot_product(explorer, **values)
+    expected, lens = expected_dot_product(explorer, **dataclasses.asdict(explorer.settings))
     torch.testing.assert_close(weights, expected, rtol=1e-4, atol=1e-6)
     assert_masked_weights(weights[None], lens)
     entropy = -torch.where(weights > 0, weights * weights.log(), torch.zeros(())).sum(-1)
-    torch.testing.assert_close(explorer.entropy, entropy)
-    widths = [bar.get_width() for bar in explorer.bars]
+    torch.testing.assert_close(explorer.result.entropy, entropy)
+    widths = [bar.get_width() for bar in explorer.view.bars]
     np.testing.assert_allclose(widths, entropy.numpy(), rtol=1e-6)
     torch.testing.assert_close(drawn(explorer)[0], weights)
 
 
 def test_dot_product_sweep(dot):
     sweep = Sweep(dot)
-    plan = ([("d", d) for d in widgets.DotProductExplorer.D_CHOICES]
+    plan = ([("d", d) for d in dot.declaration.control("d").values()]
             + [("scale", False), ("scale", True)]
             + [("temperature", t) for t in (0.1, 0.5, 3.0, 10.0, 1.0)]
             + [("valid_len", n) for n in (0, 1, 4, 8)]
@@ -341,7 +354,7 @@ def test_dot_product_sweep(dot):
 def test_the_temperature_undoes_the_missing_scale_at_every_d(dot):
     """Unscaled at d = 512 with T = √512 is the scaled picture: the slider must reach that far."""
     sweep = Sweep(dot)
-    largest = max(widgets.DotProductExplorer.D_CHOICES)
+    largest = max(dot.declaration.control("d").values())
     slider = dot.controls["temperature"]  # a FloatLogSlider: its bounds are exponents
     assert slider.base ** slider.max >= math.sqrt(largest)
     scaled = sweep.set(d=largest, scale=True, temperature=1.0).clone()
@@ -357,7 +370,7 @@ def test_dot_product_unscaled_large_d_saturates(dot):
     unscaled = sweep.set(scale=False)
     check_dot_product(dot, unscaled)
     assert unscaled.max(dim=-1).values.mean() > 0.9 > scaled.max(dim=-1).values.mean()
-    assert dot.entropy.mean() < 0.3
+    assert dot.result.entropy.mean() < 0.3
     sweep.set(d=16, scale=True)
 
 
@@ -372,33 +385,35 @@ def test_dot_product_causal_first_query_sees_only_itself(dot):
 def test_causal_masking_is_the_packages_causal_module_with_the_valid_length(dot, multihead):
     """No explorer builds causal lengths itself: the module built with causal=True combines
     them with the valid length, and the explorer passes that length alone."""
-    assert dot.attention[True].causal and not dot.attention[False].causal
+    assert dot.declaration.attention(True).causal and not dot.declaration.attention(False).causal
     weights = Sweep(dot).set(causal=True, valid_len=5)
-    assert dot.valid_lens.tolist() == [5] and "valid_lens = [5], causal" in dot.caption.value
+    assert dot.result.valid_lens.tolist() == [5] and "valid_lens = [5], causal" in dot.caption.value
     reference = d2l.DotProductAttention(0.0, causal=True)
-    q, k = dot.all_queries[..., :16], dot.all_keys[..., :16]
+    q, k = dot.declaration.all_queries[..., :16], dot.declaration.all_keys[..., :16]
     reference(q, k, k, torch.tensor([5]))
     torch.testing.assert_close(weights, reference.attention_weights[0])
     Sweep(dot).set(causal=False, valid_len=8)
     Sweep(multihead).set(causal=True)
-    assert multihead.attention(2, causal=True).causal and multihead.valid_lens.tolist() == [6]
+    assert multihead.declaration.attention(2, causal=True).causal and multihead.result.valid_lens.tolist() == [6]
     Sweep(multihead).set(causal=False)
 
 
 # Multi-head ------------------------------------------------------------------------------------
 
 def expected_multihead(explorer, num_heads, causal, valid_len):
-    torch.manual_seed(explorer.seed)
+    torch.manual_seed(explorer.declaration.seed)
     attention = d2l.MultiHeadAttention(16, num_heads, 0.0, query_size=16, key_size=16, value_size=16)
     lens = torch.clamp(torch.arange(1, 7), max=valid_len)[None] if causal else torch.tensor([valid_len])
+    X = explorer.declaration.X  # (1, positions, 16)
     with torch.no_grad():
-        attention(explorer.X, explorer.X, explorer.X, lens)
+        attention(X, X, X, lens)
     return attention.attention_weights[0], lens  # (heads, queries, keys)
 
 
 def test_multihead_offers_only_divisors_of_num_hiddens(multihead):
-    assert multihead.controls["num_heads"].options == (1, 2, 4, 8)
-    assert widgets.MultiHeadExplorer(num_hiddens=12).controls["num_heads"].options == (1, 2, 3, 4, 6)
+    assert values_of(multihead.controls["num_heads"]) == [1, 2, 4, 8]
+    twelve = widgets.Explorer(widgets.MultiHead(num_hiddens=12))
+    assert values_of(twelve.controls["num_heads"]) == [1, 2, 3, 4, 6] and twelve.layouts.keys() == {1, 2, 3, 4, 6}
     with pytest.raises(ValueError, match=r"num_heads must be one of \[1, 2, 4, 8\], got 3"):
         explore_multihead(num_heads=3)
 
@@ -423,6 +438,16 @@ def test_multihead_sweep_heads_and_head_choice(multihead):
     sweep.set(head=5)
     sweep.set(num_heads=2)  # head 5 no longer exists: back to all heads
     assert multihead.controls["head"].value == "all" and multihead.weights.shape == (2, 6, 6)
+
+
+@pytest.mark.parametrize("num_heads,head", [(8, 7), (4, 3)])
+def test_multihead_starts_at_any_head_of_its_number_of_heads(num_heads, head):
+    """The head menu offers the heads of num_heads alone, and starts at the head asked for."""
+    explorer = explore_multihead(num_heads=num_heads, head=head)
+    assert repr(explorer) == f"MultiHeadExplorer(num_heads={num_heads}, head={head}, causal=False, valid_len=6)"
+    assert values_of(explorer.controls["head"]) == ["all", *range(num_heads)]
+    assert explorer.result.heads == [head] and explorer.blit.layout == 1
+    assert [ax.get_title() for ax in explorer.figure.axes if ax.get_title()] == [f"head {head}"]
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -470,7 +495,7 @@ def test_fit_to_weights_recolours_heatmaps_and_colorbar_together(name, request):
     fixed_image, fixed_caption = bytes(explorer.image.value), explorer.caption.value
     Sweep(explorer).set(colour_scale="fit")
     top = widgets.scale_top(explorer.weights)
-    assert explorer.plot.norm.vmax == top == colorbar_top(explorer)
+    assert explorer.blit.norm.vmax == top == colorbar_top(explorer)
     assert f"colours 0 to {top:g}" in explorer.caption.value
     meshes = heatmaps(explorer)
     assert meshes and {m.get_clim() for m in meshes} == {(0.0, top)}
@@ -483,7 +508,7 @@ def test_fit_to_weights_recolours_heatmaps_and_colorbar_together(name, request):
     if top < 1:
         assert explorer.image.value != fixed_image
     Sweep(explorer).set(colour_scale="fixed")
-    assert explorer.plot.norm.vmax == 1.0 == colorbar_top(explorer)
+    assert explorer.blit.norm.vmax == 1.0 == colorbar_top(explorer)
     assert explorer.image.value == fixed_image and explorer.caption.value == fixed_caption
 
 
@@ -492,10 +517,10 @@ def test_a_new_colour_scale_redraws_the_colorbar_not_the_whole_figure(name, requ
     explorer = request.getfixturevalue(name)
     sweep = Sweep(explorer)
     sweep.set(colour_scale="fixed")
-    full_draws = explorer.plot.full_draws
+    full_draws = explorer.blit.full_draws
     sweep.set(colour_scale="fit")
     sweep.set(colour_scale="fixed")
-    assert explorer.plot.full_draws == full_draws
+    assert explorer.blit.full_draws == full_draws
 
 
 def test_fit_to_weights_makes_a_wide_kernel_visible(kernel):
@@ -512,7 +537,7 @@ def test_fit_to_weights_makes_a_wide_kernel_visible(kernel):
 def test_fit_to_weights_follows_the_multihead_panel_layout(multihead):
     sweep = Sweep(multihead)
     sweep.set(colour_scale="fit", num_heads=8)
-    assert multihead.plot.norm.vmax == widgets.scale_top(multihead.weights) == colorbar_top(multihead)
+    assert multihead.blit.norm.vmax == widgets.scale_top(multihead.weights) == colorbar_top(multihead)
     sweep.set(num_heads=2, colour_scale="fixed")
     assert colorbar_top(multihead) == 1.0
 
@@ -520,6 +545,7 @@ def test_fit_to_weights_follows_the_multihead_panel_layout(multihead):
 # Every explorer ------------------------------------------------------------------------------
 
 REPRS = {
+    explore_one_query: "QueryPoolingExplorer(query=0.5, score='distance')",
     explore_kernel_pooling: "KernelPoolingExplorer(sigma=0.5, kernel='gaussian', n_train=40)",
     explore_masked_softmax: "MaskedSoftmaxExplorer(mode='per example', valid_len_0=2, valid_len_1=5)",
     explore_additive: "AdditiveExplorer(noise=0.0, seed=0, valid_len_0=2, valid_len_1=6)",
@@ -551,10 +577,10 @@ def test_error_in_a_callback_is_shown_escaped_and_the_next_change_works(name, mo
     explorer = request.getfixturevalue(name)
     before_image, before_weights = bytes(explorer.image.value), explorer.weights.clone()
 
-    def broken(state):
+    def broken(settings):
         raise RuntimeError("scores <b>exploded</b>")
 
-    monkeypatch.setattr(explorer, "compute", broken)
+    monkeypatch.setattr(explorer.declaration, "compute", broken)
     control = next(c for n, c in explorer.controls.items() if n != "mode")
     first = control.value
     control.value = _another_value(control)
@@ -572,8 +598,7 @@ def test_error_in_a_callback_is_shown_escaped_and_the_next_change_works(name, mo
 
 def _another_value(control):
     if hasattr(control, "options") and control.options:
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        return next(v for v in values if v != control.value)
+        return next(v for v in values_of(control) if v != control.value)
     if isinstance(control.value, bool):
         return not control.value
     return control.max if control.value != control.max else control.min
@@ -674,7 +699,7 @@ def test_the_png_of_every_change_is_exactly_the_canvas(factory):
 def test_the_picture_has_twice_the_pixels_of_its_css_size(factory):
     explorer = factory()
     picture = Image.open(io.BytesIO(bytes(explorer.image.value)))
-    width, height = explorer.plot.css_size
+    width, height = explorer.blit.css_size
     assert explorer.image.layout.width == f"{width}px" and explorer.image.layout.height == f"{height}px"
     assert picture.size == (widgets.PIXEL_RATIO * width, widgets.PIXEL_RATIO * height)
 
@@ -682,13 +707,13 @@ def test_the_picture_has_twice_the_pixels_of_its_css_size(factory):
 @pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
 def test_the_colorbar_label_fits_in_the_figure_for_every_scale_end(factory):
     explorer = factory()
-    plot = explorer.plot
-    plot.render()
-    renderer = plot.canvas.get_renderer()
+    blit = explorer.blit
+    blit.render()
+    renderer = blit.canvas.get_renderer()
     for top in widgets.SCALE_TOPS:
-        plot.render(top)
-        box = plot.colorbar_axes.get_tightbbox(renderer)
-        assert box.x1 <= plot.figure.bbox.x1 and box.y0 >= 0, f"colours 0 to {top}: {box} outside the figure"
+        blit.render(top)
+        box = blit.colorbar_axes.get_tightbbox(renderer)
+        assert box.x1 <= blit.figure.bbox.x1 and box.y0 >= 0, f"colours 0 to {top}: {box} outside the figure"
 
 
 def test_the_explorers_descriptions_are_not_cut_off():
@@ -706,9 +731,8 @@ def test_masked_cells_are_left_out_of_the_heatmap_and_named_in_a_legend(name, re
     explorer = request.getfixturevalue(name)
     Sweep(explorer).set(valid_len_0=3) if name in ("masked", "additive") else Sweep(explorer).set(valid_len=3)
     meshes = heatmaps(explorer)
-    mask = explorer.result["mask"]
-    if name == "multihead":
-        mask = mask.expand(explorer.weights.shape)
+    mask = explorer.result.mask
+    assert mask.shape == explorer.weights.shape
     for mesh, panel_mask in zip(meshes, mask.reshape(-1, *mask.shape[-2:])):
         np.testing.assert_array_equal(np.ma.getmaskarray(mesh.get_array()), ~panel_mask.numpy())
         assert mesh.axes.patch.get_hatch()
@@ -723,11 +747,11 @@ def test_masked_cells_are_left_out_of_the_heatmap_and_named_in_a_legend(name, re
 def test_the_uniform_entropy_follows_the_keys_each_row_may_attend_to(dot, causal):
     sweep = Sweep(dot)
     sweep.set(valid_len=5, causal=causal)
-    xs, _ = dot.uniform.get_data()
+    xs, _ = dot.view.uniform.get_data()
     expected = [math.log(min(5, row + 1) if causal else 5) for row in range(8)]
     np.testing.assert_allclose(np.asarray(xs, dtype=float)[0::3], expected)
     sweep.set(valid_len=0)
-    assert np.isnan(np.asarray(dot.uniform.get_data()[0], dtype=float)).all()
+    assert np.isnan(np.asarray(dot.view.uniform.get_data()[0], dtype=float)).all()
     sweep.set(valid_len=8, causal=False)
 
 
@@ -738,7 +762,7 @@ def test_the_display_data_carries_a_static_picture_beside_the_widget(factory):
     assert data["text/plain"] == repr(explorer)
     assert "application/vnd.jupyter.widget-view+json" in data
     picture = Image.open(io.BytesIO(base64.b64decode(data["image/png"])))
-    width, height = explorer.plot.css_size
+    width, height = explorer.blit.css_size
     assert metadata == {"image/png": {"width": width}}
     # the picture drawn now, with the caption above it and the hint below it
     assert picture.width == widgets.PIXEL_RATIO * width and picture.height > widgets.PIXEL_RATIO * height
@@ -793,7 +817,7 @@ def test_fixture_notebook_cells_output_only_the_explorer():
                 shown.append("".join(data["text/plain"]))
             else:
                 assert "image/png" not in data
-    assert shown == list(REPRS.values())
+    assert shown == [REPRS[factory] for factory in FACTORIES if factory is not explore_one_query]
 
 
 @pytest.mark.parametrize("path", sorted(Path(__file__).parents[1].glob("notebooks/*.ipynb")) + [FIXTURE_NOTEBOOK],

@@ -16,34 +16,33 @@ explains the framework, which file to open for what, and how to add an explorer.
 """
 
 from ..plotting import CMAP
-from .additive import AdditiveExplorer, explore_additive
+from .additive import Additive, explore_additive
 from .declaration import Declaration, Result
-from .dot_product import DotProductExplorer, explore_dot_product
+from .dot_product import DotProduct, explore_dot_product
 from .explorer import HINT, Explorer
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
-from .head_view import HeadViewExplorer, explore_head_view
+from .head_view import HeadView, explore_head_view
 from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditor, explore_mask_editor
-from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
-from .multihead import MultiHeadExplorer, explore_multihead
+from .masked import MaskedSoftmax, explore_masked_softmax
+from .multihead import MultiHead, explore_multihead
 from .png import png_bytes
 from .positional import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
-from .training import AlignmentExplorer, TrainingView, explore_alignment
+from .training import Alignment, TrainingView, explore_alignment
 
 # Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
 # (Explorer) and the web page's (page) are both built from these.
-DECLARATIONS = (QueryPooling, KernelPooling, MaskEditor, ShapeTracer, PositionalEncoding)
+DECLARATIONS = (QueryPooling, KernelPooling, MaskedSoftmax, MaskEditor, Additive, DotProduct, ShapeTracer, MultiHead,
+                PositionalEncoding, Alignment, HeadView)
 
 __all__ = [
     "DECLARATIONS",
-    "explore_one_query", "QueryPooling", "explore_kernel_pooling", "explore_masked_softmax",
-    "explore_additive", "explore_dot_product",
-    "explore_multihead", "explore_head_view",
-    "explore_positional_encoding", "PositionalEncoding", "explore_shape_tracer", "ShapeTracer",
-    "KernelPooling", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditor",
+    "explore_one_query", "explore_kernel_pooling", "explore_masked_softmax", "explore_mask_editor",
+    "explore_additive", "explore_dot_product", "explore_shape_tracer", "explore_multihead",
+    "explore_positional_encoding", "explore_alignment", "explore_head_view",
+    "QueryPooling", "KernelPooling", "MaskedSoftmax", "MaskEditor", "Additive", "DotProduct", "ShapeTracer",
+    "MultiHead", "PositionalEncoding", "Alignment", "HeadView", "TrainingView",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
-    "TrainingView", "AlignmentExplorer", "explore_alignment",
 ]

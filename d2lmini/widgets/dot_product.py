@@ -1,99 +1,98 @@
 """Scaled dot-product weights for random queries and keys, with each row's entropy."""
 
 import math
+from dataclasses import dataclass
 
-import ipywidgets as widgets
 import numpy as np
 import torch
 
 from ..attention import DotProductAttention
 from ..masking import attention_mask
-from .controls import WIDE, checkbox, int_slider, log_slider, selection_slider
+from .declaration import Checkbox, Choice, Declaration, IntSlider, LogSlider, Result, Row, options
+from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
-from .legacy import Explorer, Shown
+
+NUM_TOKENS = 8
+D_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
-class DotProductExplorer(Explorer):
+@dataclass(frozen=True)
+class DotProductSettings:
+    d: int = 16
+    scale: bool = True
+    temperature: float = 1.0
+    valid_len: int = 8
+    causal: bool = False
+
+
+@dataclass(frozen=True)
+class DotProductResult(Result):
+    d: int
+    scale: bool
+    temperature: float
+    causal: bool
+    valid_lens: torch.Tensor  # (1,)
+    entropy: torch.Tensor  # (queries,): each row's entropy, in nats
+
+
+class DotProduct(Declaration):
     """Scaled dot-product weights for random queries and keys, with each row's entropy."""
 
+    controls = (
+        Choice("d", "dimension d", options(D_CHOICES), style="slider"),
+        Checkbox("scale", "divide by √d"),
+        # Up to 10^1.5 ≈ 31.6: above √512 ≈ 22.6, so the temperature can undo the missing
+        # scale at every d offered.
+        LogSlider("temperature", "temperature", 10, -1, 1.5, 0.05, readout=".2g"),
+        IntSlider("valid_len", "valid_len", 0, NUM_TOKENS),
+        Checkbox("causal", "causal"),
+    )
+    Settings = DotProductSettings
+    rows = (Row(("d", "scale", "temperature")), Row(("valid_len", "causal")))
+    figsize = (7, 3)
+    filename = "dot_product.png"
     repr_controls = ("d", "scale", "temperature", "valid_len", "causal")
-    D_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-    entropy, valid_lens = Shown(), Shown()
 
-    def __init__(self, d=16, scale=True, temperature=1.0, valid_len=8, causal=False, seed=0):
-        num_tokens = 8
+    def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)
         # Unit-variance coordinates, so an unscaled score q·k has variance d.
         # A smaller d uses the first d coordinates of the same vectors.
-        self.all_queries = torch.randn(1, num_tokens, max(self.D_CHOICES), generator=generator)
-        self.all_keys = torch.randn(1, num_tokens, max(self.D_CHOICES), generator=generator)
-        # The causal one hides the future on top of valid_lens: the package combines the two.
-        self.attention = {flag: DotProductAttention(dropout=0.0, causal=flag) for flag in (False, True)}
-        controls = {
-            "d": selection_slider("d", d, self.D_CHOICES, description="dimension d", style=WIDE),
-            "scale": checkbox("scale", scale, description="divide by √d"),
-            # Up to 10^1.5 ≈ 31.6: above √512 ≈ 22.6, so the temperature can undo the missing
-            # scale at every d offered.
-            "temperature": log_slider("temperature", temperature, 10, -1, 1.5, step=0.05,
-                                      description="temperature", readout_format=".2g", style=WIDE),
-            "valid_len": int_slider("valid_len", valid_len, 0, num_tokens, description="valid_len",
-                                    style=WIDE),
-            "causal": checkbox("causal", causal, description="causal"),
-        }
-        rows = [widgets.HBox([controls["d"], controls["scale"], controls["temperature"]]),
-                widgets.HBox([controls["valid_len"], controls["causal"]])]
-        super().__init__(controls, rows, figsize=(7, 3), filename="dot_product.png")
+        self.all_queries = torch.randn(1, NUM_TOKENS, max(D_CHOICES), generator=generator)  # (1, queries, 512)
+        self.all_keys = torch.randn(1, NUM_TOKENS, max(D_CHOICES), generator=generator)  # (1, keys, 512)
 
-    def build(self, plot):
-        num_tokens = self.all_queries.shape[1]
-        ax_map, ax_entropy = plot.figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
-        self.heatmap = plot.heatmap(ax_map, num_tokens, num_tokens, masked=True)
-        ax_map.set_title("attention weights")
-        plot.colorbar(ax_map)
-        bars = ax_entropy.barh(range(num_tokens), np.zeros(num_tokens), height=0.6, color="C3")
-        self.bars = [plot.animate(bar) for bar in bars]
-        # Per row, the entropy of uniform weights over the keys that row may attend to.
-        self.uniform = plot.animate(ax_entropy.plot([], [], color="gray", linestyle="--")[0])
-        ax_entropy.set(xlim=(0, 1.05 * math.log(num_tokens)), title="row entropy",
-                       xlabel="nats (dashed: uniform over\nthe keys not masked)")
+    @staticmethod
+    def attention(causal):
+        """The package's module; the causal one hides the future on top of valid_lens (the package
+        combines the two). A new one each call: a module keeps the weights of its last call."""
+        return DotProductAttention(dropout=0.0, causal=causal)
 
-    def compute(self, state):
-        d, scale, temperature = state["d"], state["scale"], state["temperature"]
+    def compute(self, settings):
+        d, scale, temperature, causal = settings.d, settings.scale, settings.temperature, settings.causal
         queries = self.all_queries[..., :d]  # (1, queries, d)
         keys = self.all_keys[..., :d]  # (1, keys, d)
         # DotProductAttention divides the scores by √d: multiply it back in when
         # the scale is off, and divide by the temperature.
         factor = (1.0 if scale else math.sqrt(d)) / temperature
-        valid_lens = torch.tensor([state["valid_len"]])  # (1,)
-        attention = self.attention[state["causal"]]
+        valid_lens = torch.tensor([settings.valid_len])  # (1,)
+        attention = self.attention(causal)
         attention(queries * factor, keys, keys, valid_lens)
         weights = attention.attention_weights[0]  # (queries, keys)
         entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (queries,); 0 log 0 = 0
-        mask = attention_mask(valid_lens, 1, *weights.shape, causal=state["causal"])[0].expand(weights.shape)
+        mask = attention_mask(valid_lens, 1, *weights.shape, causal=causal)[0].expand(weights.shape)
         caption = (f"d = {d}, {'scaled by 1/√d' if scale else 'unscaled'}, temperature {temperature:.2g}, "
-                   f"valid_lens = {valid_lens.tolist()}{', causal' if state['causal'] else ''}")
-        return {"weights": weights, "mask": mask, "entropy": entropy, "valid_lens": valid_lens,
-                "caption": caption}
+                   f"valid_lens = {valid_lens.tolist()}{', causal' if causal else ''}")
+        return DotProductResult(weights, caption, mask=mask, d=d, scale=scale, temperature=temperature,
+                                causal=causal, valid_lens=valid_lens, entropy=entropy)
 
-    def draw(self, result):
-        self.heatmap.set_array(masked_weights(result["weights"], result["mask"]))
-        # A dashed tick per row at log(keys it may attend to); none for a row with no key.
-        xs, ys = [], []
-        for row, count in enumerate(result["mask"].sum(dim=-1).tolist()):
-            uniform = math.log(count) if count else math.nan
-            xs += [uniform, uniform, math.nan]
-            ys += [row - 0.4, row + 0.4, math.nan]
-        self.uniform.set_data(xs, ys)
-        for bar, value in zip(self.bars, result["entropy"].tolist()):
-            bar.set_width(value)
+    def build(self, blit):
+        return DotProductView(blit)
 
     def recipe(self, result):
-        state = self.state
-        d = state["d"]
+        d = result.d
         inputs = {"queries": self.all_queries[..., :d], "keys": self.all_keys[..., :d],
-                  "valid_lens": result["valid_lens"], "scale": state["scale"],
-                  "temperature": state["temperature"], "causal": state["causal"]}
+                  "valid_lens": result.valid_lens, "scale": result.scale,
+                  "temperature": result.temperature, "causal": result.causal}
         return Recipe(inputs, """
             queries = torch.from_numpy(saved["queries"])  # (1, queries, d)
             keys = torch.from_numpy(saved["keys"])  # (1, keys, d); the keys are the values too
@@ -107,6 +106,36 @@ class DotProductExplorer(Explorer):
         """)
 
 
+class DotProductView:
+    """The weights on the left; each row's entropy on the right, a dashed tick at uniform's."""
+
+    def __init__(self, blit):
+        ax_map, ax_entropy = blit.figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+        self.heatmap = blit.heatmap(ax_map, NUM_TOKENS, NUM_TOKENS, masked=True)
+        ax_map.set_title("attention weights")
+        blit.colorbar(ax_map)
+        bars = ax_entropy.barh(range(NUM_TOKENS), np.zeros(NUM_TOKENS), height=0.6, color="C3")
+        self.bars = [blit.animate(bar) for bar in bars]
+        # Per row, the entropy of uniform weights over the keys that row may attend to.
+        self.uniform = blit.animate(ax_entropy.plot([], [], color="gray", linestyle="--")[0])
+        ax_entropy.set(xlim=(0, 1.05 * math.log(NUM_TOKENS)), title="row entropy",
+                       xlabel="nats (dashed: uniform over\nthe keys not masked)")
+
+    def update(self, result):
+        self.heatmap.set_array(masked_weights(result.weights, result.mask))
+        # A dashed tick per row at log(keys it may attend to); none for a row with no key.
+        xs, ys = [], []
+        for row, count in enumerate(result.mask.sum(dim=-1).tolist()):
+            uniform = math.log(count) if count else math.nan
+            xs += [uniform, uniform, math.nan]
+            ys += [row - 0.4, row + 0.4, math.nan]
+        self.uniform.set_data(xs, ys)
+        for bar, value in zip(self.bars, result.entropy.tolist()):
+            bar.set_width(value)
+
+
 def explore_dot_product(d=16, scale=True, temperature=1.0, valid_len=8, causal=False):
     """Scaled dot-product attention: d, the 1/√d scale, temperature, valid length, causal."""
-    return DotProductExplorer(d, scale, temperature, valid_len, causal)
+    declaration = DotProduct()
+    return Explorer(declaration, declaration.settings(d=d, scale=scale, temperature=temperature,
+                                                      valid_len=valid_len, causal=causal))

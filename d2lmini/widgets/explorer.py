@@ -326,12 +326,14 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
                                   f'{html.escape(summary)}</div>')
 
     def _set_choices(self, settings):
-        """Give the controls whose options depend on other settings their options now."""
+        """Give the controls whose options depend on other settings their options now, and their
+        values in ``settings`` (new options select the first)."""
         for name, choices in self.declaration.choices(settings).items():
             control = self.controls[name]
             labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
             if list(control.options) != labelled:
                 control.options = labelled
+                control.value = getattr(settings, name)
 
     def _show_rows(self, settings):
         """Show the rows whose condition holds (``Row.when``), hide the others."""

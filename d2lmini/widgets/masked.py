@@ -1,91 +1,120 @@
 """``masked_softmax`` over fixed scores, with one valid length per example or per query."""
 
-import ipywidgets as widgets
+from dataclasses import dataclass
+
 import torch
 
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
-from .controls import WIDE, int_slider
-from .declaration import check_per_example
+from .declaration import (
+    Choice,
+    Declaration,
+    IntSlider,
+    NumberBox,
+    Result,
+    Row,
+    check_per_example,
+    options,
+)
+from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
-from .legacy import Explorer, Shown
+
+BATCH, NUM_QUERIES, NUM_KEYS = 2, 4, 8
+TITLES = [f"example {b}" for b in range(BATCH)]
 
 
-class MaskedSoftmaxExplorer(Explorer):
-    """``masked_softmax`` over fixed random scores (2 examples, 4 queries, 8 keys)."""
+@dataclass(frozen=True)
+class MaskedSettings:
+    mode: str = "per example"
+    valid_len_0: int = 2
+    valid_len_1: int = 5
+    # Per query: a causal staircase in example 0, a shrinking window in example 1.
+    query_len_0_0: int = 1
+    query_len_0_1: int = 2
+    query_len_0_2: int = 3
+    query_len_0_3: int = 4
+    query_len_1_0: int = 8
+    query_len_1_1: int = 6
+    query_len_1_2: int = 4
+    query_len_1_3: int = 2
 
+
+@dataclass(frozen=True)
+class MaskedResult(Result):
+    valid_lens: torch.Tensor  # (batch,) per example, or (batch, queries) per query
+
+
+class MaskedSoftmax(Declaration):
+    """``masked_softmax`` over fixed random scores (2 examples, 4 queries, 8 keys).
+
+    The lengths come from one slider per example, or, per query, from one box
+    per query of each example; only the controls of the mode shown count.
+    """
+
+    controls = (
+        Choice("mode", "lengths", options(("per example", "per query")), style="toggle"),
+        *(IntSlider(f"valid_len_{b}", f"valid_len, example {b}", 0, NUM_KEYS, argument=f"valid_lens[{b}]")
+          for b in range(BATCH)),
+        *(NumberBox(f"query_len_{b}_{q}", f"q{q}", 0, NUM_KEYS) for b in range(BATCH) for q in range(NUM_QUERIES)),
+    )
+    Settings = MaskedSettings
+    rows = (
+        Row(("mode",)),
+        Row(tuple(f"valid_len_{b}" for b in range(BATCH)), when=("mode", "per example")),
+        *(Row(tuple(f"query_len_{b}_{q}" for q in range(NUM_QUERIES)), f"example {b}:", when=("mode", "per query"))
+          for b in range(BATCH)),
+    )
+    figsize = (7, 2.6)
+    filename = "masked_softmax.png"
     repr_controls = ("mode", "valid_len_0", "valid_len_1")
-    MODES = ("per example", "per query")
-    valid_lens = Shown()
 
-    def __init__(self, valid_lens=(2, 5), seed=0):
-        batch, num_queries, num_keys = 2, 4, 8
-        valid_lens = check_per_example(valid_lens, "valid_lens", batch)
+    def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)
-        self.scores = torch.randn(batch, num_queries, num_keys, generator=generator)  # (batch, queries, keys)
-        per_query_start = [[1, 2, 3, 4], [8, 6, 4, 2]]  # a causal staircase, and a shrinking window
-        controls = {"mode": widgets.ToggleButtons(options=self.MODES, description="lengths")}
-        for b, start in enumerate(valid_lens):  # slider positions to start from, checked above
-            controls[f"valid_len_{b}"] = int_slider(f"valid_lens[{b}]", start, 0, num_keys,
-                                                    description=f"valid_len, example {b}", style=WIDE)
-        for b in range(batch):
-            for q in range(num_queries):
-                controls[f"query_len_{b}_{q}"] = widgets.BoundedIntText(
-                    value=per_query_start[b][q], min=0, max=num_keys, description=f"q{q}",
-                    layout=widgets.Layout(width="110px"), style={"description_width": "24px"})
-        self.per_example_row = widgets.HBox([controls[f"valid_len_{b}"] for b in range(batch)])
-        self.per_query_rows = widgets.VBox([
-            widgets.HBox([widgets.Label(f"example {b}:"),
-                          *(controls[f"query_len_{b}_{q}"] for q in range(num_queries))])
-            for b in range(batch)])
-        super().__init__(controls, [controls["mode"], self.per_example_row, self.per_query_rows],
-                         figsize=(7, 2.6), filename="masked_softmax.png")
-        self.sync_controls(controls["mode"])
+        self.scores = torch.randn(BATCH, NUM_QUERIES, NUM_KEYS, generator=generator)  # (batch, queries, keys)
 
-    def build(self, plot):
-        batch, num_queries, num_keys = self.scores.shape
-        axes = plot.figure.subplots(1, batch, sharey=True)
-        self.heatmaps = [plot.heatmap(ax, num_queries, num_keys, masked=True) for ax in axes]
-        for b, ax in enumerate(axes):
-            ax.set_title(f"example {b}")
-        plot.colorbar(axes)
-
-    def sync_controls(self, owner):
-        if owner is self.controls["mode"]:
-            per_query = owner.value == "per query"
-            self.per_example_row.layout.display = "none" if per_query else None
-            self.per_query_rows.layout.display = None if per_query else "none"
-
-    def compute(self, state):
-        batch, num_queries, _ = self.scores.shape
-        if state["mode"] == "per example":
-            valid_lens = torch.tensor([state[f"valid_len_{b}"] for b in range(batch)])  # (batch,)
+    def compute(self, settings):
+        if settings.mode == "per example":
+            valid_lens = torch.tensor([getattr(settings, f"valid_len_{b}") for b in range(BATCH)])  # (batch,)
         else:
-            valid_lens = torch.tensor([[state[f"query_len_{b}_{q}"] for q in range(num_queries)]
-                                       for b in range(batch)])  # (batch, queries)
-        caption = f"masked_softmax(scores, valid_lens={valid_lens.tolist()})"
+            valid_lens = torch.tensor([[getattr(settings, f"query_len_{b}_{q}") for q in range(NUM_QUERIES)]
+                                       for b in range(BATCH)])  # (batch, queries)
         weights = masked_softmax(self.scores, valid_lens)  # (batch, queries, keys)
         mask = attention_mask(valid_lens, *self.scores.shape).expand(weights.shape)  # as masked_softmax's
-        return {"weights": weights, "mask": mask, "valid_lens": valid_lens, "caption": caption}
+        return MaskedResult(weights, f"masked_softmax(scores, valid_lens={valid_lens.tolist()})", mask=mask,
+                            valid_lens=valid_lens)
 
-    def draw(self, result):
-        for heatmap, weights, mask in zip(self.heatmaps, result["weights"], result["mask"]):
-            heatmap.set_array(masked_weights(weights, mask))
+    def build(self, blit):
+        return MaskedView(blit)
 
     def describe(self, result):
-        titles = [f"example {b}" for b in range(len(result["weights"]))]
-        return describe_weights(result["weights"], result["mask"], titles=titles)
+        return describe_weights(result.weights, result.mask, titles=TITLES)
 
     def recipe(self, result):
-        titles = [f"example {b}" for b in range(len(result["weights"]))]
-        return Recipe({"scores": self.scores, "valid_lens": result["valid_lens"]}, """
+        return Recipe({"scores": self.scores, "valid_lens": result.valid_lens}, """
             scores = torch.from_numpy(saved["scores"])  # (batch, queries, keys)
             valid_lens = torch.from_numpy(saved["valid_lens"])  # (batch,) or (batch, queries)
             weights = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
-        """, titles=titles)
+        """, titles=TITLES)
+
+
+class MaskedView:
+    """One heatmap per example, its masked cells hatched."""
+
+    def __init__(self, blit):
+        axes = blit.figure.subplots(1, BATCH, sharey=True)
+        self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes]
+        for ax, title in zip(axes, TITLES):
+            ax.set_title(title)
+        blit.colorbar(axes)
+
+    def update(self, result):
+        for heatmap, weights, mask in zip(self.heatmaps, result.weights, result.mask):
+            heatmap.set_array(masked_weights(weights, mask))
 
 
 def explore_masked_softmax(valid_lens=(2, 5)):
     """Masked softmax: one valid length per example, or one per query."""
-    return MaskedSoftmaxExplorer(valid_lens)
+    declaration = MaskedSoftmax()
+    starts = check_per_example(valid_lens, "valid_lens", BATCH)  # the sliders' starting positions
+    return Explorer(declaration, declaration.settings(**{f"valid_len_{b}": start for b, start in enumerate(starts)}))
