@@ -330,7 +330,10 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         """Give the controls whose options depend on other settings their options now."""
         for name, choices in self.declaration.choices(settings).items():
             control = self.controls[name]
-            labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
+            if isinstance(choices, dict):  # value -> label: options made from the settings
+                labelled = [(label, value) for value, label in choices.items()]
+            else:
+                labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
             if list(control.options) != labelled:
                 control.options = labelled
 
