@@ -21,7 +21,7 @@ from .declaration import Declaration, Result
 from .dot_product import DotProductExplorer, explore_dot_product
 from .explorer import HINT, Explorer
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
-from .head_view import HeadViewExplorer, explore_head_view
+from .head_view import HeadView, explore_head_view
 from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditorExplorer, explore_mask_editor
 from .masked import MaskedSoftmaxExplorer, explore_masked_softmax
@@ -29,7 +29,7 @@ from .multihead import MultiHeadExplorer, explore_multihead
 from .png import png_bytes
 from .positional import PositionalEncodingExplorer, explore_positional_encoding
 from .shape_tracer import ShapeTracerExplorer, explore_shape_tracer
-from .training import AlignmentExplorer, TrainingView, explore_alignment
+from .training import Alignment, TrainingView, explore_alignment
 
 __all__ = [
     "explore_one_query", "QueryPooling", "explore_kernel_pooling", "explore_masked_softmax",
@@ -37,8 +37,8 @@ __all__ = [
     "explore_multihead", "explore_head_view",
     "explore_positional_encoding", "PositionalEncodingExplorer", "explore_shape_tracer", "ShapeTracerExplorer",
     "KernelPooling", "MaskedSoftmaxExplorer", "AdditiveExplorer", "DotProductExplorer",
-    "MultiHeadExplorer", "HeadViewExplorer", "explore_mask_editor", "MaskEditorExplorer",
+    "MultiHeadExplorer", "HeadView", "explore_mask_editor", "MaskEditorExplorer",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
-    "TrainingView", "AlignmentExplorer", "explore_alignment",
+    "TrainingView", "Alignment", "explore_alignment",
 ]
