@@ -178,7 +178,7 @@ class Training(Declaration):
 
     ``compute`` gives step 0, the untrained model of the settings (its weights
     drawn from their seed) over the fixed example; ``TrainingView`` shows the
-    other steps as a run reaches them (``result``). Each (task, lengths,
+    other steps as a run reaches them (``result_at``). Each (task, lengths,
     steps) has a figure of its own, built when first shown. The colour scale
     stays 0 to 1: a colour control would recompute, and so lose a run's picture.
     """
@@ -217,9 +217,9 @@ class Training(Declaration):
     def compute(self, settings):
         history = History(recorded_examples(settings.task, settings.lengths), snapshot_every=SNAPSHOT_EVERY)
         history(Progress(0, 0, None, self.new_model(settings), done=True))  # a snapshot of step 0
-        return self.result(history, 0, settings)
+        return self.result_at(history, 0, settings)
 
-    def result(self, history, step, settings):
+    def result_at(self, history, step, settings):
         """What the picture shows of ``history`` at ``step`` (which has a snapshot), a run of ``settings``."""
         snapshot, example = history.snapshots[step], history.examples[0]
         parts = [f"step {step} of {settings.num_steps}"]
@@ -394,7 +394,7 @@ class TrainingView(Explorer):
         def callback(progress):
             history(progress)
             if progress.step % self.draw_every == 0 or progress.done:
-                self.show(self.declaration.result(history, progress.step, settings))
+                self.show(self.declaration.result_at(history, progress.step, settings))
 
         train(model, settings.task, settings.num_steps, lr=settings.lr, lengths=settings.lengths,
               seed=settings.seed, callback=callback, stop=self._stop)
