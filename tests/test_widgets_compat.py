@@ -87,6 +87,12 @@ def test_a_closed_explorer_shows_only_its_text():
     assert show(explorer) == ({"text/plain": repr(explorer)}, {})  # no view of a closed comm, no picture
 
 
+def test_a_closed_training_view_shows_only_its_text():
+    view = TrainingView(num_steps=100)
+    view.close()
+    assert show(view) == ({"text/plain": repr(view)}, {})
+
+
 @pytest.mark.parametrize("text", ["", "x" * 200])
 def test_tooltip_keeps_the_text_as_given(text):
     assert list(_compat.tooltip(text).values()) == [text]

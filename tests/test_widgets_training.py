@@ -1,6 +1,7 @@
 """Chapter 08's widgets: the live training view and the explorer of a run's snapshots."""
 
 import base64
+import inspect
 import io
 import time
 
@@ -11,7 +12,7 @@ from PIL import Image
 
 import d2lmini as d2l
 from d2lmini import seq2seq
-from d2lmini.widgets import AlignmentExplorer, TrainingView, explore_alignment
+from d2lmini.widgets import Alignment, Explorer, TrainingView, explore_alignment
 from d2lmini.widgets import training as training_module
 
 
@@ -44,20 +45,15 @@ class Recorder:
         self.stop_enabled.append(not self.view.stop_button.disabled)
 
 
-def drawn_tick_labels(ax):
-    """The x tick labels as last drawn (ax.get_xticklabels() would update the ticks, a change to the axes)."""
-    return [tick.label1.get_text() for tick in ax.xaxis.majorTicks]
-
-
-def assert_circles_on_top(plot, shown):
+def assert_circles_on_top(blit, shown):
     """The circles are drawn after the heatmap on every render, so they show over it."""
-    artists = plot.artists
+    artists = blit.artists
     assert shown.circles in artists and artists.index(shown.circles) > artists.index(shown.heatmap)
 
 
 def live(view):
     """The registered artists of the picture shown now."""
-    return view._picture
+    return view.view
 
 
 # ---- the live view ----------------------------------------------------------------------------
@@ -81,7 +77,7 @@ def test_a_new_view_shows_the_untrained_model_and_waits():
     assert repr(TrainingView("sort", lr=0.01, positional=False, lengths=(6, 10), seed=2)) == (
         "TrainingView(task='sort', lr=0.01, positional=False, lengths=(6, 10), seed=2)")
     assert bytes(view.image.value).startswith(b"\x89PNG") and view.progress.value == 0
-    assert view.status.value.startswith("step 0 of 100") and view.model is None and view.history is None
+    assert view.caption_text.startswith("step 0 of 100") and view.model is None and view.history is None
     assert not view.training and view.stop_button.disabled and not view.train_button.disabled
     assert all("Slider" not in type(c).__name__ for c in view.controls.values())  # nothing to draw until Train
 
@@ -101,7 +97,7 @@ def test_run_redraws_every_few_steps_in_place_with_the_controls_locked():
     assert not view.training and not view.train_button.disabled and view.stop_button.disabled
     assert view.progress.value == view.progress.max == 100
     assert history is view.history and len(history.losses) == 100 and view.model is not None
-    assert "held-out accuracy" in view.status.value and "step 100 of 100" in view.status.value
+    assert "held-out accuracy" in view.caption_text and "step 100 of 100" in view.caption_text
 
 
 def test_what_the_view_draws_is_what_the_model_computes(trained):
@@ -116,13 +112,12 @@ def test_what_the_view_draws_is_what_the_model_computes(trained):
     assert list(steps) == sorted(history.evaluations)
     np.testing.assert_allclose(accuracy, [100 * history.evaluations[s][0] for s in steps])
     assert [t.get_text() for t in picture.map.outputs] == [str(d) for d in predictions[0].tolist()]
-    ax = picture.map.heatmap.axes
-    assert drawn_tick_labels(ax) == [str(d) for d in example.source[0].tolist()]
+    assert [t.get_text() for t in picture.map.sources] == [str(d) for d in example.source[0].tolist()]
     columns, rows = picture.map.circles.get_data()
     assert list(zip(rows, columns)) == [(t, 7 - t) for t in range(8)]  # the anti-diagonal of length 8
-    assert_circles_on_top(picture.plot, picture.map)
+    assert_circles_on_top(view.blit, picture.map)
     mass = seq2seq.alignment_mass(weights, example.alignment)
-    assert view.status.value.endswith(f"weight on the circles {mass:.2f}")
+    assert view.caption_text.endswith(f"weight on the circles {mass:.2f}")
 
 
 def test_every_setting_reaches_the_model_and_the_run():
@@ -164,8 +159,37 @@ def test_a_new_setting_draws_on_a_figure_of_its_own():
     view.controls["num_steps"].value = 200
     view.controls["task"].value = "sort"
     view.run()
-    assert live(view) is not first and live(view).plot.figure.axes[0].get_xlim() == (0, 200)
+    assert live(view) is not first and view.figure.axes[0].get_xlim() == (0, 200)
     assert view.progress.max == 200
+
+
+def test_a_new_setting_shows_the_untrained_model_it_would_train():
+    view = TrainingView(num_steps=100)
+    before = bytes(view.image.value)
+    view.controls["seed"].value = 7
+    assert view.last_error is None and bytes(view.image.value) != before
+    with torch.random.fork_rng(devices=[]):  # the seed control draws the weights shown
+        torch.manual_seed(7)
+        untrained = seq2seq.AttentionSeq2Seq(32)
+    example = view.result.example
+    untrained.eval()
+    _, weights = untrained.predict(example.source, example.valid_lens)
+    np.testing.assert_allclose(live(view).map.heatmap.get_array(), weights[0].numpy(), atol=1e-6)
+    assert view.caption_text.startswith("step 0 of 100 · weight on the circles") and view.progress.value == 0
+    view.run()
+    view.controls["num_steps"].value = 200  # after a run, the bar starts again on the new scale
+    assert (view.progress.value, view.progress.max) == (0, 200) and view.caption_text.startswith("step 0 of 200")
+
+
+def test_the_view_is_the_explorer_shell_over_its_settings():
+    view = TrainingView(num_steps=100)
+    assert isinstance(view, Explorer) and isinstance(view.declaration, training_module.Training)
+    defaults = training_module.TrainingSettings()
+    for name, parameter in inspect.signature(TrainingView).parameters.items():
+        if hasattr(defaults, name):  # the repr leaves out the settings at these defaults
+            assert parameter.default == getattr(defaults, name), name
+    assert "colour_scale" not in view.controls  # the scale stays 0 to 1: a run's picture is not recomputed
+    assert live(view).map.legend is None  # the example drawn has no padding: nothing hatched
 
 
 def test_an_error_in_a_background_run_is_shown_and_the_view_recovers(monkeypatch):
@@ -188,7 +212,7 @@ def test_an_error_in_a_background_run_is_shown_and_the_view_recovers(monkeypatch
 
 def test_an_error_while_drawing_is_shown_too(monkeypatch):
     view = TrainingView(num_steps=100)
-    monkeypatch.setattr(training_module._LivePicture, "draw", lambda self, history, step: 1 / 0)
+    monkeypatch.setattr(training_module.LiveView, "update", lambda self, result: 1 / 0)
     view.start().join(timeout=60)
     assert isinstance(view.last_error, ZeroDivisionError) and "ZeroDivisionError" in view.message.value
 
@@ -223,7 +247,7 @@ def test_bad_settings_are_named(options, error, fragments):
 
 
 def test_lengths_may_be_given_as_a_list():
-    assert TrainingView(lengths=[3, 6], num_steps=100).settings["lengths"] == (3, 6)
+    assert TrainingView(lengths=[3, 6], num_steps=100).settings.lengths == (3, 6)
 
 
 # ---- the explorer of a run ------------------------------------------------------------------------
@@ -244,7 +268,7 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
             assert explorer.last_error is None
             snapshot, batch = run.snapshots[step], run.examples[example]
             n = int(batch.valid_lens)
-            shown = explorer.map
+            shown = explorer.view.map
             drawn = shown.heatmap.get_array()
             np.testing.assert_allclose(drawn[:n, :n], snapshot.weights[example, :n, :n].numpy())
             if n < 8:  # padding hatched, the rest drawn
@@ -252,7 +276,7 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
             assert not np.ma.getmaskarray(drawn)[:n, :n].any()
             columns, rows = shown.circles.get_data()
             assert list(zip(rows, columns)) == [(t, n - 1 - t) for t in range(n)]
-            assert_circles_on_top(explorer.plot, shown)
+            assert_circles_on_top(explorer.blit, shown)
             sources = [t.get_text() for t in shown.sources]
             assert sources[:n] == [str(d) for d in batch.source[0, :n].tolist()] and sources[n:] == [""] * (8 - n)
             assert shown.legend.get_visible() == (n < 8)  # "masked" named where padding is hatched
@@ -261,11 +285,11 @@ def test_the_explorer_draws_each_recorded_step_and_example(run):
             assert outputs[n:] == [""] * (8 - n)
             wrong = (snapshot.predictions[example, :n] != batch.target[0, :n]).tolist()
             assert [t.get_color() == "#cf222e" for t in shown.outputs[:n]] == wrong
-            assert list(explorer.now_line.get_xdata()) == [step, step]
+            assert list(explorer.view.now_line.get_xdata()) == [step, step]
             assert f"step {step}, example {example}: " in explorer.caption_text
             pictures.add(bytes(explorer.image.value))
     assert len(pictures) == len(run.steps) * len(run.examples)
-    assert list(explorer.plots) == [None] and explorer.plot.full_draws == 1  # nothing redrawn in full
+    assert list(explorer.views) == [None] and explorer.blit.full_draws == 1  # nothing redrawn in full
 
 
 def test_a_new_example_redraws_no_more_than_a_new_step(run):
@@ -273,18 +297,18 @@ def test_a_new_example_redraws_no_more_than_a_new_step(run):
     new step, redraws the registered artists over the kept background and re-encodes the same
     band of rows; no figure is built or drawn in full (which cost 0.2-0.5 s per example)."""
     explorer = explore_alignment(run, step=0)
-    plot = explorer.plot
-    [encoder] = plot._encoders.values()
+    blit = explorer.blit
+    [encoder] = blit._encoders.values()
     for step in run.steps[:3]:
         for example in range(len(run.examples)):
             explorer.controls["example"].value = example
             explorer.controls["step"].value = step
-    assert explorer.last_error is None and explorer.plot is plot and list(explorer.plots) == [None]
-    assert plot.full_draws == 1 and list(plot._encoders.values()) == [encoder]
+    assert explorer.last_error is None and explorer.blit is blit and list(explorer.views) == [None]
+    assert blit.full_draws == 1 and list(blit._encoders.values()) == [encoder]
 
 
 def test_the_explorer_caption_gives_the_examples_own_mass(run):
-    explorer = AlignmentExplorer(run)
+    explorer = explore_alignment(run)
     last = run.steps[-1]
     mass = seq2seq.alignment_mass(run.snapshots[last].weights[:1], run.examples[0].alignment)
     assert explorer.caption_text.endswith(f"weight on the correct position {mass:.2f}")
@@ -292,7 +316,7 @@ def test_the_explorer_caption_gives_the_examples_own_mass(run):
 
 
 def test_the_explorer_curves_are_the_held_out_evaluations(run):
-    explorer = AlignmentExplorer(run)
+    explorer = explore_alignment(run)
     mass_line, accuracy_line = explorer.figure.axes[1].lines[:2]
     steps = sorted(run.evaluations)
     assert list(mass_line.get_xdata()) == steps
@@ -304,13 +328,13 @@ def test_without_evaluations_the_explorer_plots_the_examples_mass():
     history = seq2seq.History(seq2seq.make_batch("reverse", 2, generator=torch.Generator().manual_seed(0)))
     torch.manual_seed(0)
     seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", 20, callback=history)
-    explorer = AlignmentExplorer(history)
+    explorer = explore_alignment(history)
     [line] = [line for line in explorer.figure.axes[1].lines if line.get_label().startswith("these")]
     np.testing.assert_allclose(line.get_ydata(), [history.mass(s) for s in history.steps])
 
 
 def test_the_explorer_fits_its_colours_and_keeps_a_static_picture(run):
-    explorer = AlignmentExplorer(run, step=0)
+    explorer = explore_alignment(run, step=0)
     explorer.controls["colour_scale"].value = "fit"
     assert explorer.last_error is None and "colours 0 to" in explorer.caption_text
     data, _ = explorer._repr_mimebundle_()
@@ -318,10 +342,11 @@ def test_the_explorer_fits_its_colours_and_keeps_a_static_picture(run):
 
 
 @pytest.mark.parametrize("call,error,fragments", [
-    (lambda run: AlignmentExplorer("history"), TypeError, ["history", "seq2seq.History", "str"]),
-    (lambda run: AlignmentExplorer(seq2seq.History(run.examples)), ValueError, ["no snapshot", "train()"]),
-    (lambda run: AlignmentExplorer(run, step=5), ValueError, ["step must be one of", "got 5"]),
-    (lambda run: AlignmentExplorer(run, example=4), ValueError, ["example", "between 0 and 3", "4"]),
+    (lambda run: explore_alignment("history"), TypeError, ["history", "seq2seq.History", "str"]),
+    (lambda run: explore_alignment(seq2seq.History(run.examples)), ValueError, ["no snapshot", "train()"]),
+    (lambda run: explore_alignment(run, step=5), ValueError, ["step must be one of", "got 5"]),
+    (lambda run: explore_alignment(run, example=4), ValueError, ["example", "between 0 and 3", "4"]),
+    (lambda run: Alignment(run).settings(step=5), ValueError, ["step must be one of", "got 5"]),
 ])
 def test_the_explorer_names_bad_arguments(run, call, error, fragments):
     with pytest.raises(error) as info:

@@ -311,7 +311,9 @@ class Declaration:
         return settings
 
     def choices(self, settings):
-        """name -> options for the controls whose options depend on other settings."""
+        """name -> options for the controls whose options depend on other settings: the values
+        allowed now, among the control's options, or a dict value -> label for options made from
+        the settings (a sentence's tokens)."""
         return {}
 
     def describe(self, result):

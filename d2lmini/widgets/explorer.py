@@ -295,10 +295,14 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         loop.call_later(IDLE_DELAY, prepare_next)
 
     def refresh(self):
-        """Compute from the settings, move the view's artists, and put the new picture in ``image``."""
-        settings = self.settings
+        """Compute from the settings and show the result (``show``)."""
         with one_thread():
-            result = self.declaration.compute(settings)
+            result = self.declaration.compute(self.settings)
+        self.show(result)
+
+    def show(self, result):
+        """Move the view's artists to ``result`` and put the new picture in ``image``: the result
+        ``refresh`` computed, or one made elsewhere (the training view shows each step of a run)."""
         blit, view = self.view_for(result.layout)
         view.update(result)
         blit.check_unchanged()
@@ -330,7 +334,10 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         values in ``settings`` (new options select the first)."""
         for name, choices in self.declaration.choices(settings).items():
             control = self.controls[name]
-            labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
+            if isinstance(choices, dict):  # value -> label: options made from the settings
+                labelled = [(label, value) for value, label in choices.items()]
+            else:
+                labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
             if list(control.options) != labelled:
                 control.options = labelled
                 control.value = getattr(settings, name)

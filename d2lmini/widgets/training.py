@@ -1,23 +1,24 @@
 """Watch cross-attention learn: a live training view, and an explorer of what a run recorded.
 
-``TrainingView`` trains an ``AttentionSeq2Seq`` and redraws as it goes: a
-progress bar with the loss, the loss curve with the held-out accuracy, and the
-cross-attention of one fixed example, with the correct source position of each
-output step marked. Its Train button retrains with the settings shown (seed
-included) in a background thread, so that the kernel still hears the Stop
-button; ``run()`` trains in the caller's thread, as a notebook cell does.
+``TrainingView`` is the explorer shell (``explorer.Explorer``) over ``Training``:
+its controls are a run's settings, and its picture, the loss curve with the
+held-out accuracy and the cross-attention of one fixed example with the
+correct source position of each output step marked, shows the untrained model
+of the settings shown (step 0) until a run redraws it as it trains. Its Train
+button trains with the settings shown (seed included) in a background thread,
+so that the kernel still hears the Stop button; ``run()`` trains in the
+caller's thread, as a notebook cell does.
 
-``AlignmentExplorer`` slides through the snapshots a ``History`` kept: the
-training step and the example, the accuracy and alignment mass curves beside.
+``Alignment`` slides through the snapshots a ``History`` kept: the training
+step and the example, the accuracy and alignment mass curves beside.
 
 Both draw on a ``BlitFigure`` (see ``figure``): the axes are drawn once, and an
 update redraws the registered artists only.
 """
 
-import base64
-import html
-import inspect
+import functools
 import threading
+from dataclasses import dataclass, fields
 
 import ipywidgets as widgets
 import numpy as np
@@ -29,7 +30,6 @@ from ..plotting import describe_weights
 from ..seq2seq import (
     ATTENTIONS,
     SYMBOLS,
-    TASKS,
     AttentionSeq2Seq,
     Batch,
     History,
@@ -39,141 +39,287 @@ from ..seq2seq import (
     make_batch,
     train,
 )
-from ._compat import MimeBundleDisplay
-from .controls import WIDE, int_slider, selection_slider
-from .declaration import check_choice, check_number
+from .declaration import (
+    Checkbox,
+    Choice,
+    Declaration,
+    IntSlider,
+    NumberBox,
+    Result,
+    Row,
+    check_number,
+    options,
+)
+from .explorer import Explorer
 from .export import Recipe
-from .figure import BlitFigure, masked_weights
-from .legacy import Explorer, error_html
+from .figure import masked_weights
 
 RIGHT, WRONG = "#1a7f37", "#cf222e"  # colours of an output symbol that is right, and wrong
 EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with the training seed
 TEST_SEED = 4321
+SNAPSHOT_EVERY = 10  # a run's History keeps the examples' attention every 10 steps
 
 
-class _ExampleMap:
-    """The cross-attention heatmap of one example, on ``ax`` of ``plot``: what changes is registered.
+def real_pairs(batch):
+    """(output steps, source positions) of the one example of ``batch``: True where neither is padding."""
+    real = batch.real[0]
+    return real[:, None] & real[None, :]
 
-    Columns are the source positions, labelled with the source's symbols, and
-    circles mark the correct position of each output step: both are fixed for
-    the example; the labels are drawn once, with the background, the circles
-    over the heatmap. Rows are the
-    output steps, labelled with the model's output (``show``), which changes:
-    registered texts stand in for the tick labels. Padding is hatched.
+
+def symbols(batch, predictions):
+    """(output symbols, source symbols) of the one example of ``batch``, its outputs ``predictions``
+    (output steps,); "" for padding."""
+    outputs = [str(s) if shown else "" for s, shown in zip(predictions.tolist(), batch.real[0].tolist())]
+    sources = [str(s) if s < SYMBOLS else "" for s in batch.source[0].tolist()]
+    return outputs, sources
+
+
+def describe_example(weights, batch, predictions):
+    """The cross-attention ``weights`` (output steps, source positions) of the one example of
+    ``batch`` in words, its rows named by the model's outputs, its columns by the source."""
+    outputs, sources = symbols(batch, predictions)
+    return describe_weights(weights, real_pairs(batch), query_labels=outputs, key_labels=sources)
+
+
+class ExampleMap:
+    """The cross-attention heatmap of any of ``examples`` (all padded to one width), on ``ax`` of
+    ``blit``, with its colorbar: one figure for every example, so that a new example draws nothing
+    in full.
+
+    Columns are the source positions, labelled with the example's symbols
+    (texts standing in for the x tick labels); circles mark the correct
+    position of each output step; rows are the output steps, labelled with
+    the model's output, red where it is wrong. All of these change with the
+    example or the output, so they are registered. When an example has
+    padding, the background is hatched (it shows through masked cells only),
+    and the *masked* legend entry shows for an example with padding.
     """
 
-    def __init__(self, plot, ax, example):
-        width = example.source.shape[1]
-        real = example.real[0]
-        padded = not bool(real.all())
-        self.heatmap = plot.heatmap(ax, width, width, xlabel="source symbol (keys)",
+    def __init__(self, blit, ax, examples):
+        width = examples.source.shape[1]
+        padded = not bool(examples.real.all())
+        self.heatmap = blit.heatmap(ax, width, width, xlabel="source symbol (keys)",
                                     ylabel="output symbol (queries)", masked=padded)
-        self.mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
-        ax.set_xticks(range(width), [str(d) if d < SYMBOLS else "" for d in example.source[0].tolist()],
-                      fontweight="bold")
-        rows, columns = example.alignment[0].nonzero(as_tuple=True)
-        # Registered although they never move: the heatmap, redrawn on every change, would cover them.
-        self.circles = plot.animate(ax.plot(columns.tolist(), rows.tolist(), "o", markersize=5, markerfacecolor="none",
-                                            markeredgecolor="#1f6feb", markeredgewidth=1.5)[0])
+        ax.set_xticks(range(width), [""] * width)
         ax.set_yticks(range(width), [""] * width)
-        ax.yaxis.labelpad = 14  # clear of the output symbols
+        ax.xaxis.labelpad = ax.yaxis.labelpad = 14  # clear of the symbols
+        # Where matplotlib puts a tick label: the tick's length and its pad outside the axes.
+        pad = rcParams["xtick.major.size"] + rcParams["xtick.major.pad"]
+        below = offset_copy(ax.get_xaxis_transform(), fig=ax.figure, y=-pad, units="points")
         shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
         # A placeholder digit in each, so that the layout, made once, leaves room for the symbols.
-        self.outputs = [plot.animate(ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center",
+        self.sources = [blit.animate(ax.text(j, 0, "0", transform=below, ha="center", va="top", clip_on=False,
+                                             fontweight="bold")) for j in range(width)]
+        # Registered: the heatmap, redrawn on every change, would cover them.
+        self.circles = blit.animate(ax.plot([], [], "o", markersize=5, markerfacecolor="none",
+                                            markeredgecolor="#1f6feb", markeredgewidth=1.5)[0])
+        self.outputs = [blit.animate(ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center",
                                              clip_on=False, fontweight="bold")) for i in range(width)]
-        self.example, self.padded = example, padded
+        blit.colorbar(ax)
+        # The "masked" legend entry that the colorbar made for a hatched heatmap.
+        self.legend = blit.animate(blit.figure.legends[-1]) if padded else None
+        self.examples = examples
 
-    def show(self, weights, predictions):
-        """Draw ``weights`` (steps, positions) and label the rows with ``predictions`` (steps,)."""
-        self.heatmap.set_array(masked_weights(weights, self.mask) if self.padded else weights.numpy())
-        target, real = self.example.target[0], self.example.real[0]
-        for text, symbol, wanted, shown in zip(self.outputs, predictions.tolist(), target.tolist(), real.tolist()):
-            text.set_text(str(symbol) if shown else "")
-            text.set_color(RIGHT if symbol == wanted else WRONG)
+    def show(self, example, weights, predictions):
+        """Draw ``weights`` (output steps, source positions) of example number ``example``, its
+        source symbols, circles and, labelling the rows, ``predictions`` (output steps,)."""
+        batch = self.examples[example]
+        padded = not bool(batch.real.all())
+        self.heatmap.set_array(masked_weights(weights, real_pairs(batch)) if padded else weights.numpy())
+        outputs, sources = symbols(batch, predictions)
+        for text, symbol in zip(self.sources, sources):
+            text.set_text(symbol)
+        rows, columns = batch.alignment[0].nonzero(as_tuple=True)
+        self.circles.set_data(columns.tolist(), rows.tolist())
+        for text, symbol, right in zip(self.outputs, outputs, (predictions == batch.target[0]).tolist()):
+            text.set_text(symbol)
+            text.set_color(RIGHT if right else WRONG)
+        if self.legend is not None:
+            self.legend.set_visible(padded)
 
 
-class TrainingView(MimeBundleDisplay, widgets.VBox):
-    """Train a model and watch its cross-attention learn, redrawn every ``draw_every`` steps.
+# ---- the live view ----------------------------------------------------------------------------
 
-    The settings (task, attention, hidden size, learning rate, positional
-    encoding, lengths, steps, seed) are controls; Train retrains with them in
-    a background thread, Stop ends that run after the step in progress, and
-    the controls are disabled meanwhile. ``run()`` trains in the caller's
-    thread. After a run, ``model`` and ``history`` hold the trained model and
-    its ``History``. An error during a run is shown in the view's message line
-    and kept in ``last_error`` (``run()`` raises it as well).
+@dataclass(frozen=True)
+class TrainingSettings:
+    task: str = "reverse"
+    attention: str = "dot-product"
+    num_hiddens: int = 32
+    lr: float = 3e-3
+    positional: bool = True
+    lengths: tuple = (4, 8)
+    num_steps: int = 400
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class LiveResult(Result):
+    """A run at ``step``: ``weights`` (output steps, source positions) of the example drawn."""
+
+    step: int
+    num_steps: int
+    example: Batch  # the example drawn, a batch of one
+    predictions: torch.Tensor  # (output steps,): the model's output for it
+    losses: tuple  # the loss of every step so far
+    accuracy: tuple  # (step, held-out accuracy) of every evaluation so far
+
+
+@functools.cache
+def recorded_examples(task, lengths):
+    """The examples a run records: the one drawn live, of the longest length, then three of any
+    length. They are the same for every seed."""
+    generator = torch.Generator().manual_seed(EXAMPLE_SEED)
+    longest = make_batch(task, 1, (lengths[1], lengths[1]), generator=generator)
+    return Batch.cat([longest, make_batch(task, 3, lengths, generator=generator)])
+
+
+class Training(Declaration):
+    """A run of ``AttentionSeq2Seq`` on a toy task, its settings the controls.
+
+    ``compute`` gives step 0, the untrained model of the settings (its weights
+    drawn from their seed) over the fixed example; ``TrainingView`` shows the
+    other steps as a run reaches them (``result_at``). Each (task, lengths,
+    steps) has a figure of its own, built when first shown. The colour scale
+    stays 0 to 1: a colour control would recompute, and so lose a run's picture.
     """
 
     LEARNING_RATES = (1e-3, 3e-3, 1e-2, 3e-2)
     HIDDEN_SIZES = (16, 32, 64)
     LENGTHS = ((3, 6), (4, 8), (6, 10))
     STEPS = (100, 200, 400, 800)
-    SNAPSHOT_EVERY = 10
+
+    controls = (
+        Choice("task", "task", (("reverse", "reverse"), ("sort (distinct digits)", "sort"))),
+        Choice("attention", "attention", options(ATTENTIONS), style="toggle"),
+        Choice("num_hiddens", "hidden size", options(HIDDEN_SIZES)),
+        Choice("lr", "learning rate", tuple((f"{rate:g}", rate) for rate in LEARNING_RATES)),
+        Checkbox("positional", "positional encoding"),
+        Choice("lengths", "lengths", tuple((f"{a}–{b}", (a, b)) for a, b in LENGTHS)),
+        Choice("num_steps", "steps", options(STEPS)),
+        NumberBox("seed", "seed", 0, 9999),
+    )
+    Settings = TrainingSettings
+    rows = (Row(("task", "attention")), Row(("num_hiddens", "lr", "positional")),
+            Row(("lengths", "num_steps", "seed")))
+    figsize = (7.6, 3.0)
+    filename = "training.png"
+    shows_weights = False
+
+    def __init__(self, device=None):
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+
+    def new_model(self, settings):
+        """The untrained model of ``settings``, its weights drawn from ``settings.seed``."""
+        with torch.random.fork_rng(devices=[]):  # leaves the notebook's random numbers alone
+            torch.manual_seed(settings.seed)
+            return AttentionSeq2Seq(settings.num_hiddens, settings.attention, settings.positional).to(self.device)
+
+    def compute(self, settings):
+        history = History(recorded_examples(settings.task, settings.lengths), snapshot_every=SNAPSHOT_EVERY)
+        history(Progress(0, 0, None, self.new_model(settings), done=True))  # a snapshot of step 0
+        return self.result_at(history, 0, settings)
+
+    def result_at(self, history, step, settings):
+        """What the picture shows of ``history`` at ``step`` (which has a snapshot), a run of ``settings``."""
+        snapshot, example = history.snapshots[step], history.examples[0]
+        parts = [f"step {step} of {settings.num_steps}"]
+        if history.losses:
+            parts.append(f"loss {history.losses[-1]:.3f}")
+        if history.evaluations:
+            accuracy, _ = history.evaluations[max(history.evaluations)]
+            parts.append(f"held-out accuracy {accuracy:.0%}")
+        mass = alignment_mass(snapshot.weights[:1], example.alignment)
+        parts.append(f"weight on the circles {mass:.2f}")  # the example drawn
+        accuracy = tuple((s, history.evaluations[s][0]) for s in sorted(history.evaluations))
+        return LiveResult(snapshot.weights[0], " · ".join(parts), mask=real_pairs(example),
+                          layout=(settings.task, settings.lengths, settings.num_steps), step=step,
+                          num_steps=settings.num_steps, example=example, predictions=snapshot.predictions[0],
+                          losses=tuple(history.losses), accuracy=accuracy)
+
+    def all_layouts(self):
+        return {}  # 24 of them: none drawn ahead, each built when first shown
+
+    def figsize_for(self, layout):
+        return self.figsize
+
+    def build(self, blit):
+        task, lengths, num_steps = blit.layout
+        return LiveView(blit, recorded_examples(task, lengths)[0], num_steps)
+
+    def describe(self, result):
+        return describe_example(result.weights, result.example, result.predictions)
+
+
+class LiveView:
+    """A run's figure: loss and accuracy curves, and the cross-attention of ``example`` with its
+    correct positions marked."""
+
+    LOSS_RANGE = (1e-3, 5.0)
+
+    def __init__(self, blit, example, num_steps):
+        ax_loss, ax_map = blit.figure.subplots(1, 2, width_ratios=(1.15, 1))
+        ax_loss.set(xlim=(0, num_steps), ylim=self.LOSS_RANGE, yscale="log", xlabel="training step",
+                    ylabel="loss (log scale)")
+        ax_loss.yaxis.label.set_color("C0")
+        ax_accuracy = ax_loss.twinx()
+        ax_accuracy.set(ylim=(0, 100), ylabel="held-out accuracy (%)")
+        ax_accuracy.yaxis.label.set_color("C2")
+        self.loss = blit.animate(ax_loss.plot([], [], color="C0", linewidth=1)[0])
+        self.accuracy = blit.animate(ax_accuracy.plot([], [], "o-", color="C2", markersize=3)[0])
+        self.map = ExampleMap(blit, ax_map, example)
+        ax_map.set_title("cross-attention, one fixed example", fontsize="medium")
+
+    def update(self, result):
+        self.map.show(0, result.weights, result.predictions)
+        self.loss.set_data(np.arange(1, len(result.losses) + 1), result.losses)
+        self.accuracy.set_data([s for s, _ in result.accuracy], [100 * a for _, a in result.accuracy])
+
+
+class TrainingView(Explorer):
+    """Train a model and watch its cross-attention learn, redrawn every ``draw_every`` steps.
+
+    The settings (task, attention, hidden size, learning rate, positional
+    encoding, lengths, steps, seed) are controls, and the picture shows the
+    untrained model of the settings shown; Train retrains with them in a
+    background thread, Stop ends that run after the step in progress, and the
+    controls are disabled meanwhile. ``run()`` trains in the caller's thread.
+    After a run, ``model`` and ``history`` hold the trained model and its
+    ``History``. An error during a run is shown in the view's message line and
+    kept in ``last_error`` (``run()`` raises it as well).
+    """
+
+    STEPS = Training.STEPS  # the run lengths offered
 
     def __init__(self, task="reverse", attention="dot-product", num_hiddens=32, lr=3e-3, positional=True,
                  lengths=(4, 8), num_steps=400, seed=0, *, draw_every=20, test_size=500, device=None):
-        super().__init__()
-        lengths = tuple(lengths) if isinstance(lengths, list) else lengths
-        for value, name, choices in [(task, "task", TASKS), (attention, "attention", ATTENTIONS),
-                                     (num_hiddens, "num_hiddens", self.HIDDEN_SIZES),
-                                     (lr, "lr", self.LEARNING_RATES), (positional, "positional", [True, False]),
-                                     (lengths, "lengths", self.LENGTHS), (num_steps, "num_steps", self.STEPS)]:
-            check_choice(value, name, choices)
-        check_number(seed, "seed", 0, 9999, integer=True)
-        check_number(draw_every, "draw_every", self.SNAPSHOT_EVERY, 10_000, integer=True)
-        if draw_every % self.SNAPSHOT_EVERY:
-            raise ValueError(f"draw_every must be a multiple of {self.SNAPSHOT_EVERY}, got {draw_every}")
+        declaration = Training(device)
+        settings = declaration.settings(
+            task=task, attention=attention, num_hiddens=num_hiddens, lr=lr, positional=positional,
+            lengths=tuple(lengths) if isinstance(lengths, list) else lengths, num_steps=num_steps, seed=seed)
+        check_number(draw_every, "draw_every", SNAPSHOT_EVERY, 10_000, integer=True)
+        if draw_every % SNAPSHOT_EVERY:
+            raise ValueError(f"draw_every must be a multiple of {SNAPSHOT_EVERY}, got {draw_every}")
         check_number(test_size, "test_size", 1, 100_000, integer=True)
         self.draw_every, self.test_size = draw_every, test_size
-        self.device = torch.device("cpu") if device is None else torch.device(device)
-        self.controls = {
-            "task": widgets.Dropdown(options=[("reverse", "reverse"), ("sort (distinct digits)", "sort")],
-                                     value=task, description="task"),
-            "attention": widgets.ToggleButtons(options=ATTENTIONS, value=attention, description="attention",
-                                               style={"description_width": "initial", "button_width": "100px"}),
-            "num_hiddens": widgets.Dropdown(options=self.HIDDEN_SIZES, value=num_hiddens,
-                                            description="hidden size", style=WIDE),
-            "lr": widgets.Dropdown(options=[(f"{rate:g}", rate) for rate in self.LEARNING_RATES], value=lr,
-                                   description="learning rate", style=WIDE),
-            "positional": widgets.Checkbox(value=positional, description="positional encoding", style=WIDE),
-            "lengths": widgets.Dropdown(options=[(f"{a}–{b}", (a, b)) for a, b in self.LENGTHS], value=lengths,
-                                        description="lengths"),
-            "num_steps": widgets.Dropdown(options=self.STEPS, value=num_steps, description="steps"),
-            "seed": widgets.BoundedIntText(value=seed, min=0, max=9999, description="seed",
-                                           layout=widgets.Layout(width="130px")),
-        }
+        self.model = self.history = None
+        self._stop = threading.Event()
+        self._thread = None
+        self._busy = False
+        # Made before the shell draws its first picture, which moves the bar (``show``).
+        self.progress = widgets.IntProgress(value=0, min=0, max=num_steps, description="step")
+        super().__init__(declaration, settings)
         self.train_button = widgets.Button(description="Train", icon="play", button_style="success",
                                            tooltip="Train a new model with these settings")
         self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True,
                                           tooltip="Stop the run after the step in progress")
         self.train_button.on_click(lambda button: self.start())
         self.stop_button.on_click(lambda button: self.stop())
-        self.progress = widgets.IntProgress(value=0, min=0, max=num_steps, description="step")
-        self.status = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        self.message = widgets.HTML()
-        self.model = self.history = self.last_error = None
-        self._stop = threading.Event()
-        self._thread = None
-        self._busy = False
-        self._pictures = {}  # (task, lengths, num_steps) -> _LivePicture
-        c = self.controls
-        self.children = [
-            widgets.HBox([c["task"], c["attention"]]),
-            widgets.HBox([c["num_hiddens"], c["lr"], c["positional"]]),
-            widgets.HBox([c["lengths"], c["num_steps"], c["seed"], self.train_button, self.stop_button]),
-            widgets.HBox([self.progress, self.status]),
-            self.image,
-            self.message,
-        ]
-        self._show_untrained(self.settings)
+        last_row = self.rows[-1][1]  # the buttons after the seed, the bar beside the caption (the run's status)
+        last_row.children = (*last_row.children, self.train_button, self.stop_button)
+        self.children = tuple(widgets.HBox([self.progress, self.caption]) if child is self.caption else child
+                              for child in self.children)
 
     # What a learner calls.
-
-    @property
-    def settings(self):
-        """The control values, name -> value."""
-        return {name: control.value for name, control in self.controls.items()}
 
     @property
     def training(self):
@@ -208,22 +354,24 @@ class TrainingView(MimeBundleDisplay, widgets.VBox):
 
     def __repr__(self):
         """The task and the settings that differ from their defaults: short enough for Jupyter's text form."""
-        defaults = inspect.signature(type(self).__init__).parameters
-        shown = [f"{name}={value!r}" for name, value in self.settings.items()
-                 if name == "task" or value != defaults[name].default]
+        settings, defaults = self.settings, TrainingSettings()
+        shown = [f"{f.name}={getattr(settings, f.name)!r}" for f in fields(settings)
+                 if f.name == "task" or getattr(settings, f.name) != getattr(defaults, f.name)]
         return f"{type(self).__name__}({', '.join(shown)})"
 
-    def _repr_mimebundle_(self, **kwargs):
-        """The widget view, and beside it a PNG of the picture shown now, for renderers without widgets."""
-        data = super()._repr_mimebundle_(**kwargs)
-        data["image/png"] = base64.b64encode(bytes(self.image.value)).decode("ascii")
-        return data, {"image/png": {"width": self._picture.plot.css_size[0]}}
+    def show(self, result):
+        """Show ``result``, a step of a run or the untrained model, and move the bar to its step."""
+        super().show(result)
+        if self.progress.max != result.num_steps:
+            self.progress.value = 0  # before the new end: the last run's value must not show on a new scale
+            self.progress.max = result.num_steps
+        self.progress.value = result.step
 
     # The machinery.
 
     def _set_busy(self, busy):
         self._busy = busy
-        for control in (*self.controls.values(), self.train_button):
+        for control in (*self.controls.values(), self.train_button, self.save_button):
             control.disabled = busy
         self.stop_button.disabled = not busy
 
@@ -235,171 +383,44 @@ class TrainingView(MimeBundleDisplay, widgets.VBox):
         finally:
             self._set_busy(False)
 
-    def _show_error(self, error):
-        self.last_error = error
-        self.message.value = error_html(error)
-
-    def _new_model(self, settings):
-        """The untrained model of ``settings``, its weights drawn from ``settings["seed"]``."""
-        with torch.random.fork_rng(devices=[]):  # leaves the notebook's random numbers alone
-            torch.manual_seed(settings["seed"])
-            return AttentionSeq2Seq(settings["num_hiddens"], settings["attention"],
-                                    settings["positional"]).to(self.device)
-
-    def _examples(self, settings):
-        """The examples recorded: the one drawn live, of the longest length, then three of any length.
-        They are the same for every seed."""
-        task, lengths = settings["task"], settings["lengths"]
-        generator = torch.Generator().manual_seed(EXAMPLE_SEED)
-        longest = make_batch(task, 1, (lengths[1], lengths[1]), generator=generator)
-        return Batch.cat([longest, make_batch(task, 3, lengths, generator=generator)])
-
-    def _picture_for(self, settings):
-        key = (settings["task"], settings["lengths"], settings["num_steps"])
-        if key not in self._pictures:
-            self._pictures[key] = _LivePicture(self._examples(settings), settings["num_steps"])
-        self._picture = self._pictures[key]
-        return self._picture
-
-    def _show_untrained(self, settings):
-        """Step 0 of ``settings``: the untrained model's attention over the fixed example, no curve yet."""
-        picture = self._picture_for(settings)
-        history = History(picture.examples, snapshot_every=self.SNAPSHOT_EVERY)
-        model = self._new_model(settings)
-        history(Progress(0, 0, None, model, done=True))  # a snapshot of step 0
-        self.image.value = picture.draw(history, 0)
-        self.progress.value = 0
-        self.progress.max = settings["num_steps"]
-        self.status.value = self._status(history, 0, settings["num_steps"])
-
     def _train(self, settings):
         self._stop.clear()
         self.message.value, self.last_error = "", None
-        picture = self._picture_for(settings)
-        test = make_batch(settings["task"], self.test_size, settings["lengths"],
+        test = make_batch(settings.task, self.test_size, settings.lengths,
                           generator=torch.Generator().manual_seed(TEST_SEED))
-        history = History(picture.examples, test, snapshot_every=self.SNAPSHOT_EVERY)
-        model = self._new_model(settings)
-        num_steps = settings["num_steps"]
-        self.progress.value = 0  # before the new end: the bar must not show the last run's value on a new scale
-        self.progress.max = num_steps
+        history = History(recorded_examples(settings.task, settings.lengths), test, snapshot_every=SNAPSHOT_EVERY)
+        model = self.declaration.new_model(settings)
 
         def callback(progress):
             history(progress)
             if progress.step % self.draw_every == 0 or progress.done:
-                self.image.value = picture.draw(history, progress.step)
-                self.progress.value = progress.step
-                self.status.value = self._status(history, progress.step, num_steps)
+                self.show(self.declaration.result_at(history, progress.step, settings))
 
-        train(model, settings["task"], num_steps, lr=settings["lr"], lengths=settings["lengths"],
-              seed=settings["seed"], callback=callback, stop=self._stop)
+        train(model, settings.task, settings.num_steps, lr=settings.lr, lengths=settings.lengths,
+              seed=settings.seed, callback=callback, stop=self._stop)
         self.model, self.history = model, history
         return history
 
-    @staticmethod
-    def _status(history, step, num_steps):
-        parts = [f"step {step} of {num_steps}"]
-        if history.losses:
-            parts.append(f"loss {history.losses[-1]:.3f}")
-        if history.evaluations:
-            accuracy, _ = history.evaluations[max(history.evaluations)]
-            parts.append(f"held-out accuracy {accuracy:.0%}")
-        drawn = alignment_mass(history.snapshots[step].weights[:1], history.examples[0].alignment)
-        parts.append(f"weight on the circles {drawn:.2f}")  # the example drawn
-        return html.escape(" · ".join(parts))
+
+# ---- the explorer of a run ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AlignmentSettings:
+    step: int = 0  # explore_alignment starts at the last step recorded
+    example: int = 0
 
 
-class _LivePicture:
-    """The live view's figure for one (task, lengths, steps): loss and accuracy curves, and the
-    cross-attention of the first of ``examples`` with its correct positions marked."""
+@dataclass(frozen=True)
+class AlignmentResult(Result):
+    """``weights`` (output steps, source positions) of example ``example`` at ``step``."""
 
-    LOSS_RANGE = (1e-3, 5.0)
-
-    def __init__(self, examples, num_steps):
-        self.examples = examples
-        example = examples[0]  # (one example) the one drawn
-        self.plot = plot = BlitFigure((7.6, 3.0))
-        ax_loss, ax_map = plot.figure.subplots(1, 2, width_ratios=(1.15, 1))
-        ax_loss.set(xlim=(0, num_steps), ylim=self.LOSS_RANGE, yscale="log", xlabel="training step",
-                    ylabel="loss (log scale)")
-        ax_loss.yaxis.label.set_color("C0")
-        ax_accuracy = ax_loss.twinx()
-        ax_accuracy.set(ylim=(0, 100), ylabel="held-out accuracy (%)")
-        ax_accuracy.yaxis.label.set_color("C2")
-        self.loss = plot.animate(ax_loss.plot([], [], color="C0", linewidth=1)[0])
-        self.accuracy = plot.animate(ax_accuracy.plot([], [], "o-", color="C2", markersize=3)[0])
-        self.map = _ExampleMap(plot, ax_map, example)
-        ax_map.set_title("cross-attention, one fixed example", fontsize="medium")
-        plot.colorbar(ax_map)
-
-    def draw(self, history, step):
-        """PNG bytes of ``history`` at ``step`` (which has a snapshot)."""
-        snapshot = history.snapshots[step]
-        self.map.show(snapshot.weights[0], snapshot.predictions[0])
-        self.loss.set_data(np.arange(1, len(history.losses) + 1), history.losses)
-        steps = sorted(history.evaluations)
-        self.accuracy.set_data(steps, [100 * history.evaluations[s][0] for s in steps])
-        return self.plot.render()
+    step: int
+    example: int
+    predictions: torch.Tensor  # (output steps,): the model's output at that step
+    mass: float  # the example's weight on its correct positions
 
 
-class _AnyExampleMap:
-    """The cross-attention heatmap of any of ``examples`` (all padded to one width), on ``ax`` of
-    ``plot``: one figure for every example, so that a new example draws nothing in full.
-
-    What ``_ExampleMap`` draws once for its one example changes here with the
-    example, so it is registered: the source symbols (texts standing in for
-    the x tick labels), the circles on the correct positions, and the
-    *masked* legend entry (shown for an example with padding). The hatched
-    background is always there; it shows only through masked cells.
-    """
-
-    def __init__(self, plot, ax, examples):
-        width = examples.source.shape[1]
-        self.heatmap = plot.heatmap(ax, width, width, xlabel="source symbol (keys)",
-                                    ylabel="output symbol (queries)", masked=True)
-        ax.set_xticks(range(width), [""] * width)
-        ax.set_yticks(range(width), [""] * width)
-        ax.xaxis.labelpad = ax.yaxis.labelpad = 14  # clear of the symbols
-        # Where matplotlib puts a tick label: the tick's length and its pad outside the axes.
-        pad = rcParams["xtick.major.size"] + rcParams["xtick.major.pad"]
-        below = offset_copy(ax.get_xaxis_transform(), fig=ax.figure, y=-pad, units="points")
-        shifted = offset_copy(ax.transData, fig=ax.figure, x=-3, units="points")
-        # A placeholder digit in each, so that the layout, made once, leaves room for the symbols.
-        self.sources = [plot.animate(ax.text(j, 0, "0", transform=below, ha="center", va="top", clip_on=False,
-                                             fontweight="bold")) for j in range(width)]
-        # Registered: the heatmap, redrawn on every change, would cover them.
-        self.circles = plot.animate(ax.plot([], [], "o", markersize=5, markerfacecolor="none",
-                                            markeredgecolor="#1f6feb", markeredgewidth=1.5)[0])
-        self.outputs = [plot.animate(ax.text(-0.5, i, "0", transform=shifted, ha="right", va="center",
-                                             clip_on=False, fontweight="bold")) for i in range(width)]
-        self.examples = examples
-        self.legend = None  # the "masked" entry, made with the colorbar (``use_legend``)
-
-    def use_legend(self, plot):
-        """Register the figure's "masked" legend entry (made by ``plot.colorbar``), shown with padding."""
-        self.legend = plot.animate(plot.figure.legends[-1])
-
-    def show(self, example, weights, predictions):
-        """Draw ``weights`` (steps, positions) of example number ``example``, its source symbols,
-        circles and, labelling the rows, ``predictions`` (steps,)."""
-        batch = self.examples[example]
-        real = batch.real[0]
-        padded = not bool(real.all())
-        mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
-        self.heatmap.set_array(masked_weights(weights, mask) if padded else weights.numpy())
-        for text, symbol in zip(self.sources, batch.source[0].tolist()):
-            text.set_text(str(symbol) if symbol < SYMBOLS else "")
-        rows, columns = batch.alignment[0].nonzero(as_tuple=True)
-        self.circles.set_data(columns.tolist(), rows.tolist())
-        for text, symbol, wanted, shown in zip(self.outputs, predictions.tolist(), batch.target[0].tolist(),
-                                               real.tolist()):
-            text.set_text(str(symbol) if shown else "")
-            text.set_color(RIGHT if symbol == wanted else WRONG)
-        if self.legend is not None:
-            self.legend.set_visible(padded)
-
-
-class AlignmentExplorer(Explorer):
+class Alignment(Declaration):
     """The cross-attention that a ``History`` recorded: pick the training step and the example.
 
     Left, the example's cross-attention at that step (rows: the output steps,
@@ -413,29 +434,58 @@ class AlignmentExplorer(Explorer):
     artists, so no figure is built or drawn in full after construction.
     """
 
+    Settings = AlignmentSettings
+    figsize = (7.6, 3.2)
+    filename = "attention_that_learns.png"
     repr_controls = ("step", "example")
 
-    def __init__(self, history, step=None, example=0):
+    def __init__(self, history):
         if not isinstance(history, History):
             raise TypeError(f"history must be a seq2seq.History, got {type(history).__name__}")
         if not history.snapshots:
             raise ValueError("history has no snapshot: pass it to train() as the callback first")
         self.history = history
-        steps = history.steps
-        step = steps[-1] if step is None else step
-        batch = history.examples
-        controls = {
-            "step": selection_slider("step", step, steps, description="training step", style=WIDE),
-            "example": int_slider("example", example, 0, len(batch) - 1, description="example"),
-        }
-        super().__init__(controls, figsize=(7.6, 3.2), filename="attention_that_learns.png")
+        self.controls = (
+            Choice("step", "training step", options(history.steps), style="slider"),
+            IntSlider("example", "example", 0, len(history.examples) - 1),
+        )
 
-    def build(self, plot):
-        history = self.history
-        ax_map, ax_curves = plot.figure.subplots(1, 2, width_ratios=(1, 1.15))
-        self.map = _AnyExampleMap(plot, ax_map, history.examples)
-        plot.colorbar(ax_map)
-        self.map.use_legend(plot)
+    def compute(self, settings):
+        step, example = settings.step, settings.example
+        snapshot, batch = self.history.snapshots[step], self.history.examples[example]
+        weights = snapshot.weights[example]  # (output steps, source positions)
+        predictions = snapshot.predictions[example]
+        mass = alignment_mass(weights[None], batch.alignment)
+        verdict = "right" if ((predictions == batch.target[0]) | ~batch.real[0]).all() else "wrong"
+        n = int(batch.real[0].sum())
+        caption = (f"step {step}, example {example}: {as_text(batch.source[0])} → {as_text(predictions[:n])} "
+                   f"({verdict}); weight on the correct position {mass:.2f}")
+        return AlignmentResult(weights, caption, mask=real_pairs(batch), step=step, example=example,
+                               predictions=predictions, mass=mass)
+
+    def build(self, blit):
+        return AlignmentView(blit, self.history)
+
+    def describe(self, result):
+        return describe_example(result.weights, self.history.examples[result.example], result.predictions)
+
+    def recipe(self, result):
+        outputs, sources = symbols(self.history.examples[result.example], result.predictions)
+        return Recipe({"outputs": outputs, "sources": sources}, """
+            weights = torch.from_numpy(saved["weights"])  # (output steps, source positions)
+        """, rebuilt=False, why="they come from the model being trained, which is not saved",
+            titles=[f"step {result.step}, example {result.example}"], draw="""
+            fig.axes[0].set_xticks(range(weights.shape[1]), saved["sources"].tolist())
+            fig.axes[0].set_yticks(range(weights.shape[0]), saved["outputs"].tolist())
+        """)
+
+
+class AlignmentView:
+    """The example's cross-attention on the left; the run's curves on the right, the step shown dashed."""
+
+    def __init__(self, blit, history):
+        ax_map, ax_curves = blit.figure.subplots(1, 2, width_ratios=(1, 1.15))
+        self.map = ExampleMap(blit, ax_map, history.examples)
         steps = history.steps
         if history.evaluations:  # the held-out set's curves
             evaluated = sorted(history.evaluations)
@@ -447,52 +497,15 @@ class AlignmentExplorer(Explorer):
                            label="these examples: mass on the correct position")
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
         ax_curves.legend(loc="best", fontsize="small")  # placed once: the curves never move
-        self.now_line = plot.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
+        self.now_line = blit.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
 
-    def compute(self, state):
-        step, example = state["step"], state["example"]
-        snapshot = self.history.snapshots[step]
-        batch = self.history.examples[example]
-        weights = snapshot.weights[example]  # (output steps, source positions)
-        predictions = snapshot.predictions[example]
-        mass = alignment_mass(weights[None], batch.alignment)
-        verdict = "right" if ((predictions == batch.target[0]) | ~batch.real[0]).all() else "wrong"
-        n = int(batch.real[0].sum())
-        caption = (f"step {step}, example {example}: {as_text(batch.source[0])} → {as_text(predictions[:n])} "
-                   f"({verdict}); weight on the correct position {mass:.2f}")
-        return {"weights": weights, "predictions": predictions, "step": step, "mass": mass, "caption": caption,
-                "example": example}
-
-    def draw(self, result):
-        self.map.show(result["example"], result["weights"], result["predictions"])
-        self.now_line.set_xdata([result["step"]] * 2)
-
-    def _labels(self, result):
-        """(output symbols, source symbols) of the example shown, "" for padding."""
-        batch = self.history.examples[result["example"]]
-        real = batch.real[0].tolist()
-        outputs = [str(s) if shown else "" for s, shown in zip(result["predictions"].tolist(), real)]
-        sources = [str(s) if s < SYMBOLS else "" for s in batch.source[0].tolist()]
-        return outputs, sources
-
-    def describe(self, result):
-        outputs, sources = self._labels(result)
-        real = self.history.examples[result["example"]].real[0]
-        mask = real[:, None] & real[None, :]  # (steps, positions): neither is padding
-        return describe_weights(result["weights"], mask, query_labels=outputs, key_labels=sources)
-
-    def recipe(self, result):
-        outputs, sources = self._labels(result)
-        return Recipe({"outputs": outputs, "sources": sources}, """
-            weights = torch.from_numpy(saved["weights"])  # (output steps, source positions)
-        """, rebuilt=False, why="they come from the model being trained, which is not saved",
-            titles=[f"step {result['step']}, example {result['example']}"], draw="""
-            fig.axes[0].set_xticks(range(weights.shape[1]), saved["sources"].tolist())
-            fig.axes[0].set_yticks(range(weights.shape[0]), saved["outputs"].tolist())
-        """)
+    def update(self, result):
+        self.map.show(result.example, result.weights, result.predictions)
+        self.now_line.set_xdata([result.step] * 2)
 
 
 def explore_alignment(history, step=None, example=0):
     """Slide through a training run: the cross-attention of each recorded example at each recorded step."""
-    return AlignmentExplorer(history, step, example)
-
+    declaration = Alignment(history)
+    step = history.steps[-1] if step is None else step
+    return Explorer(declaration, declaration.settings(step=step, example=example))
