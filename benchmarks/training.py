@@ -40,7 +40,7 @@ import torch
 
 import d2lmini as d2l
 from d2lmini import seq2seq
-from d2lmini.widgets import AlignmentExplorer, TrainingView
+from d2lmini.widgets import TrainingView, explore_alignment
 
 
 class Clock:
@@ -126,11 +126,11 @@ def view_cost(num_steps, rounds):
 
 
 def explorer_latency(history, changes):
-    """Milliseconds (wall, cpu) from setting a control of an AlignmentExplorer to its new PNG.
+    """Milliseconds (wall, cpu) from setting a control of the alignment explorer to its new PNG.
 
     Its other examples' figures are prepared first, as a kernel's idle time does.
     """
-    explorer = AlignmentExplorer(history, step=0)
+    explorer = explore_alignment(history, step=0)
     explorer.prepare()
     steps = history.steps
     elapsed = []

@@ -138,7 +138,7 @@ def _interact_callback(explorer):
 
     def update(change):
         with one_thread():
-            weights = explorer.compute(explorer.state)["weights"]
+            weights = explorer.declaration.compute(explorer.settings).weights
         if weights.dim() == 3 and weights.shape[0] > 4:  # the multi-head grid: 2 rows of 4
             weights = weights.reshape(2, -1, *weights.shape[1:])
         with contextlib.redirect_stdout(io.StringIO()):  # the summary it prints: kept out of the tables
@@ -161,7 +161,7 @@ def _as_interact(explorer):
 async def settle(explorer):
     """Let the event loop run until the explorer's idle-time work is done."""
     deadline = time.perf_counter() + IDLE_TIMEOUT
-    while len(getattr(explorer, "plots", ())) < len(getattr(explorer, "layouts", ())):
+    while len(explorer.views) < len(explorer.layouts):
         if time.perf_counter() > deadline:
             raise RuntimeError(f"{explorer!r} did not prepare its layouts in {IDLE_TIMEOUT} s")
         await asyncio.sleep(0.05)

@@ -1,12 +1,10 @@
-"""The controls an explorer is made of, each checking its starting value.
+"""The kernel's controls: ``widget_for`` builds the ipywidgets control of a declaration's control spec.
 
-Every factory builds an ipywidgets control and first checks the starting value
-against the control's own bounds or choices, so that a mistake raises at once,
-in the learner's terms: ``name`` is the argument the learner passed, as in
-``sigma must be between 0.0078125 and 8.0, got 0``. The checks themselves
-(``check_number``, ``check_choice``, ``check_per_example``) live in
-``declaration`` beside the control specs; ``widget_for`` builds the ipywidgets
-control of a spec.
+It checks the starting value first (the spec's ``check``), so that a mistake
+raises at once, in the learner's terms: the spec names the argument the learner
+passed, as in ``sigma must be between 0.0078125 and 8.0, got 0``. The checks
+themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
+``declaration`` beside the specs.
 """
 
 import ipywidgets as widgets
@@ -19,44 +17,9 @@ from .declaration import (
     IntSlider,
     LogSlider,
     NumberBox,
-    check_choice,
-    check_number,
 )
 
 WIDE = {"description_width": "initial"}  # a control's style: its description in full, never cut
-
-
-def int_slider(name, value, low, high, **options):
-    check_number(value, name, low, high, integer=True)
-    return widgets.IntSlider(value=value, min=low, max=high, **options)
-
-
-def float_slider(name, value, low, high, **options):
-    check_number(value, name, low, high)
-    return widgets.FloatSlider(value=value, min=low, max=high, **options)
-
-
-def log_slider(name, value, base, low_exponent, high_exponent, **options):
-    """A slider over ``base ** exponent``, for widths and temperatures."""
-    check_number(value, name, float(base) ** low_exponent, float(base) ** high_exponent)
-    return widgets.FloatLogSlider(value=value, base=base, min=low_exponent, max=high_exponent, **options)
-
-
-def selection_slider(name, value, choices, **options):
-    check_choice(value, name, choices)
-    return widgets.SelectionSlider(options=choices, value=value, **options)
-
-
-def dropdown(name, value, options, **more):
-    """A menu; ``options`` are values, or (label, value) pairs."""
-    values = [option[1] if isinstance(option, tuple) else option for option in options]
-    check_choice(value, name, values)
-    return widgets.Dropdown(options=options, value=value, **more)
-
-
-def checkbox(name, value, **options):
-    check_choice(value, name, [True, False])
-    return widgets.Checkbox(value=value, **options)
 
 
 def _mark(on):
