@@ -83,8 +83,11 @@ def _describe_row(row, allowed, query, query_labels, key_labels):
     visible = row[allowed]
     if len(visible) > 1 and float(visible.max() - visible.min()) < 0.005:  # equal to 2 decimals
         return f"{name} spreads evenly over {_plural(int(allowed.sum()), 'key')} ({float(visible[0]):.2f} each)"
-    values, keys = torch.topk(torch.where(allowed, row, -1.0), min(SUMMARY_KEYS, int(allowed.sum())))
-    parts = [f"{_named(k, key_labels)} ({v:.2f})" for v, k in zip(values.tolist(), keys.tolist()) if v >= 0.005]
+    # The largest weights, equal ones in key order: torch.topk leaves the order of ties to the
+    # machine, and a summary must read the same everywhere (the web page computes it too).
+    candidates = torch.where(allowed, row, -1.0).tolist()
+    keys = sorted(range(len(candidates)), key=lambda k: (-candidates[k], k))[:min(SUMMARY_KEYS, int(allowed.sum()))]
+    parts = [f"{_named(k, key_labels)} ({candidates[k]:.2f})" for k in keys if candidates[k] >= 0.005]
     noun = "key" if len(parts) == 1 else "keys"
     return f"{name} attends mostly to {noun} {' and '.join(parts)}"
 

@@ -116,7 +116,6 @@ class BlitFigure:
         self.layout = layout  # which of its explorer's figures this is (None: the only one)
         self.artists = []  # registered, in drawing order (zorder)
         self.colorbar_axes = None
-        self.colorbar_solids = None  # the colorbar's colour gradient (the page draws its own)
         self.full_draws = 0  # how many times the background was drawn: once, unless saved
         self._background = None  # pixels of everything but the artists and the colorbar
         self.cmap = CMAP  # the colour map of every artist that shares ``norm``, and of the colorbar
@@ -172,7 +171,7 @@ class BlitFigure:
         """
         self.colorbar_mappable = ScalarMappable(self.norm, self.cmap)
         colorbar = self.figure.colorbar(self.colorbar_mappable, ax=axes, shrink=0.9, label="attention weight")
-        self.colorbar_axes, self.colorbar_solids = colorbar.ax, colorbar.solids
+        self.colorbar_axes = colorbar.ax
         if self.masked_cells:
             swatch = Patch(**MASKED_CELLS, label="masked")
             self.figure.legend(handles=[swatch], loc="outside lower right", fontsize="small",

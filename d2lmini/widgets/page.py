@@ -262,14 +262,20 @@ class _PageFigure:
         x0, y0, x1, y1 = blit.colorbar_axes.bbox.extents
         box = _rounded([x0, self.height - y1, x1 - x0, y1 - y0])
         ends = {}
-        solids_visible = blit.colorbar_solids.get_visible()
-        blit.colorbar_solids.set_visible(False)  # the page paints the gradient itself
+        # The page paints the gradient itself: hide it (a QuadMesh that the colorbar makes anew
+        # for each end, among the axes' collections) and the axes' white patch under it while
+        # Agg draws the ticks and labels.
         try:
             for top in SCALE_TOPS:
                 blit.norm.vmax = top
+                blit.colorbar_axes.draw(RendererAgg(self.width, self.height, PAGE_DPI))  # lays the ticks out
+                gradient = [(c, c.get_visible()) for c in (*blit.colorbar_axes.collections, blit.colorbar_axes.patch)]
+                for collection, _ in gradient:
+                    collection.set_visible(False)
                 ends[f"{top:g}"] = self.sprites.draw(blit.colorbar_axes, self.width, self.height)
+                for collection, visible in gradient:
+                    collection.set_visible(visible)
         finally:
-            blit.colorbar_solids.set_visible(solids_visible)
             blit.norm.vmax = 1.0
         return {"box": box, "ends": ends}
 
@@ -371,13 +377,14 @@ def script(data):
 
 
 def write_assets(folder, declarations):
-    """Write into ``folder`` what pages need to show ``declarations`` live: ``explorers.js`` and
-    ``colours.js`` (every page), and per explorer ``<name>.js``, its data, with its page script
+    """Write into ``folder`` what pages need to show ``declarations`` live: ``explorers.js``,
+    ``explorers.css`` and ``colours.js`` (every page), and per explorer ``<name>.js``, its data, with its page script
     before it when it has one. Returns name -> the scripts its page loads, in order (relative to
     ``folder``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(PAGE_JS / "explorers.js", folder / "explorers.js")
+    for name in ("explorers.js", "explorers.css"):
+        shutil.copy(PAGE_JS / name, folder / name)
     (folder / "colours.js").write_text(colour_script())
     scripts = {}
     for declaration in declarations:
@@ -392,7 +399,7 @@ def write_assets(folder, declarations):
 
 def page_html(names, scripts, title="explorers"):
     """A page of its own showing the explorers ``names`` (``write_assets``'s scripts beside it)."""
-    tags = ['<script src="colours.js"></script>']
+    tags = ['<link rel="stylesheet" href="explorers.css">', '<script src="colours.js"></script>']
     tags += [f'<script src="{src}"></script>' for name in names for src in scripts[name]]
     tags.append('<script defer src="explorers.js"></script>')
     boxes = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{name}"></div>' for i, name in enumerate(names))

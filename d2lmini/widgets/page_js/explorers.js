@@ -12,7 +12,7 @@
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
   const COLOUR_SCALES = [["0 to 1", "fixed"], ["fit to weights", "fit"]];
 
-  // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800.
+  // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
   function formatG(value, digits) {
     if (value === 0) return "0";
     if (!Number.isFinite(value)) return String(value);
@@ -23,8 +23,8 @@
       const sign = exponent < 0 ? "-" : "+";
       return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
     }
-    const fixed = value.toFixed(Math.max(0, digits - 1 - exponent));
-    return fixed.includes(".") ? fixed.replace(/\.?0+$/, "") : fixed;
+    const text = fixed(value, Math.max(0, digits - 1 - exponent)); // an exact tie rounds to even, as Python's
+    return text.includes(".") ? text.replace(/\.?0+$/, "") : text;
   }
 
   // Python's format(value, f".{digits}f"), which rounds an exact tie (0.125) to even where toFixed

@@ -1,0 +1,291 @@
+"""Every explorer live on a web page, with no kernel and no network: the page shows what the kernel shows.
+
+``d2lmini.widgets.page`` writes each declaration's page data and scripts into a folder, and a page of
+its own per explorer; Chromium opens it from disk with every request outside the folder aborted.
+For each explorer, at its default state and at ``RANDOM_STATES`` seeded random states spanning every
+control (the colour scale and colour map too), the test sets the page's controls, reads its canvas,
+caption and text summary, and compares them with what the kernel's shell (``Explorer``) draws for
+the same settings:
+
+* the caption and the text summary are equal, character for character;
+* the pictures agree within ``PIXEL_TOLERANCE``: matplotlib's Agg and Chromium's Skia antialias the
+  edges of lines, markers and text differently, and the page writes text in the browser's font, so
+  a few percent of pixels near those edges differ; the background, the colorbar and every cell are
+  the same pixels (within a level or two of rounding). A wrong weight, axis or colour map moves far
+  more pixels than the tolerance allows;
+* for an explorer whose page computes its states (``page_script``), every registered artist's look
+  (cell values, points, bar ends, texts) equals the one d2lmini's own view gives, within float32
+  rounding: the page's arithmetic is tested against the package's.
+
+Then every control is driven from the keyboard, and on a phone's screen by touch.
+"""
+
+import base64
+import io
+import json
+import random
+
+import numpy as np
+import pytest
+from conftest import require_chromium
+from PIL import Image
+
+from d2lmini.widgets import DECLARATIONS, page
+from d2lmini.widgets.explorer import Explorer
+
+RANDOM_STATES = 20
+# The largest share of pixels allowed to differ by more than EDGE_LEVELS (of 255) in any channel, and
+# the largest mean difference: antialiased edges and the browser's font (see the module docstring).
+PIXEL_TOLERANCE, EDGE_LEVELS, MEAN_LEVELS = 0.03, 64, 2.0
+VALUE_TOLERANCE, PIXEL_POSITION_TOLERANCE = 2e-5, 0.05  # cell values (float32 against float64); pixels
+PHONE = {"width": 390, "height": 844}
+NAMES = [declaration.__name__ for declaration in DECLARATIONS]
+
+
+class Pages:
+    """Each explorer's page, written when a test first asks for it: its declaration and file URL."""
+
+    def __init__(self, folder):
+        self.folder, self.made = folder, {}
+
+    def __getitem__(self, name):
+        if name not in self.made:
+            declaration = next(d for d in DECLARATIONS if d.__name__ == name).for_page()
+            scripts = page.write_assets(self.folder, [declaration])
+            path = self.folder / f"{name}.html"
+            path.write_text(page.page_html([declaration.name], scripts, title=name))
+            self.made[name] = declaration, path.as_uri()
+        return self.made[name]
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    return Pages(tmp_path_factory.mktemp("explorer-pages"))
+
+
+@pytest.fixture(scope="module")
+def contexts(chromium, pages):
+    """A desktop and a phone, every request outside the pages' folder aborted and recorded."""
+    require_chromium()
+    folder = pages.folder
+    outside = []
+
+    def only_the_folder(route):
+        if route.request.url.startswith(folder.as_uri() + "/"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    made = {"desktop": chromium.new_context(viewport={"width": 1280, "height": 900}),
+            "phone": chromium.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True)}
+    for context in made.values():
+        context.route("**/*", only_the_folder)
+    yield made, outside
+    for context in made.values():
+        context.close()
+    assert outside == [], f"the pages asked for something outside their folder: {outside[:3]}"
+
+
+def open_explorer(context, url):
+    """The page, once its explorer is drawn, and the list its errors go into."""
+    tab = context.new_page()
+    problems = []
+    tab.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    tab.on("pageerror", lambda error: problems.append(str(error)))
+    tab.goto(url)
+    tab.wait_for_selector("[data-d2l-explorer].d2l-ready", timeout=30_000)
+    return tab, problems
+
+
+def set_controls(tab, indices, scale, cmap):
+    """Move the page's controls as a learner would (events included): name -> offered index."""
+    tab.evaluate("""([indices, scale, cmap]) => {
+        const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
+        for (const [name, index] of Object.entries(indices)) {
+            const element = explorer.elements[name];
+            if (element.type === 'checkbox') {
+                const wanted = explorer.data.offered[name][index];
+                if (element.checked !== wanted) element.click();
+            } else {
+                element.value = String(index);
+                element.dispatchEvent(new Event('input', {bubbles: true}));
+            }
+        }
+        if (explorer.scaleGroup) explorer.scaleGroup.querySelector(`input[value="${scale}"]`).click();
+        if (explorer.mapSelect) {
+            explorer.mapSelect.value = cmap;
+            explorer.mapSelect.dispatchEvent(new Event('input', {bubbles: true}));
+        }
+    }""", [indices, scale, cmap])
+
+
+def page_shows(tab):
+    """(canvas pixels (height, width, 4), caption, summary, the state as the page computed it)."""
+    shown = tab.evaluate("""() => {
+        const root = document.querySelector('[data-d2l-explorer]');
+        const explorer = root.d2lExplorer;
+        return {png: root.querySelector('canvas').toDataURL('image/png'),
+                caption: root.querySelector('.d2l-caption').textContent,
+                summary: root.querySelector('.d2l-summary').textContent,
+                state: explorer.data.compute ? explorer.state() : null};
+    }""")
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(shown["png"].split(",", 1)[1]))).convert("RGBA"))
+    return pixels.astype(int), shown["caption"], shown["summary"], shown["state"]
+
+
+def kernel_shows(declaration, settings, scale, cmap):
+    explorer = Explorer(declaration, settings)
+    if "colour_scale" in explorer.controls:
+        explorer.controls["colour_scale"].value = scale
+        explorer.controls["colour_map"].value = cmap
+    assert explorer.last_error is None, explorer.last_error
+    pixels = np.asarray(Image.open(io.BytesIO(bytes(explorer.image.value))).convert("RGBA")).astype(int)
+    caption, summary = explorer.caption_text, explorer.summary_text
+    explorer.close()
+    return pixels, caption, summary
+
+
+def states_to_check(data, seed):
+    """The default state and RANDOM_STATES seeded random ones: (control indices, colour scale, map)."""
+    rng = random.Random(seed)
+    names = [control["name"] for control in data["controls"]]
+    stored = sorted(data["states"]) if not data["compute"] else None
+    chosen = [(data["start"], data["colour_scale"], "viridis")]
+    maps = list(json.loads(page.colour_script().split("D2L_COLOUR_LABELS = ")[1].rstrip(";\n")))
+    for _ in range(RANDOM_STATES):
+        if stored:
+            indices = dict(zip(names, map(int, rng.choice(stored).split(","))))
+        else:
+            indices = {name: rng.randrange(len(data["offered"][name])) for name in names}
+        chosen.append((indices, rng.choice(["fixed", "fit"]), rng.choice(maps)))
+    return chosen
+
+
+def assert_looks_equal(page_look, kernel_look, where):
+    """A page-computed look against the one d2lmini's view gives (both JSON-ready)."""
+    if kernel_look is None or page_look is None:
+        assert page_look == kernel_look, where
+        return
+    assert page_look.keys() == kernel_look.keys(), where
+    for key, expected in kernel_look.items():
+        got = page_look[key]
+        if isinstance(expected, str) or key == "columns":
+            assert got == expected, f"{where}: {key}"
+            continue
+        expected_array = np.array(expected, dtype=float)
+        got_array = np.array(got, dtype=float)
+        assert got_array.shape == expected_array.shape, f"{where}: {key} {got_array.shape} {expected_array.shape}"
+        tolerance = VALUE_TOLERANCE if key == "values" else PIXEL_POSITION_TOLERANCE
+        np.testing.assert_allclose(got_array, expected_array, atol=tolerance, rtol=0, err_msg=f"{where}: {key}")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
+    declaration, url = pages[name]
+    tab, problems = open_explorer(contexts[0]["desktop"], url)
+    data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
+    states = page.PageStates(declaration)
+    for number, (indices, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
+        set_controls(tab, indices, scale, cmap)
+        settings = declaration.Settings(**{name: data["offered"][name][index] for name, index in indices.items()})
+        where = f"{name}, state {number}: {settings}, {scale}, {cmap}"
+        pixels, caption, summary, computed = page_shows(tab)
+        want_pixels, want_caption, want_summary = kernel_shows(declaration, settings, scale, cmap)
+        assert (caption, summary) == (want_caption, want_summary), where
+        assert pixels.shape == want_pixels.shape, where
+        difference = np.abs(pixels - want_pixels).max(axis=-1)
+        assert (difference > EDGE_LEVELS).mean() <= PIXEL_TOLERANCE, f"{where}: {(difference > EDGE_LEVELS).mean():.4f}"
+        assert difference.mean() <= MEAN_LEVELS, f"{where}: mean difference {difference.mean():.2f}"
+        if computed is not None:
+            layout, _, _, top, looks = states.state(settings)
+            assert computed[0] == layout and computed[3] == top, where
+            for i, (got, want) in enumerate(zip(computed[4], looks)):
+                assert_looks_equal(got, want, f"{where}, artist {i}")
+    assert problems == [], problems
+    tab.close()
+
+
+def _state(tab):
+    return tab.evaluate("""() => {
+        const root = document.querySelector('[data-d2l-explorer]');
+        return [root.dataset.state, root.querySelector('.d2l-caption').textContent,
+                root.querySelector('canvas').toDataURL()];
+    }""")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_control_has_a_name_and_works_from_the_keyboard(name, pages, contexts):
+    tab, problems = open_explorer(contexts[0]["desktop"], pages[name][1])
+    controls = tab.evaluate("""() => [...document.querySelectorAll(
+        '[data-d2l-explorer] input, [data-d2l-explorer] select')].filter(e => !e.closest('[hidden]')).map(e => e.id)""")
+    assert controls, "no control on the page"
+    for control in controls:
+        element = tab.locator(f"#{control}")
+        accessible = element.evaluate("e => (e.labels && e.labels.length ? e.labels[0].textContent : '') "
+                                      "|| e.getAttribute('aria-label') || ''")
+        assert accessible.strip(), f"{control} has no accessible name"
+        kind = element.evaluate("e => e.type")
+        before = _state(tab)
+        element.focus()
+        if kind == "range":
+            at_end = element.evaluate("e => e.value === e.max")
+            tab.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+        elif kind in ("checkbox", "radio"):
+            if kind == "radio" and element.is_checked():
+                continue  # the checked radio: its other button is pressed in turn
+            tab.keyboard.press("Space")
+        else:  # a select
+            at_end = element.evaluate("e => e.selectedIndex === e.options.length - 1")
+            tab.keyboard.press("ArrowUp" if at_end else "ArrowDown")
+        assert _state(tab) != before, f"{name}: a key on {control} changed nothing"
+    assert problems == [], problems
+    tab.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pages, contexts):
+    tab, problems = open_explorer(contexts[0]["phone"], pages[name][1])
+    assert tab.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    slider = tab.locator("[data-d2l-explorer] input[type=range]").first
+    target = slider if slider.count() else tab.locator("[data-d2l-explorer] input, [data-d2l-explorer] select").first
+    before = _state(tab)
+    box = target.bounding_box()
+    tab.touchscreen.tap(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
+    if target.evaluate("e => e.tagName") == "SELECT":  # a tap opens a menu: pick with the keys instead
+        target.press("ArrowDown")
+    assert _state(tab) != before, f"{name}: a tap changed nothing"
+    assert problems == [], problems
+    tab.close()
+
+
+def test_the_pages_number_formats_and_summaries_are_pythons(pages, contexts):
+    """D2L.formatG, D2L.fixed and D2L.describeWeights against Python's format and plotting.describe_weights,
+    on exact ties (0.125, 0.03125), powers of ten and seeded random weights with masks and labels."""
+    import torch
+
+    from d2lmini.plotting import describe_weights
+
+    tab, problems = open_explorer(contexts[0]["desktop"], pages["QueryPooling"][1])
+    rng = np.random.default_rng(0)
+    numbers = [0.125, 0.375, 0.03125, 0.0078125, 1e-5, 17800.0, 1e5, 0.5, 2.5, 0.015, 0.045]
+    numbers += [float(x) for x in 10.0 ** rng.uniform(-6, 6, 200)]
+    got = tab.evaluate("(xs) => xs.map(x => [D2L.formatG(x, 3), D2L.formatG(x, 6), D2L.fixed(x, 2), D2L.fixed(x, 1)])",
+                       numbers)
+    assert got == [[f"{x:.3g}", f"{x:g}", f"{x:.2f}", f"{x:.1f}"] for x in numbers]
+    for case in range(40):
+        panels, queries, keys = int(rng.integers(1, 6)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+        scores = torch.from_numpy(rng.normal(size=(panels, queries, keys)) * rng.uniform(0, 4)).float()
+        mask = torch.from_numpy(rng.random((panels, queries, keys)) > rng.uniform(0, 0.6))
+        weights = torch.softmax(scores.masked_fill(~mask, -torch.inf), -1).nan_to_num(0.0)
+        if case % 4 == 0:
+            weights, mask = torch.full((1, queries, keys), 1 / keys), None  # uniform: exact ties
+        labels = {"queryLabels": [f"q{i}" for i in range(queries)], "keyLabels": [f"k {j}" for j in range(keys)]}
+        titles = [f"head  {p}" for p in range(len(weights))]
+        expected = describe_weights(weights, mask, query_labels=labels["queryLabels"],
+                                    key_labels=labels["keyLabels"], titles=titles)
+        shown = tab.evaluate("([w, m, options]) => D2L.describeWeights(w, m, options)",
+                             [weights.tolist(), None if mask is None else mask.tolist(), {**labels, "titles": titles}])
+        assert shown == expected, case
+    assert problems == [], problems
+    tab.close()
