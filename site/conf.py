@@ -31,7 +31,10 @@ myst_heading_anchors = 4
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = ["_static"]
-html_css_files = ["site.css"]
+html_css_files = ["site.css", "explorers/explorers.css"]
+# The live explorers (d2lmini.widgets.page): the colour maps and the page's shell on every page;
+# a chapter's own explorers load their data where they appear (tools/build_site.py).
+html_js_files = ["explorers/colours.js", ("explorers/explorers.js", {"defer": "defer"})]
 # MathJax ships with the site (tools/build_site.py copies it from npm's package): no CDN.
 mathjax_path = "mathjax/tex-chtml-full.js"
 # Search results without a page summary: a summary fetches each result's page,

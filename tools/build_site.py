@@ -10,8 +10,10 @@ pages) and builds it with sphinx-build into ``<out>`` (open
   stubs, no check output), with its stored figures; ``--edition instructor``
   builds the notebooks with their answers instead, for an instructor who wants
   them on purpose;
-- an explorer shows its stored picture, whose last line says how to run it
-  live; the why-questions show their question and options as text;
+- an explorer is **live**: its controls move its picture in the page, with no
+  kernel, from data that ``d2lmini.widgets.page`` computes here with the
+  explorer's own declaration (``_static/explorers/``); without JavaScript its
+  stored picture shows. The why-questions show their question and options as text;
 - ``docs/`` and ``benchmarks/README.md`` are pages too, and ``site/index.md``
   is the landing page, its chapter map made here from each chapter's title and
   its row in docs/chapters.md.
@@ -25,6 +27,7 @@ image from Colab's site) becomes a line of links.
 """
 
 import argparse
+import base64
 import html
 import os
 import re
@@ -36,6 +39,8 @@ from pathlib import Path
 
 import nbformat
 import yaml
+
+from d2lmini.widgets import DECLARATIONS, page
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import colab  # noqa: E402
@@ -65,6 +70,8 @@ EDITION_SENTENCES = {
                   "your learners can reach.",
 }
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+EXPLORER_REPR = re.compile(r"^(\w+Explorer)\(")  # an explorer's text form names its declaration
+EXPLORERS = "explorers"  # the live explorers' scripts, in _static
 
 
 def launch_links(name, hub_url):
@@ -76,11 +83,36 @@ def launch_links(name, hub_url):
     return links
 
 
-def web_chapter(nb, name, hub_url, edition):
-    """A chapter as the site shows it (see the module's docstring)."""
+def explorer_name(output):
+    """The declaration's name ("KernelPoolingExplorer") of an explorer's stored output, or None."""
+    if WIDGET_VIEW not in output.get("data", {}):
+        return None
+    match = EXPLORER_REPR.match(output["data"].get("text/plain", ""))
+    return match.group(1) if match else None
+
+
+def live_explorer(output, number, scripts, static):
+    """The stored output of an explorer made live: its box, which the page's script fills with the
+    controls and the picture, holding the stored picture (``static``, a file in _static) until it
+    does, or for a reader without JavaScript; and the scripts of its data."""
+    name = explorer_name(output)
+    alt = html.escape(f"The explorer's first picture: {output['data']['text/plain']}", quote=True)
+    tags = "".join(f'<script src="_static/{EXPLORERS}/{src}"></script>' for src in scripts[name])
+    width = output.get("metadata", {}).get("image/png", {}).get("width", "")  # CSS pixels: the PNG has twice
+    box = (f'<div class="d2l-explorer-page" id="explorer-{number}" data-d2l-explorer="{name}">'
+           f'<img src="_static/{EXPLORERS}/{static}" alt="{alt}" width="{width}"></div>')
+    return nbformat.v4.new_output("display_data", {"text/html": box + tags})
+
+
+def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None):
+    """A chapter as the site shows it (see the module's docstring). ``scripts`` (explorer name -> its
+    scripts, from ``page.write_assets``) makes its explorers live; their stored pictures go into
+    ``static_folder``."""
     if edition == "learner":
         nb = learner_notebook(nb, name)
     nb.metadata.pop("widgets", None)
+    scripts = scripts or {}
+    explorers = 0
     # Raw HTML: MyST escapes the "&" of a Markdown link's query twice.
     links = launch_links(name, hub_url).items()
     links = " · ".join(f'<a href="{html.escape(url)}">{label}</a>' for label, url in links)
@@ -90,8 +122,17 @@ def web_chapter(nb, name, hub_url, edition):
             continue
         if cell.cell_type == "markdown" and colab.BADGE_MARK in cell.source:
             cell.source = f"<p><strong>Run this chapter</strong> (its learner edition, sliders live): {links}</p>"
+        outputs = []
         for output in cell.get("outputs", []):
+            if explorer_name(output) in scripts:
+                explorers += 1
+                static = f"{Path(name).stem}-{explorers}.png"
+                (static_folder / static).write_bytes(base64.b64decode(output["data"]["image/png"]))
+                output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static)
             output.get("data", {}).pop(WIDGET_VIEW, None)
+            outputs.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
         cells.append(cell)
         if cell.cell_type == "code" and QUESTION_CALL in cell.source:
             cells.append(nbformat.v4.new_markdown_cell(
@@ -166,11 +207,16 @@ def assemble(src, hub_url, edition):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, target)
 
+    chapters = {path: nbformat.read(path, as_version=4) for path in chapter_sources()}
+    shown = {explorer_name(output) for nb in chapters.values() for cell in nb.cells
+             for output in cell.get("outputs", [])} - {None}
+    live = [declaration.for_page() for declaration in DECLARATIONS if declaration.__name__ + "Explorer" in shown]
+    explorers = src / "_static" / EXPLORERS
+    scripts = page.write_assets(explorers, live)
     titles = {}
-    for path in chapter_sources():
-        nb = nbformat.read(path, as_version=4)
+    for path, nb in chapters.items():
         titles[path.stem] = chapter_title(nb)
-        nbformat.write(web_chapter(nb, path.name, hub_url, edition), src / path.name)
+        nbformat.write(web_chapter(nb, path.name, hub_url, edition, scripts, explorers), src / path.name)
 
     guides = [REPO / "docs" / f"{guide}.md" for guide in GUIDES] + [REPO / "benchmarks" / "README.md"]
     for guide in guides:

@@ -28,6 +28,7 @@ import random
 import numpy as np
 import pytest
 from conftest import require_chromium
+from page_support import explorer_state, press_every_control
 from PIL import Image
 
 from d2lmini.widgets import DECLARATIONS, page
@@ -206,39 +207,12 @@ def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
     tab.close()
 
 
-def _state(tab):
-    return tab.evaluate("""() => {
-        const root = document.querySelector('[data-d2l-explorer]');
-        return [root.dataset.state, root.querySelector('.d2l-caption').textContent,
-                root.querySelector('canvas').toDataURL()];
-    }""")
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_every_control_has_a_name_and_works_from_the_keyboard(name, pages, contexts):
     tab, problems = open_explorer(contexts[0]["desktop"], pages[name][1])
-    controls = tab.evaluate("""() => [...document.querySelectorAll(
-        '[data-d2l-explorer] input, [data-d2l-explorer] select')].filter(e => !e.closest('[hidden]')).map(e => e.id)""")
-    assert controls, "no control on the page"
-    for control in controls:
-        element = tab.locator(f"#{control}")
-        accessible = element.evaluate("e => (e.labels && e.labels.length ? e.labels[0].textContent : '') "
-                                      "|| e.getAttribute('aria-label') || ''")
-        assert accessible.strip(), f"{control} has no accessible name"
-        kind = element.evaluate("e => e.type")
-        before = _state(tab)
-        element.focus()
-        if kind == "range":
-            at_end = element.evaluate("e => e.value === e.max")
-            tab.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
-        elif kind in ("checkbox", "radio"):
-            if kind == "radio" and element.is_checked():
-                continue  # the checked radio: its other button is pressed in turn
-            tab.keyboard.press("Space")
-        else:  # a select
-            at_end = element.evaluate("e => e.selectedIndex === e.options.length - 1")
-            tab.keyboard.press("ArrowUp" if at_end else "ArrowDown")
-        assert _state(tab) != before, f"{name}: a key on {control} changed nothing"
+    still, unnamed = press_every_control(tab, "[data-d2l-explorer]")
+    assert unnamed == [], f"{name}: controls without an accessible name: {unnamed}"
+    assert still == [], f"{name}: a key on these controls changed nothing: {still}"
     assert problems == [], problems
     tab.close()
 
@@ -249,12 +223,12 @@ def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pag
     assert tab.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     slider = tab.locator("[data-d2l-explorer] input[type=range]").first
     target = slider if slider.count() else tab.locator("[data-d2l-explorer] input, [data-d2l-explorer] select").first
-    before = _state(tab)
+    before = explorer_state(tab, "[data-d2l-explorer]")
     box = target.bounding_box()
     tab.touchscreen.tap(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     if target.evaluate("e => e.tagName") == "SELECT":  # a tap opens a menu: pick with the keys instead
         target.press("ArrowDown")
-    assert _state(tab) != before, f"{name}: a tap changed nothing"
+    assert explorer_state(tab, "[data-d2l-explorer]") != before, f"{name}: a tap changed nothing"
     assert problems == [], problems
     tab.close()
 

@@ -6,7 +6,9 @@ the site's folder aborted, and must show no console error and no failed
 request; its images must load, sharp at a device scale factor of 2, its math
 must render, its internal links must resolve, and it must fit a phone's width.
 The launch buttons must open the chapter's learner edition, search must find
-chapter 02, and no exercise's answer may appear anywhere in the folder.
+chapter 02, and no exercise's answer may appear anywhere in the folder. Every
+explorer a chapter shows is live on its page, on a desktop and on a phone, and
+every one of its controls moves it from the keyboard.
 """
 
 import html
@@ -20,6 +22,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 from conftest import SCREENSHOTS, require_chromium
+from page_support import press_every_control
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
@@ -149,6 +152,35 @@ def test_page_reads_offline_with_images_math_links_and_a_phone_width(site, site_
         phone.close()
     assert widths[0] <= widths[1], f"{name} is {widths[0]} px wide on a {widths[1]} px phone screen"
     assert not problems, f"{name} on a phone: {problems}"
+
+
+def _explorers_stored(chapter):
+    """How many explorers the chapter's stored outputs show (each is live on its page)."""
+    nb = nbformat.read(REPO / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    return sum(build_site.explorer_name(output) is not None for cell in nb.cells for output in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves_it(site, site_browser, chapter):
+    require_chromium()
+    contexts, outside = site_browser
+    blocked_before = len(outside)
+    for device in ("desktop", "phone"):
+        page, problems = _open(contexts[device], (site / f"{chapter}.html").as_uri())
+        try:
+            roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
+            assert len(roots) == _explorers_stored(chapter), f"{chapter}: {roots}"
+            for root in roots:
+                page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
+                page.locator(f"#{root}").scroll_into_view_if_needed()
+                still, unnamed = press_every_control(page, f"#{root}")
+                assert still == [] and unnamed == [], f"{chapter} {root} on a {device}: {still} {unnamed}"
+            widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1], f"{chapter} is {widths[0]} px wide on a {widths[1]} px {device} screen"
+        finally:
+            page.close()
+        assert not problems, f"{chapter} on a {device}: {problems}"
+    assert len(outside) == blocked_before, f"{chapter} asked for something outside the site"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

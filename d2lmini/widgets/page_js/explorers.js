@@ -399,10 +399,13 @@
     }
 
     colourScale() {
-      const group = document.createElement("fieldset");
+      const group = document.createElement("div");
       group.className = "d2l-toggle";
-      const legend = document.createElement("legend");
+      group.setAttribute("role", "radiogroup");
+      const legend = document.createElement("span");
+      legend.id = `${this.id}-colour-scale`;
       legend.textContent = "colours";
+      group.setAttribute("aria-labelledby", legend.id);
       group.append(legend);
       for (const [label, value] of COLOUR_SCALES) {
         const input = document.createElement("input");

@@ -1,0 +1,44 @@
+"""Driving a live explorer on a web page (d2lmini.widgets.page) as a learner would, from the keyboard."""
+
+
+def explorer_state(tab, root):
+    """What a learner sees of the explorer ``root`` (a CSS selector): its state, caption and picture."""
+    return tab.evaluate("""(selector) => {
+        const root = document.querySelector(selector);
+        return [root.dataset.state, root.querySelector('.d2l-caption').textContent,
+                root.querySelector('canvas').toDataURL()];
+    }""", root)
+
+
+def press_every_control(tab, root):
+    """Give each visible control of the explorer ``root`` a key press that moves it, and return the
+    ids of the controls after which nothing changed, and of those without an accessible name."""
+    controls = tab.evaluate("""(selector) => [...document.querySelectorAll(
+        `${selector} input, ${selector} select, ${selector} button`)]
+        .filter(e => !e.closest('[hidden]')).map(e => e.id)""", root)
+    assert controls, f"{root} has no control"
+    still, unnamed = [], []
+    for control in controls:
+        element = tab.locator(f"#{control}")
+        name = element.evaluate("e => ((e.labels && e.labels.length ? e.labels[0].textContent : '') "
+                                "|| e.getAttribute('aria-label') || e.textContent || '').trim()")
+        if not name:
+            unnamed.append(control)
+        kind = element.evaluate("e => e.tagName === 'BUTTON' ? 'button' : e.type")
+        if kind == "radio" and element.is_checked():
+            continue  # the checked one: its neighbour is pressed in turn
+        before = explorer_state(tab, root)
+        element.focus()
+        if kind == "range":
+            tab.keyboard.press("ArrowLeft" if element.evaluate("e => e.value === e.max") else "ArrowRight")
+        elif kind in ("checkbox", "radio", "button"):
+            tab.keyboard.press("Space")
+        else:  # a select
+            last = element.evaluate("e => e.selectedIndex === e.options.length - 1")
+            tab.keyboard.press("ArrowUp" if last else "ArrowDown")
+        if kind == "button":  # a Play button: its steps come on a timer
+            tab.wait_for_timeout(600)
+            tab.keyboard.press("Space")
+        if explorer_state(tab, root) == before:
+            still.append(control)
+    return still, unnamed
