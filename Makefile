@@ -256,6 +256,12 @@ clean:
 bench-widgets: install-test
 	$(PY) benchmarks/widget_latency.py
 
+# The live explorers of the web site in Chromium from file://: input to picture, data size,
+# export time, and the site's build time and size (prints Markdown tables; a few minutes).
+.PHONY: bench-page
+bench-page: install-test install-browser $(SITE_STAMP)
+	$(PY) benchmarks/page_explorers.py --site
+
 # Per-notebook execution time in a fresh kernel (and through nbconvert), against
 # a baseline notebook that only imports torch and d2lmini.
 bench-notebooks: install-test

@@ -1,6 +1,6 @@
 """The live explorers on the web page (d2lmini.widgets.page): speed, size and build time.
 
-    python benchmarks/page_explorers.py [--moves 40] [--site]
+    python benchmarks/page_explorers.py [--moves 40] [--site] [--only QueryPooling ...]
 
 For every declaration it writes the page data and a page of its own (as ``make site`` does), opens
 it in Chromium from disk (file://) at a device scale factor of 2, and moves random controls
@@ -70,6 +70,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=40, help="control moves per explorer (default 40)")
     parser.add_argument("--site", action="store_true", help="also time make site's build and size the site")
+    parser.add_argument("--only", nargs="*", help="the declarations to measure, by class name (default: all)")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="page-explorers-"))
     rows = []
@@ -77,7 +78,10 @@ def main(argv=None):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-background-networking"])
         context = browser.new_context(device_scale_factor=2, viewport={"width": 1280, "height": 900})
-        for declaration_class in DECLARATIONS:
+        chosen = [d for d in DECLARATIONS if not args.only or d.__name__ in args.only]
+        if args.only and len(chosen) != len(args.only):
+            parser.error(f"--only takes names from {[d.__name__ for d in DECLARATIONS]}, got {args.only}")
+        for declaration_class in chosen:
             started = time.perf_counter()
             declaration = declaration_class.for_page()
             scripts = page.write_assets(folder, [declaration])
