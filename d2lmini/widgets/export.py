@@ -94,13 +94,13 @@ def _check_may_write(path, looks_right, kind):
             raise FileExistsError(f"{path} exists and is not {kind}: choose another name, or move it away")
 
 
-def save_picture(plot, path, fmt, dpi, caption):
-    """Write ``plot`` (a ``BlitFigure``) to ``path`` as ``fmt``, "png" or "svg", with ``caption``
+def save_picture(blit, path, fmt, dpi, caption):
+    """Write ``blit`` (a ``BlitFigure``) to ``path`` as ``fmt``, "png" or "svg", with ``caption``
     above it; returns the list of full paths written."""
     _check_may_write(path, (lambda start: start.startswith(PNG_SIGNATURE)) if fmt == "png"
                      else (lambda start: b"<svg" in start or start.startswith(b"<?xml")), f"a {fmt.upper()}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    plot.save(path, fmt, dpi, caption)
+    blit.save(path, fmt, dpi, caption)
     return [path.resolve()]
 
 

@@ -129,7 +129,7 @@ class BlitFigure:
         if artist in self.artists:
             raise ValueError(f"{artist} is registered twice: register each artist once")
         if artist.figure is not self.figure:
-            raise ValueError(f"{artist} belongs to another figure: register it with that figure's plot")
+            raise ValueError(f"{artist} belongs to another figure: register it with that figure's blit")
         if not artist.get_animated():
             self._forget_backgrounds()  # a kept background may show it
             artist.set_animated(True)
