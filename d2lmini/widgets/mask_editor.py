@@ -80,6 +80,7 @@ class MaskEditor(Declaration):
     figsize = (3.9, 3.1)
     filename = "mask_editor.png"
     repr_controls = ("preset",)
+    page_script = "masked_softmax.js"  # 2^36 masks: the page computes them
 
     def __init__(self, seed=0):
         check_number(seed, "seed", 0, 2**31 - 1, integer=True)
@@ -107,6 +108,12 @@ class MaskEditor(Declaration):
 
     def build(self, blit):
         return MaskView(blit)
+
+    def page_data(self):
+        """The scores (queries, keys), float32 values; every preset's mask (queries, keys), from
+        ``attention_mask``; and the preset that a click shows."""
+        return {"scores": self.scores[0].tolist(), "custom": CUSTOM,
+                "presets": {preset: preset_mask(preset).tolist() for preset in PRESETS}}
 
     def recipe(self, result):
         return Recipe({"scores": self.scores, "mask": result.mask}, """

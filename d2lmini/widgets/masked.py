@@ -68,6 +68,7 @@ class MaskedSoftmax(Declaration):
     figsize = (7, 2.6)
     filename = "masked_softmax.png"
     repr_controls = ("mode", "valid_len_0", "valid_len_1")
+    page_script = "masked_softmax.js"  # 9^8 states per query: the page computes them
 
     def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)
@@ -86,6 +87,10 @@ class MaskedSoftmax(Declaration):
 
     def build(self, blit):
         return MaskedView(blit)
+
+    def page_data(self):
+        """The scores (batch, queries, keys), float32 values, and the panels' titles."""
+        return {"scores": self.scores.tolist(), "titles": TITLES}
 
     def describe(self, result):
         return describe_weights(result.weights, result.mask, titles=TITLES)

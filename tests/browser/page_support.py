@@ -11,14 +11,23 @@ def explorer_state(tab, root):
 
 
 def press_every_control(tab, root):
-    """Give each visible control of the explorer ``root`` a key press that moves it, and return the
-    ids of the controls after which nothing changed, and of those without an accessible name."""
+    """Give each control the explorer ``root`` (a CSS selector) shows first a key press that moves
+    it, from that first state, and return the ids of the controls after which nothing changed, and
+    of those without an accessible name."""
     controls = tab.evaluate("""(selector) => [...document.querySelectorAll(
         `${selector} input, ${selector} select, ${selector} button`)]
         .filter(e => !e.closest('[hidden]')).map(e => e.id)""", root)
     assert controls, f"{root} has no control"
+    start = tab.evaluate("(selector) => document.querySelector(selector).d2lExplorer.settings()", root)
     still, unnamed = [], []
     for control in controls:
+        # Each control from the explorer's first state: a control pressed before may have hidden
+        # this one (a row shown in one mode only) or moved it (adjust).
+        tab.evaluate("""([selector, settings]) => {
+            const explorer = document.querySelector(selector).d2lExplorer;
+            explorer.show(settings);
+            explorer.render();
+        }""", [root, start])
         element = tab.locator(f"#{control}")
         name = element.evaluate("e => ((e.labels && e.labels.length ? e.labels[0].textContent : '') "
                                 "|| e.getAttribute('aria-label') || e.textContent || '').trim()")

@@ -17,10 +17,12 @@ the same settings:
   (cell values, points, bar ends, texts) equals the one d2lmini's own view gives, within float32
   rounding: the page's arithmetic is tested against the package's.
 
-Then every control is driven from the keyboard, and on a phone's screen by touch.
+Then every control is driven from the keyboard, and on a phone's screen by touch; where one control
+sets others (``Declaration.adjust``, ported by the page script), the page sets them as ``adjust`` does.
 """
 
 import base64
+import dataclasses
 import io
 import json
 import random
@@ -32,6 +34,7 @@ from page_support import explorer_state, press_every_control
 from PIL import Image
 
 from d2lmini.widgets import DECLARATIONS, page
+from d2lmini.widgets.declaration import Declaration
 from d2lmini.widgets.explorer import Explorer
 
 RANDOM_STATES = 20
@@ -41,6 +44,8 @@ PIXEL_TOLERANCE, EDGE_LEVELS, MEAN_LEVELS = 0.03, 64, 2.0
 VALUE_TOLERANCE, PIXEL_POSITION_TOLERANCE = 2e-5, 0.05  # cell values (float32 against float64); pixels
 PHONE = {"width": 390, "height": 844}
 NAMES = [declaration.__name__ for declaration in DECLARATIONS]
+# The explorers computed in the page whose one control sets others: their scripts port adjust.
+ADJUSTED = [d.__name__ for d in DECLARATIONS if d.page_script and d.adjust is not Declaration.adjust]
 
 
 class Pages:
@@ -228,7 +233,30 @@ def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pag
     tab.touchscreen.tap(box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2)
     if target.evaluate("e => e.tagName") == "SELECT":  # a tap opens a menu: pick with the keys instead
         target.press("ArrowDown")
+        target.press("Enter")  # a phone's menu takes the option highlighted only then
     assert explorer_state(tab, "[data-d2l-explorer]") != before, f"{name}: a tap changed nothing"
+    assert problems == [], problems
+    tab.close()
+
+
+@pytest.mark.parametrize("name", ADJUSTED)
+def test_a_control_that_sets_others_sets_them_on_the_page_as_adjust_does(name, pages, contexts):
+    """From the default state, every control moved to each of its other offered values: the page's
+    settings afterwards are ``adjust``'s."""
+    declaration, url = pages[name]
+    tab, problems = open_explorer(contexts[0]["desktop"], url)
+    data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
+    start = declaration.Settings()
+    for control in declaration.controls:
+        for index, value in enumerate(data["offered"][control.name]):
+            if value == getattr(start, control.name):
+                continue
+            tab.evaluate("(settings) => document.querySelector('[data-d2l-explorer]').d2lExplorer.show(settings)",
+                         dataclasses.asdict(start))  # back to the default state, quietly
+            set_controls(tab, {control.name: index}, "fixed", "viridis")
+            shown = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.settings()")
+            moved = dataclasses.replace(start, **{control.name: value})
+            assert shown == dataclasses.asdict(declaration.adjust(moved, control.name)), f"{name}: {control.name}"
     assert problems == [], problems
     tab.close()
 

@@ -270,6 +270,7 @@
       this.root = root;
       this.tables = tables;
       this.inputs = {}; // control name -> function giving the index of its value among the offered ones
+      this.readouts = {}; // control name -> function that shows a slider's value beside it
       this.id = root.id || `d2l-${data.name}`;
       this.pictures = {}; // layout -> its background, decoded
       this.sprites = [];
@@ -378,6 +379,7 @@
           element.setAttribute("aria-valuetext", output.textContent);
         };
         show();
+        this.readouts[spec.name] = show;
         element.addEventListener("input", show);
         this.inputs[spec.name] = () => Number(element.value);
         const box = this.labelled(element, spec.label, spec.name);
@@ -441,7 +443,36 @@
       return this.data.controls.map((spec) => this.inputs[spec.name]()).join(",");
     }
 
-    changed() {
+    // The settings shown now: control name -> value.
+    settings() {
+      const settings = {};
+      for (const spec of this.data.controls) {
+        settings[spec.name] = this.data.offered[spec.name][this.inputs[spec.name]()];
+      }
+      return settings;
+    }
+
+    // Move the controls to `settings` (offered values), quietly: no event, so no other change follows.
+    show(settings) {
+      for (const spec of this.data.controls) {
+        const offered = this.data.offered[spec.name];
+        const index = offered.findIndex((value) => JSON.stringify(value) === JSON.stringify(settings[spec.name]));
+        if (index < 0) {
+          throw new Error(`${this.data.name}: ${spec.name} must be one of the offered values `
+            + `${JSON.stringify(offered)}, got ${JSON.stringify(settings[spec.name])}`);
+        }
+        const element = this.elements[spec.name];
+        if (element.type === "checkbox") element.checked = Boolean(offered[index]);
+        else element.value = String(index);
+        if (this.readouts[spec.name]) this.readouts[spec.name]();
+      }
+    }
+
+    // A control moved. A declaration whose one control sets others (Declaration.adjust) has its
+    // adjust ported by its page script: D2L_ADJUST[name](settings, changed, page data) -> settings.
+    changed(name) {
+      const adjust = window.D2L_ADJUST[this.data.name];
+      if (adjust && name in this.inputs) this.show(adjust(this.settings(), name, this.data.data));
       this.render();
     }
 
@@ -463,9 +494,7 @@
         const [layout, caption, summary, top, ...looks] = stored;
         return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
       }
-      const settings = {};
-      for (const spec of data.controls) settings[spec.name] = data.offered[spec.name][this.inputs[spec.name]()];
-      const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L);
+      const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L);
       return [result.layout, result.caption, result.summary, result.top, result.looks];
     }
 
@@ -538,6 +567,7 @@
   const D2L = { formatG, fixed, scaleTop, toPixels, describeWeights, PageExplorer, startAll };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
+  window.D2L_ADJUST = window.D2L_ADJUST || {};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
 })();
