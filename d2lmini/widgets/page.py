@@ -400,7 +400,8 @@ def write_assets(folder, declarations):
 def page_html(names, scripts, title="explorers"):
     """A page of its own showing the explorers ``names`` (``write_assets``'s scripts beside it)."""
     tags = ['<link rel="stylesheet" href="explorers.css">', '<script src="colours.js"></script>']
-    tags += [f'<script src="{src}"></script>' for name in names for src in scripts[name]]
+    sources = dict.fromkeys(src for name in names for src in scripts[name])  # each script once, in order
+    tags += [f'<script src="{src}"></script>' for src in sources]
     tags.append('<script defer src="explorers.js"></script>')
     boxes = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{name}"></div>' for i, name in enumerate(names))
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>\n'

@@ -317,8 +317,11 @@
       this.canvas.setAttribute("aria-describedby", this.summary.id);
       const note = document.createElement("p");
       note.className = "d2l-note";
-      note.textContent = "These pictures were computed ahead of time, by the chapter's own code, for every "
-        + "setting offered here. To change the code, run the chapter: Colab, Binder or a hub (the buttons above)."
+      note.textContent = (data.compute
+        ? "This explorer runs in your browser, from data the chapter's own code prepared ahead of time; "
+          + "its arithmetic is tested against the chapter's."
+        : "These pictures were computed ahead of time, by the chapter's own code, for every setting offered here.")
+        + " To change the code, run the chapter: Colab, Binder or a hub (the links at the top of the page)."
         + (data.coarser ? ` ${data.coarser}` : "");
       this.root.replaceChildren(controls, this.caption, this.canvas, this.summary, note);
       this.root.classList.add("d2l-live");
