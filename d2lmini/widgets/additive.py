@@ -17,10 +17,14 @@ METHODS = ("additive", "scaled dot product")
 TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel
 
 
+def key_noise(seed):
+    """Standard normal noise (batch, keys, size) drawn from ``seed``."""
+    return torch.randn(BATCH, NUM_KEYS, SIZE, generator=torch.Generator().manual_seed(seed))
+
+
 def noisy_keys(noise, seed):
-    """All-ones keys (batch, keys, size) plus ``noise`` times standard normal noise drawn from ``seed``."""
-    generator = torch.Generator().manual_seed(seed)
-    return torch.ones(BATCH, NUM_KEYS, SIZE) + noise * torch.randn(BATCH, NUM_KEYS, SIZE, generator=generator)
+    """All-ones keys (batch, keys, size) plus ``noise`` times the noise drawn from ``seed``."""
+    return torch.ones(BATCH, NUM_KEYS, SIZE) + noise * key_noise(seed)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Additive(Declaration):
     figsize = (7, 4.4)
     filename = "additive.png"
     repr_controls = ("noise", "seed", "valid_len_0", "valid_len_1")
+    page_script = "attention.js"  # 49,610 states, each computed in the page from a few hundred numbers
 
     def __init__(self):
         generator = torch.Generator().manual_seed(0)
@@ -86,6 +91,14 @@ class Additive(Declaration):
 
     def build(self, blit):
         return AdditiveView(blit)
+
+    def page_data(self):
+        """What the page computes a state from (float32 values): the queries, the additive scoring's
+        parameters W_q, W_k and w_v, per seed the noise ``noisy_keys`` scales, and the panels' titles."""
+        parameters = self.additive().state_dict()
+        return {"queries": self.queries.tolist(), "titles": TITLES,
+                **{name: parameters[f"{name}.weight"].tolist() for name in ("W_q", "W_k", "w_v")},
+                "noise": {str(seed): key_noise(seed).tolist() for seed in self.control("seed").values()}}
 
     def describe(self, result):
         return describe_weights(result.weights, result.mask, titles=TITLES)

@@ -53,6 +53,7 @@ class DotProduct(Declaration):
     figsize = (7, 3)
     filename = "dot_product.png"
     repr_controls = ("d", "scale", "temperature", "valid_len", "causal")
+    page_script = "attention.js"  # 18,360 states, each computed in the page from the queries and keys
 
     def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)
@@ -87,6 +88,10 @@ class DotProduct(Declaration):
 
     def build(self, blit):
         return DotProductView(blit)
+
+    def page_data(self):
+        """The queries and keys (tokens, 512), float32 values: a smaller d uses their first d coordinates."""
+        return {"queries": self.all_queries[0].tolist(), "keys": self.all_keys[0].tolist()}
 
     def recipe(self, result):
         d = result.d
