@@ -219,6 +219,36 @@
       const [x, y, width, height] = look.box;
       context.fillStyle = rgba(style.face);
       context.fillRect(x, y, width, height);
+      if (style.edge) { // a frame: matplotlib strokes the edge centred on the box, mitred
+        context.save();
+        context.strokeStyle = rgba(style.edge);
+        context.lineWidth = style.edge_width;
+        context.lineJoin = "miter";
+        context.strokeRect(x, y, width, height);
+        context.restore();
+      }
+    },
+    // A LineCollection: segments coloured by value through the colour scale (or each its own colour).
+    segments(context, style, look, colours) {
+      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const [low, high] = style.shared ? [0, colours.top] : style.range;
+      context.save();
+      context.lineCap = style.cap;
+      context.lineJoin = "round";
+      look.points.forEach((points, i) => {
+        context.strokeStyle = look.values ? tableColour(table, look.values[i], low, high) : rgba(look.colours[i]);
+        context.lineWidth = look.widths[i];
+        context.beginPath();
+        for (let k = 0; k < points.length; k += 2) context.lineTo(points[k], points[k + 1]);
+        context.stroke();
+      });
+      context.restore();
+    },
+    // An artist that only shows or hides (a legend), drawn once by Agg.
+    sprite(context, style, look, colours, sprites) {
+      if (!style.sprite) return; // it draws nothing
+      const [index, left, top] = style.sprite;
+      context.drawImage(sprites[index], left, top);
     },
     text(context, style, look) {
       if (!look.text) return;
@@ -238,7 +268,7 @@
           context.lineJoin = "round";
           context.strokeText(line, 0, y);
         }
-        context.fillStyle = rgba(style.colour);
+        context.fillStyle = rgba(look.colour || style.colour);
         context.fillText(line, 0, y);
       });
       context.restore();
@@ -489,7 +519,7 @@
       const context = canvas.getContext("2d");
       context.drawImage(this.pictures[layout], 0, 0);
       figure.artists.forEach((style, i) => {
-        if (looks[i]) PAINT[style.kind](context, style, looks[i], colours);
+        if (looks[i]) PAINT[style.kind](context, style, looks[i], colours, this.sprites);
       });
       if (figure.colorbar) this.paintColorbar(context, figure.colorbar, colours);
       this.caption.textContent = captionText + (fit ? `; colours 0 to ${formatG(colours.top, 6)}` : "");
