@@ -330,8 +330,14 @@ class Declaration:
         page too large (every value by default; say so in ``page_note``)."""
         return {}
 
+    def page_layouts(self):
+        """The layouts of every figure the page may show, all built for it (``all_layouts`` by default;
+        a declaration that builds its figures as the learner asks, such as a sentence's, lists them here)."""
+        return tuple(self.all_layouts())
+
     def page_data(self):
-        """What the page script computes from (name -> numbers or lists), JSON-ready."""
+        """What the page script computes from (name -> numbers or lists), JSON-ready. The script may
+        also port ``adjust`` (``window.D2L_ADJUST``) and ``choices`` (a result's ``choices``)."""
         return {}
 
     def page_states(self, offered):

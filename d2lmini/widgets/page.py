@@ -395,7 +395,7 @@ def export(declaration):
     looks, strings, table = _Interned(), _Interned(), {}
     if declaration.page_script:  # every figure, at the default settings
         page.state(declaration.Settings())
-        for layout in declaration.all_layouts():
+        for layout in declaration.page_layouts():
             page.figure(layout)
     for settings in states:
         layout, caption, summary, top, state_looks = page.state(settings)

@@ -143,6 +143,11 @@
     return text;
   }
 
+  // Two JSON-ready values are the same setting (a choice may be a list: lengths (4, 8)).
+  function same(a, b) {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+
   function rgba(colour) {
     return `rgba(${colour[0]},${colour[1]},${colour[2]},${colour[3]})`;
   }
@@ -300,6 +305,7 @@
       this.root = root;
       this.tables = tables;
       this.inputs = {}; // control name -> function giving the index of its value among the offered ones
+      this.readouts = {}; // slider name -> function showing its value beside it
       this.id = root.id || `d2l-${data.name}`;
       this.pictures = {}; // layout -> its background, decoded
       this.sprites = [];
@@ -409,6 +415,7 @@
         };
         show();
         element.addEventListener("input", show);
+        this.readouts[spec.name] = show;
         this.inputs[spec.name] = () => Number(element.value);
         const box = this.labelled(element, spec.label, spec.name);
         box.append(output);
@@ -468,8 +475,53 @@
       return this.data.controls.map((spec) => this.inputs[spec.name]()).join(",");
     }
 
-    changed() {
+    // The settings shown now: control name -> value.
+    settings() {
+      const { controls, offered } = this.data;
+      return Object.fromEntries(controls.map((spec) => [spec.name, offered[spec.name][this.inputs[spec.name]()]]));
+    }
+
+    // Move control `name` to the offered value number `index`, as if the learner had (no event).
+    setIndex(name, index) {
+      const element = this.elements[name];
+      if (element.type === "checkbox") element.checked = Boolean(this.data.offered[name][index]);
+      else element.value = String(index);
+      if (this.readouts[name]) this.readouts[name]();
+    }
+
+    // After control `name` moved, a page script's port of Declaration.adjust (window.D2L_ADJUST) may
+    // set other controls (a new sentence shows every token's lines again); then the state is drawn.
+    changed(name) {
+      const adjust = (window.D2L_ADJUST || {})[this.data.name];
+      if (adjust && name in this.inputs) {
+        const adjusted = adjust(this.settings(), name, this.data.data);
+        for (const spec of this.data.controls) {
+          const index = this.data.offered[spec.name].findIndex((v) => same(v, adjusted[spec.name]));
+          if (index !== this.inputs[spec.name]()) this.setIndex(spec.name, index);
+        }
+      }
       this.render();
+    }
+
+    // A menu whose options depend on other settings (Declaration.choices): the page script gives them
+    // with each state, [[label, value], ...], and the menu is rebuilt when they change, its value kept.
+    showChoices(choices) {
+      for (const [name, options] of Object.entries(choices || {})) {
+        const element = this.elements[name];
+        const offered = this.data.offered[name];
+        const labelled = options.map(([label, value]) => [label, offered.findIndex((v) => same(v, value))]);
+        const key = JSON.stringify(labelled);
+        if (element.dataset.choices === key) continue;
+        const value = element.value;
+        element.replaceChildren(...labelled.map(([label, index]) => {
+          const option = document.createElement("option");
+          option.value = String(index);
+          option.textContent = label;
+          return option;
+        }));
+        element.dataset.choices = key;
+        element.value = value;
+      }
     }
 
     async start() {
@@ -481,7 +533,8 @@
       this.render();
     }
 
-    // The state shown now: [layout, caption, summary, top, looks], from the stored table or computed.
+    // The state shown now: [layout, caption, summary, top, looks, choices], from the stored table or
+    // computed (choices: see showChoices).
     state() {
       const data = this.data;
       if (!data.compute) {
@@ -490,10 +543,8 @@
         const [layout, caption, summary, top, ...looks] = stored;
         return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
       }
-      const settings = {};
-      for (const spec of data.controls) settings[spec.name] = data.offered[spec.name][this.inputs[spec.name]()];
-      const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L);
-      return [result.layout, result.caption, result.summary, result.top, result.looks];
+      const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L);
+      return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
     }
 
     render() {
@@ -504,7 +555,8 @@
         this.summary.textContent = "This combination of settings is not offered on the page: run the chapter.";
         return;
       }
-      const [layout, captionText, text, top, looks] = state;
+      const [layout, captionText, text, top, looks, choices] = state;
+      this.showChoices(choices);
       const figure = data.figures[layout];
       const fit = this.scaleGroup && this.scaleGroup.querySelector("input:checked").value === "fit";
       const colours = { tables: this.tables, cmap: this.mapSelect ? this.mapSelect.value : "viridis",
@@ -565,6 +617,7 @@
   const D2L = { formatG, fixed, scaleTop, toPixels, describeWeights, PageExplorer, startAll };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
+  window.D2L_ADJUST = window.D2L_ADJUST || {};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
 })();
