@@ -256,6 +256,7 @@ class Declaration:
     # On the web site: None, the page stores every state it offers (page_states); or the name of a
     # script in site/explorers/ that computes a state in the page from ``page_data()``.
     page_script = None
+    page_play = None  # on the web site: the name of a slider given a Play/Pause button (a recorded run's steps)
 
     @classmethod
     def for_page(cls):

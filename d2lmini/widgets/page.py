@@ -415,6 +415,7 @@ def export(declaration):
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
+        "play": declaration.page_play,
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
     }
 

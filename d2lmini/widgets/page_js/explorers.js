@@ -11,6 +11,7 @@
   const TOPS = [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]; // figure.SCALE_TOPS
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
   const COLOUR_SCALES = [["0 to 1", "fixed"], ["fit to weights", "fit"]];
+  const PLAY_MS = 250; // a Play button's slider moves one step this often
 
   // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
   function formatG(value, digits) {
@@ -419,6 +420,7 @@
         this.inputs[spec.name] = () => Number(element.value);
         const box = this.labelled(element, spec.label, spec.name);
         box.append(output);
+        if (spec.name === this.data.play) box.append(this.player(spec.name, element));
         element.addEventListener("input", () => this.changed(spec.name));
         this.elements = { ...this.elements, [spec.name]: element };
         return box;
@@ -426,6 +428,45 @@
       element.addEventListener(element.type === "checkbox" ? "change" : "input", () => this.changed(spec.name));
       this.elements = { ...this.elements, [spec.name]: element };
       return this.labelled(element, spec.label, spec.name);
+    }
+
+    // Play/Pause for the slider `name` (Declaration.page_play: a recorded run's steps): it moves the
+    // slider one step every PLAY_MS to its end, from the start again when it is there. Any input of the
+    // learner pauses it (the slider dragged, another control), so it never fights the hand.
+    player(name, slider) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "d2l-play";
+      button.id = `${this.id}-${name}-play`;
+      button.setAttribute("aria-controls", slider.id);
+      let timer = null;
+      const label = (playing) => {
+        button.textContent = playing ? "Pause" : "Play";
+        button.dataset.playing = String(playing);
+      };
+      const pause = () => {
+        clearInterval(timer);
+        timer = null;
+        label(false);
+      };
+      const advance = () => {
+        const next = Number(slider.value) + 1;
+        this.setIndex(name, next);
+        this.changed(name);
+        if (next >= Number(slider.max)) pause();
+      };
+      button.addEventListener("click", () => {
+        if (timer !== null) return pause();
+        if (slider.value === slider.max) {
+          this.setIndex(name, 0);
+          this.changed(name);
+        }
+        label(true);
+        timer = setInterval(advance, PLAY_MS);
+      });
+      for (const kind of ["input", "change"]) this.root.addEventListener(kind, () => timer !== null && pause());
+      label(false);
+      return button;
     }
 
     readout(spec, value) {
