@@ -259,6 +259,37 @@ def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pag
     tab.close()
 
 
+@pytest.mark.parametrize("name", [declaration.__name__ for declaration in DECLARATIONS if declaration.page_play])
+def test_play_moves_the_slider_step_by_step_and_pauses(name, pages, contexts):
+    """A recorded run replays: Play (a named button) moves its slider a step at a time and the picture
+    with it; Pause stops it where it is, and so does any other control the learner moves."""
+    tab, problems = open_explorer(contexts[0]["desktop"], pages[name][1])
+    play = tab.locator("[data-d2l-explorer] button.d2l-play")
+    slider_id = play.get_attribute("aria-controls")
+    slider = tab.locator(f"#{slider_id}")
+    moved_past = "([id, at]) => Number(document.getElementById(id).value) > at"
+    assert play.text_content() == "Play"
+    start, before = int(slider.input_value()), _state(tab)
+    play.click()
+    assert play.text_content() == "Pause"
+    tab.wait_for_function(moved_past, arg=[slider_id, start + 1])
+    assert _state(tab) != before
+    play.click()
+    paused = int(slider.input_value())
+    tab.wait_for_timeout(1000)
+    assert int(slider.input_value()) == paused and play.text_content() == "Play"
+    play.click()
+    tab.wait_for_function(moved_past, arg=[slider_id, paused])
+    other = tab.locator(f"[data-d2l-explorer] input:not(#{slider_id}), [data-d2l-explorer] select").first
+    other.focus()
+    tab.keyboard.press("ArrowRight" if other.evaluate("e => e.type") == "range" else "ArrowDown")
+    moved = int(slider.input_value())
+    tab.wait_for_timeout(1000)
+    assert int(slider.input_value()) == moved and play.text_content() == "Play", "another control did not pause it"
+    assert problems == [], problems
+    tab.close()
+
+
 def test_the_pages_number_formats_and_summaries_are_pythons(pages, contexts):
     """D2L.formatG, D2L.fixed and D2L.describeWeights against Python's format and plotting.describe_weights,
     on exact ties (0.125, 0.03125), powers of ten and seeded random weights with masks and labels."""
