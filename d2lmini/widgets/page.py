@@ -23,6 +23,7 @@ artist is stored once, so states that share it share its entry; captions and tex
 """
 
 import base64
+import io
 import itertools
 import json
 import math
@@ -39,6 +40,7 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
+from PIL import Image
 
 from ..plotting import CMAPS
 from .explorer import one_thread
@@ -53,7 +55,24 @@ DIGITS = 2  # decimals kept of a canvas pixel coordinate
 VALUE_DIGITS = 5  # decimals kept of a cell's value (colours have 256 levels)
 
 
-def _data_url(png):
+def _page_png(rgba):
+    """PNG bytes of a picture (height, width, 4) that every reader of the page downloads, so made small
+    once: indexed colours where it has 256 or fewer (exact: text and lines on white, or on nothing,
+    usually have), compressed at zlib's highest level."""
+    flat = np.ascontiguousarray(rgba).reshape(-1, 4).view(np.uint32).ravel()
+    colours, index = np.unique(flat, return_inverse=True)
+    if len(colours) > 256:
+        return png_bytes(rgba)
+    palette = colours.view(np.uint8).reshape(-1, 4)  # (colours, 4): RGBA
+    picture = Image.fromarray(index.reshape(rgba.shape[:2]).astype(np.uint8), "P")
+    picture.putpalette(palette[:, :3].ravel().tolist())
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG", compress_level=9, transparency=palette[:, 3].tobytes())
+    return buffer.getvalue()
+
+
+def _data_url(rgba):
+    png = _page_png(rgba)
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
@@ -105,7 +124,7 @@ class _Sprites:
         key = (crop.shape, crop.tobytes())
         if key not in self.index:
             self.index[key] = len(self.urls)
-            self.urls.append(_data_url(png_bytes(crop)))
+            self.urls.append(_data_url(crop))
         return [self.index[key], int(left), int(top)]
 
 
@@ -288,7 +307,7 @@ class _PageFigure:
             blit.canvas.restore_region(blit._background)
             background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
         css_width, css_height = blit.css_size
-        return {"background": _data_url(png_bytes(background)), "width": self.width, "height": self.height,
+        return {"background": _data_url(background), "width": self.width, "height": self.height,
                 "css_width": css_width, "css_height": css_height,
                 "artists": [{**style, "axes": self._axes(artist)} for artist, style in zip(blit.artists, self.styles)],
                 "colorbar": self._colorbar()}
