@@ -99,11 +99,18 @@ def open_explorer(context, url):
 
 
 def set_controls(tab, indices, scale, cmap):
-    """Move the page's controls as a learner would (events included): name -> offered index."""
-    tab.evaluate("""([indices, scale, cmap]) => {
+    """Move the page's controls as a learner would (events included): name -> offered index. A menu
+    whose options depend on the settings before it (a sentence's tokens) keeps its value where they
+    do not hold the one asked. Returns the indices the page shows, and the names of those menus."""
+    return tab.evaluate("""([indices, scale, cmap]) => {
         const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
+        const kept = [];
         for (const [name, index] of Object.entries(indices)) {
             const element = explorer.elements[name];
+            if (element.tagName === 'SELECT' && !element.querySelector(`option[value="${index}"]`)) {
+                kept.push(name);
+                continue;
+            }
             if (element.type === 'checkbox') {
                 const wanted = explorer.data.offered[name][index];
                 if (element.checked !== wanted) element.click();
@@ -117,6 +124,7 @@ def set_controls(tab, indices, scale, cmap):
             explorer.mapSelect.value = cmap;
             explorer.mapSelect.dispatchEvent(new Event('input', {bubbles: true}));
         }
+        return [Object.fromEntries(Object.keys(indices).map((name) => [name, explorer.inputs[name]()])), kept];
     }""", [indices, scale, cmap])
 
 
@@ -186,8 +194,10 @@ def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
     states = page.PageStates(declaration)
-    for number, (indices, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
-        set_controls(tab, indices, scale, cmap)
+    for number, (wanted, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
+        indices, kept = set_controls(tab, wanted, scale, cmap)
+        moved = [control for control in wanted if indices[control] != wanted[control]]
+        assert set(moved) <= set(kept), f"{name}, state {number}: {moved} did not move to {wanted}"
         settings = declaration.Settings(**{name: data["offered"][name][index] for name, index in indices.items()})
         where = f"{name}, state {number}: {settings}, {scale}, {cmap}"
         pixels, caption, summary, computed = page_shows(tab)
