@@ -444,6 +444,23 @@ class History:
         """The alignment mass of the fixed examples at a snapshot ``step``."""
         return alignment_mass(self.snapshots[step].weights, self.examples.alignment)
 
+    def save(self, path):
+        """Write the record to ``path`` (``torch.save``; ``History.load`` reads it back): the examples, the
+        losses, the snapshots and the evaluations. The held-out set itself is left out: its results are kept."""
+        torch.save({"examples": dict(vars(self.examples)),  # its tensors, by name
+                    "snapshot_every": self.snapshot_every, "evaluate_every": self.evaluate_every,
+                    "losses": list(self.losses),
+                    "snapshots": {step: [s.predictions, s.weights] for step, s in self.snapshots.items()},
+                    "evaluations": {step: list(result) for step, result in self.evaluations.items()}}, path)
+
+    @classmethod
+    def load(cls, path):
+        """The ``History`` that ``save`` wrote to ``path`` (its ``test`` None)."""
+        saved = torch.load(path, weights_only=True)
+        return cls(Batch(**saved["examples"]), None, saved["snapshot_every"], saved["evaluate_every"],
+                   saved["losses"], {step: Snapshot(*s) for step, s in saved["snapshots"].items()},
+                   {step: tuple(result) for step, result in saved["evaluations"].items()})
+
 
 
 def show_attention(weights, batch, predictions=None, titles=None, figsize=None):

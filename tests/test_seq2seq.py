@@ -226,6 +226,24 @@ def test_a_short_run_learns_to_sort_and_repeats_exactly():
     assert history.mass(120) == seq2seq.alignment_mass(history.snapshots[120].weights, test[:2].alignment)
 
 
+def test_a_history_saved_is_read_back_whole_but_its_held_out_set(tmp_path):
+    test = batch_of("reverse", 50, seed=6)
+    history = History(test[:2], test, snapshot_every=5, evaluate_every=10)
+    torch.manual_seed(0)
+    seq2seq.train(AttentionSeq2Seq(8), "reverse", 12, callback=history)
+    history.save(tmp_path / "run.pt")
+    read = History.load(tmp_path / "run.pt")
+    assert read.test is None and (read.snapshot_every, read.evaluate_every) == (5, 10)
+    assert read.losses == history.losses and read.evaluations == history.evaluations
+    assert read.steps == history.steps == [0, 5, 10, 12]
+    for name in ("source", "target", "valid_lens", "positions"):
+        assert torch.equal(getattr(read.examples, name), getattr(history.examples, name))
+    for step in history.steps:
+        assert torch.equal(read.snapshots[step].weights, history.snapshots[step].weights)
+        assert torch.equal(read.snapshots[step].predictions, history.snapshots[step].predictions)
+    assert read.mass(12) == history.mass(12)
+
+
 def test_the_callback_sees_every_step_and_the_last_is_done():
     seen = []
     torch.manual_seed(0)

@@ -324,6 +324,19 @@ def test_the_explorer_curves_are_the_held_out_evaluations(run):
     np.testing.assert_allclose(accuracy_line.get_ydata(), [run.evaluations[s][0] for s in steps])
 
 
+def test_the_page_replays_the_run_of_chapter_08_as_recorded():
+    """Alignment.for_page reads the recorded run (tools/record_reversal_run.py): the notebook's
+    TrainingView run, its fixed examples every 10 steps and held-out evaluations every 20."""
+    declaration = Alignment.for_page()
+    run = declaration.history
+    assert run.steps == list(range(0, 401, 10)) and sorted(run.evaluations) == list(range(0, 401, 20))
+    assert len(run.losses) == 400 and run.test is None
+    examples = training_module.recorded_examples("reverse", (4, 8))
+    assert torch.equal(run.examples.source, examples.source) and torch.equal(run.examples.target, examples.target)
+    assert run.evaluations[400][0] >= 0.85 and run.steps_to(0.5) is not None  # it learned, as the chapter says
+    assert declaration.page_play == "step"
+
+
 def test_without_evaluations_the_explorer_plots_the_examples_mass():
     history = seq2seq.History(seq2seq.make_batch("reverse", 2, generator=torch.Generator().manual_seed(0)))
     torch.manual_seed(0)

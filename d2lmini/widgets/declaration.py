@@ -257,6 +257,7 @@ class Declaration:
     # script in page_js/ that computes a state in the page from ``page_data()`` (and ports ``adjust``,
     # when the declaration has one: explorers.js's D2L_ADJUST).
     page_script = None
+    page_play = None  # on the web site: the name of a slider given a Play/Pause button (a recorded run's steps)
 
     @classmethod
     def for_page(cls):
@@ -331,8 +332,14 @@ class Declaration:
         page too large (every value by default; say so in ``page_note``)."""
         return {}
 
+    def page_layouts(self):
+        """The layouts of every figure the page may show, all built for it (``all_layouts`` by default;
+        a declaration that builds its figures as the learner asks, such as a sentence's, lists them here)."""
+        return tuple(self.all_layouts())
+
     def page_data(self):
-        """What the page script computes from (name -> numbers or lists), JSON-ready."""
+        """What the page script computes from (name -> numbers or lists), JSON-ready. The script may
+        also port ``adjust`` (``window.D2L_ADJUST``) and ``choices`` (a result's ``choices``)."""
         return {}
 
     def page_states(self, offered):

@@ -1,17 +1,20 @@
 """A trained model's attention, head by head: the 12 heads of a layer and one head token by token."""
 
+import base64
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
+from matplotlib import rcParams
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from ..plotting import CMAP, describe_weights
-from ..pretrained import EXAMPLE_SENTENCES, chapter_model
+from ..pretrained import EXAMPLE_SENTENCES, CachedMiniLM, chapter_model
 from .declaration import Choice, Declaration, IntSlider, Result, Row, check_choice, options
 from .explorer import Explorer
 from .export import Recipe
+from .figure import DPI, PIXEL_RATIO
 
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights
@@ -63,6 +66,11 @@ class HeadView(Declaration):
     rows = (Row(("sentence",)), Row(("layer", "head", "query")))
     filename = "head_view.png"
     repr_controls = ("sentence", "layer", "head")
+    # 5 sentences × 72 heads × (T + 1) queries: 5,544 states (one sentence's 1,224 stored took 2 MB),
+    # so the page computes them from the cached maps.
+    page_script = "head_view.js"
+    page_note = ("The page offers the chapter's example sentences. To look at a sentence of your own, run the "
+                 "chapter with the model installed: its sentence box takes any text.")
 
     def __init__(self, model=None):
         self.model = chapter_model() if model is None else model
@@ -81,6 +89,11 @@ class HeadView(Declaration):
             # The labels name the sentence's tokens (``choices``).
             Choice("query", "query", (("all tokens", "all"), *((str(i), i) for i in range(MAX_TOKENS)))),
         )
+
+    @classmethod
+    def for_page(cls):
+        """The cached example sentences, with no model: the page is built offline, in seconds."""
+        return cls(CachedMiniLM())
 
     def attention(self, sentence):
         """(tokens, (layers, heads, T, T) attention) of ``sentence``, asked of the model once."""
@@ -109,6 +122,29 @@ class HeadView(Declaration):
 
     def figsize_for(self, layout):
         return figure_size(len(self.attention(layout)[0]))
+
+    def page_layouts(self):
+        """Every example sentence's figure (the kernel builds each as it is first shown)."""
+        return self.examples
+
+    def page_values(self):
+        """The query menu's values up to the longest example's last token (a sentence's own: ``choices``)."""
+        longest = max(len(self.attention(sentence)[0]) for sentence in self.examples)
+        return {"query": ("all", *range(longest))}
+
+    def page_data(self):
+        """Per example sentence its tokens and its maps (layers, heads, T, T) as the cache stores them:
+        float16, little-endian, in base64 (a third of the size of the numbers written out); the
+        line floor, the canvas pixels per point (the lines' widths) and the title's pad in pixels."""
+        point = DPI * PIXEL_RATIO / 72
+        sentences = {}
+        for sentence in self.examples:
+            tokens, maps = self.attention(sentence)
+            half = maps.half().numpy().astype("<f2")  # exact: the maps are float16 values
+            sentences[sentence] = {"tokens": tokens, "shape": list(maps.shape),
+                                   "maps": base64.b64encode(half.tobytes()).decode("ascii")}
+        return {"sentences": sentences, "line_floor": LINE_FLOOR, "point": point,
+                "title_pad": rcParams["axes.titlepad"] * point}
 
     def adjust(self, settings, changed):
         if changed == "sentence":  # a sentence the explorer cannot show fails here, the query menu untouched
@@ -181,7 +217,8 @@ class SentenceView:
         self.heatmap = blit.heatmap(ax_map, T, T, xlabel="Keys (attended to)", ylabel="Queries (attending)")
         ax_map.set_xticks(range(T), tokens, rotation=90, fontsize="small")
         ax_map.set_yticks(range(T), tokens, fontsize="small")
-        self.map_title = blit.animate(ax_map.set_title(""))
+        # A placeholder title, so that a layout made before the first update leaves room for it (the page's).
+        self.map_title = blit.animate(ax_map.set_title("layer 0, head 0"))
 
         ax_lines = figure.add_subplot(columns[2])
         # No frame, no ticks (set_axis_off would leave the spines undrawn, and so stale, which the

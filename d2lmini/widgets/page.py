@@ -10,16 +10,20 @@ For each figure (layout) of a declaration, ``export`` keeps what the kernel's sh
 * the **colorbar** for every end of the colour scale (``SCALE_TOPS``): its ticks, tick labels and
   label drawn by Agg as a transparent sprite, over a gradient that the page paints from the colour
   map's own table;
-* every **registered artist**'s kind and style (``_ARTISTS``): cells, lines, markers, bars, texts.
+* every **registered artist**'s kind and style (``_ARTISTS``), read once, as the figure is built:
+  cells, lines, markers, bars and frames, texts, coloured segments, and sprites (an artist that only
+  shows or hides, drawn once by Agg).
 
 Then, for each state the page offers (``Declaration.page_states``), it runs the declaration's own
 ``compute`` and its view's ``update``, and reads back from the registered artists what moved: cell
-values, line points, marker sizes, bar ends and texts, in canvas pixels. The page
+values, line points, marker sizes, bar ends, texts (and their colour, where it is not the
+style's), segments with their values and widths, in canvas pixels. The page
 paints those over the background: the blitting idea carried to the page. Each distinct look of an
 artist is stored once, so states that share it share its entry; captions and text summaries too.
 """
 
 import base64
+import io
 import itertools
 import json
 import math
@@ -29,12 +33,14 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import RendererAgg
-from matplotlib.collections import PathCollection, QuadMesh
+from matplotlib.collections import LineCollection, PathCollection, QuadMesh
 from matplotlib.colors import to_rgba
 from matplotlib.image import AxesImage, PcolorImage
+from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
+from PIL import Image
 
 from ..plotting import CMAPS
 from .explorer import one_thread
@@ -49,7 +55,24 @@ DIGITS = 2  # decimals kept of a canvas pixel coordinate
 VALUE_DIGITS = 5  # decimals kept of a cell's value (colours have 256 levels)
 
 
-def _data_url(png):
+def _page_png(rgba):
+    """PNG bytes of a picture (height, width, 4) that every reader of the page downloads, so made small
+    once: indexed colours where it has 256 or fewer (exact: text and lines on white, or on nothing,
+    usually have), compressed at zlib's highest level."""
+    flat = np.ascontiguousarray(rgba).reshape(-1, 4).view(np.uint32).ravel()
+    colours, index = np.unique(flat, return_inverse=True)
+    if len(colours) > 256:
+        return png_bytes(rgba)
+    palette = colours.view(np.uint8).reshape(-1, 4)  # (colours, 4): RGBA
+    picture = Image.fromarray(index.reshape(rgba.shape[:2]).astype(np.uint8), "P")
+    picture.putpalette(palette[:, :3].ravel().tolist())
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG", compress_level=9, transparency=palette[:, 3].tobytes())
+    return buffer.getvalue()
+
+
+def _data_url(rgba):
+    png = _page_png(rgba)
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
@@ -101,7 +124,7 @@ class _Sprites:
         key = (crop.shape, crop.tobytes())
         if key not in self.index:
             self.index[key] = len(self.urls)
-            self.urls.append(_data_url(png_bytes(crop)))
+            self.urls.append(_data_url(crop))
         return [self.index[key], int(left), int(top)]
 
 
@@ -112,15 +135,22 @@ def _pixels(transform, xy, height):
     return points
 
 
-def _cells_style(artist, blit):
+def _colour_mapped(artist, figure):
+    """How ``artist`` maps values to colours: through the figure's shared scale (the colour control's),
+    or through its own colour map and range."""
     norm = artist.norm
-    shared = norm is blit.norm
-    return {"kind": "cells", "shared": shared, "cmap": None if shared else artist.get_cmap().name,
+    shared = norm is figure.blit.norm
+    return {"shared": shared, "cmap": None if shared else artist.get_cmap().name,
             "range": None if shared else [norm.vmin, norm.vmax]}
 
 
-def _cells(artist, height):
+def _cells_style(artist, figure):
+    return {"kind": "cells", **_colour_mapped(artist, figure)}
+
+
+def _cells(artist, figure, style):
     """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
+    height = figure.height
     transform = artist.get_transform()
     if isinstance(artist, QuadMesh):
         corners = artist.get_coordinates()  # (rows + 1, columns + 1, 2), data
@@ -143,7 +173,7 @@ def _cells(artist, height):
     return {"x": _rounded(x_pixels), "y": _rounded(y_pixels), "values": cells, "columns": values.shape[1]}
 
 
-def _line_style(artist, blit):
+def _line_style(artist, figure):
     width = artist.get_linewidth() * POINT
     style = artist.get_linestyle()
     dashes = {"--": matplotlib.rcParams["lines.dashed_pattern"], ":": matplotlib.rcParams["lines.dotted_pattern"],
@@ -158,17 +188,17 @@ def _line_style(artist, blit):
             "edge_width": round(artist.get_markeredgewidth() * POINT, 3)}
 
 
-def _line(artist, height):
-    points = _pixels(artist.get_transform(), artist.get_xydata(), height)
+def _line(artist, figure, style):
+    points = _pixels(artist.get_transform(), artist.get_xydata(), figure.height)
     return {"points": _rounded(points)}
 
 
-def _points_style(artist, blit):
+def _points_style(artist, figure):
     return {"kind": "points", "width": round(float(np.atleast_1d(artist.get_linewidths())[0]) * POINT, 3)}
 
 
-def _points(artist, height):
-    centres = _pixels(artist.get_offset_transform(), artist.get_offsets(), height)
+def _points(artist, figure, style):
+    centres = _pixels(artist.get_offset_transform(), artist.get_offsets(), figure.height)
     radii = np.sqrt(artist.get_sizes()) / 2 * POINT
     radii = np.broadcast_to(radii, (len(centres),))
     faces = [_colour(c) for c in artist.get_facecolors()]
@@ -176,17 +206,20 @@ def _points(artist, height):
     return {"centres": _rounded(centres), "radii": _rounded(radii), "faces": faces, "edges": edges}
 
 
-def _rect_style(artist, blit):
-    return {"kind": "rect", "face": _colour(artist.get_facecolor())}
+def _rect_style(artist, figure):
+    edge = to_rgba(artist.get_edgecolor())
+    drawn = edge[3] > 0 and artist.get_linewidth() > 0  # a frame (fill=False) has an edge only
+    return {"kind": "rect", "face": _colour(artist.get_facecolor()), "edge": _colour(edge) if drawn else None,
+            "edge_width": round(artist.get_linewidth() * POINT, 3)}
 
 
-def _rect(artist, height):
-    corners = _pixels(artist.get_transform(), [[0, 0], [1, 1]], height)  # the patch's unit box
+def _rect(artist, figure, style):
+    corners = _pixels(artist.get_transform(), [[0, 0], [1, 1]], figure.height)  # the patch's unit box
     (x0, y0), (x1, y1) = corners
     return {"box": _rounded([min(x0, x1), min(y0, y1), abs(x1 - x0), abs(y1 - y0)])}
 
 
-def _text_style(artist, blit):
+def _text_style(artist, figure):
     outline = next((effect for effect in artist.get_path_effects() if hasattr(effect, "_gc")), None)
     stroke = None
     if outline is not None:  # patheffects.withStroke: a halo that keeps the text readable on any colour
@@ -197,15 +230,51 @@ def _text_style(artist, blit):
             "rotation": artist.get_rotation(), "weight": str(artist.get_fontweight()), "stroke": stroke}
 
 
-def _text(artist, height):
-    (x, y), = _pixels(artist.get_transform(), [artist.get_position()], height)
-    return {"text": artist.get_text(), "at": _rounded([x, y])}
+def _text(artist, figure, style):
+    """The text and its anchor in canvas pixels; its colour too where it is not the style's (a symbol
+    red where the model is wrong)."""
+    (x, y), = _pixels(artist.get_transform(), [artist.get_position()], figure.height)
+    look = {"text": artist.get_text(), "at": _rounded([x, y])}
+    colour = _colour(artist.get_color())
+    if colour != style["colour"]:
+        look["colour"] = colour
+    return look
 
 
-# Every kind of registered artist the page can draw: (its style, read once; its look, read per state).
+def _segments_style(artist, figure):
+    return {"kind": "segments", **_colour_mapped(artist, figure), "cap": artist.get_capstyle() or "butt"}
+
+
+def _segments(artist, figure, style):
+    """A LineCollection: each segment's points in canvas pixels (flat x, y), its value (or, with no
+    values, its colour) and its width in canvas pixels."""
+    segments = artist.get_segments()
+    transform = artist.get_transform()
+    widths = np.broadcast_to(artist.get_linewidths(), (len(segments),)) * POINT
+    look = {"points": [_rounded(_pixels(transform, segment, figure.height)) for segment in segments],
+            "widths": _rounded(widths)}
+    values = artist.get_array()
+    if values is None:
+        look["colours"] = [_colour(c) for c in np.broadcast_to(artist.get_colors(), (len(segments), 4))]
+    else:
+        look["values"] = [round(float(v), VALUE_DIGITS) for v in np.asarray(values).ravel()]
+    return look
+
+
+def _sprite_style(artist, figure):
+    """An artist that never changes but may hide (a legend): drawn once by Agg, [sprite, left, top]."""
+    return {"kind": "sprite", "sprite": figure.sprites.draw(artist, figure.width, figure.height)}
+
+
+def _sprite(artist, figure, style):
+    return {}  # shown: nothing more to say than its style
+
+
+# Every kind of registered artist the page can draw: (its style, read once as the figure is built;
+# its look, read per state). An invisible artist's look is None.
 _ARTISTS = [(QuadMesh, _cells_style, _cells), (PcolorImage, _cells_style, _cells), (AxesImage, _cells_style, _cells),
             (Line2D, _line_style, _line), (PathCollection, _points_style, _points), (Rectangle, _rect_style, _rect),
-            (Text, _text_style, _text)]
+            (Text, _text_style, _text), (LineCollection, _segments_style, _segments), (Legend, _sprite_style, _sprite)]
 
 
 def _kind(artist):
@@ -226,6 +295,8 @@ class _PageFigure:
         self.width, self.height = self.blit.canvas.get_width_height(physical=True)
         self.sprites = sprites
         self.kinds = [_kind(artist) for artist in self.blit.artists]
+        # Read as built, before any update: a look that differs from its style says so (a text's colour).
+        self.styles = [style(artist, self) for artist, (style, _) in zip(self.blit.artists, self.kinds)]
 
     def describe(self):
         """What never changes: the background, the artists' styles, the colorbar per scale end."""
@@ -236,10 +307,9 @@ class _PageFigure:
             blit.canvas.restore_region(blit._background)
             background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
         css_width, css_height = blit.css_size
-        return {"background": _data_url(png_bytes(background)), "width": self.width, "height": self.height,
+        return {"background": _data_url(background), "width": self.width, "height": self.height,
                 "css_width": css_width, "css_height": css_height,
-                "artists": [{**style(artist, blit), "axes": self._axes(artist)}
-                            for artist, (style, _) in zip(blit.artists, self.kinds)],
+                "artists": [{**style, "axes": self._axes(artist)} for artist, style in zip(blit.artists, self.styles)],
                 "colorbar": self._colorbar()}
 
     def _axes(self, artist):
@@ -281,10 +351,8 @@ class _PageFigure:
 
     def looks(self):
         """The look of every registered artist now (after ``update``), JSON-ready."""
-        looks = []
-        for artist, (_, look) in zip(self.blit.artists, self.kinds):
-            looks.append(look(artist, self.height) if artist.get_visible() else None)
-        return looks
+        return [look(artist, self, style) if artist.get_visible() else None
+                for artist, style, (_, look) in zip(self.blit.artists, self.styles, self.kinds)]
 
 
 class _Interned:
@@ -346,7 +414,7 @@ def export(declaration):
     looks, strings, table = _Interned(), _Interned(), {}
     if declaration.page_script:  # every figure, at the default settings
         page.state(declaration.Settings())
-        for layout in declaration.all_layouts():
+        for layout in declaration.page_layouts():
             page.figure(layout)
     for settings in states:
         layout, caption, summary, top, state_looks = page.state(settings)
@@ -366,6 +434,7 @@ def export(declaration):
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
+        "play": declaration.page_play,
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
     }
 

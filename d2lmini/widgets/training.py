@@ -19,6 +19,7 @@ update redraws the registered artists only.
 import functools
 import threading
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import ipywidgets as widgets
 import numpy as np
@@ -58,6 +59,8 @@ RIGHT, WRONG = "#1a7f37", "#cf222e"  # colours of an output symbol that is right
 EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with the training seed
 TEST_SEED = 4321
 SNAPSHOT_EVERY = 10  # a run's History keeps the examples' attention every 10 steps
+# Chapter 08's run, recorded for its web page (tools/record_reversal_run.py remakes it).
+RECORDED_RUN = Path(__file__).with_name("reversal_run.pt")
 
 
 def real_pairs(batch):
@@ -438,6 +441,7 @@ class Alignment(Declaration):
     figsize = (7.6, 3.2)
     filename = "attention_that_learns.png"
     repr_controls = ("step", "example")
+    page_play = "step"  # the page replays the run
 
     def __init__(self, history):
         if not isinstance(history, History):
@@ -449,6 +453,11 @@ class Alignment(Declaration):
             Choice("step", "training step", options(history.steps), style="slider"),
             IntSlider("example", "example", 0, len(history.examples) - 1),
         )
+
+    @classmethod
+    def for_page(cls):
+        """The run that chapter 08 trains, as recorded (``RECORDED_RUN``): the page cannot train."""
+        return cls(History.load(RECORDED_RUN))
 
     def compute(self, settings):
         step, example = settings.step, settings.example

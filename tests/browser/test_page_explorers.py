@@ -108,11 +108,18 @@ def open_explorer(context, url):
 
 
 def set_controls(tab, indices, scale, cmap):
-    """Move the page's controls as a learner would (events included): name -> offered index."""
-    tab.evaluate("""([indices, scale, cmap]) => {
+    """Move the page's controls as a learner would (events included): name -> offered index. A menu
+    whose options depend on the settings before it (a sentence's tokens) keeps its value where they
+    do not hold the one asked. Returns the indices the page shows, and the names of those menus."""
+    return tab.evaluate("""([indices, scale, cmap]) => {
         const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
+        const kept = [];
         for (const [name, index] of Object.entries(indices)) {
             const element = explorer.elements[name];
+            if (element.tagName === 'SELECT' && !element.querySelector(`option[value="${index}"]`)) {
+                kept.push(name);
+                continue;
+            }
             if (element.type === 'checkbox') {
                 const wanted = explorer.data.offered[name][index];
                 if (element.checked !== wanted) element.click();
@@ -126,6 +133,7 @@ def set_controls(tab, indices, scale, cmap):
             explorer.mapSelect.value = cmap;
             explorer.mapSelect.dispatchEvent(new Event('input', {bubbles: true}));
         }
+        return [Object.fromEntries(Object.keys(indices).map((name) => [name, explorer.inputs[name]()])), kept];
     }""", [indices, scale, cmap])
 
 
@@ -195,8 +203,10 @@ def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
     states = page.PageStates(declaration)
-    for number, (indices, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
-        set_controls(tab, indices, scale, cmap)
+    for number, (wanted, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
+        indices, kept = set_controls(tab, wanted, scale, cmap)
+        moved = [control for control in wanted if indices[control] != wanted[control]]
+        assert set(moved) <= set(kept), f"{name}, state {number}: {moved} did not move to {wanted}"
         settings = declaration.Settings(**{name: data["offered"][name][index] for name, index in indices.items()})
         where = f"{name}, state {number}: {settings}, {scale}, {cmap}"
         pixels, caption, summary, computed = page_shows(tab)
@@ -260,6 +270,37 @@ def test_a_control_that_sets_others_sets_them_on_the_page_as_adjust_does(name, p
             shown = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.settings()")
             moved = dataclasses.replace(start, **{control.name: value})
             assert shown == dataclasses.asdict(declaration.adjust(moved, control.name)), f"{name}: {control.name}"
+    assert problems == [], problems
+    tab.close()
+
+
+@pytest.mark.parametrize("name", [declaration.__name__ for declaration in DECLARATIONS if declaration.page_play])
+def test_play_moves_the_slider_step_by_step_and_pauses(name, pages, contexts):
+    """A recorded run replays: Play (a named button) moves its slider a step at a time and the picture
+    with it; Pause stops it where it is, and so does any other control the learner moves."""
+    tab, problems = open_explorer(contexts[0]["desktop"], pages[name][1])
+    play = tab.locator("[data-d2l-explorer] button.d2l-play")
+    slider_id = play.get_attribute("aria-controls")
+    slider = tab.locator(f"#{slider_id}")
+    moved_past = "([id, at]) => Number(document.getElementById(id).value) > at"
+    assert play.text_content() == "Play"
+    start, before = int(slider.input_value()), _state(tab)
+    play.click()
+    assert play.text_content() == "Pause"
+    tab.wait_for_function(moved_past, arg=[slider_id, start + 1])
+    assert _state(tab) != before
+    play.click()
+    paused = int(slider.input_value())
+    tab.wait_for_timeout(1000)
+    assert int(slider.input_value()) == paused and play.text_content() == "Play"
+    play.click()
+    tab.wait_for_function(moved_past, arg=[slider_id, paused])
+    other = tab.locator(f"[data-d2l-explorer] input:not(#{slider_id}), [data-d2l-explorer] select").first
+    other.focus()
+    tab.keyboard.press("ArrowRight" if other.evaluate("e => e.type") == "range" else "ArrowDown")
+    moved = int(slider.input_value())
+    tab.wait_for_timeout(1000)
+    assert int(slider.input_value()) == moved and play.text_content() == "Play", "another control did not pause it"
     assert problems == [], problems
     tab.close()
 

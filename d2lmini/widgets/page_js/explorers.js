@@ -11,6 +11,7 @@
   const TOPS = [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]; // figure.SCALE_TOPS
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
   const COLOUR_SCALES = [["0 to 1", "fixed"], ["fit to weights", "fit"]];
+  const PLAY_MS = 250; // a Play button's slider moves one step this often
 
   // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
   function formatG(value, digits) {
@@ -143,6 +144,11 @@
     return text;
   }
 
+  // Two JSON-ready values are the same setting (a choice may be a list: lengths (4, 8)).
+  function same(a, b) {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+
   function rgba(colour) {
     return `rgba(${colour[0]},${colour[1]},${colour[2]},${colour[3]})`;
   }
@@ -219,6 +225,36 @@
       const [x, y, width, height] = look.box;
       context.fillStyle = rgba(style.face);
       context.fillRect(x, y, width, height);
+      if (style.edge) { // a frame: matplotlib strokes the edge centred on the box, mitred
+        context.save();
+        context.strokeStyle = rgba(style.edge);
+        context.lineWidth = style.edge_width;
+        context.lineJoin = "miter";
+        context.strokeRect(x, y, width, height);
+        context.restore();
+      }
+    },
+    // A LineCollection: segments coloured by value through the colour scale (or each its own colour).
+    segments(context, style, look, colours) {
+      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const [low, high] = style.shared ? [0, colours.top] : style.range;
+      context.save();
+      context.lineCap = style.cap;
+      context.lineJoin = "round";
+      look.points.forEach((points, i) => {
+        context.strokeStyle = look.values ? tableColour(table, look.values[i], low, high) : rgba(look.colours[i]);
+        context.lineWidth = look.widths[i];
+        context.beginPath();
+        for (let k = 0; k < points.length; k += 2) context.lineTo(points[k], points[k + 1]);
+        context.stroke();
+      });
+      context.restore();
+    },
+    // An artist that only shows or hides (a legend), drawn once by Agg.
+    sprite(context, style, look, colours, sprites) {
+      if (!style.sprite) return; // it draws nothing
+      const [index, left, top] = style.sprite;
+      context.drawImage(sprites[index], left, top);
     },
     text(context, style, look) {
       if (!look.text) return;
@@ -238,7 +274,7 @@
           context.lineJoin = "round";
           context.strokeText(line, 0, y);
         }
-        context.fillStyle = rgba(style.colour);
+        context.fillStyle = rgba(look.colour || style.colour);
         context.fillText(line, 0, y);
       });
       context.restore();
@@ -270,7 +306,7 @@
       this.root = root;
       this.tables = tables;
       this.inputs = {}; // control name -> function giving the index of its value among the offered ones
-      this.readouts = {}; // control name -> function that shows a slider's value beside it
+      this.readouts = {}; // slider name -> function showing its value beside it
       this.id = root.id || `d2l-${data.name}`;
       this.pictures = {}; // layout -> its background, decoded
       this.sprites = [];
@@ -382,11 +418,12 @@
           element.setAttribute("aria-valuetext", output.textContent);
         };
         show();
-        this.readouts[spec.name] = show;
         element.addEventListener("input", show);
+        this.readouts[spec.name] = show;
         this.inputs[spec.name] = () => Number(element.value);
         const box = this.labelled(element, spec.label, spec.name);
         box.append(output);
+        if (spec.name === this.data.play) box.append(this.player(spec.name, element));
         element.addEventListener("input", () => this.changed(spec.name));
         this.elements = { ...this.elements, [spec.name]: element };
         return box;
@@ -394,6 +431,45 @@
       element.addEventListener(element.type === "checkbox" ? "change" : "input", () => this.changed(spec.name));
       this.elements = { ...this.elements, [spec.name]: element };
       return this.labelled(element, spec.label, spec.name);
+    }
+
+    // Play/Pause for the slider `name` (Declaration.page_play: a recorded run's steps): it moves the
+    // slider one step every PLAY_MS to its end, from the start again when it is there. Any input of the
+    // learner pauses it (the slider dragged, another control), so it never fights the hand.
+    player(name, slider) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "d2l-play";
+      button.id = `${this.id}-${name}-play`;
+      button.setAttribute("aria-controls", slider.id);
+      let timer = null;
+      const label = (playing) => {
+        button.textContent = playing ? "Pause" : "Play";
+        button.dataset.playing = String(playing);
+      };
+      const pause = () => {
+        clearInterval(timer);
+        timer = null;
+        label(false);
+      };
+      const advance = () => {
+        const next = Number(slider.value) + 1;
+        this.setIndex(name, next);
+        this.changed(name);
+        if (next >= Number(slider.max)) pause();
+      };
+      button.addEventListener("click", () => {
+        if (timer !== null) return pause();
+        if (slider.value === slider.max) {
+          this.setIndex(name, 0);
+          this.changed(name);
+        }
+        label(true);
+        timer = setInterval(advance, PLAY_MS);
+      });
+      for (const kind of ["input", "change"]) this.root.addEventListener(kind, () => timer !== null && pause());
+      label(false);
+      return button;
     }
 
     readout(spec, value) {
@@ -448,35 +524,60 @@
 
     // The settings shown now: control name -> value.
     settings() {
-      const settings = {};
-      for (const spec of this.data.controls) {
-        settings[spec.name] = this.data.offered[spec.name][this.inputs[spec.name]()];
-      }
-      return settings;
+      const { controls, offered } = this.data;
+      return Object.fromEntries(controls.map((spec) => [spec.name, offered[spec.name][this.inputs[spec.name]()]]));
+    }
+
+    // Move control `name` to the offered value number `index`, as if the learner had (no event).
+    setIndex(name, index) {
+      const element = this.elements[name];
+      if (element.type === "checkbox") element.checked = Boolean(this.data.offered[name][index]);
+      else element.value = String(index);
+      if (this.readouts[name]) this.readouts[name]();
     }
 
     // Move the controls to `settings` (offered values), quietly: no event, so no other change follows.
     show(settings) {
       for (const spec of this.data.controls) {
         const offered = this.data.offered[spec.name];
-        const index = offered.findIndex((value) => JSON.stringify(value) === JSON.stringify(settings[spec.name]));
+        const index = offered.findIndex((value) => same(value, settings[spec.name]));
         if (index < 0) {
           throw new Error(`${this.data.name}: ${spec.name} must be one of the offered values `
             + `${JSON.stringify(offered)}, got ${JSON.stringify(settings[spec.name])}`);
         }
-        const element = this.elements[spec.name];
-        if (element.type === "checkbox") element.checked = Boolean(offered[index]);
-        else element.value = String(index);
-        if (this.readouts[spec.name]) this.readouts[spec.name]();
+        if (index !== this.inputs[spec.name]()) this.setIndex(spec.name, index);
       }
     }
 
-    // A control moved. A declaration whose one control sets others (Declaration.adjust) has its
-    // adjust ported by its page script: D2L_ADJUST[name](settings, changed, page data) -> settings.
+    // A control moved. A declaration whose one control sets others (Declaration.adjust: a preset
+    // sets the mask editor's cells, a new sentence shows every token's lines again) has its adjust
+    // ported by its page script, D2L_ADJUST[name](settings, changed, page data) -> settings; then
+    // the state is drawn.
     changed(name) {
-      const adjust = window.D2L_ADJUST[this.data.name];
+      const adjust = (window.D2L_ADJUST || {})[this.data.name];
       if (adjust && name in this.inputs) this.show(adjust(this.settings(), name, this.data.data));
       this.render();
+    }
+
+    // A menu whose options depend on other settings (Declaration.choices): the page script gives them
+    // with each state, [[label, value], ...], and the menu is rebuilt when they change, its value kept.
+    showChoices(choices) {
+      for (const [name, options] of Object.entries(choices || {})) {
+        const element = this.elements[name];
+        const offered = this.data.offered[name];
+        const labelled = options.map(([label, value]) => [label, offered.findIndex((v) => same(v, value))]);
+        const key = JSON.stringify(labelled);
+        if (element.dataset.choices === key) continue;
+        const value = element.value;
+        element.replaceChildren(...labelled.map(([label, index]) => {
+          const option = document.createElement("option");
+          option.value = String(index);
+          option.textContent = label;
+          return option;
+        }));
+        element.dataset.choices = key;
+        element.value = value;
+      }
     }
 
     async start() {
@@ -488,7 +589,8 @@
       this.render();
     }
 
-    // The state shown now: [layout, caption, summary, top, looks], from the stored table or computed.
+    // The state shown now: [layout, caption, summary, top, looks, choices], from the stored table or
+    // computed (choices: see showChoices).
     state() {
       const data = this.data;
       if (!data.compute) {
@@ -498,7 +600,7 @@
         return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
       }
       const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L);
-      return [result.layout, result.caption, result.summary, result.top, result.looks];
+      return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
     }
 
     render() {
@@ -509,7 +611,8 @@
         this.summary.textContent = "This combination of settings is not offered on the page: run the chapter.";
         return;
       }
-      const [layout, captionText, text, top, looks] = state;
+      const [layout, captionText, text, top, looks, choices] = state;
+      this.showChoices(choices);
       const figure = data.figures[layout];
       const fit = this.scaleGroup && this.scaleGroup.querySelector("input:checked").value === "fit";
       const colours = { tables: this.tables, cmap: this.mapSelect ? this.mapSelect.value : "viridis",
@@ -524,7 +627,7 @@
       const context = canvas.getContext("2d");
       context.drawImage(this.pictures[layout], 0, 0);
       figure.artists.forEach((style, i) => {
-        if (looks[i]) PAINT[style.kind](context, style, looks[i], colours);
+        if (looks[i]) PAINT[style.kind](context, style, looks[i], colours, this.sprites);
       });
       if (figure.colorbar) this.paintColorbar(context, figure.colorbar, colours);
       this.caption.textContent = captionText + (fit ? `; colours 0 to ${formatG(colours.top, 6)}` : "");
