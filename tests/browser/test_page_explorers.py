@@ -120,9 +120,9 @@ def set_controls(tab, indices, scale, cmap):
                 kept.push(name);
                 continue;
             }
+            if (explorer.inputs[name]() === index) continue;  // as a widget set to its own value: no event
             if (element.type === 'checkbox') {
-                const wanted = explorer.data.offered[name][index];
-                if (element.checked !== wanted) element.click();
+                element.click();
             } else {
                 element.value = String(index);
                 element.dispatchEvent(new Event('input', {bubbles: true}));
@@ -151,16 +151,27 @@ def page_shows(tab):
     return pixels.astype(int), shown["caption"], shown["summary"], shown["state"]
 
 
-def kernel_shows(declaration, settings, scale, cmap):
-    explorer = Explorer(declaration, settings)
+def kernel_shows(declaration, moves, scale, cmap):
+    """What the kernel's shell shows after the learner's ``moves`` ((control name, value), in order,
+    through its widgets, so that its ``adjust`` and ``choices`` act as the page's do): pixels,
+    caption, summary and the settings it ends at."""
+    explorer = Explorer(declaration)
+    for name, value in moves:
+        explorer.controls[name].value = value
+        assert explorer.last_error is None, f"{name}={value!r}: {explorer.last_error!r}"
     if "colour_scale" in explorer.controls:
         explorer.controls["colour_scale"].value = scale
         explorer.controls["colour_map"].value = cmap
     assert explorer.last_error is None, explorer.last_error
     pixels = np.asarray(Image.open(io.BytesIO(bytes(explorer.image.value))).convert("RGBA")).astype(int)
-    caption, summary = explorer.caption_text, explorer.summary_text
+    shown = pixels, explorer.caption_text, explorer.summary_text, explorer.settings
     explorer.close()
-    return pixels, caption, summary
+    return shown
+
+
+def _python(value):
+    """A setting as JSON gave it back, as Python had it: a list is a tuple (a pair of lengths)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def states_to_check(data, seed):
@@ -204,13 +215,15 @@ def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
     states = page.PageStates(declaration)
     for number, (wanted, scale, cmap) in enumerate(states_to_check(data, seed=NAMES.index(name))):
-        indices, kept = set_controls(tab, wanted, scale, cmap)
-        moved = [control for control in wanted if indices[control] != wanted[control]]
-        assert set(moved) <= set(kept), f"{name}, state {number}: {moved} did not move to {wanted}"
-        settings = declaration.Settings(**{name: data["offered"][name][index] for name, index in indices.items()})
+        _, kept = set_controls(tab, wanted, scale, cmap)
+        moves = [(control, data["offered"][control][index]) for control, index in wanted.items() if control not in kept]
+        shown = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.settings()")
+        settings = declaration.Settings(**{control: _python(value) for control, value in shown.items()})
+        want_pixels, want_caption, want_summary, kernel_settings = kernel_shows(declaration, moves, scale, cmap)
+        assert settings == kernel_settings, f"{name}, state {number}: the page's controls {settings}, the kernel's " \
+                                            f"{kernel_settings} after the same moves"
         where = f"{name}, state {number}: {settings}, {scale}, {cmap}"
         pixels, caption, summary, computed = page_shows(tab)
-        want_pixels, want_caption, want_summary = kernel_shows(declaration, settings, scale, cmap)
         assert (caption, summary) == (want_caption, want_summary), where
         assert pixels.shape == want_pixels.shape, where
         difference = np.abs(pixels - want_pixels).max(axis=-1)
@@ -284,11 +297,11 @@ def test_play_moves_the_slider_step_by_step_and_pauses(name, pages, contexts):
     slider = tab.locator(f"#{slider_id}")
     moved_past = "([id, at]) => Number(document.getElementById(id).value) > at"
     assert play.text_content() == "Play"
-    start, before = int(slider.input_value()), _state(tab)
+    start, before = int(slider.input_value()), explorer_state(tab, "[data-d2l-explorer]")
     play.click()
     assert play.text_content() == "Pause"
     tab.wait_for_function(moved_past, arg=[slider_id, start + 1])
-    assert _state(tab) != before
+    assert explorer_state(tab, "[data-d2l-explorer]") != before
     play.click()
     paused = int(slider.input_value())
     tab.wait_for_timeout(1000)
