@@ -17,6 +17,8 @@ Then, for each state the page offers (``Declaration.page_states``), it runs the 
 values, line points, marker sizes, bar ends and texts, in canvas pixels. The page
 paints those over the background: the blitting idea carried to the page. Each distinct look of an
 artist is stored once, so states that share it share its entry; captions and text summaries too.
+A control whose options depend on the others (``Declaration.choices``) offers, among the stored
+states, only the options valid with the others' values (``valid_options``).
 """
 
 import base64
@@ -332,6 +334,19 @@ class PageStates:
                 scale_top(result.weights), figure.looks())
 
 
+def valid_options(declaration, offered, states):
+    """name -> {the other controls' offered indices, comma-joined -> the offered indices of the
+    options valid there}, for each control whose options depend on the other settings
+    (``Declaration.choices``), over ``states``: the page offers only those options."""
+    names = [control.name for control in declaration.controls]
+    valid = {name: {} for name in declaration.choices(declaration.Settings())}
+    for settings in states:
+        for name, allowed in declaration.choices(settings).items():  # a list, or a dict value -> label
+            others = ",".join(str(offered[other].index(getattr(settings, other))) for other in names if other != name)
+            valid[name][others] = [i for i, value in enumerate(offered[name]) if value in allowed]
+    return valid
+
+
 def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
@@ -366,6 +381,7 @@ def export(declaration):
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
+        "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
     }
 

@@ -468,6 +468,7 @@
 
     render() {
       const data = this.data;
+      this.offerValidOptions();
       this.showRows();
       const state = this.state();
       if (!state) {
@@ -510,6 +511,23 @@
       }
       const sprite = colorbar.ends[formatG(colours.top, 6)];
       if (sprite) context.drawImage(this.sprites[sprite[0]], sprite[1], sprite[2]);
+    }
+
+    // A control whose options depend on the others (Declaration.choices; page.valid_options) offers
+    // only those valid with the others' values now; a value no longer valid falls back to the first
+    // valid option ("all heads"), as the declarations' adjust does.
+    offerValidOptions() {
+      for (const [name, valid] of Object.entries(this.data.choices || {})) {
+        const others = this.data.controls.filter((spec) => spec.name !== name)
+          .map((spec) => this.inputs[spec.name]()).join(",");
+        const indices = valid[others];
+        if (!indices) continue;
+        const element = this.elements[name];
+        for (const option of element.options || []) {
+          option.hidden = option.disabled = !indices.includes(Number(option.value));
+        }
+        if (!indices.includes(this.inputs[name]())) element.value = String(indices[0]);
+      }
     }
 
     showRows() {
