@@ -66,13 +66,16 @@ def _rounded(values, digits=DIGITS):
     return [None if not math.isfinite(v) else round(float(v), digits) for v in np.asarray(values).ravel()]
 
 
+def colour_table(name):
+    """The 256 colours of the colour map ``name`` as Agg paints them (rounded to 8 bits), flattened RGB."""
+    lut = matplotlib.colormaps[name](np.arange(256))[:, :3]  # (256, 3), floats
+    return np.round(lut * 255).astype(int).ravel().tolist()
+
+
 def colour_script():
-    """A script that gives the page every colour map of the explorers' menu: its label, and its 256
-    colours as Agg paints them (rounded to 8 bits), flattened RGB."""
-    tables = {}
-    for _, name in CMAPS:
-        lut = matplotlib.colormaps[name](np.arange(256))[:, :3]  # (256, 3), floats
-        tables[name] = np.round(lut * 255).astype(int).ravel().tolist()
+    """A script that gives the page every colour map of the explorers' menu: its label, and its
+    ``colour_table``."""
+    tables = {name: colour_table(name) for _, name in CMAPS}
     labels = {name: label for label, name in CMAPS}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
             f"window.D2L_COLOUR_LABELS = {json.dumps(labels, ensure_ascii=False)};\n")
@@ -115,10 +118,12 @@ def _pixels(transform, xy, height):
 
 
 def _cells_style(artist, blit):
+    """Cells on the explorer's colour scale and map (shared), or on their own: then their range and
+    colour table, which may be a map outside the menu (the positional encoding's diverging map)."""
     norm = artist.norm
     shared = norm is blit.norm
-    return {"kind": "cells", "shared": shared, "cmap": None if shared else artist.get_cmap().name,
-            "range": None if shared else [norm.vmin, norm.vmax]}
+    return {"kind": "cells", "shared": shared, "range": None if shared else [norm.vmin, norm.vmax],
+            "table": None if shared else colour_table(artist.get_cmap().name)}
 
 
 def _cells(artist, height):

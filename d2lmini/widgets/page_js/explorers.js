@@ -165,7 +165,7 @@
   const PAINT = {
     cells(context, style, look, colours) {
       const xs = look.x.map(Math.round), ys = look.y.map(Math.round); // Agg fills the pixels whose centres are inside
-      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const table = style.shared ? colours.tables[colours.cmap] : style.table;
       const [low, high] = style.shared ? [0, colours.top] : style.range;
       const columns = look.columns;
       const cells = look.values || look.rgba;
