@@ -40,7 +40,7 @@ from matplotlib.text import Text
 
 from ..plotting import CMAPS
 from .explorer import one_thread
-from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
+from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, CellImage, scale_top
 from .png import png_bytes
 
 PAGE_JS = Path(__file__).with_name("page_js")  # the page side's scripts
@@ -126,8 +126,11 @@ def _cells_style(artist, blit):
             "table": None if shared else colour_table(artist.get_cmap().name)}
 
 
-def _cells(artist, height):
-    """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
+def _cell_edges(artist, height):
+    """(column edges, row edges) of a cells artist in canvas pixels."""
+    if isinstance(artist, CellImage):  # whole pixels, as it fills them
+        x_edges, y_edges = artist.edges()
+        return x_edges, height - y_edges
     transform = artist.get_transform()
     if isinstance(artist, QuadMesh):
         corners = artist.get_coordinates()  # (rows + 1, columns + 1, 2), data
@@ -140,6 +143,12 @@ def _cells(artist, height):
         xs, ys = np.linspace(left, right, columns + 1), np.linspace(top, bottom, rows + 1)
     x_pixels = _pixels(transform, np.stack([xs, np.full(len(xs), ys[0])], 1), height)[:, 0]
     y_pixels = _pixels(transform, np.stack([np.full(len(ys), xs[0]), ys], 1), height)[:, 1]
+    return x_pixels, y_pixels
+
+
+def _cells(artist, height):
+    """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
+    x_pixels, y_pixels = _cell_edges(artist, height)
     values = artist.get_array()
     if values.ndim == 3:  # 8-bit RGBA, drawn as it is
         colours = np.asarray(values).reshape(-1, values.shape[-1]).tolist()

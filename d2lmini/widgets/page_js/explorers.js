@@ -51,6 +51,17 @@
     return [left + (x - x0) / (x1 - x0) * width, top + (y1 - y) / (y1 - y0) * height];
   }
 
+  // The edges of a figure.CellImage of rows × columns filling its axes, in whole canvas pixels, as it
+  // fills them (CellImage.edges): its axes' box rounded, each cell over the pixels whose centres fall in it.
+  function cellEdges(axes, rows, columns) {
+    const [left, top, width, height] = axes;
+    const starts = (from, pixels, cells) => Array.from({ length: cells + 1 },
+      (_, c) => from + Math.ceil((2 * c * pixels - cells) / (2 * cells)));
+    const x0 = Math.floor(left + 0.5), y0 = Math.floor(top + 0.5);
+    return { x: starts(x0, Math.floor(left + width + 0.5) - x0, columns),
+      y: starts(y0, Math.floor(top + height + 0.5) - y0, rows) };
+  }
+
   // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys).
   const SUMMARY_QUERIES = 3, SUMMARY_KEYS = 2, SUMMARY_PANELS = 4;
   function plural(count, word) {
@@ -550,7 +561,7 @@
     }
   }
 
-  const D2L = { formatG, fixed, scaleTop, toPixels, describeWeights, PageExplorer, startAll };
+  const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
