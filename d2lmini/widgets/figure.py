@@ -63,23 +63,29 @@ class CellImage(AxesImage):
     equal the axes' limits, with row 0 at the top.
     """
 
-    _counts = None  # ((canvas width, canvas height, rows, columns), canvas pixels per row, per column)
-
-    def make_image(self, renderer, magnification=1.0, unsampled=False):
+    def edges(self):
+        """(column edges left to right, row edges top to bottom) in whole display pixels (y upwards):
+        its axes' box rounded as matplotlib rounds images, and each cell over the pixels whose centres
+        fall in it. ``make_image`` fills them; the web page paints them (``page``)."""
         x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
-        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)  # rounded as matplotlib rounds images
+        left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)
         bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
         rows, columns = self._A.shape[:2]
-        key = (right - left, top - bottom, rows, columns)
-        if self._counts is None or self._counts[0] != key:
-            width, height = key[:2]
-            column_of = ((np.arange(width) + 0.5) * columns // width).astype(int)  # (width,): each pixel's cell
-            row_of = ((np.arange(height) + 0.5) * rows // height).astype(int)  # (height,)
-            self._counts = (key, np.bincount(row_of, minlength=rows), np.bincount(column_of, minlength=columns))
-        _, row_counts, column_counts = self._counts
+        return left + _starts(right - left, columns), top - _starts(top - bottom, rows)
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        x_edges, y_edges = self.edges()
         colours = self._A if self._A.ndim == 3 else self.to_rgba(self._A, bytes=True)  # (rows, columns, 4)
         flipped = colours[::-1]  # the renderer fills bottom up
-        return flipped.repeat(row_counts[::-1], axis=0).repeat(column_counts, axis=1), left, bottom, None
+        image = flipped.repeat(-np.diff(y_edges)[::-1], axis=0).repeat(np.diff(x_edges), axis=1)
+        return image, x_edges[0], y_edges[-1], None
+
+
+def _starts(pixels, cells):
+    """Where each of ``cells`` equal cells over ``pixels`` pixels starts, and where the last ends
+    (cells + 1 integers, 0 to ``pixels``): pixel p belongs to the cell its centre p + 0.5 falls in."""
+    c = np.arange(cells + 1)
+    return -((cells - 2 * c * pixels) // (2 * cells))  # ceil(c · pixels / cells - 1/2), in integers
 
 
 def _draws_something(artist):

@@ -20,6 +20,8 @@ values, line points, marker sizes, bar ends, texts (and their colour, where it i
 style's), segments with their values and widths, in canvas pixels. The page
 paints those over the background: the blitting idea carried to the page. Each distinct look of an
 artist is stored once, so states that share it share its entry; captions and text summaries too.
+A control whose options depend on the others (``Declaration.choices``) offers, among the stored
+states, only the options valid with the others' values (``valid_options``).
 """
 
 import base64
@@ -44,7 +46,7 @@ from PIL import Image
 
 from ..plotting import CMAPS
 from .explorer import one_thread
-from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
+from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, CellImage, scale_top
 from .png import png_bytes
 
 PAGE_JS = Path(__file__).with_name("page_js")  # the page side's scripts
@@ -87,13 +89,16 @@ def _rounded(values, digits=DIGITS):
     return [None if not math.isfinite(v) else round(float(v), digits) for v in np.asarray(values).ravel()]
 
 
+def colour_table(name):
+    """The 256 colours of the colour map ``name`` as Agg paints them (rounded to 8 bits), flattened RGB."""
+    lut = matplotlib.colormaps[name](np.arange(256))[:, :3]  # (256, 3), floats
+    return np.round(lut * 255).astype(int).ravel().tolist()
+
+
 def colour_script():
-    """A script that gives the page every colour map of the explorers' menu: its label, and its 256
-    colours as Agg paints them (rounded to 8 bits), flattened RGB."""
-    tables = {}
-    for _, name in CMAPS:
-        lut = matplotlib.colormaps[name](np.arange(256))[:, :3]  # (256, 3), floats
-        tables[name] = np.round(lut * 255).astype(int).ravel().tolist()
+    """A script that gives the page every colour map of the explorers' menu: its label, and its
+    ``colour_table``."""
+    tables = {name: colour_table(name) for _, name in CMAPS}
     labels = {name: label for label, name in CMAPS}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
             f"window.D2L_COLOUR_LABELS = {json.dumps(labels, ensure_ascii=False)};\n")
@@ -136,21 +141,24 @@ def _pixels(transform, xy, height):
 
 
 def _colour_mapped(artist, figure):
-    """How ``artist`` maps values to colours: through the figure's shared scale (the colour control's),
-    or through its own colour map and range."""
+    """How ``artist`` maps values to colours: through the figure's shared scale (the colour controls'),
+    or through its own range and colour table, which may be a map outside the menu (the positional
+    encoding's diverging map)."""
     norm = artist.norm
     shared = norm is figure.blit.norm
-    return {"shared": shared, "cmap": None if shared else artist.get_cmap().name,
-            "range": None if shared else [norm.vmin, norm.vmax]}
+    return {"shared": shared, "range": None if shared else [norm.vmin, norm.vmax],
+            "table": None if shared else colour_table(artist.get_cmap().name)}
 
 
 def _cells_style(artist, figure):
     return {"kind": "cells", **_colour_mapped(artist, figure)}
 
 
-def _cells(artist, figure, style):
-    """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
-    height = figure.height
+def _cell_edges(artist, height):
+    """(column edges, row edges) of a cells artist in canvas pixels."""
+    if isinstance(artist, CellImage):  # whole pixels, as it fills them
+        x_edges, y_edges = artist.edges()
+        return x_edges, height - y_edges
     transform = artist.get_transform()
     if isinstance(artist, QuadMesh):
         corners = artist.get_coordinates()  # (rows + 1, columns + 1, 2), data
@@ -163,6 +171,12 @@ def _cells(artist, figure, style):
         xs, ys = np.linspace(left, right, columns + 1), np.linspace(top, bottom, rows + 1)
     x_pixels = _pixels(transform, np.stack([xs, np.full(len(xs), ys[0])], 1), height)[:, 0]
     y_pixels = _pixels(transform, np.stack([np.full(len(ys), xs[0]), ys], 1), height)[:, 1]
+    return x_pixels, y_pixels
+
+
+def _cells(artist, figure, style):
+    """Cell edges in canvas pixels and the values (None: masked, or transparent)."""
+    x_pixels, y_pixels = _cell_edges(artist, figure.height)
     values = artist.get_array()
     if values.ndim == 3:  # 8-bit RGBA, drawn as it is
         colours = np.asarray(values).reshape(-1, values.shape[-1]).tolist()
@@ -400,6 +414,19 @@ class PageStates:
                 scale_top(result.weights), figure.looks())
 
 
+def valid_options(declaration, offered, states):
+    """name -> {the other controls' offered indices, comma-joined -> the offered indices of the
+    options valid there}, for each control whose options depend on the other settings
+    (``Declaration.choices``), over ``states``: the page offers only those options."""
+    names = [control.name for control in declaration.controls]
+    valid = {name: {} for name in declaration.choices(declaration.Settings())}
+    for settings in states:
+        for name, allowed in declaration.choices(settings).items():  # a list, or a dict value -> label
+            others = ",".join(str(offered[other].index(getattr(settings, other))) for other in names if other != name)
+            valid[name][others] = [i for i, value in enumerate(offered[name]) if value in allowed]
+    return valid
+
+
 def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
@@ -434,7 +461,7 @@ def export(declaration):
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
-        "play": declaration.page_play,
+        "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
     }
 

@@ -71,6 +71,7 @@ class PositionalEncoding(Declaration):
     repr_controls = ("d", "base")
     colour_scale = "fit"
     NUM_POSITIONS = 64
+    page_script = "positional.js"  # 1,216 states of up to 12,288 cells: the page computes them
 
     def compute(self, settings):
         d, base = settings.d, settings.base
@@ -86,6 +87,10 @@ class PositionalEncoding(Declaration):
 
     def build(self, blit):
         return PositionalView(blit, self.NUM_POSITIONS)
+
+    def page_data(self):
+        """The number of positions: the page computes P and the weights from the settings alone."""
+        return {"positions": self.NUM_POSITIONS}
 
     def recipe(self, result):
         inputs = {"d": result.d, "base": result.base, "num_positions": self.NUM_POSITIONS}

@@ -107,6 +107,7 @@ class ShapeTracer(Declaration):
     filename = "shape_tracer.png"
     repr_controls = ("num_heads", "T", "transpose")
     shows_weights = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
+    page_script = "shape_tracer.js"  # 32 states, but each of its pictures is 8,320 RGBA pixels: the page paints them
 
     def compute(self, settings):
         h, T, transpose, d = settings.num_heads, settings.T, settings.transpose, D_MODEL
@@ -126,6 +127,13 @@ class ShapeTracer(Declaration):
 
     def build(self, blit):
         return TracerView(blit)
+
+    def page_data(self):
+        """What the page paints with: the sizes, each head's colour (8-bit RGBA) and whether its digits
+        are white, and the digits' pixels."""
+        return {"d_model": D_MODEL, "max_t": MAX_T, "cell": CELL, "digit_at": list(DIGIT_AT),
+                "colours": np.round(255 * _HEAD_RGBA).astype(int).tolist(), "dark": _DARK.tolist(),
+                "font": [FONT[digit].tolist() for digit in range(10)]}
 
     def describe(self, result):
         """Which heads and positions each block of the folded batch holds, for its first two blocks."""

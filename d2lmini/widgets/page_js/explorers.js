@@ -52,6 +52,17 @@
     return [left + (x - x0) / (x1 - x0) * width, top + (y1 - y) / (y1 - y0) * height];
   }
 
+  // The edges of a figure.CellImage of rows × columns filling its axes, in whole canvas pixels, as it
+  // fills them (CellImage.edges): its axes' box rounded, each cell over the pixels whose centres fall in it.
+  function cellEdges(axes, rows, columns) {
+    const [left, top, width, height] = axes;
+    const starts = (from, pixels, cells) => Array.from({ length: cells + 1 },
+      (_, c) => from + Math.ceil((2 * c * pixels - cells) / (2 * cells)));
+    const x0 = Math.floor(left + 0.5), y0 = Math.floor(top + 0.5);
+    return { x: starts(x0, Math.floor(left + width + 0.5) - x0, columns),
+      y: starts(y0, Math.floor(top + height + 0.5) - y0, rows) };
+  }
+
   // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys).
   const SUMMARY_QUERIES = 3, SUMMARY_KEYS = 2, SUMMARY_PANELS = 4;
   function plural(count, word) {
@@ -171,7 +182,7 @@
   const PAINT = {
     cells(context, style, look, colours) {
       const xs = look.x.map(Math.round), ys = look.y.map(Math.round); // Agg fills the pixels whose centres are inside
-      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const table = style.shared ? colours.tables[colours.cmap] : style.table;
       const [low, high] = style.shared ? [0, colours.top] : style.range;
       const columns = look.columns;
       const cells = look.values || look.rgba;
@@ -236,7 +247,7 @@
     },
     // A LineCollection: segments coloured by value through the colour scale (or each its own colour).
     segments(context, style, look, colours) {
-      const table = colours.tables[style.shared ? colours.cmap : style.cmap];
+      const table = style.shared ? colours.tables[colours.cmap] : style.table;
       const [low, high] = style.shared ? [0, colours.top] : style.range;
       context.save();
       context.lineCap = style.cap;
@@ -605,6 +616,7 @@
 
     render() {
       const data = this.data;
+      this.offerValidOptions();
       this.showRows();
       const state = this.state();
       if (!state) {
@@ -650,6 +662,23 @@
       if (sprite) context.drawImage(this.sprites[sprite[0]], sprite[1], sprite[2]);
     }
 
+    // A control whose options depend on the others (Declaration.choices; page.valid_options) offers
+    // only those valid with the others' values now; a value no longer valid falls back to the first
+    // valid option ("all heads"), as the declarations' adjust does.
+    offerValidOptions() {
+      for (const [name, valid] of Object.entries(this.data.choices || {})) {
+        const others = this.data.controls.filter((spec) => spec.name !== name)
+          .map((spec) => this.inputs[spec.name]()).join(",");
+        const indices = valid[others];
+        if (!indices) continue;
+        const element = this.elements[name];
+        for (const option of element.options || []) {
+          option.hidden = option.disabled = !indices.includes(Number(option.value));
+        }
+        if (!indices.includes(this.inputs[name]())) element.value = String(indices[0]);
+      }
+    }
+
     showRows() {
       for (const line of this.root.querySelectorAll("[data-when]")) {
         const [name, value] = JSON.parse(line.dataset.when);
@@ -670,7 +699,7 @@
     }
   }
 
-  const D2L = { formatG, fixed, scaleTop, toPixels, describeWeights, PageExplorer, startAll };
+  const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   window.D2L_ADJUST = window.D2L_ADJUST || {};
