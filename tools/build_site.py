@@ -70,7 +70,10 @@ EDITION_SENTENCES = {
                   "your learners can reach.",
 }
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-EXPLORER_REPR = re.compile(r"^(\w+Explorer)\(")  # an explorer's text form names its declaration
+EXPLORER_REPR = re.compile(r"^(\w+Explorer|TrainingView)\(")  # an explorer's text form names its declaration
+# Chapter 08's training view trains a model, which needs a kernel: on the page it becomes the replay of
+# the notebook's recorded run, the alignment explorer with its Play button.
+REPLAYED = {"TrainingView": "AlignmentExplorer"}
 EXPLORERS = "explorers"  # the live explorers' scripts, in _static
 
 
@@ -88,7 +91,7 @@ def explorer_name(output):
     if WIDGET_VIEW not in output.get("data", {}):
         return None
     match = EXPLORER_REPR.match(output["data"].get("text/plain", ""))
-    return match.group(1) if match else None
+    return REPLAYED.get(match.group(1), match.group(1)) if match else None
 
 
 def live_explorer(output, number, scripts, static):

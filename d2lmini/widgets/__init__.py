@@ -6,13 +6,17 @@ its controls, a caption with the values drawn, the picture (an
 exposes ``controls`` (name -> widget), ``image``, ``weights`` (the tensor drawn
 now), ``figure`` and ``save(path)``.
 
-The framework is five modules, one concern each, whose imports run one way:
-``explorer`` (the ``Explorer`` shell: controls in, caption, picture, summary,
-errors and idle-time preparation) imports the other four: ``controls`` (the
-checked control factories), ``export`` (Save and ``Recipe``), ``figure`` (the
-kept figure redrawn by blitting, the colour scale, masked cells) and ``png``
-(the encoder); ``figure`` and ``export`` import ``png``. Each other module is one explorer. ``docs/explorers.md``
-explains the framework, which file to open for what, and how to add an explorer.
+Every explorer is declared once (``declaration``: its controls, a pure
+``compute`` from settings to a result, and a view that moves registered
+artists), and two shells are built from the declaration: the kernel's,
+``explorer`` (the ``Explorer``: controls in, caption, picture, summary, errors
+and idle-time preparation), with ``controls`` (the ipywidgets of the control
+specs), ``export`` (Save and ``Recipe``), ``figure`` (the kept figure redrawn
+by blitting, the colour scale, masked cells) and ``png`` (the encoder); and
+the web page's, ``page`` (with its scripts in ``page_js/``). Each other module
+holds one chapter's explorers, and ``DECLARATIONS`` lists them all.
+``docs/explorers.md`` explains the framework, which file to open for what, and
+how to add an explorer and make it live on the page.
 """
 
 from ..plotting import CMAP

@@ -252,7 +252,7 @@ class Declaration:
     repr_controls = ()
     shows_weights = True
     colour_scale = "fixed"  # the colour scale shown first: "fixed" (0 to 1) or "fit" (to the weights)
-    page_note = ""  # on the web site: what the page offers less than the notebook, said under its controls
+    page_note = ""  # on the web site: what the page offers less than the notebook, said under the picture
     # On the web site: None, the page stores every state it offers (page_states); or the name of a
     # script in page_js/ that computes a state in the page from ``page_data()`` (and ports ``adjust``,
     # when the declaration has one: explorers.js's D2L_ADJUST).
