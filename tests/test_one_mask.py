@@ -8,6 +8,7 @@
 """
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -144,30 +145,31 @@ def test_valid_lens_are_checked_once_per_call(call, monkeypatch):
 
 # ---- no host synchronisation ------------------------------------------------------------
 
-def _forward_passes(device):
-    """Every attention forward pass, with lengths of every kind, on ``device``."""
+def _forward_calls(device):
+    """Every attention forward pass, with lengths of every kind, on ``device``, made ready to run: the
+    inputs and modules are built first, so that a call copies nothing from the host."""
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, n, 8, device=device) for n in (3, 5, 5))
     lengths = [None, torch.tensor([1, 4], device=device), torch.tensor([[1, 0, 5], [2, 2, 2]], device=device)]
+    calls = []
     for need_weights in (True, False):
         for causal in (False, True):
             modules = [d2l.DotProductAttention(0.0, need_weights=need_weights, causal=causal),
                        d2l.MultiHeadAttention(8, 2, 0.0, query_size=8, key_size=8, value_size=8,
                                               need_weights=need_weights, causal=causal).to(device)]
-            for module in modules:
-                for lens in lengths:
-                    yield module(q, k, v, lens)
+            calls += [functools.partial(module, q, k, v, lens) for module in modules for lens in lengths]
     additive = d2l.AdditiveAttention(8, 0.0, key_size=8, query_size=8).to(device)
     for lens in lengths:
-        yield additive(q, k, v, lens)
-        yield d2l.masked_softmax(q @ k.transpose(1, 2), lens)
+        calls += [functools.partial(additive, q, k, v, lens),
+                  functools.partial(d2l.masked_softmax, q @ k.transpose(1, 2), lens)]
+    return calls
 
 
 def test_a_forward_pass_reads_no_value_back_from_its_device():
     # A meta tensor has a shape and a dtype but no values: any .item(), bool() or
     # .tolist() on one raises. So a pass that runs on the meta device is a pass
     # that never asks a device for a value, which on a GPU is what synchronises.
-    outputs = list(_forward_passes(torch.device("meta")))
+    outputs = [call() for call in _forward_calls(torch.device("meta"))]
     assert len(outputs) == 30 and all(out.device.type == "meta" for out in outputs)
 
 
@@ -176,12 +178,13 @@ def test_a_forward_pass_on_cuda_never_synchronises():
     if not torch.cuda.is_available():
         pytest.skip("no cuda device on this machine")
     device = torch.device("cuda")
+    calls = _forward_calls(device)  # building inputs copies them from the host: before the check
+    lazy = d2l.MultiHeadAttention(8, 2, 0.0, need_weights=False, causal=True).to(device)
+    X = torch.randn(2, 3, 8, device=device)
     torch.cuda.set_sync_debug_mode("error")
     try:
-        outputs = list(_forward_passes(device))
+        outputs = [call() for call in calls]
         # Lazy layers take their first weights without waiting, and CPU lengths travel without a sync.
-        lazy = d2l.MultiHeadAttention(8, 2, 0.0, need_weights=False, causal=True).to(device)
-        X = torch.randn(2, 3, 8, device=device)
         outputs.append(lazy(X, X, X, torch.tensor([1, 3])))
     finally:
         torch.cuda.set_sync_debug_mode("default")
