@@ -8,7 +8,9 @@ def explorer_state(tab, root):
         const canvas = root.querySelector('canvas');
         const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         let hash = 0;  // a checksum of the picture: encoding it as PNG would cost far more
-        for (let i = 0; i < pixels.length; i += 4) hash = (hash * 31 + pixels[i] + 7 * pixels[i + 1] + 13 * pixels[i + 2]) | 0;
+        for (let i = 0; i < pixels.length; i += 4) {
+            hash = (hash * 31 + pixels[i] + 7 * pixels[i + 1] + 13 * pixels[i + 2]) | 0;
+        }
         return [root.dataset.state, root.querySelector('.d2l-caption').textContent, hash];
     }""", root)
 
