@@ -44,8 +44,8 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
-from ..plotting import CMAPS
-from .explorer import one_thread
+from ..plotting import CMAPS, SUMMARY_KEYS, SUMMARY_PANELS, SUMMARY_QUERIES
+from .explorer import Explorer, one_thread
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, CellImage, scale_top
 from .png import png_bytes
 
@@ -96,12 +96,16 @@ def colour_table(name):
 
 
 def colour_script():
-    """A script that gives the page every colour map of the explorers' menu: its label, and its
-    ``colour_table``."""
+    """A script that gives the page what d2lmini decides about colours, so that no rule has a second
+    home in JavaScript: every colour map of the explorers' menu (its label and its ``colour_table``),
+    the colour scale's choices (``Explorer.COLOUR_SCALES``) and its fitted ends (``SCALE_TOPS``), and
+    how many queries, keys and panels a text summary describes (``plotting.SUMMARY_*``)."""
     tables = {name: colour_table(name) for _, name in CMAPS}
-    labels = {name: label for label, name in CMAPS}
+    settings = {"labels": {name: label for label, name in CMAPS}, "scales": Explorer.COLOUR_SCALES,
+                "tops": SCALE_TOPS,
+                "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS}}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
-            f"window.D2L_COLOUR_LABELS = {json.dumps(labels, ensure_ascii=False)};\n")
+            f"window.D2L_SETTINGS = {json.dumps(settings, ensure_ascii=False)};\n")
 
 
 class _Sprites:

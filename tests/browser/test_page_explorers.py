@@ -24,7 +24,6 @@ sets others (``Declaration.adjust``, ported by the page script), the page sets t
 import base64
 import dataclasses
 import io
-import json
 import random
 
 import numpy as np
@@ -33,6 +32,7 @@ from conftest import require_chromium
 from page_support import explorer_state, press_every_control
 from PIL import Image
 
+from d2lmini.plotting import CMAPS
 from d2lmini.widgets import DECLARATIONS, page
 from d2lmini.widgets.declaration import Declaration
 from d2lmini.widgets.explorer import Explorer
@@ -180,7 +180,7 @@ def states_to_check(data, seed):
     names = [control["name"] for control in data["controls"]]
     stored = sorted(data["states"]) if not data["compute"] else None
     chosen = [(data["start"], data["colour_scale"], "viridis")]
-    maps = list(json.loads(page.colour_script().split("D2L_COLOUR_LABELS = ")[1].rstrip(";\n")))
+    maps = [name for _, name in CMAPS]
     for _ in range(RANDOM_STATES):
         if stored:
             indices = dict(zip(names, map(int, rng.choice(stored).split(","))))

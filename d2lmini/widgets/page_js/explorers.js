@@ -8,9 +8,12 @@
 "use strict";
 
 (function () {
-  const TOPS = [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]; // figure.SCALE_TOPS
+  // What d2lmini decides (page.colour_script): the colour scale's choices and fitted ends, the maps'
+  // labels, and how much a summary describes.
+  const SETTINGS = window.D2L_SETTINGS;
+  const TOPS = SETTINGS.tops; // figure.SCALE_TOPS
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
-  const COLOUR_SCALES = [["0 to 1", "fixed"], ["fit to weights", "fit"]];
+  const COLOUR_SCALES = SETTINGS.scales; // Explorer.COLOUR_SCALES
   const PLAY_MS = 250; // a Play button's slider moves one step this often
 
   // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
@@ -64,7 +67,7 @@
   }
 
   // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys).
-  const SUMMARY_QUERIES = 3, SUMMARY_KEYS = 2, SUMMARY_PANELS = 4;
+  const { queries: SUMMARY_QUERIES, keys: SUMMARY_KEYS, panels: SUMMARY_PANELS } = SETTINGS.summary;
   function plural(count, word) {
     if (count === 1) return `${count} ${word}`;
     return word.endsWith("ry") ? `${count} ${word.slice(0, -1)}ies` : `${count} ${word}s`;
@@ -521,7 +524,7 @@
       for (const name of Object.keys(this.tables)) {
         const option = document.createElement("option");
         option.value = name;
-        option.textContent = window.D2L_COLOUR_LABELS[name];
+        option.textContent = SETTINGS.labels[name];
         select.append(option);
       }
       select.addEventListener("input", () => this.changed("colour_map"));
