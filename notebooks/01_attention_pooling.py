@@ -314,10 +314,11 @@ print("their largest softmax weight:", d2l.numpy(stable_weights[lost].max(dim=1)
 # empty window cannot spread NaN through later computations. That avoids the
 # NaN, not the problem: a weighted sum with every weight 0 predicts 0, and
 # here 0 is a wrong number ($f$ is 0 only at $x = 0$). Unlike NaN, it looks
-# like an answer. Chapter 02 meets the same kind of silent wrong answer in
-# masked attention. So an all-zero row must be flagged or avoided: count the
-# rows whose weights sum to 0, as below, and widen the window until there
-# are none.
+# like an answer. Chapter 02 gives a query with no key to attend to the same
+# all-zero row, and there too its output 0 must be read as "nothing to
+# attend to", never as a prediction. So an all-zero row must be flagged or
+# avoided: count the rows whose weights sum to 0, as below, and widen the
+# window until there are none.
 
 # %%
 boxcar_predictions, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
@@ -421,8 +422,9 @@ explorer
 #    0. There are still 13 such rows at $\sigma = 0.0625$, 5 at 0.125, 3 at
 #    0.149 and none from 0.177 up. The boxcar has no tails, so such a row
 #    has nothing to normalise; `d2lmini` returns zeros there instead of the
-#    NaN of $0/0$. The predictions of 0 are wrong all the same: the fit
-#    drops to 0 wherever a window is empty, whatever $f$ is there.
+#    NaN of $0/0$. The predictions of 0 are wrong all the same, everywhere
+#    but at $x = 0$: the fit drops to 0 wherever a window is empty, whatever
+#    $f$ is there.
 # 3. Every weight is 0.025, that is $1/40$, at the smallest $\sigma$ and at the
 #    largest alike, and the fit is the flat mean of the 40 targets: average
 #    pooling. The constant kernel ignores the distance, so there is nothing
@@ -644,8 +646,9 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 #   underflows for every key (3 of 50 queries at $\sigma = 0.01$ here). A
 #   softmax of the log-kernel values never does; `d2l.nadaraya_watson`
 #   computes it that way, and gives a query with no key in a boxcar's window
-#   all-zero weights instead of NaN. Their prediction, 0, is still wrong:
-#   count such rows and widen the window until there are none.
+#   all-zero weights instead of NaN. Their prediction, 0, is still wrong
+#   (everywhere but at $x = 0$): count such rows and widen the window until
+#   there are none.
 # * The width $\sigma$ trades noise against detail. It can be learned by
 #   gradient descent, but only with leave-one-out keys: with its own key in
 #   view, the model shrinks $\sigma$ and copies $y_i$.

@@ -48,7 +48,7 @@ report_renamed_files()
 # Unequal sizes alone do not call for a network. One learned matrix placed
 # between the query and the key also turns the pair into one number, with
 # matrix products only: you design that score in Exercise 3.1, and chapter
-# 05 meets unequal sizes with matrices alone too. What sets additive
+# 05's projections accept unequal sizes too. What sets additive
 # attention apart is the kind of score it computes: a small learned neural
 # network with a non-linear step inside. The network carries the query and
 # the key into a shared space, adds them there, bends the sum with $\tanh$,

