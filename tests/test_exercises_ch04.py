@@ -90,6 +90,44 @@ def test_distance_as_dot_product_accepts_the_extra_coordinate_first(capsys):
     assert "dot-product attention on vectors one coordinate longer" in capsys.readouterr().out
 
 
+def test_distance_as_dot_product_passes_a_shift_the_softmax_drops_and_says_so(capsys):
+    ch04.check_distance_scores(distance_as_dot_product)
+    assert "plus" not in capsys.readouterr().out  # the exact dot products: nothing to remark on
+    ch04.check_distance_scores(
+        lambda q, k: distance_as_dot_product(q, k, key_end=lambda k: 3 - 0.5 * (k ** 2).sum(-1, keepdim=True)))
+    assert "qᵀk - ½‖k‖² plus 3, the same for every query and key: the softmax drops" in capsys.readouterr().out
+
+
+def test_distance_as_dot_product_accepts_another_split_of_the_product(capsys):
+    ch04.check_distance_scores(lambda q, k: distance_as_dot_product(
+        q, k, query_end=lambda q: torch.full_like(q[..., :1], -0.5), key_end=lambda k: (k ** 2).sum(-1, keepdim=True)))
+    out = capsys.readouterr().out
+    assert out.startswith("✓ Exercise 4.3") and "plus" not in out
+
+
+def test_distance_as_dot_product_names_a_mistake_even_when_it_is_shifted():
+    def whole_norm_shifted(queries, keys):  # -‖k‖² + 2: wrong weights whatever the shift
+        return distance_as_dot_product(queries, keys, key_end=lambda k: 2 - (k ** 2).sum(-1, keepdim=True))
+
+    with pytest.raises(ExerciseError, match=r"halve the squared norm of the keys"):
+        ch04.check_distance_scores(whole_norm_shifted)
+    def minus_half_query_norm(queries, keys):  # qᵀk - ½‖q‖²: the weights of plain qᵀk
+        return distance_as_dot_product(queries, keys, query_end=lambda q: -0.5 * (q ** 2).sum(-1, keepdim=True),
+                                       key_end=lambda k: torch.ones_like(k[..., :1]))
+
+    with pytest.raises(ExerciseError, match=r"the appended coordinates change no weight"):
+        ch04.check_distance_scores(minus_half_query_norm)
+
+
+def test_distance_as_dot_product_wants_one_coordinate_even_when_the_weights_are_right():
+    def two_coordinates(queries, keys):
+        longer_queries, longer_keys = distance_as_dot_product(queries, keys)
+        return torch.cat([longer_queries, queries[..., :1]], -1), torch.cat([longer_keys, 0 * keys[..., :1]], -1)
+
+    with pytest.raises(ExerciseError, match=r"your weights are right, but you appended 2 coordinates"):
+        ch04.check_distance_scores(two_coordinates)
+
+
 def test_distance_as_dot_product_explains_why_the_full_distance_is_not_asked_for():
     def full_distance(queries, keys):  # two coordinates: -½‖q‖² and -½‖k‖² both appended
         half_q, half_k = 0.5 * (queries ** 2).sum(-1, keepdim=True), 0.5 * (keys ** 2).sum(-1, keepdim=True)

@@ -27,10 +27,21 @@ def _pair_shapes(received):
     return f"{type(received).__name__} {received!r}"
 
 
+def _describe_shift(shift):
+    """The number that right dot products add to qᵀk - ½‖k‖², in a few words: one value, or one per query."""
+    per_query = shift[..., 0]  # (2, 3)
+    if torch.allclose(per_query, per_query.flatten()[0].expand_as(per_query), atol=1e-4, rtol=1e-4):
+        return f"{per_query.flatten()[0].item():.4g}, the same for every query and key"
+    return "a number that changes from query to query but is the same for every key of a query"
+
+
 @check(DISTANCE)
 def check_distance_scores(distance_as_dot_product):
-    """Exercise 4.3: one appended coordinate makes qᵀk - ½‖k‖² a plain dot product, so the Gaussian kernel's
-    weights are dot-product attention weights."""
+    """Exercise 4.3: one appended coordinate gives dot products whose softmax is the Gaussian kernel's weights.
+
+    The weights are what the check compares: dot products that differ from qᵀk - ½‖k‖² by one number per query
+    give the same softmax, so they pass, and the success line says so.
+    """
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     received = distance_as_dot_product(queries.clone(), keys.clone())
@@ -54,31 +65,48 @@ def check_distance_scores(distance_as_dot_product):
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
     half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
     half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
-    expected = dots - half_key_norms
+    expected = dots - half_key_norms  # the dot products of the simplest answer
     scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
-    hint = hint_for(scores, ("the score is qᵀk - ½‖k‖²: the first d coordinates already give qᵀk, so the "
-                             "appended pair must multiply to -½‖k‖²",
-                             "the query's appended number must be the same for every query, since the bias "
-                             "belongs to the key alone; the key's appended number is then its bias",
-                             "append 1 to every query and -½‖k‖² to every key"), [
-        (expected - half_query_norms,
-         ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
-          "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")),
-        (dots, ("the appended coordinates add nothing: the dot products are plain qᵀk",
-                "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
-        (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
-                                   "the key's norm changes along a row of scores; the query's does not")),
-        (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
-        (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
-    ])
-    expect(torch.allclose(scores, expected, atol=1e-5, rtol=1e-4), DISTANCE,
-           f"dot products qᵀk - ½‖k‖² = {describe(expected)}", f"dot products {describe(scores)}", hint)
-    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)
-    expect_close(masked_softmax(scores, None), kernel_weights, DISTANCE,
-                 "the softmax of your dot products should equal the Gaussian-kernel weights")
-    passed(DISTANCE, "The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
-                     "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
+    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)  # (2, 3, 5)
+    weights = masked_softmax(scores, None)
+    # The typical wrong dot products, named once; each is compared by its softmax, as the answer is, so a
+    # mistake shifted by one number per query is still named.
+    mistakes = {
+        "plain": (dots, ("the appended coordinates change no weight: the dot products are qᵀk, or qᵀk plus a "
+                         "number that is the same for every key of a query (such as -½‖q‖²), which the softmax "
+                         "drops", "the appended pair must multiply to -½‖k‖², a number that changes from key "
+                                  "to key")),
+        "whole_norm": (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
+        "plus": (dots + half_key_norms, ("check the sign of the key's appended number",
+                                         "the bias is -½‖k‖², not +½‖k‖²")),
+        "negated": (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
+    }
+    hint = hint_for(weights, ("the score is qᵀk - ½‖k‖², whose softmax is the kernel's weights: the first d "
+                              "coordinates already give qᵀk, so the appended pair must multiply to -½‖k‖²",
+                              "the query's appended number must be the same for every query, since the bias "
+                              "belongs to the key alone; the key's appended number is then its bias",
+                              "append 1 to every query and -½‖k‖² to every key"),
+                    [(masked_softmax(wrong, None), hint) for wrong, hint in mistakes.values()])
+    expect(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
+           f"the Gaussian kernel's weights softmax(-½‖q - k‖²) = {describe(kernel_weights)}",
+           f"the softmax of your dot products = {describe(weights)}", hint)
+    appended = longer_queries.shape[-1] - 4
+    if torch.allclose(scores, expected - half_query_norms, atol=1e-5, rtol=1e-4):
+        hint = ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
+                "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")
+    else:
+        hint = (f"your weights are right, but you appended {appended} coordinates: one is enough",
+                "the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²")
+    expect(appended == 1, DISTANCE, "shapes (2, 3, 5) and (2, 5, 5): one appended coordinate",
+           _pair_shapes(received), hint)
+    shift = scores - expected  # (2, 3, 5): one number per query when the weights are right
+    detail = ("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
+              "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
+    if not torch.allclose(shift, torch.zeros_like(shift), atol=1e-5, rtol=1e-4):
+        detail += (f" Your dot products are qᵀk - ½‖k‖² plus {_describe_shift(shift)}: the softmax drops "
+                   f"such a number, as it dropped the query's sum in Exercise 4.1.")
+    passed(DISTANCE, detail)
+
 
 
 @check(SUMMATION)
