@@ -115,8 +115,10 @@ def test_distance_as_dot_product_names_a_mistake_even_when_it_is_shifted():
         return distance_as_dot_product(queries, keys, query_end=lambda q: -0.5 * (q ** 2).sum(-1, keepdim=True),
                                        key_end=lambda k: torch.ones_like(k[..., :1]))
 
-    with pytest.raises(ExerciseError, match=r"the appended coordinates change no weight"):
+    with pytest.raises(ExerciseError, match=r"not -½‖q‖²"):
         ch04.check_distance_scores(minus_half_query_norm)
+    with pytest.raises(ExerciseError, match=r"the appended coordinates add nothing to the weights"):  # qᵀk + 5
+        ch04.check_distance_scores(lambda q, k: distance_as_dot_product(q, k, key_end=lambda k: 5 + 0 * k[..., :1]))
 
 
 def test_distance_as_dot_product_wants_one_coordinate_even_when_the_weights_are_right():

@@ -69,24 +69,28 @@ def check_distance_scores(distance_as_dot_product):
     scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
     kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)  # (2, 3, 5)
     weights = masked_softmax(scores, None)
-    # The typical wrong dot products, named once; each is compared by its softmax, as the answer is, so a
-    # mistake shifted by one number per query is still named.
-    mistakes = {
-        "plain": (dots, ("the appended coordinates change no weight: the dot products are qᵀk, or qᵀk plus a "
-                         "number that is the same for every key of a query (such as -½‖q‖²), which the softmax "
-                         "drops", "the appended pair must multiply to -½‖k‖², a number that changes from key "
-                                  "to key")),
-        "whole_norm": (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        "plus": (dots + half_key_norms, ("check the sign of the key's appended number",
-                                         "the bias is -½‖k‖², not +½‖k‖²")),
-        "negated": (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
-    }
+    # The typical wrong dot products, named once. Most are compared by their softmax, as the answer is, so a
+    # mistake shifted by one number per query is still named; -½‖q‖² is named by its dot products, since its
+    # weights are those of plain qᵀk.
+    by_weights = [
+        (dots, ("the appended coordinates add nothing to the weights: the dot products are plain qᵀk, or qᵀk plus "
+                "a number that is the same for every key of a query, which the softmax drops",
+                "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
+        (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
+        (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
+        (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
+    ]
+    by_scores = [
+        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
+                                   "the key's norm changes along a row of scores; the query's does not")),
+    ]
     hint = hint_for(weights, ("the score is qᵀk - ½‖k‖², whose softmax is the kernel's weights: the first d "
                               "coordinates already give qᵀk, so the appended pair must multiply to -½‖k‖²",
                               "the query's appended number must be the same for every query, since the bias "
                               "belongs to the key alone; the key's appended number is then its bias",
                               "append 1 to every query and -½‖k‖² to every key"),
-                    [(masked_softmax(wrong, None), hint) for wrong, hint in mistakes.values()])
+                    [(masked_softmax(wrong, None), hint) for wrong, hint in by_weights])
+    hint = hint_for(scores, hint, by_scores)
     expect(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
            f"the Gaussian kernel's weights softmax(-½‖q - k‖²) = {describe(kernel_weights)}",
            f"the softmax of your dot products = {describe(weights)}", hint)
