@@ -55,6 +55,11 @@ report_renamed_files()
 #    be left out of its own keys;
 # 5. rewrite the Gaussian score so that it leads to the dot-product attention
 #    of chapter 04.
+#
+# The first cell loads the libraries and asks PyTorch to use a single CPU
+# thread. Every tensor in this notebook is small: the largest, in the grid
+# search near the end, holds 101 × 40 × 39 numbers. For work that small, one
+# thread is faster than waking a second one for each operation.
 
 # %%
 import ipywidgets as widgets
@@ -66,9 +71,6 @@ import d2lmini as d2l
 from d2lmini.exercises import ch01
 
 device = d2l.try_gpu()
-# Every tensor here is small: the largest, in the grid search near the end,
-# holds 101 × 40 × 39 numbers. For such work one CPU thread is faster than
-# waking a second one for each operation.
 torch.set_num_threads(1)
 
 # %% [markdown]
@@ -307,14 +309,22 @@ print("their largest softmax weight:", d2l.numpy(stable_weights[lost].max(dim=1)
 # %% [markdown]
 # The rescued queries put all their weight on their nearest key, which is what
 # the formula means in the limit. For the boxcar, a query with no key in its
-# window truly has nothing to average; `d2lmini` gives it an all-zero row of
-# weights (and prediction 0) instead of NaN, so that one empty window cannot
-# spread NaN through later computations:
+# window truly has nothing to average, and no formula can rescue it.
+# `d2lmini` gives it an all-zero row of weights instead of NaN, so that one
+# empty window cannot spread NaN through later computations. That avoids the
+# NaN, not the problem: a weighted sum with every weight 0 predicts 0, and
+# here 0 is a wrong number ($f$ is 0 only at $x = 0$). Unlike NaN, it looks
+# like an answer. Chapter 02 meets the same kind of silent wrong answer in
+# masked attention. So an all-zero row must be flagged or avoided: count the
+# rows whose weights sum to 0, as below, and widen the window until there
+# are none.
 
 # %%
-_, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
-print("boxcar, σ = 0.01: all-zero rows:", int((boxcar_weights.sum(dim=1) == 0).sum()),
-      "| NaN rows:", nan_rows(boxcar_weights))
+boxcar_predictions, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
+empty = boxcar_weights.sum(dim=1) == 0  # the queries with no key in their window
+print("boxcar, σ = 0.01: all-zero rows:", int(empty.sum()), "| NaN rows:", nan_rows(boxcar_weights))
+print("their predictions are all 0:", bool((boxcar_predictions[empty] == 0).all()),
+      f"| f at those queries: {y_truth[empty].min().item():.1f} to {y_truth[empty].max().item():.1f}")
 
 # %% [markdown]
 # From here on we use `d2l.nadaraya_watson`.
@@ -411,7 +421,8 @@ explorer
 #    0. There are still 13 such rows at $\sigma = 0.0625$, 5 at 0.125, 3 at
 #    0.149 and none from 0.177 up. The boxcar has no tails, so such a row
 #    has nothing to normalise; `d2lmini` returns zeros there instead of the
-#    NaN of $0/0$.
+#    NaN of $0/0$. The predictions of 0 are wrong all the same: the fit
+#    drops to 0 wherever a window is empty, whatever $f$ is there.
 # 3. Every weight is 0.025, that is $1/40$, at the smallest $\sigma$ and at the
 #    largest alike, and the fit is the flat mean of the 40 targets: average
 #    pooling. The constant kernel ignores the distance, so there is nothing
@@ -465,6 +476,24 @@ print("row 0 starts with x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
 # points, so nothing is random. We train twice from $\sigma = 1$ with
 # $\eta = 2$: once with leave-one-out keys, once with the full training set
 # as keys. A progress bar follows each run.
+#
+# The loop below is the first in this collection to use PyTorch's automatic
+# gradients. Four pieces do the work:
+#
+# * `net.log_sigma` is an `nn.Parameter`: a tensor that a model marks as one
+#   of its learnable numbers. PyTorch records every computation that uses it,
+#   all the way to the loss.
+# * `loss.backward()` goes back through that record and computes the
+#   gradient $\partial L / \partial \log\sigma$: how fast the loss changes
+#   when $\log\sigma$ grows a little.
+# * The gradient lands in `net.log_sigma.grad`. Each `backward()` adds to
+#   what is already there, so after each step we set it back to `None`.
+# * PyTorch refuses to change a parameter in place while it is recording.
+#   `with torch.no_grad():` switches the recording off for the lines inside
+#   it, so the SGD step can change $\log\sigma$.
+#
+# Later cells call `.detach()`: it gives the same numbers without the record,
+# for plotting and printing.
 
 # %%
 def train_width(keys, values, description, num_steps=50, lr=2.0):
@@ -537,7 +566,11 @@ print(f"with all keys, each training query puts on average {own_weight.mean().it
 # Is that width the best one for the leave-one-out loss? A grid search over
 # $\sigma$ answers it without any gradients. We evaluate all 101 widths at
 # once: the Gaussian pooling of the softmax form, with one more leading axis
-# for the width.
+# for the width. Indexing with `None` inserts an axis of length 1, and
+# broadcasting repeats a tensor along such an axis to match the other one.
+# The 40 training queries become $(1, 40, 1)$, their leave-one-out keys
+# $(1, 40, 39)$ and the widths $(101, 1, 1)$, so `u` holds one scaled
+# distance for every width, query and key: $(101, 40, 39)$.
 
 # %%
 grid = torch.logspace(-2, 0.5, 101).to(device)  # 101 widths from 0.01 to 3.16
@@ -611,7 +644,8 @@ print("the scores themselves differ, by ½‖q‖² + ½ per row:",
 #   underflows for every key (3 of 50 queries at $\sigma = 0.01$ here). A
 #   softmax of the log-kernel values never does; `d2l.nadaraya_watson`
 #   computes it that way, and gives a query with no key in a boxcar's window
-#   all-zero weights instead of NaN.
+#   all-zero weights instead of NaN. Their prediction, 0, is still wrong:
+#   count such rows and widen the window until there are none.
 # * The width $\sigma$ trades noise against detail. It can be learned by
 #   gradient descent, but only with leave-one-out keys: with its own key in
 #   view, the model shrinks $\sigma$ and copies $y_i$.

@@ -43,9 +43,17 @@ report_renamed_files()
 # words written so far and each key one word of the source sentence; two
 # different parts of the model make them, and nothing forces the two to have
 # the same size (chapter 08 builds a small model of this kind). Below, a
-# query of size 20 meets keys of size 2. Additive attention handles that case
-# with a tiny neural network that maps the query and the key into a shared
-# hidden space before scoring them.
+# query of size 20 meets keys of size 2.
+#
+# Unequal sizes alone do not call for a network. One learned matrix placed
+# between the query and the key also turns the pair into one number, with
+# matrix products only: you design that score in Exercise 3.1, and chapter
+# 05 meets unequal sizes with matrices alone too. What sets additive
+# attention apart is the kind of score it computes: a small learned neural
+# network with a non-linear step inside. The network carries the query and
+# the key into a shared space, adds them there, bends the sum with $\tanh$,
+# and reduces the result to one number. Because of that bend, it can learn
+# scores that matrix products alone cannot give.
 #
 # **In this notebook you will**
 # 1. write the additive score $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$ in plain
@@ -70,8 +78,12 @@ device = d2l.try_gpu()
 # ## The scoring function
 #
 # A query $q \in \mathbb{R}^{d_q}$ and a key $k \in \mathbb{R}^{d_k}$ (the sizes
-# $d_q$ and $d_k$ may differ) are scored by a one-hidden-layer network with
-# $d_h$ hidden units:
+# $d_q$ and $d_k$ may differ) are scored by a small neural network with one
+# hidden layer. In plain words, the network works in two stages. First it
+# computes $d_h$ intermediate numbers from the query and the key; together
+# they are the *hidden layer*, and each one is a *hidden unit* ("hidden"
+# because it is neither an input nor the output). Then it combines those
+# $d_h$ numbers into the one number it returns, the score:
 #
 # $$a(q, k) = w_v^\top \tanh\left(W_q\, q + W_k\, k\right),
 # \qquad W_q \in \mathbb{R}^{d_h \times d_q},\; W_k \in \mathbb{R}^{d_h \times d_k},\;
@@ -304,14 +316,24 @@ except ValueError as error:
     print("ValueError:", error)
 
 # %% [markdown]
-# Additive attention takes any three sizes: here queries of size 5, keys of
-# size 3 and values of size 7.
+# `d2l.AdditiveAttention` takes any three sizes: here queries of size 5, keys
+# of size 3 and values of size 7.
 
 # %%
 mixed = d2l.AdditiveAttention(num_hiddens=8, dropout=0.0, key_size=3, query_size=5).to(device)
 mixed_output = mixed(torch.randn(2, 4, 5).to(device), torch.randn(2, 6, 3).to(device),
                      torch.randn(2, 6, 7).to(device), torch.tensor([3, 6]).to(device))
 print("output:", tuple(mixed_output.shape), " weights:", tuple(mixed.attention_weights.shape))
+
+# %% [markdown]
+# Additive attention is not the only way past the dot product's limit. A
+# learned matrix between the query and the key, with no hidden layer and no
+# $\tanh$, also scores a query of one size against a key of another
+# (Exercise 3.1), and chapter 05's multi-head attention scores queries and
+# keys of different sizes with matrix products only. What additive attention
+# adds is the network: its $\tanh$ lets it learn scores that no matrix
+# product gives, and keeps every score between fixed bounds (the worked
+# answers to the Explore section use that).
 
 # %% [markdown]
 # ## Additive versus dot-product weights
@@ -421,17 +443,22 @@ explorer
 # %% [markdown]
 # ## Summary
 #
-# * Additive attention scores a pair with a small network,
-#   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$, so queries and keys may have
-#   different sizes $d_q$ and $d_k$: nothing has to match. The hidden size
-#   $d_h$ is a free setting that both projections share.
+# * Additive attention scores a pair with a small learned network with one
+#   hidden layer and a non-linear step,
+#   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$. Queries and keys may have
+#   different sizes $d_q$ and $d_k$; a learned matrix between them handles
+#   unequal sizes too, with matrix products only (Exercise 3.1). The hidden
+#   size $d_h$ is a free setting that both projections share.
 # * Projecting first and broadcasting $(B, n_q, 1, d_h) + (B, 1, n_k, d_h)$
 #   scores every pair at once; a masked softmax and `torch.bmm` finish the
 #   pooling.
 # * Identical keys get identical scores, hence uniform weights over the valid
 #   keys: the toy example returns the means [2, 3, 4, 5] and [10, 11, 12, 13].
 # * $W_a [q; k] = W_q q + W_k k$ with $W_a = [W_q \; W_k]$: the concatenation form
-#   is the same function, computed less efficiently.
+#   is the same function. Computed as written, with one product for every
+#   pair, it costs more arithmetic than projecting each query and each key
+#   once and broadcasting, as soon as there are several of each (the count
+#   above).
 # * `d2l.AdditiveAttention` equals the from-scratch version given the same
 #   parameters.
 # * With identical keys, additive and dot-product attention give the same
@@ -451,6 +478,35 @@ questions.ask("03")
 
 
 # %% [markdown]
+# ## Matrix products, before the exercises
+#
+# Exercise 3.1 asks you to build a score from matrix products only. Three
+# facts are all it needs.
+#
+# * A matrix with $m$ rows and $n$ columns times a vector of size $n$ gives a
+#   vector of size $m$: entry $i$ of $A x$ is $\sum_j A_{ij} x_j$. So a matrix
+#   can turn a vector of one size into a vector of another, as $W_k k$ did
+#   above.
+# * Two vectors of the same size give one number, their dot product
+#   $u^\top x = \sum_i u_i x_i$. Vectors of different sizes have none.
+# * The identity matrix $I$ (`torch.eye`), ones on its diagonal and zeros
+#   elsewhere, leaves every vector as it is: $I x = x$.
+#
+# In `torch`, `@` multiplies. A batch, a 3-D tensor, times a 2-D matrix
+# multiplies every matrix of the batch by that same matrix; two batches are
+# multiplied example by example, as `torch.bmm` did above. `.transpose(1, 2)`
+# swaps a batch's last two axes. Check each printed shape against these
+# rules:
+
+# %%
+A, x = torch.randn(4, 3), torch.randn(3)  # A: 4 rows, 3 columns
+X, Y = torch.randn(2, 5, 4), torch.randn(2, 6, 3)  # batches of 2 matrices, (5, 4) and (6, 3)
+print("A @ x:            ", tuple((A @ x).shape))
+print("X @ A:            ", tuple((X @ A).shape))
+print("Y.transpose(1, 2):", tuple(Y.transpose(1, 2).shape))
+print("torch.eye(3) @ x equals x:", torch.equal(torch.eye(3) @ x, x))
+
+# %% [markdown]
 # ## Exercises
 #
 # Fill in the body of each function below, then run the check cell below
@@ -460,8 +516,9 @@ questions.ask("03")
 # ### Exercise 3.1 · A score from matrix products only (★)
 #
 # Additive attention uses a hidden layer and a $\tanh$ to score a query of
-# size $d_q$ against a key of size $d_k$. Can matrix products alone do it?
-# Design a score $a(q, k)$ that
+# size $d_q$ against a key of size $d_k$. Matrix products alone can do it
+# too, as the chapter said; here you find out how. Design a score $a(q, k)$
+# that
 #
 # * uses one learnable matrix $W$ of shape $(d_q, d_k)$ and matrix products
 #   only: no hidden layer, no $\tanh$;

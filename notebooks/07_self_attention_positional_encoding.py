@@ -308,11 +308,17 @@ d2l.plt.show()
 # part only; the token's content goes through the same matrices, and whether
 # a trained layer uses the rotation is up to training.
 #
-# Let us find each pair's map from the table alone: least squares over all
-# positions (in float64) for the $2 \times 2$ matrix $A$ with
-# $p_i A \approx p_{i+\delta}$ for the rows $p_i$, then check that it fits
-# exactly, that it is a rotation ($A^\top A = I$, $\det A = 1$) and that its
-# angle is $\omega\delta$. Exercise 7.1 asks for the matrix itself.
+# Let us find each pair's map from the table alone. We look for the
+# $2 \times 2$ matrix $A$ with $p_i A \approx p_{i+\delta}$ for the rows $p_i$,
+# at all positions at once. There are many more rows than the four numbers
+# in $A$, so in general no $A$ would fit them all, and we ask for the best
+# compromise: **least squares** picks the $A$ that makes the sum of the
+# squared differences between $p_i A$ and $p_{i+\delta}$, over all rows, as
+# small as possible. When some $A$ fits every row exactly, that sum is 0 and
+# least squares returns that $A$. `torch.linalg.lstsq` computes it (here in
+# float64). Then we check that it fits exactly, that it is a rotation
+# ($A^\top A = I$, $\det A = 1$) and that its angle is $\omega\delta$.
+# Exercise 7.1 asks for the matrix itself.
 
 # %%
 num_steps, num_hiddens = 100, 16
@@ -412,11 +418,15 @@ d2l.plt.show()
 # ## Costs: convolution, recurrence, self-attention
 #
 # Three ways to let $n$ tokens of width $d$ exchange information. A
-# convolution with kernel size $k$ mixes each position with its neighbours,
-# $k$ positions in all, using the same weights at every position. A recurrent
-# layer (RNN) walks along the sequence, computing a hidden state at each
-# position from the previous state and the current token. Self-attention
-# mixes every position with every other. We compare them on three counts:
+# **convolution** with kernel size $k$ is a window that slides along the
+# sequence: the output at each position is a weighted sum of the $k$ inputs
+# around it, with the same weights at every position. A **recurrent layer**
+# (RNN) reads the tokens one at a time, left to right, and keeps a hidden
+# state, a vector it updates from the previous state and the current token;
+# the state at the last position has seen every token. Self-attention mixes
+# every position with every other. This chapter needs nothing more of
+# convolutions and RNNs than these two sentences: how far one layer reaches,
+# and which steps must wait for each other. We compare them on three counts:
 # the computation of one layer, the operations that must run one after
 # another, and the longest path a signal travels between two positions (the
 # Transformer paper argues that short paths make long-range dependencies
@@ -453,11 +463,17 @@ print("\n".join(table))
 # **Path length, measured.** How many stacked convolutions does it take
 # before the last output depends on the first input? We stack layers until
 # the gradient of the last output with respect to the first input is no
-# longer zero. With kernel size $k$ (padding on both sides), each layer sees
-# $(k-1)/2$ positions further each way, so $n$ positions take about
-# $2(n-1)/(k-1)$ layers. One self-attention layer already connects every pair
-# (measured the same way). An RNN passes the first token to the last through
-# $n - 1$ steps of its recurrence, one after another.
+# longer zero. For that test to be fair, a zero gradient must mean "no
+# connection" and nothing else. So every convolution weight is set to 1:
+# each route from the first input to the last output then adds a positive
+# amount to the gradient, and no two routes can cancel out. With random
+# weights of both signs, routes could cancel, and the gradient could be
+# zero although the positions are connected. With kernel size $k$ (padding
+# on both sides), each layer sees $(k-1)/2$ positions further each way, so
+# $n$ positions take about $2(n-1)/(k-1)$ layers. One self-attention layer
+# already connects every pair (measured the same way). An RNN passes the
+# first token to the last through $n - 1$ steps of its recurrence, one after
+# another.
 
 # %%
 def layers_to_connect(layer, n, width, max_layers=100):
@@ -475,7 +491,7 @@ def layers_to_connect(layer, n, width, max_layers=100):
 def convolution(kernel_size):
     """A one-channel Conv1d over the positions, as a layer from (1, n, 1) to (1, n, 1)."""
     conv = nn.Conv1d(1, 1, kernel_size, padding=kernel_size // 2, bias=False)
-    nn.init.constant_(conv.weight, 1.0)  # positive weights: no dependence can cancel out
+    nn.init.constant_(conv.weight, 1.0)  # every weight 1, as the text explains
     return lambda X: conv(X.transpose(1, 2)).transpose(1, 2)
 
 

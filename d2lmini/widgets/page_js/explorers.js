@@ -408,6 +408,8 @@
           return element;
         }
         this.inputs[spec.name] = () => offered.indexOf(element.checked);
+      } else if (spec.kind === "Choice" && spec.style === "toggle") {
+        return this.toggle(spec, offered, start);
       } else if (spec.kind === "Choice" && spec.style !== "slider") {
         element = document.createElement("select");
         offered.forEach((value, index) => {
@@ -484,6 +486,41 @@
       for (const kind of ["input", "change"]) this.root.addEventListener(kind, () => timer !== null && pause());
       label(false);
       return button;
+    }
+
+    // Toggle buttons (a Choice with style "toggle", as in the notebook): a group of radio buttons with
+    // a visible name. The group reads and sets its choice through `value`, as a menu does.
+    toggle(spec, offered, start) {
+      const group = document.createElement("div");
+      group.className = "d2l-toggle";
+      group.id = `${this.id}-${spec.name}`;
+      group.setAttribute("role", "radiogroup");
+      const legend = document.createElement("span");
+      legend.id = `${group.id}-label`;
+      legend.textContent = spec.label;
+      group.setAttribute("aria-labelledby", legend.id);
+      group.append(legend);
+      offered.forEach((value, index) => {
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = group.id;
+        input.value = String(index);
+        input.id = `${group.id}-${index}`;
+        input.checked = index === start;
+        const text = document.createElement("label");
+        text.htmlFor = input.id;
+        text.textContent = spec.options.find((o) => same(o[1], value))[0];
+        group.append(input, text);
+      });
+      Object.defineProperty(group, "value", {
+        get: () => group.querySelector("input:checked").value,
+        set: (index) => { group.querySelector(`input[value="${index}"]`).checked = true; },
+      });
+      this.inputs[spec.name] = () => Number(group.value);
+      group.addEventListener("change", () => this.changed(spec.name));
+      group.addEventListener("input", (event) => event.target === group && this.changed(spec.name));
+      this.elements = { ...this.elements, [spec.name]: group };
+      return group;
     }
 
     readout(spec, value) {
