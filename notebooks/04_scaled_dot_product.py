@@ -663,22 +663,35 @@ def distance_as_dot_product(queries, keys):
 ch04.check_distance_scores(distance_as_dot_product)
 
 # %% [markdown]
-# ### Exercise 4.4 · A causal mask with `torch.tril` (★★)
+# ### Exercise 4.4 · A causal mask with a prefix (★★)
 #
-# Write `causal_attention(queries, keys, values)` for self-attention with as
-# many queries as keys: scaled dot-product scores, then a lower-triangular
-# boolean mask from `torch.tril` that sets the scores of future keys to
-# $-\infty$ (`masked_fill`), then softmax and the product with the values.
-# Return the output, (B, n, d_v). It must equal `DotProductAttention` with
-# `d2l.causal_valid_lens`.
+# Chapter 02 built the causal mask as the lower triangle of `torch.tril`. Some
+# models go one step further. They read a prompt, a question say, in full,
+# then write the answer one token at a time. The prompt's first $p$ tokens,
+# the **prefix**, are all given at once, so each of them may attend to all
+# $p$, in both directions. Every token after the prefix stays causal. So
+# query $i$ may attend to keys $0, \dots, \max(i, p - 1)$. With $p = 1$ this
+# is the plain causal mask. (Such a model is called a *prefix language
+# model*.)
+#
+# Write `causal_attention(queries, keys, values, prefix=1)` for
+# self-attention with as many queries as keys: scaled dot-product scores,
+# a boolean mask that starts from `torch.tril` and allows the keys just named,
+# the scores of the other keys set to $-\infty$ (`masked_fill`), then softmax
+# and the product with the values. Return the output, (B, n, d_v). The check
+# first calls it without a prefix and compares it with `DotProductAttention`
+# and `d2l.causal_valid_lens`; then it calls it with `prefix=3`. Before you
+# run the check, predict: which valid lengths would give the same weights as
+# a prefix of 3 over 5 tokens?
 
 # %% tags=["exercise"]
-def causal_attention(queries, keys, values):
-    """Scaled dot-product attention in which query i sees keys 0..i only."""
+def causal_attention(queries, keys, values, prefix=1):
+    """Scaled dot-product attention in which query i sees keys 0..max(i, prefix - 1)."""
     ### BEGIN SOLUTION
     n, d = queries.shape[1], queries.shape[2]
     scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))  # (n, n)
+    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))  # (n, n): the causal triangle
+    allowed[:, :prefix] = True  # every query also sees the whole prefix
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     return torch.bmm(weights, values)
     ### END SOLUTION

@@ -24,10 +24,14 @@ def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
     return 2 * num_queries * num_keys * d, num_queries * num_keys * bytes_per_element
 
 
-def causal_attention(queries, keys, values, mask=torch.tril, scale=True):
+def causal_attention(queries, keys, values, prefix=1, prefix_mask=None):
+    """The reference answer of Exercise 4.4; prefix_mask(n, prefix) replaces the mask when a prefix is given."""
     n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / (math.sqrt(d) if scale else 1)
-    allowed = mask(torch.ones(n, n, dtype=torch.bool))
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix] = True
+    if prefix > 1 and prefix_mask is not None:
+        allowed = prefix_mask(n, prefix)
     return torch.bmm(torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1), values)
 
 
@@ -170,6 +174,47 @@ def test_sum_scores_names_an_unsummed_feature_axis():
 def test_attention_cost_success_line_reports_quadratic_growth(capsys):
     ch04.check_attention_cost(attention_cost)
     assert "the weights of one example take 4 MiB; doubling n multiplies both costs by 4" in capsys.readouterr().out
+
+
+# ---- Exercise 4.4 -------------------------------------------------------------
+
+def test_causal_attention_success_line_gives_the_prefix_as_valid_lengths(capsys):
+    ch04.check_causal_attention(causal_attention)
+    assert "with the valid lengths 3, 3, 3, 4, 5: a prefix is one more set of valid lengths" in capsys.readouterr().out
+
+
+def _with_prefix(n, prefix, rows=None, columns=None):
+    """A prefix mask with one mistake: the first ``rows`` rows see every key, or ``columns`` columns are allowed."""
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix if columns is None else columns] = True
+    if rows is not None:
+        allowed[:rows] = True
+    return allowed
+
+
+@pytest.mark.parametrize("prefix_mask, message", [
+    (lambda n, p: torch.ones(n, n, dtype=torch.bool).tril(), r"the prefix changes nothing in your output"),
+    (lambda n, p: _with_prefix(n, p, rows=p), r"your prefix queries see the whole sequence"),
+    (lambda n, p: _with_prefix(n, p, columns=p + 1), r"your prefix is one token too long"),
+    (lambda n, p: _with_prefix(n, p, columns=p - 1), r"your prefix is one token too short"),
+])
+def test_causal_attention_names_the_mistakes_of_a_prefix(prefix_mask, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch04.check_causal_attention(lambda q, k, v, prefix=1: causal_attention(q, k, v, prefix, prefix_mask))
+
+
+def test_causal_attention_without_a_prefix_argument_is_asked_for_one():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: a function that takes \(queries, keys, values, prefix=1\)"
+                                            r".*add the argument prefix=1 after values"):
+        ch04.check_causal_attention(lambda queries, keys, values: causal_attention(queries, keys, values))
+
+
+def test_causal_attention_checks_the_plain_causal_mask_first():
+    def prefix_from_two(queries, keys, values, prefix=1):  # right with a prefix, wrong without one
+        return causal_attention(queries, keys, values, max(prefix, 2))
+
+    with pytest.raises(ExerciseError, match=r"query i may attend to keys j ≤ i only"):  # the causal hint
+        ch04.check_causal_attention(prefix_from_two)
 
 
 @pytest.mark.parametrize("shortcut", [

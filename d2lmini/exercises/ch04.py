@@ -1,5 +1,7 @@
 """Checks for chapter 04, scaled dot-product attention."""
 
+import inspect
+
 import torch
 import torch.nn.functional as F
 
@@ -7,14 +9,14 @@ import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import check, describe, expect, expect_close, passed
+from ._feedback import ExerciseError, check, describe, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
 DISTANCE = "Exercise 4.3 · the Gaussian kernel as dot-product attention"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
-CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
+CAUSAL = "Exercise 4.4 · a causal mask with a prefix"
 SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
 
 
@@ -236,25 +238,76 @@ def _causal_weight_mistakes(queries, keys):
     return [(wrong[name], _CAUSAL_HINTS[name]) for name in wrong]
 
 
+# The typical mistakes of a prefix, the step of Exercise 4.4 beyond the plain causal mask.
+_PREFIX_HINTS = {
+    "general": ("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself",
+                "start from the causal triangle of torch.tril, then allow the first p keys in every row"),
+    "ignored": ("the prefix changes nothing in your output: its queries still see only the keys up to themselves",
+                "the first p tokens are given at once, so each of them may see all p; allow the first p columns "
+                "in every row"),
+    "sees_all": ("your prefix queries see the whole sequence, the later tokens too: they may see the prefix only",
+                 "a prefix query may attend to keys 0 to p - 1; the causal triangle still holds for every key after "
+                 "the prefix"),
+    "too_long": ("your prefix is one token too long", "a prefix of p tokens is keys 0 to p - 1"),
+    "too_short": ("your prefix is one token too short", "a prefix of p tokens is keys 0 to p - 1"),
+    "no_argument": ("your function takes no prefix: add the argument prefix=1 after values",
+                    "with prefix=1 it is the plain causal attention you have; the check then calls it with "
+                    "prefix=3"),
+}
+
+
+def _prefix_allowed(n, prefix):
+    """The (n, n) mask of a prefix of ``prefix`` tokens: the causal triangle, plus the first columns."""
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix] = True
+    return allowed
+
+
 @check(CAUSAL)
 def check_causal_attention(causal_attention):
-    """Exercise 4.4: a tril mask equals DotProductAttention with causal valid lengths."""
+    """Exercise 4.4: the tril mask equals DotProductAttention with causal valid lengths; a prefix of p tokens
+    equals it with the valid lengths max(i + 1, p)."""
+    batch, n, prefix = 2, 5, 3
     with seeded(44):
-        queries, keys, values = torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+        queries, keys, values = torch.randn(batch, n, 4), torch.randn(batch, n, 4), torch.randn(batch, n, 3)
     attention = DotProductAttention(dropout=0.0)
-    expected = attention(queries, keys, values, causal_valid_lens(2, 5))
-    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores",
-                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
-                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
-                 (d2lmini, "attention_mask", "d2l.attention_mask"),
-                 (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
+    expected = attention(queries, keys, values, causal_valid_lens(batch, n))
+    prefix_lens = causal_valid_lens(batch, n).clamp(min=prefix)  # (batch, queries): 3, 3, 3, 4, 5
+    expected_with_prefix = attention(queries, keys, values, prefix_lens)
+    blocked = ((DotProductAttention, "forward", "d2l.DotProductAttention"),
+               (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+               (d2lmini, "attention_mask", "d2l.attention_mask"),
+               (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens"))
+    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
         received = causal_attention(queries, keys, values)
 
     mistakes = [(weights @ values, hint) for weights, hint in _causal_weight_mistakes(queries, keys)]
     mistakes.append((torch.softmax(_scaled_scores(queries, keys), -1) @ values, _CAUSAL_HINTS["unmasked"]))
     hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
     expect_close(received, expected, CAUSAL, hint)
-    passed(CAUSAL, "Equal to DotProductAttention with causal_valid_lens.")
+
+    try:
+        inspect.signature(causal_attention).bind(queries, keys, values, prefix)
+    except TypeError:
+        raise ExerciseError(CAUSAL, "a function that takes (queries, keys, values, prefix=1)",
+                            f"a function that takes {inspect.signature(causal_attention)}",
+                            _PREFIX_HINTS["no_argument"]) from None
+    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
+        received = causal_attention(queries, keys, values, prefix)
+    scores = _scaled_scores(queries, keys)
+
+    def output(allowed):
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
+
+    sees_all = _prefix_allowed(n, prefix)
+    sees_all[:prefix] = True
+    wrong = {"ignored": output(_prefix_allowed(n, 1)), "sees_all": output(sees_all),
+             "too_long": output(_prefix_allowed(n, prefix + 1)), "too_short": output(_prefix_allowed(n, prefix - 1))}
+    hint = hint_for(received, _PREFIX_HINTS["general"], [(wrong[name], _PREFIX_HINTS[name]) for name in wrong])
+    expect_close(received, expected_with_prefix, CAUSAL, hint)
+    passed(CAUSAL, f"Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
+                   f"DotProductAttention with the valid lengths {', '.join(map(str, prefix_lens[0].tolist()))}: "
+                   f"a prefix is one more set of valid lengths, max(i + 1, p).")
 
 
 @check(SPOT_THE_BUG)
