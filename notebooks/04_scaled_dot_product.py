@@ -205,22 +205,38 @@ d2l.plt.show()
 #
 # Softmax turns differences of scores into ratios of weights,
 # $e^{s_i - s_j}$. When the scores spread over tens of units, the largest one
-# takes nearly all the weight: the softmax **saturates**. We measure what that
-# does on 300 queries against 10 keys each, with and without the scale:
+# takes nearly all the weight: the softmax **saturates**. The usual textbook
+# story goes one step further: a saturated softmax has tiny gradients, so
+# without the scale, learning would stall. The paper that introduced the
+# scale gives this reason, as a suspicion in one sentence. We test the story
+# here.
 #
-# * the largest weight in a row (1 means one-hot: all the weight on one key)
-#   and the entropy of the row's weights $\alpha_j$,
-#   $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot;
-#   uniform over 10 keys gives $\log 10 \approx 2.30$);
-# * the gradients that training would follow. We take a loss that depends on
-#   every weight, $L = \sum_j g_j \alpha_j$ with fixed random numbers $g_j$,
-#   and let PyTorch's automatic differentiation (autograd, `.backward()`)
-#   compute its gradient at two places: at the scores $s$, and further back
-#   at the query $q$, from where it would flow on into whatever learned
-#   weights produce $q$ (the projections of the next section).
-#   Each is reported as the length (norm) of the gradient vector of a row,
-#   averaged over the rows; for $q$ also the median row, since the average
-#   can hide an uneven spread.
+# We draw 300 queries, each with 10 keys of its own, and compute each
+# query's row of weights with and without the scale. We measure three
+# things, at every $d$.
+#
+# 1. **How peaked the weights are**, to see whether the softmax saturates:
+#    the largest weight in a row (1 means one-hot: all the weight on one key)
+#    and the entropy of the row's weights $\alpha_j$,
+#    $-\sum_j \alpha_j \log \alpha_j$ (0 means one-hot; uniform over 10 keys
+#    gives $\log 10 \approx 2.30$).
+# 2. **The gradient at the scores $s$**, the one the textbook story is
+#    about. A gradient needs a loss. We take one that depends on every
+#    weight, $L = \sum_j g_j \alpha_j$ with fixed random numbers $g_j$: no real
+#    task, a stand-in for whatever loss training would use. PyTorch's
+#    automatic differentiation (autograd, `.backward()`) computes the gradient.
+# 3. **The gradient at the query $q$**, one step further back. Training does
+#    not set the scores directly: it changes the learned weights that produce
+#    $q$ (the projections of the next section). The gradient of those
+#    weights is computed from the gradient at $q$, so this is the one that
+#    learning receives.
+#
+# A gradient is a vector per row; we report its length (norm), one number
+# per query, and take the mean over the 300 rows. For the gradient at $q$
+# we also report the **median**, the row in the middle once the rows are
+# sorted by that length. The two tell different things: if a few rows got
+# large gradients and most got none, the mean could still look healthy, but
+# the median would be near 0.
 
 # %% [markdown]
 # **Deeper (you may skip this).** The two gradients in formulas. For
@@ -244,13 +260,28 @@ d2l.plt.show()
 # like $\sqrt{d}$: the two cancel, so the mean over the rows levels off
 # instead of growing or vanishing.
 
+# %% [markdown]
+# The code below measures all of this. One line needs a word. After
+# `.backward()`, autograd stores a gradient in `.grad` only for the tensors we
+# marked with `requires_grad_()`, here `q`. The scores are computed from
+# `q`: autograd uses their gradient on its way back to `q`, then drops it.
+# `scores.retain_grad()` asks it to keep that gradient, in `scores.grad`, so
+# that we can measure it.
+#
+# The last two lines of the output look at how the gradient at $q$ is spread
+# over the rows at $d = 1024$. They sort the 300 rows by its length and give
+# two shares: the share of the rows that get almost nothing (less than
+# 0.01), and the share of the total that the tenth of the rows with the
+# largest gradients carries. If every row got the same, that tenth would
+# carry 10%.
+
 # %%
 def softmax_statistics(q, k, scale, g):
     """Softmax over q·k·scale: mean max weight, mean entropy, mean gradient norms at s and at q, median at q,
     and the gradient norm at q of every row."""
     q = q.detach().requires_grad_()  # (rows, 1, d)
     scores = (q @ k.transpose(1, 2)).squeeze(1) * scale  # (rows, keys)
-    scores.retain_grad()  # keep ∂L/∂s too: by default autograd keeps only the gradients of inputs such as q
+    scores.retain_grad()  # keep ∂L/∂s in scores.grad (see above)
     weights = torch.softmax(scores, dim=-1)  # (rows, keys)
     (weights * g).sum().backward()  # L = Σ g · α, so ∂L/∂α = g
     entropy = torch.special.entr(weights).sum(dim=-1)  # -Σ α log α, with 0 log 0 = 0
@@ -310,36 +341,44 @@ d2l.plt.show()
 
 # %% [markdown]
 # Unscaled, the rows become nearly one-hot as $d$ grows: at $d = 1024$ the
-# largest weight is 0.963 on average and the entropy 0.086. The two gradients
-# then tell different stories:
+# largest weight is 0.963 on average and the entropy 0.086. The softmax
+# saturates. Now the gradients, in the order we measured them:
 #
-# * **At the scores** the gradient shrinks, from 0.31 at $d = 1$ to 0.04 at
-#   $d = 1024$: a saturated softmax barely responds to a small change of its
-#   scores.
-# * **At the query** it does not shrink on average. It grows at first, from
-#   0.22 at $d = 1$ to 1.20 at $d = 64$, then nearly levels off: 1.27 at
-#   $d = 256$ and 1.36 at $d = 1024$, while $\sqrt{d}$ grows fourfold (the plot
-#   shows dips between, since a mean of numbers this uneven over 300 rows is
-#   itself noisy). The scores themselves grow with $d$: moving $q$ changes each
-#   score $q^\top k$ in proportion to the key's length, about $\sqrt{d}$. Each
-#   unit of score passes back less (from $d = 64$ on, the gradient at the
-#   scores about halves each time $d$ grows fourfold, like $1/\sqrt{d}$), but
-#   each step of $q$ moves the scores more, and the two about cancel.
-# * **Per row**, the average hides a very uneven spread. At $d = 1024$ the
-#   median row gets 0.0000, 69% of the rows get less than 0.01, and the tenth
-#   of the rows with the largest gradients carries 90% of the total. Most
-#   queries pass almost nothing back to the weights that produce them, and
-#   a few pass a lot.
+# * **At the scores**, the textbook story holds. The gradient shrinks, from
+#   0.31 at $d = 1$ to 0.04 at $d = 1024$: a saturated softmax barely
+#   responds to a small change of its scores.
+# * **At the query**, the mean does not shrink. It grows at first, from 0.22
+#   at $d = 1$ to 1.20 at $d = 64$, then nearly levels off: 1.27 at
+#   $d = 256$ and 1.36 at $d = 1024$. (The plot shows dips between: a mean of
+#   numbers this uneven, over 300 rows, is itself noisy.) Two effects meet in
+#   the step from $s$ to $q$. Each unit of score passes back less: from
+#   $d = 64$ on, the gradient at the scores about halves each time $d$ grows
+#   fourfold, like $1/\sqrt{d}$. But moving $q$ changes each score $q^\top k$
+#   in proportion to the key's length, about $\sqrt{d}$, which doubles each
+#   time $d$ grows fourfold. The two about cancel.
+# * **The median row** shows what the mean hides. At $d = 1024$ it gets
+#   0.0000. The last two printed lines say how uneven the spread is: 69% of
+#   the rows get less than 0.01, and the tenth of the rows with the largest
+#   gradients carries 90% of the total, not 10%. Most queries pass almost
+#   nothing back to the weights that produce them, and a few pass a lot.
 #
 # Scaled by $1/\sqrt{d}$, every curve is flat from $d = 4$ on (at $d = 1$ the
 # scale is 1, so the two runs are the same): the rows stay as spread at
 # $d = 1024$ as at $d = 4$, and the gradient at $q$ has about the same mean
-# and median at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31). It stays
-# spread over the rows: at $d = 1024$ no row gets less than 0.01, and the tenth
-# of the rows with the largest gradients carries 19% of the total, not 90%.
-# The scale does not rescue a vanishing average, for the average did not
-# vanish; it keeps the gradient spread over all the queries, at a size that
-# does not change with $d$.
+# and median at every $d$ (means 0.30 to 0.33 and medians 0.26 to 0.31). It
+# stays spread over the rows: at $d = 1024$ no row gets less than 0.01, and
+# the tenth of the rows with the largest gradients carries 19% of the total.
+#
+# **How this fits the textbook story.** The story says: without the scale,
+# the softmax saturates and its gradients vanish. The first half is what we
+# measured. The second half holds at the scores. But the weights that learn
+# sit behind the query, and there the mean gradient does not vanish: it
+# gathers in the few rows whose two largest scores happen to lie close
+# together (the Deeper note above says why). So, in this measurement, the
+# scale does not rescue a vanishing average. It keeps the gradient spread
+# over all the queries, at a size that does not change with $d$, so that
+# every query, not only a few, passes a gradient back to the weights that
+# produce it.
 #
 # ## Causal self-attention on two sentences
 #
@@ -525,8 +564,9 @@ explorer
 #   gathers in a few rows while most rows get almost none. Scaled, it stays
 #   spread over all the rows, with about the same mean and median at every
 #   $d$.
-# * Causal self-attention lets the same token take on different meanings:
-#   *minute* comes out differently after "it took one" and "the size was".
+# * Self-attention makes a token's output depend on its context: *minute*
+#   comes out differently after "it took one" and "the size was". The causal
+#   mask only limits that context to the token itself and the ones before it.
 
 # %% [markdown]
 # ## Why? A question to check
@@ -599,10 +639,15 @@ ch04.check_attention_cost(attention_cost)
 #
 # Write `distance_as_dot_product(queries, keys)` that appends one coordinate
 # to every query and one to every key, (B, n_q, d) → (B, n_q, d + 1) and
-# (B, n_k, d) → (B, n_k, d + 1), chosen so that the plain dot product of a
-# longer query and a longer key is $q^\top k - \tfrac12\|k\|^2$. Return the pair
-# `(longer_queries, longer_keys)`. The check multiplies them with `torch.bmm`
-# and compares the softmax of the result with the Gaussian kernel's weights.
+# (B, n_k, d) → (B, n_k, d + 1). Choose them so that the softmax of the plain
+# dot products of the longer vectors is the Gaussian kernel's weights; the
+# simplest choice makes each dot product exactly $q^\top k - \tfrac12\|k\|^2$.
+# Return the pair `(longer_queries, longer_keys)`. The check multiplies them
+# with `torch.bmm` and compares the softmax of the results with the Gaussian
+# kernel's weights. Dot products that differ from
+# $q^\top k - \tfrac12\|k\|^2$ by a number that is the same for every key of
+# a query give the same softmax (Exercise 4.1 met this): they pass too, and
+# the check's message says so.
 
 # %% tags=["exercise"]
 def distance_as_dot_product(queries, keys):
@@ -618,22 +663,35 @@ def distance_as_dot_product(queries, keys):
 ch04.check_distance_scores(distance_as_dot_product)
 
 # %% [markdown]
-# ### Exercise 4.4 · A causal mask with `torch.tril` (★★)
+# ### Exercise 4.4 · A causal mask with a prefix (★★)
 #
-# Write `causal_attention(queries, keys, values)` for self-attention with as
-# many queries as keys: scaled dot-product scores, then a lower-triangular
-# boolean mask from `torch.tril` that sets the scores of future keys to
-# $-\infty$ (`masked_fill`), then softmax and the product with the values.
-# Return the output, (B, n, d_v). It must equal `DotProductAttention` with
-# `d2l.causal_valid_lens`.
+# Chapter 02 built the causal mask as the lower triangle of `torch.tril`. Some
+# models go one step further. They read a prompt, a question say, in full,
+# then write the answer one token at a time. The prompt's first $p$ tokens,
+# the **prefix**, are all given at once, so each of them may attend to all
+# $p$, in both directions. Every token after the prefix stays causal. So
+# query $i$ may attend to keys $0, \dots, \max(i, p - 1)$. With $p = 1$ this
+# is the plain causal mask. (Such a model is called a *prefix language
+# model*.)
+#
+# Write `causal_attention(queries, keys, values, prefix=1)` for
+# self-attention with as many queries as keys: scaled dot-product scores,
+# a boolean mask that starts from `torch.tril` and allows the keys just named,
+# the scores of the other keys set to $-\infty$ (`masked_fill`), then softmax
+# and the product with the values. Return the output, (B, n, d_v). The check
+# first calls it without a prefix and compares it with `DotProductAttention`
+# and `d2l.causal_valid_lens`; then it calls it with `prefix=3`. Before you
+# run the check, predict: which valid lengths would give the same weights as
+# a prefix of 3 over 5 tokens?
 
 # %% tags=["exercise"]
-def causal_attention(queries, keys, values):
-    """Scaled dot-product attention in which query i sees keys 0..i only."""
+def causal_attention(queries, keys, values, prefix=1):
+    """Scaled dot-product attention in which query i sees keys 0..max(i, prefix - 1)."""
     ### BEGIN SOLUTION
     n, d = queries.shape[1], queries.shape[2]
     scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))  # (n, n)
+    allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))  # (n, n): the causal triangle
+    allowed[:, :prefix] = True  # every query also sees the whole prefix
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     return torch.bmm(weights, values)
     ### END SOLUTION

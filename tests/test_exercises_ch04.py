@@ -24,10 +24,14 @@ def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
     return 2 * num_queries * num_keys * d, num_queries * num_keys * bytes_per_element
 
 
-def causal_attention(queries, keys, values, mask=torch.tril, scale=True):
+def causal_attention(queries, keys, values, prefix=1, prefix_mask=None):
+    """The reference answer of Exercise 4.4; prefix_mask(n, prefix) replaces the mask when a prefix is given."""
     n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / (math.sqrt(d) if scale else 1)
-    allowed = mask(torch.ones(n, n, dtype=torch.bool))
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix] = True
+    if prefix > 1 and prefix_mask is not None:
+        allowed = prefix_mask(n, prefix)
     return torch.bmm(torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1), values)
 
 
@@ -90,6 +94,46 @@ def test_distance_as_dot_product_accepts_the_extra_coordinate_first(capsys):
     assert "dot-product attention on vectors one coordinate longer" in capsys.readouterr().out
 
 
+def test_distance_as_dot_product_passes_a_shift_the_softmax_drops_and_says_so(capsys):
+    ch04.check_distance_scores(distance_as_dot_product)
+    assert "plus" not in capsys.readouterr().out  # the exact dot products: nothing to remark on
+    ch04.check_distance_scores(
+        lambda q, k: distance_as_dot_product(q, k, key_end=lambda k: 3 - 0.5 * (k ** 2).sum(-1, keepdim=True)))
+    assert "qᵀk - ½‖k‖² plus 3, the same for every query and key: the softmax drops" in capsys.readouterr().out
+
+
+def test_distance_as_dot_product_accepts_another_split_of_the_product(capsys):
+    ch04.check_distance_scores(lambda q, k: distance_as_dot_product(
+        q, k, query_end=lambda q: torch.full_like(q[..., :1], -0.5), key_end=lambda k: (k ** 2).sum(-1, keepdim=True)))
+    out = capsys.readouterr().out
+    assert out.startswith("✓ Exercise 4.3") and "plus" not in out
+
+
+def test_distance_as_dot_product_names_a_mistake_even_when_it_is_shifted():
+    def whole_norm_shifted(queries, keys):  # -‖k‖² + 2: wrong weights whatever the shift
+        return distance_as_dot_product(queries, keys, key_end=lambda k: 2 - (k ** 2).sum(-1, keepdim=True))
+
+    with pytest.raises(ExerciseError, match=r"halve the squared norm of the keys"):
+        ch04.check_distance_scores(whole_norm_shifted)
+    def minus_half_query_norm(queries, keys):  # qᵀk - ½‖q‖²: the weights of plain qᵀk
+        return distance_as_dot_product(queries, keys, query_end=lambda q: -0.5 * (q ** 2).sum(-1, keepdim=True),
+                                       key_end=lambda k: torch.ones_like(k[..., :1]))
+
+    with pytest.raises(ExerciseError, match=r"not -½‖q‖²"):
+        ch04.check_distance_scores(minus_half_query_norm)
+    with pytest.raises(ExerciseError, match=r"the appended coordinates add nothing to the weights"):  # qᵀk + 5
+        ch04.check_distance_scores(lambda q, k: distance_as_dot_product(q, k, key_end=lambda k: 5 + 0 * k[..., :1]))
+
+
+def test_distance_as_dot_product_wants_one_coordinate_even_when_the_weights_are_right():
+    def two_coordinates(queries, keys):
+        longer_queries, longer_keys = distance_as_dot_product(queries, keys)
+        return torch.cat([longer_queries, queries[..., :1]], -1), torch.cat([longer_keys, 0 * keys[..., :1]], -1)
+
+    with pytest.raises(ExerciseError, match=r"your weights are right, but you appended 2 coordinates"):
+        ch04.check_distance_scores(two_coordinates)
+
+
 def test_distance_as_dot_product_explains_why_the_full_distance_is_not_asked_for():
     def full_distance(queries, keys):  # two coordinates: -½‖q‖² and -½‖k‖² both appended
         half_q, half_k = 0.5 * (queries ** 2).sum(-1, keepdim=True), 0.5 * (keys ** 2).sum(-1, keepdim=True)
@@ -130,6 +174,47 @@ def test_sum_scores_names_an_unsummed_feature_axis():
 def test_attention_cost_success_line_reports_quadratic_growth(capsys):
     ch04.check_attention_cost(attention_cost)
     assert "the weights of one example take 4 MiB; doubling n multiplies both costs by 4" in capsys.readouterr().out
+
+
+# ---- Exercise 4.4 -------------------------------------------------------------
+
+def test_causal_attention_success_line_gives_the_prefix_as_valid_lengths(capsys):
+    ch04.check_causal_attention(causal_attention)
+    assert "with the valid lengths 3, 3, 3, 4, 5: a prefix is one more set of valid lengths" in capsys.readouterr().out
+
+
+def _with_prefix(n, prefix, rows=None, columns=None):
+    """A prefix mask with one mistake: the first ``rows`` rows see every key, or ``columns`` columns are allowed."""
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix if columns is None else columns] = True
+    if rows is not None:
+        allowed[:rows] = True
+    return allowed
+
+
+@pytest.mark.parametrize("prefix_mask, message", [
+    (lambda n, p: torch.ones(n, n, dtype=torch.bool).tril(), r"the prefix changes nothing in your output"),
+    (lambda n, p: _with_prefix(n, p, rows=p), r"your prefix queries see the whole sequence"),
+    (lambda n, p: _with_prefix(n, p, columns=p + 1), r"your prefix is one token too long"),
+    (lambda n, p: _with_prefix(n, p, columns=p - 1), r"your prefix is one token too short"),
+])
+def test_causal_attention_names_the_mistakes_of_a_prefix(prefix_mask, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch04.check_causal_attention(lambda q, k, v, prefix=1: causal_attention(q, k, v, prefix, prefix_mask))
+
+
+def test_causal_attention_without_a_prefix_argument_is_asked_for_one():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: a function that takes \(queries, keys, values, prefix=1\)"
+                                            r".*add the argument prefix=1 after values"):
+        ch04.check_causal_attention(lambda queries, keys, values: causal_attention(queries, keys, values))
+
+
+def test_causal_attention_checks_the_plain_causal_mask_first():
+    def prefix_from_two(queries, keys, values, prefix=1):  # right with a prefix, wrong without one
+        return causal_attention(queries, keys, values, max(prefix, 2))
+
+    with pytest.raises(ExerciseError, match=r"query i may attend to keys j ≤ i only"):  # the causal hint
+        ch04.check_causal_attention(prefix_from_two)
 
 
 @pytest.mark.parametrize("shortcut", [

@@ -1,5 +1,7 @@
 """Checks for chapter 04, scaled dot-product attention."""
 
+import inspect
+
 import torch
 import torch.nn.functional as F
 
@@ -7,14 +9,14 @@ import d2lmini
 
 from ..attention import DotProductAttention
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import check, describe, expect, expect_close, passed
+from ._feedback import ExerciseError, check, describe, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
 DISTANCE = "Exercise 4.3 · the Gaussian kernel as dot-product attention"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
-CAUSAL = "Exercise 4.4 · a causal mask with torch.tril"
+CAUSAL = "Exercise 4.4 · a causal mask with a prefix"
 SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
 
 
@@ -27,10 +29,21 @@ def _pair_shapes(received):
     return f"{type(received).__name__} {received!r}"
 
 
+def _describe_shift(shift):
+    """The number that right dot products add to qᵀk - ½‖k‖², in a few words: one value, or one per query."""
+    per_query = shift[..., 0]  # (2, 3)
+    if torch.allclose(per_query, per_query.flatten()[0].expand_as(per_query), atol=1e-4, rtol=1e-4):
+        return f"{per_query.flatten()[0].item():.4g}, the same for every query and key"
+    return "a number that changes from query to query but is the same for every key of a query"
+
+
 @check(DISTANCE)
 def check_distance_scores(distance_as_dot_product):
-    """Exercise 4.3: one appended coordinate makes qᵀk - ½‖k‖² a plain dot product, so the Gaussian kernel's
-    weights are dot-product attention weights."""
+    """Exercise 4.3: one appended coordinate gives dot products whose softmax is the Gaussian kernel's weights.
+
+    The weights are what the check compares: dot products that differ from qᵀk - ½‖k‖² by one number per query
+    give the same softmax, so they pass, and the success line says so.
+    """
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     received = distance_as_dot_product(queries.clone(), keys.clone())
@@ -54,31 +67,52 @@ def check_distance_scores(distance_as_dot_product):
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
     half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
     half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
-    expected = dots - half_key_norms
+    expected = dots - half_key_norms  # the dot products of the simplest answer
     scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
-    hint = hint_for(scores, ("the score is qᵀk - ½‖k‖²: the first d coordinates already give qᵀk, so the "
-                             "appended pair must multiply to -½‖k‖²",
-                             "the query's appended number must be the same for every query, since the bias "
-                             "belongs to the key alone; the key's appended number is then its bias",
-                             "append 1 to every query and -½‖k‖² to every key"), [
-        (expected - half_query_norms,
-         ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
-          "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")),
-        (dots, ("the appended coordinates add nothing: the dot products are plain qᵀk",
+    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)  # (2, 3, 5)
+    weights = masked_softmax(scores, None)
+    # The typical wrong dot products, named once. Most are compared by their softmax, as the answer is, so a
+    # mistake shifted by one number per query is still named; -½‖q‖² is named by its dot products, since its
+    # weights are those of plain qᵀk.
+    by_weights = [
+        (dots, ("the appended coordinates add nothing to the weights: the dot products are plain qᵀk, or qᵀk plus "
+                "a number that is the same for every key of a query, which the softmax drops",
                 "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
         (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
-                                   "the key's norm changes along a row of scores; the query's does not")),
         (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
         (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
-    ])
-    expect(torch.allclose(scores, expected, atol=1e-5, rtol=1e-4), DISTANCE,
-           f"dot products qᵀk - ½‖k‖² = {describe(expected)}", f"dot products {describe(scores)}", hint)
-    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)
-    expect_close(masked_softmax(scores, None), kernel_weights, DISTANCE,
-                 "the softmax of your dot products should equal the Gaussian-kernel weights")
-    passed(DISTANCE, "The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
-                     "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
+    ]
+    by_scores = [
+        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
+                                   "the key's norm changes along a row of scores; the query's does not")),
+    ]
+    hint = hint_for(weights, ("the score is qᵀk - ½‖k‖², whose softmax is the kernel's weights: the first d "
+                              "coordinates already give qᵀk, so the appended pair must multiply to -½‖k‖²",
+                              "the query's appended number must be the same for every query, since the bias "
+                              "belongs to the key alone; the key's appended number is then its bias",
+                              "append 1 to every query and -½‖k‖² to every key"),
+                    [(masked_softmax(wrong, None), hint) for wrong, hint in by_weights])
+    hint = hint_for(scores, hint, by_scores)
+    expect(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
+           f"the Gaussian kernel's weights softmax(-½‖q - k‖²) = {describe(kernel_weights)}",
+           f"the softmax of your dot products = {describe(weights)}", hint)
+    appended = longer_queries.shape[-1] - 4
+    if torch.allclose(scores, expected - half_query_norms, atol=1e-5, rtol=1e-4):
+        hint = ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
+                "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")
+    else:
+        hint = (f"your weights are right, but you appended {appended} coordinates: one is enough",
+                "the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²")
+    expect(appended == 1, DISTANCE, "shapes (2, 3, 5) and (2, 5, 5): one appended coordinate",
+           _pair_shapes(received), hint)
+    shift = scores - expected  # (2, 3, 5): one number per query when the weights are right
+    detail = ("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
+              "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
+    if not torch.allclose(shift, torch.zeros_like(shift), atol=1e-5, rtol=1e-4):
+        detail += (f" Your dot products are qᵀk - ½‖k‖² plus {_describe_shift(shift)}: the softmax drops "
+                   f"such a number, as it dropped the query's sum in Exercise 4.1.")
+    passed(DISTANCE, detail)
+
 
 
 @check(SUMMATION)
@@ -204,25 +238,76 @@ def _causal_weight_mistakes(queries, keys):
     return [(wrong[name], _CAUSAL_HINTS[name]) for name in wrong]
 
 
+# The typical mistakes of a prefix, the step of Exercise 4.4 beyond the plain causal mask.
+_PREFIX_HINTS = {
+    "general": ("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself",
+                "start from the causal triangle of torch.tril, then allow the first p keys in every row"),
+    "ignored": ("the prefix changes nothing in your output: its queries still see only the keys up to themselves",
+                "the first p tokens are given at once, so each of them may see all p; allow the first p columns "
+                "in every row"),
+    "sees_all": ("your prefix queries see the whole sequence, the later tokens too: they may see the prefix only",
+                 "a prefix query may attend to keys 0 to p - 1; the causal triangle still holds for every key after "
+                 "the prefix"),
+    "too_long": ("your prefix is one token too long", "a prefix of p tokens is keys 0 to p - 1"),
+    "too_short": ("your prefix is one token too short", "a prefix of p tokens is keys 0 to p - 1"),
+    "no_argument": ("your function takes no prefix: add the argument prefix=1 after values",
+                    "with prefix=1 it is the plain causal attention you have; the check then calls it with "
+                    "prefix=3"),
+}
+
+
+def _prefix_allowed(n, prefix):
+    """The (n, n) mask of a prefix of ``prefix`` tokens: the causal triangle, plus the first columns."""
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:, :prefix] = True
+    return allowed
+
+
 @check(CAUSAL)
 def check_causal_attention(causal_attention):
-    """Exercise 4.4: a tril mask equals DotProductAttention with causal valid lengths."""
+    """Exercise 4.4: the tril mask equals DotProductAttention with causal valid lengths; a prefix of p tokens
+    equals it with the valid lengths max(i + 1, p)."""
+    batch, n, prefix = 2, 5, 3
     with seeded(44):
-        queries, keys, values = torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+        queries, keys, values = torch.randn(batch, n, 4), torch.randn(batch, n, 4), torch.randn(batch, n, 3)
     attention = DotProductAttention(dropout=0.0)
-    expected = attention(queries, keys, values, causal_valid_lens(2, 5))
-    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores",
-                 (DotProductAttention, "forward", "d2l.DotProductAttention"),
-                 (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
-                 (d2lmini, "attention_mask", "d2l.attention_mask"),
-                 (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens")):
+    expected = attention(queries, keys, values, causal_valid_lens(batch, n))
+    prefix_lens = causal_valid_lens(batch, n).clamp(min=prefix)  # (batch, queries): 3, 3, 3, 4, 5
+    expected_with_prefix = attention(queries, keys, values, prefix_lens)
+    blocked = ((DotProductAttention, "forward", "d2l.DotProductAttention"),
+               (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+               (d2lmini, "attention_mask", "d2l.attention_mask"),
+               (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens"))
+    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
         received = causal_attention(queries, keys, values)
 
     mistakes = [(weights @ values, hint) for weights, hint in _causal_weight_mistakes(queries, keys)]
     mistakes.append((torch.softmax(_scaled_scores(queries, keys), -1) @ values, _CAUSAL_HINTS["unmasked"]))
     hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
     expect_close(received, expected, CAUSAL, hint)
-    passed(CAUSAL, "Equal to DotProductAttention with causal_valid_lens.")
+
+    try:
+        inspect.signature(causal_attention).bind(queries, keys, values, prefix)
+    except TypeError:
+        raise ExerciseError(CAUSAL, "a function that takes (queries, keys, values, prefix=1)",
+                            f"a function that takes {inspect.signature(causal_attention)}",
+                            _PREFIX_HINTS["no_argument"]) from None
+    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
+        received = causal_attention(queries, keys, values, prefix)
+    scores = _scaled_scores(queries, keys)
+
+    def output(allowed):
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
+
+    sees_all = _prefix_allowed(n, prefix)
+    sees_all[:prefix] = True
+    wrong = {"ignored": output(_prefix_allowed(n, 1)), "sees_all": output(sees_all),
+             "too_long": output(_prefix_allowed(n, prefix + 1)), "too_short": output(_prefix_allowed(n, prefix - 1))}
+    hint = hint_for(received, _PREFIX_HINTS["general"], [(wrong[name], _PREFIX_HINTS[name]) for name in wrong])
+    expect_close(received, expected_with_prefix, CAUSAL, hint)
+    passed(CAUSAL, f"Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
+                   f"DotProductAttention with the valid lengths {', '.join(map(str, prefix_lens[0].tolist()))}: "
+                   f"a prefix is one more set of valid lengths, max(i + 1, p).")
 
 
 @check(SPOT_THE_BUG)
