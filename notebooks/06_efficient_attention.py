@@ -337,12 +337,12 @@ for seen in keys_seen:  # m, ℓ and o / ℓ after the first `seen` keys: the tr
 fig, (ax_state, ax_out) = d2l.plt.subplots(1, 2, figsize=(7, 2.8))
 ax_state.plot(keys_seen, maxima, "o-", label="running max $m$")
 ax_state.plot(keys_seen, sums, "s-", label="running sum $\\ell$")
-ax_state.set(xlabel="keys seen", title="after each block of 2 keys")
-ax_state.legend()
+ax_state.set(xlabel="keys seen", ylim=(0, 6.8), title="after each block of 2 keys")
+ax_state.legend(loc="upper left")
 ax_out.plot(keys_seen, partial, "o-", color="C2", label="$o / \\ell$ so far")
 ax_out.axhline(explicit_output.item(), color="C2", ls="--", lw=1, label="explicit output")
-ax_out.set(xlabel="keys seen", title="the output")
-ax_out.legend()
+ax_out.set(xlabel="keys seen", ylim=(0, 5.6), title="the output")
+ax_out.legend(loc="upper left")
 d2l.plt.show()
 
 # %% [markdown]
