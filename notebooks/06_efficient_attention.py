@@ -194,17 +194,17 @@ def online_attention_one_query(q, K, V, block_size, trace=False):
     return o / total
 
 
-print("keys | scores     |   m | e^(m-m') |      ℓ |      o | o / ℓ")
+print("keys | scores     |   m |  rescale |      ℓ |      o | o / ℓ")
 blockwise_output = online_attention_one_query(q, K, V, block_size=2, trace=True)
 explicit_output = torch.softmax(K @ q / math.sqrt(4), dim=-1) @ V  # the explicit softmax(q Kᵀ/√d) V
 torch.testing.assert_close(blockwise_output, explicit_output)
 print(f"explicit softmax(q Kᵀ/√d) V: {explicit_output.item():.4f}")
 
 # %% [markdown]
-# Read the rows. The first block sets $m = 3$; its rescale factor is
-# $e^{-\infty} = 0$, so the empty start counts for nothing. The second block's
-# largest score, 2, is below 3: the factor is 1 and the new terms are simply
-# added. The third block brings a 5, so everything so far is multiplied by
+# Read the rows; *rescale* is $e^{m - m_\text{new}}$. The first block sets
+# $m = 3$; its rescale factor is $e^{-\infty} = 0$, so the empty start counts
+# for nothing. The second block's largest score, 2, is below 3: the factor
+# is 1 and the new terms are simply added. The third block brings a 5, so everything so far is multiplied by
 # $e^{3 - 5} = 0.1353$: $\ell$ *drops* although a block was added, because
 # every term is now measured against the larger maximum. The fourth block's
 # 4 is below 5 again. The last $o / \ell$, 4.2192, is the explicit output:
