@@ -125,8 +125,8 @@ d2l.plt.show()
 # row. These are counts of numbers, not measurements: they come out the same
 # on every machine. The factor 4 is exact for the weights tensor; the
 # explicit path's whole memory also holds $Q$, $K$, $V$ and the output, which
-# only double, so in total it grows by a little less than 4 per row, and by
-# nearly 4 once the $n^2$ tensors dominate. On the log-log plot the weights
+# only double, so in total it grows by less than 4 per row, and by nearly 4
+# once the $n^2$ tensors dominate. On the log-log plot the weights
 # climb with slope 2, the input with slope 1. At 1,024 tokens, batch 8 and 12
 # heads (one layer of GPT-2 small, a model with 12 heads of width 64), one
 # float32 copy of $S$ is 384 MiB; at 4,096 tokens it is 6 GiB.
