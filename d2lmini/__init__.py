@@ -10,7 +10,13 @@ docs/architecture.md has the import table (kept true by a test) and says how
 to add a chapter or an explorer.
 """
 
-from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention, to_torch_multihead
+from .attention import (
+    AdditiveAttention,
+    DotProductAttention,
+    MultiHeadAttention,
+    blockwise_attention,
+    to_torch_multihead,
+)
 from .book import Module, add_to_class
 from .device import (
     ShapeError,
@@ -54,7 +60,7 @@ from .positional import PositionalEncoding
 __version__ = "0.1.0"
 
 __all__ = [
-    "AdditiveAttention", "DotProductAttention", "MultiHeadAttention", "to_torch_multihead",
+    "AdditiveAttention", "DotProductAttention", "MultiHeadAttention", "blockwise_attention", "to_torch_multihead",
     "Module", "add_to_class",
     "ShapeError", "abs", "arange", "astype", "check_shape", "cpu", "exp", "eye", "float32", "gpu",
     "normal", "num_gpus", "numpy", "ones", "rand", "randn", "reduce_sum", "reshape", "sin", "tensor",

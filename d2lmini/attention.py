@@ -19,7 +19,12 @@ the module is built and visible as one ``if`` in ``DotProductAttention.attend``:
   hands the queries x keys weights back, so ``attention_weights`` stays None.
 
 Both give the same output, including the package's rule that a query with no
-valid key gets a zero output row. Neither reads a tensor's values back to the
+valid key gets a zero output row.
+
+``blockwise_attention`` computes the same ``softmax(Q Kᵀ / √d) V`` without the
+queries x keys matrix: it visits the keys a block at a time with the online
+softmax (chapter 06), the idea that fused kernels such as SDPA's carry out in
+compiled code. Neither reads a tensor's values back to the
 host, so on a GPU a forward pass never waits for the device (see
 ``attention_mask`` for how the lengths are checked without that).
 """
@@ -196,6 +201,40 @@ class DotProductAttention(nn.Module):
         output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask | empty_rows(mask),
                                                 dropout_p=dropout_p)
         return zero_empty_rows(output, mask)
+
+
+def blockwise_attention(queries, keys, values, block_size):
+    """softmax(Q Kᵀ / √d) V, visiting the keys ``block_size`` at a time (the online softmax).
+
+    ``queries`` (batch, queries, d), ``keys`` (batch, keys, d) and ``values``
+    (batch, keys, value_size) as ``DotProductAttention`` takes them, without a
+    mask; the output is (batch, queries, value_size). For every query it keeps
+    the largest score so far ``m``, the running sum ``total`` of exp(score - m)
+    and the running weighted sum ``output`` of the values; when a block raises
+    the maximum, both sums are rescaled by exp(m_old - m_new). Only a
+    (batch, queries, block_size) block of scores exists at any time. The last
+    block is shorter when ``block_size`` does not divide the number of keys.
+    """
+    _check_qkv(queries, keys, values)
+    check_positive_int(block_size, "block_size")
+    if queries.shape[-1] != keys.shape[-1]:
+        check_same({f"queries {shape_str(queries)}": queries.shape[-1], f"keys {shape_str(keys)}": keys.shape[-1]},
+                   "query and key sizes (last axis) for a dot product")
+    if keys.shape[1] == 0:
+        raise ValueError(f"keys must hold at least one key, got keys {shape_str(keys)}")
+    queries = queries / math.sqrt(queries.shape[-1])
+    m = queries.new_full(queries.shape[:-1] + (1,), float("-inf"))  # (batch, queries, 1)
+    total = torch.zeros_like(m)  # (batch, queries, 1)
+    output = queries.new_zeros(queries.shape[:-1] + values.shape[-1:])  # (batch, queries, value_size)
+    for start in range(0, keys.shape[1], block_size):
+        scores = queries @ keys[:, start:start + block_size].transpose(1, 2)  # (batch, queries, block)
+        new_m = torch.maximum(m, scores.amax(dim=-1, keepdim=True))
+        rescale = torch.exp(m - new_m)  # 0 on the first block, where m = -inf
+        p = torch.exp(scores - new_m)  # (batch, queries, block)
+        total = total * rescale + p.sum(dim=-1, keepdim=True)
+        output = output * rescale + p @ values[:, start:start + block_size]
+        m = new_m
+    return output / total
 
 
 _MULTIHEAD_SIGNATURE = ("MultiHeadAttention(num_hiddens, num_heads, dropout, bias=False, query_size=None, "

@@ -230,12 +230,12 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 #    **Deeper (you may skip this).** holds material for a second reading (a
 #    derivation, a floating-point detail, how a file format works): the rest
 #    of its chapter does not build on it.
-# 2. **Then play.** Every chapter except 06 has at least one explorer like
-#    the one above (06 times its code live instead). Before you run its cell,
-#    and on GitHub, an explorer's output shows the picture it starts with,
-#    and a static figure comes before it in the text. Each chapter with an
-#    explorer lists things to try, with worked answers just after them that
-#    stay closed until you click them: try first, then compare. *Save*, under
+# 2. **Then play.** Every chapter has at least one explorer like the one
+#    above. Before you run its cell, and on GitHub, an explorer's output
+#    shows the picture it starts with, and a static figure comes before it
+#    in the text. Each explorer comes with things to try, and worked
+#    answers just after them that stay closed until you click them: try
+#    first, then compare. *Save*, under
 #    an explorer's picture, writes the current view to a PNG or SVG file, or
 #    the weights it draws to an `.npz` file.
 # 3. **Answer the why-question.** Every chapter asks one, just before its

@@ -210,3 +210,39 @@ def test_multihead_2d_lengths_reach_every_head():
 def test_to_torch_multihead_needs_initialised_weights():
     with pytest.raises(ValueError, match="no weights yet"):
         d2l.to_torch_multihead(d2l.MultiHeadAttention(8, 2, 0.0))
+
+
+# ---- blockwise attention (the online softmax) --------------------------------
+
+@pytest.mark.parametrize("block_size", [1, 3, 7, 16, 50, 64])  # 3 and 7 do not divide 50; 64 > 50
+def test_blockwise_attention_matches_the_explicit_path_and_sdpa(block_size, device):
+    generator = torch.Generator().manual_seed(0)
+    queries = torch.randn(2, 5, 8, generator=generator).to(device)
+    keys = torch.randn(2, 50, 8, generator=generator).to(device)
+    values = torch.randn(2, 50, 3, generator=generator).to(device)
+    explicit = d2l.DotProductAttention(0.0)(queries, keys, values)
+    out = d2l.blockwise_attention(queries, keys, values, block_size)
+    torch.testing.assert_close(out, explicit)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(queries, keys, values))
+
+
+def test_blockwise_attention_survives_scores_that_would_overflow_exp():
+    # exp(200) overflows float32: the running maximum keeps every exponent at or below 0.
+    queries = torch.tensor([[[20.0, 0.0]]])
+    keys = torch.tensor([[[1.0, 0.0], [10.0, 0.0], [14.0, 0.0]]]) * math.sqrt(2)  # scores 20, 200, 280
+    values = torch.tensor([[[1.0], [2.0], [3.0]]])
+    out = d2l.blockwise_attention(queries, keys, values, 1)
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out, d2l.DotProductAttention(0.0)(queries, keys, values))
+
+
+def test_blockwise_attention_errors_name_the_argument():
+    q, k, v = torch.randn(1, 2, 4), torch.randn(1, 6, 4), torch.randn(1, 6, 3)
+    with pytest.raises(ValueError, match="block_size must be positive"):
+        d2l.blockwise_attention(q, k, v, 0)
+    with pytest.raises(TypeError, match="block_size must be an int"):
+        d2l.blockwise_attention(q, k, v, 2.0)
+    with pytest.raises(ValueError, match="query and key sizes"):
+        d2l.blockwise_attention(torch.randn(1, 2, 5), k, v, 2)
+    with pytest.raises(ValueError, match="keys must hold at least one key"):
+        d2l.blockwise_attention(q, torch.randn(1, 0, 4), torch.randn(1, 0, 3), 2)

@@ -196,7 +196,7 @@ QUESTIONS = {
             "running values carry from one block to the next, and what happens to them when a block "
             "brings a larger maximum.",
             "A last, shorter block is visited like the others: nothing in the running values needs equal "
-            "blocks (the deeper part checks blocks of 16 over 50 keys). Ask what is kept from one block "
+            "blocks (the chapter checks blocks of 16 over 50 keys). Ask what is kept from one block "
             "to the next.",
             "Right. Keep the largest score so far, the running sum of the exponentials and the running "
             "weighted sum of the values. When a block raises the maximum, rescale the two sums to the new "

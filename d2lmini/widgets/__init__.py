@@ -30,6 +30,7 @@ from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore
 from .mask_editor import MaskEditor, explore_mask_editor
 from .masked import MaskedSoftmax, explore_masked_softmax
 from .multihead import MultiHead, explore_multihead
+from .online_softmax import OnlineSoftmax, explore_online_softmax
 from .png import png_bytes
 from .positional import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
@@ -38,15 +39,15 @@ from .training import Alignment, TrainingView, explore_alignment
 # Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
 # (Explorer) and the web page's (page) are both built from these.
 DECLARATIONS = (QueryPooling, KernelPooling, MaskedSoftmax, MaskEditor, Additive, DotProduct, ShapeTracer, MultiHead,
-                PositionalEncoding, Alignment, HeadView)
+                OnlineSoftmax, PositionalEncoding, Alignment, HeadView)
 
 __all__ = [
     "DECLARATIONS",
     "explore_one_query", "explore_kernel_pooling", "explore_masked_softmax", "explore_mask_editor",
     "explore_additive", "explore_dot_product", "explore_shape_tracer", "explore_multihead",
-    "explore_positional_encoding", "explore_alignment", "explore_head_view",
+    "explore_online_softmax", "explore_positional_encoding", "explore_alignment", "explore_head_view",
     "QueryPooling", "KernelPooling", "MaskedSoftmax", "MaskEditor", "Additive", "DotProduct", "ShapeTracer",
-    "MultiHead", "PositionalEncoding", "Alignment", "HeadView", "TrainingView",
+    "MultiHead", "OnlineSoftmax", "PositionalEncoding", "Alignment", "HeadView", "TrainingView",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
 ]

@@ -47,8 +47,9 @@ PIXEL_TOLERANCE, EDGE_LEVELS, MEAN_LEVELS = 0.03, 64, 2.0
 VALUE_TOLERANCE, PIXEL_POSITION_TOLERANCE = 1e-4, 0.05
 PHONE = {"width": 390, "height": 844}
 NAMES = [declaration.__name__ for declaration in DECLARATIONS]
-# The explorers computed in the page whose one control sets others: their scripts port adjust.
-ADJUSTED = [d.__name__ for d in DECLARATIONS if d.page_script and d.adjust is not Declaration.adjust]
+# The explorers whose one control sets others: the scripts of those computed in the page port adjust,
+# and the page's shell follows choices as adjust does for those with stored states.
+ADJUSTED = [d.__name__ for d in DECLARATIONS if d.adjust is not Declaration.adjust]
 
 
 class Pages:

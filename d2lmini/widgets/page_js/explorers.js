@@ -704,7 +704,7 @@
 
     // A control whose options depend on the others (Declaration.choices; page.valid_options) offers
     // only those valid with the others' values now; a value no longer valid falls back to the first
-    // valid option ("all heads"), as the declarations' adjust does.
+    // valid option ("all heads"), or, on a slider, to its last, as the declarations' adjust does.
     offerValidOptions() {
       for (const [name, valid] of Object.entries(this.data.choices || {})) {
         const others = this.data.controls.filter((spec) => spec.name !== name)
@@ -712,6 +712,14 @@
         const indices = valid[others];
         if (!indices) continue;
         const element = this.elements[name];
+        if (element.type === "range" && indices.every((index, i) => index === i)) {
+          // A slider whose valid values are its first ones (chapter 06's step through the blocks that
+          // the block size makes) ends at the last of them; a value past it moves there (the browser
+          // clamps it), as that declaration's adjust does.
+          element.max = String(indices.length - 1);
+          if (this.readouts[name]) this.readouts[name]();
+          continue;
+        }
         for (const option of element.options || []) {
           option.hidden = option.disabled = !indices.includes(Number(option.value));
         }
