@@ -24,7 +24,7 @@ valid key gets a zero output row.
 ``blockwise_attention`` computes the same ``softmax(Q Kᵀ / √d) V`` without the
 queries x keys matrix: it visits the keys a block at a time with the online
 softmax (chapter 06), the idea that fused kernels such as SDPA's carry out in
-compiled code. Neither reads a tensor's values back to the
+compiled code. Neither path of the modules reads a tensor's values back to the
 host, so on a GPU a forward pass never waits for the device (see
 ``attention_mask`` for how the lengths are checked without that).
 """

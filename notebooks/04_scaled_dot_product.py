@@ -208,7 +208,8 @@ d2l.plt.show()
 # takes nearly all the weight: the softmax **saturates**. The usual textbook
 # story goes one step further: a saturated softmax has tiny gradients, so
 # without the scale, learning would stall. The paper that introduced the
-# scale gives this reason, as a suspicion in one sentence. We test the story
+# scale (Vaswani et al., 2017, "Attention Is All You Need") gives this
+# reason, as a suspicion in one sentence. We test the story
 # here.
 #
 # We draw 300 queries, each with 10 keys of its own, and compute each
@@ -228,8 +229,9 @@ d2l.plt.show()
 # 3. **The gradient at the query $q$**, one step further back. Training does
 #    not set the scores directly: it changes the learned weights that produce
 #    $q$ (the projections of the next section). The gradient of those
-#    weights is computed from the gradient at $q$, so this is the one that
-#    learning receives.
+#    weights is computed from the gradient at $q$, so this is one that
+#    learning receives (the keys' projections learn through the gradient at
+#    $k$, which behaves alike; here the keys are fixed).
 #
 # A gradient is a vector per row; we report its length (norm), one number
 # per query, and take the mean over the 300 rows. For the gradient at $q$

@@ -140,9 +140,9 @@ d2l.plt.show()
 # row's largest score $m$, which it subtracts before exponentiating so that no
 # exponential overflows (chapter 01 showed the same subtraction keeping a
 # denominator away from 0), and the sum $\ell$ of the exponentials. The
-# output is then
+# output $y$ is then
 #
-# $$o = \sum_j \frac{e^{s_j - m}}{\ell}\, v_j , \qquad \ell = \sum_j e^{s_j - m}.$$
+# $$y = \sum_j \frac{e^{s_j - m}}{\ell}\, v_j , \qquad \ell = \sum_j e^{s_j - m}.$$
 #
 # Both $m$ and $\ell$ can be kept as **running values** while the keys are
 # visited a block at a time, together with a running weighted sum $o$ of the
@@ -159,7 +159,7 @@ d2l.plt.show()
 # $e^{s - m} \cdot e^{m - m_\text{new}} = e^{s - m_\text{new}}$: one
 # multiplication corrects all of them at once. When the maximum does not
 # grow, the factor is $e^0 = 1$. After the last block, $o / \ell$ is the
-# output. Nothing is dropped or approximated, and only one block of scores
+# output $y$. Nothing is dropped or approximated, and only one block of scores
 # has existed at any time. This is the **online softmax**.
 #
 # Here it is for one query and eight keys, in blocks of two. The query and
@@ -209,12 +209,15 @@ print(f"explicit softmax(q Kᵀ/√d) V: {explicit_output.item():.4f}")
 # every term is now measured against the larger maximum. The fourth block's
 # 4 is below 5 again. The last $o / \ell$, 4.2192, is the explicit output:
 # `assert_close` checked it. The $o / \ell$ column after each block is
-# attention over the keys seen so far, and it moves towards the exact answer
-# as the keys come in.
+# attention over the keys seen so far; here it moves towards the exact
+# answer as the keys come in (in general it may swing past it and back), and
+# it equals the exact answer after the last block.
 #
-# The trace also shows what the loop keeps: three numbers for the query
-# ($m$, $\ell$ and $o$, which has as many numbers as a value) and one block
-# of scores, never the whole row.
+# The trace also shows what the loop keeps: two numbers and a vector for the
+# query ($m$, $\ell$, and $o$, which has as many numbers as a value) and one
+# block of scores, never the whole row. The softmax is called **online**
+# because it is computed in one pass, as the keys arrive, without waiting for
+# the whole row.
 
 # %% [markdown]
 # ## A batch of queries
@@ -223,7 +226,11 @@ print(f"explicit softmax(q Kᵀ/√d) V: {explicit_output.item():.4f}")
 # queries, $m$ and $\ell$ become one number per query, of shape
 # (batch, queries, 1), $o$ becomes (batch, queries, value_size), and a block's
 # scores are (batch, queries, block). The block size need not divide the
-# number of keys: slicing past the end gives a shorter last block.
+# number of keys: slicing past the end gives a shorter last block. In the
+# code, `scores.amax(dim=-1, keepdim=True)` is each row's largest score, kept
+# as a column of shape (batch, queries, 1) so that it broadcasts against the
+# block; `torch.maximum` takes the larger of two tensors element by element
+# (where `max` would reduce one tensor).
 
 # %%
 def blockwise_attention(queries, keys, values, block_size):
@@ -283,8 +290,10 @@ print("d2l.blockwise_attention == blockwise_attention above, for blocks of 10, 1
 # running values: $m$ and $\ell$ ($n$ numbers each) and $o$
 # ($n \times d_\text{value}$). With the block size fixed, doubling $n$ doubles
 # what the blockwise path holds and quadruples what the explicit path holds.
-# Its memory grows with the block size, which the programmer chooses, times
-# $n$; never with $n^2$.
+# The blockwise path's memory is about $n \times (2\,\text{block} +
+# d_\text{value})$ numbers (the block's scores and their exponentials, and
+# the running values): it grows linearly in $n$, with the block size, which
+# the programmer chooses; never with $n^2$.
 
 # %%
 block_size, value_size = 64, 64
@@ -308,7 +317,9 @@ for n in (256, 1024, 4096, 16384):
 # weighted sum together, block by block in the processor's fast memory (its
 # cache, or a GPU's on-chip memory), and never writes the $n \times n$
 # matrices out. PyTorch's `torch.nn.functional.scaled_dot_product_attention`
-# (SDPA) chooses among such kernels for your device, dtype and inputs. It
+# (SDPA) chooses among such kernels for your device, dtype and inputs (and
+# falls back to one written in plain PyTorch operations, not fused, which
+# does build the $n \times n$ scores: the deeper part below meets it). It
 # takes the same queries, keys and values and gives the same answer as the
 # blockwise loop and as `d2lmini`'s explicit `DotProductAttention`:
 
@@ -399,7 +410,8 @@ explorer
 # returns the weights, so `attention_weights` stays `None`. The choice is made
 # once, when the module is built, as in nanoGPT (a small, widely read GPT
 # implementation). A second flag, `causal=True`, lets query $i$ see keys
-# $0..i$ only; the fast path passes it to SDPA as `is_causal=True`, the
+# $0..i$ only; without `valid_lens` the fast path passes it to SDPA as
+# `is_causal=True` (with them, it folds it into SDPA's mask), the
 # explicit path applies the lower-triangular mask (the same as 2-D valid
 # lengths $1, 2, \dots, n$, chapter 02). On the fast path, `valid_lens`
 # becomes a boolean `attn_mask`, SDPA's mask argument, True where a query
@@ -462,16 +474,17 @@ print("fast path == nn.MultiheadAttention:", torch.allclose(ours, theirs, atol=1
 #
 # * The explicit path holds the $B \times h \times n \times n$ scores and
 #   weights. The weights tensor grows exactly 4 times for each doubling of
-#   $n$, on any machine; with the inputs and outputs, which only double, the
-#   whole path grows a little less.
+#   $n$, on any machine; the inputs and outputs only double, so the whole
+#   path grows by less than 4 per doubling, and by nearly 4 once the
+#   $n \times n$ tensors dominate.
 # * The online softmax visits the keys block by block, keeping for each
 #   query the running maximum $m$, the running sum $\ell$ and the running
 #   output $o$, and rescaling $\ell$ and $o$ by $e^{m - m_\text{new}}$ when
 #   the maximum grows. After the last block $o/\ell$ is the explicit output,
 #   up to float rounding.
-# * Its largest tensor is one block of scores, $n \times \text{block}$: its
-#   memory grows with the block size times $n$, not with $n^2$. The
-#   arithmetic still grows as $n^2$.
+# * It holds one block of scores, $n \times \text{block}$, and its running
+#   values, about $n \times (2\,\text{block} + d_\text{value})$ numbers in
+#   all: linear in $n$, not $n^2$. The arithmetic still grows as $n^2$.
 # * Fused kernels (FlashAttention, the kernels behind PyTorch's SDPA) do the
 #   online softmax in compiled code. `need_weights=False` switches
 #   `d2lmini`'s attention to one SDPA call with the same answer, masks and

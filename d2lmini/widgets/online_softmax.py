@@ -2,7 +2,7 @@
 
 The picture shows, after the blocks seen so far, the weights over the keys seen
 (the blocks not yet seen hatched), the running maximum m and running sum ℓ
-after each block, the partial output o / ℓ converging on the exact output, and
+after each block, the partial output o / ℓ reaching the exact output at the last block, and
 the scores each path holds for sixteen queries: the explicit path's n × n
 against the blockwise path's n × block.
 """
