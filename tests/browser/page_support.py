@@ -56,3 +56,32 @@ def press_every_control(tab, root):
         if explorer_state(tab, root) == before:
             still.append(control)
     return still, unnamed
+
+
+def grid_problems(tab, root):
+    """What is wrong with the grids of cells (``.d2l-cell``) of the explorer ``root`` (a CSS selector):
+    each grid's cells, in their order, must fill its rows left to right and its rows top to bottom, cell i of
+    every row in one straight column (the mask editor's cell (q, k) at row q, column k)."""
+    grids = tab.evaluate("""(selector) => [...new Set([...document.querySelectorAll(`${selector} .d2l-cell`)]
+        .map((cell) => cell.parentElement))].map(
+        (grid) => ({columns: getComputedStyle(grid).gridTemplateColumns.split(' ').length,
+                    centres: [...grid.querySelectorAll(':scope > .d2l-cell')].map((cell) => {
+                        const box = cell.getBoundingClientRect();
+                        return [box.x + box.width / 2, box.y + box.height / 2];
+                    })}))""", root)
+    problems = []
+    for number, grid in enumerate(grids):
+        columns, centres = grid["columns"], grid["centres"]
+        if len(centres) % columns:
+            problems.append(f"grid {number}: {len(centres)} cells do not fill {columns} columns")
+            continue
+        rows = [centres[i:i + columns] for i in range(0, len(centres), columns)]
+        for r, row in enumerate(rows):
+            if any(b[0] <= a[0] for a, b in zip(row, row[1:])) or max(y for _, y in row) - min(y for _, y in row) >= 1:
+                problems.append(f"grid {number}: row {r} is not one level row, left to right")
+        for c in range(columns):
+            column = [row[c] for row in rows]
+            if any(b[1] <= a[1] for a, b in zip(column, column[1:])) or \
+                    max(x for x, _ in column) - min(x for x, _ in column) >= 1:
+                problems.append(f"grid {number}: column {c} is not one straight column, top to bottom")
+    return problems

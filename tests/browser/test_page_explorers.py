@@ -29,7 +29,7 @@ import random
 import numpy as np
 import pytest
 from conftest import require_chromium
-from page_support import explorer_state, press_every_control
+from page_support import explorer_state, grid_problems, press_every_control
 from PIL import Image
 
 from d2lmini.plotting import CMAPS
@@ -349,3 +349,20 @@ def test_the_pages_number_formats_and_summaries_are_pythons(pages, contexts):
         assert shown == expected, case
     assert problems == [], problems
     tab.close()
+
+
+
+GRIDS = [d.__name__ for d in DECLARATIONS if any(row.columns for row in d.for_page().arrangement())]
+
+
+@pytest.mark.parametrize("name", GRIDS)
+def test_a_grid_of_cells_puts_each_cell_at_its_row_and_column(name, pages, contexts):
+    """The mask editor's cell (i, j) sits in row i and column j of its grid, on a desktop and a phone: a
+    cell shifted by one would have the learner mask one key and see another masked. (The site's test
+    checks the same under the site's theme, whose styles once shifted every cell.)"""
+    for device in ("desktop", "phone"):
+        tab, problems = open_explorer(contexts[0][device], pages[name][1])
+        assert tab.locator("[data-d2l-explorer] .d2l-cell").count() >= 1
+        assert grid_problems(tab, "[data-d2l-explorer]") == [], f"{name} on a {device}"
+        assert problems == [], problems
+        tab.close()

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 from conftest import SCREENSHOTS, require_chromium
-from page_support import press_every_control
+from page_support import grid_problems, press_every_control
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
@@ -175,6 +175,7 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
                 page.locator(f"#{root}").scroll_into_view_if_needed()
                 still, unnamed = press_every_control(page, f"#{root}")
                 assert still == [] and unnamed == [], f"{chapter} {root} on a {device}: {still} {unnamed}"
+                assert grid_problems(page, f"#{root}") == [], f"{chapter} {root} on a {device}"
             widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
             assert widths[0] <= widths[1], f"{chapter} is {widths[0]} px wide on a {widths[1]} px {device} screen"
         finally:

@@ -339,8 +339,15 @@
           label.textContent = row.label;
           line.append(label);
         }
-        if (row.columns) line.style.gridTemplateColumns = `repeat(${row.columns}, 2.2em)`;
-        for (const name of row.names) line.append(this.control(data.controls.find((c) => c.name === name)));
+        // A grid's cells go in a box of their own: a legend among them would take a cell and shift
+        // every cell after it by one.
+        const cells = row.columns ? document.createElement("div") : line;
+        if (row.columns) {
+          cells.className = "d2l-cells";
+          cells.style.gridTemplateColumns = `repeat(${row.columns}, 2.2em)`;
+          line.append(cells);
+        }
+        for (const name of row.names) cells.append(this.control(data.controls.find((c) => c.name === name)));
         if (row.when) line.dataset.when = JSON.stringify(row.when);
         controls.append(line);
         if (row.note) {
