@@ -344,7 +344,9 @@ class Declaration:
 
     def page_states(self, offered):
         """The settings the web page stores: every combination of the ``offered`` values (name ->
-        values) by default."""
+        values) that ``choices`` allows, by default."""
         names = [control.name for control in self.controls]
         for values in itertools.product(*(offered[name] for name in names)):
-            yield self.Settings(**dict(zip(names, values)))
+            settings = self.Settings(**dict(zip(names, values)))
+            if all(getattr(settings, name) in allowed for name, allowed in self.choices(settings).items()):
+                yield settings

@@ -104,11 +104,6 @@ class MultiHead(Declaration):
             return dataclasses.replace(settings, head="all")
         return settings
 
-    def page_states(self, offered):
-        """Every offered combination whose head is one that its number of heads has."""
-        for settings in super().page_states(offered):
-            if settings.head in self.choices(settings)["head"]:
-                yield settings
 
     def compute(self, settings):
         num_heads, head, causal = settings.num_heads, settings.head, settings.causal

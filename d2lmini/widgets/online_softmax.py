@@ -119,11 +119,6 @@ class OnlineSoftmax(Declaration):
             return dataclasses.replace(settings, step=last)
         return settings
 
-    def page_states(self, offered):
-        """Every offered combination whose step is a block that its block size has."""
-        for settings in super().page_states(offered):
-            if settings.step in self.choices(settings)["step"]:
-                yield settings
 
     def compute(self, settings):
         block_size, step = settings.block_size, settings.step
