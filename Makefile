@@ -165,11 +165,12 @@ present: install
 # Two pytest workers (pytest-xdist), each taking whole files: a notebook's cells
 # stay in one kernel, and a file's session fixtures (the Binder environment,
 # JupyterLab) are built once, by the worker that runs it. Most tests use one
-# core, so two workers nearly halve the time on a 2-core machine.
+# core, so two workers nearly halve the time on a 2-core machine. The 30 slowest
+# tests are listed at the end, to keep the whole run near 20 minutes.
 TEST_WORKERS ?= 2
 test: install-test install-browser lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_NOTEBOOKS) --cov=d2lmini \
-		--cov-report=term-missing:skip-covered --cov-fail-under=95 tests notebooks
+		--cov-report=term-missing:skip-covered --cov-fail-under=95 --durations=30 tests notebooks
 	$(MAKE) --no-print-directory test-colab
 
 # A second environment, ./.venv-colab, with Google Colab's versions of ipywidgets

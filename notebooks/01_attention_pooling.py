@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: tags,cellView,jupyter,-all
 #     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
 #     text_representation:
 #       extension: .py
@@ -12,27 +12,6 @@
 #     language: python
 #     name: python3
 # ---
-
-# %% [markdown]
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/01_attention_pooling.ipynb) (the learner edition; see the first cell below)
-
-# %% tags=["colab-setup"]
-# On Colab (or wherever this collection's package is missing) this installs it, and nothing else:
-# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it installs nothing.
-import importlib.util
-import subprocess
-import sys
-
-if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
-    print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
-
-# On a course hub, an update that adds a file with the name of one of yours keeps yours under a new name.
-# This prints a line for each such file in this folder, and nothing when there is none.
-from d2lmini.updates import report_renamed_files
-
-report_renamed_files()
 
 # %% [markdown]
 # # 01 · Attention pooling with a Gaussian kernel (Nadaraya–Watson)
@@ -60,6 +39,24 @@ report_renamed_files()
 # thread. Every tensor in this notebook is small: the largest, in the grid
 # search near the end, holds 101 × 40 × 39 numbers. For work that small, one
 # thread is faster than waking a second one for each operation.
+
+# %% [markdown]
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/01_attention_pooling.ipynb) opens this chapter's learner edition in Colab. Run the collapsed setup cell below first: on Colab it installs `d2lmini`, this collection's helper package, and leaves the runtime's own packages alone; on a course hub it names any file of yours that an update kept under a new name. Anywhere else it does nothing.
+
+# %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]
+# @title Setup { display-mode: "form" }
+import importlib.util
+import subprocess
+import sys
+
+if importlib.util.find_spec("d2lmini") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+
+from d2lmini.updates import report_renamed_files
+
+report_renamed_files()
 
 # %%
 import ipywidgets as widgets

@@ -34,14 +34,42 @@ def test_every_chapter_source_has_the_badge_and_setup_cell_of_the_template():
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
-def test_the_badge_opens_this_chapters_learner_edition_and_the_setup_cell_comes_first(path):
+def test_the_title_and_goals_come_first_then_the_badge_then_the_collapsed_setup_cell(path):
     cells = nbformat.read(path.with_suffix(".ipynb"), as_version=4).cells
     name = path.with_suffix(".ipynb").name
-    assert cells[0].cell_type == "markdown" and colab.colab_url(name) in cells[0].source
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith(f"# {name[:2]} · ")
+    assert "**In this notebook you will**" in cells[0].source, "the goals are in the title cell"
+    assert cells[1].cell_type == "markdown" and colab.colab_url(name) in cells[1].source
     assert colab.colab_url(name).endswith(f"/blob/learner/{name}")
-    assert cells[1].cell_type == "code" and "colab-setup" in cells[1].metadata.get("tags", [])
-    assert not cells[1].outputs, "here d2lmini is installed: the setup cell shows nothing"
-    assert next(cell for cell in cells if cell.cell_type == "code") is cells[1]
+    setup = cells[2]
+    assert setup.cell_type == "code" and "colab-setup" in setup.metadata.get("tags", [])
+    assert setup.metadata.get("jupyter") == {"source_hidden": True}, "JupyterLab shows it collapsed"
+    assert setup.metadata.get("cellView") == "form" and setup.source.startswith("# @title "), "so does Colab"
+    assert not setup.outputs, "here d2lmini is installed: the setup cell shows nothing"
+    assert next(cell for cell in cells if cell.cell_type == "code") is setup
+
+
+def test_the_setup_cell_is_code_only_what_it_does_is_said_above_it():
+    for chapter in ("00", "09"):
+        comments = [line for line in colab.setup_cell(chapter).splitlines() if line.lstrip().startswith("#")]
+        assert comments == ['# @title Setup { display-mode: "form" }']
+    assert "installs `d2lmini`" in colab.badge_cell("00_start_here.ipynb")
+    assert "model" in colab.badge_cell("09_pretrained_attention.ipynb")
+    assert "model" not in colab.badge_cell("04_scaled_dot_product.ipynb")
+
+
+def test_the_tool_moves_old_first_cells_after_the_title_and_refuses_a_source_without_one(tmp_path):
+    header = "# ---\n# jupyter:\n#   kernelspec:\n#     name: python3\n# ---\n\n"
+    old = tmp_path / "04_x.py"
+    old.write_text(header + "# %% [markdown]\n# [![Open](colab-badge.svg)](x)\n\n"
+                   "# %% tags=[\"colab-setup\"]\nprint('old')\n\n# %% [markdown]\n# # 04 · X\n\n# %%\nx = 1\n")
+    text = colab.updated(old)
+    assert text.startswith(header + "# %% [markdown]\n# # 04 · X\n\n# %% [markdown]\n# [![Open In Colab]")
+    assert text.endswith(colab.setup_cell("04") + "\n\n# %%\nx = 1\n") and "print('old')" not in text
+    untitled = tmp_path / "05_y.py"
+    untitled.write_text(header + "# %%\nx = 1\n")
+    with pytest.raises(ValueError, match=r"05_y.py does not start with its title cell"):
+        colab.updated(untitled)
 
 
 def run_setup(chapter, installed):
@@ -117,8 +145,9 @@ def test_the_learner_edition_keeps_the_badge_and_the_setup_cell():
         sys.path.remove(str(REPO / "tools"))
     path = REPO / "notebooks" / "02_masked_softmax.ipynb"
     learner = instructor.learner_notebook(nbformat.read(path, as_version=4), path.name)
-    assert colab.colab_url(path.name) in learner.cells[0].source
-    assert learner.cells[1].source == colab.setup_cell("02")
+    assert colab.colab_url(path.name) in learner.cells[1].source
+    assert learner.cells[2].source == colab.setup_cell("02")
+    assert learner.cells[2].metadata["jupyter"] == {"source_hidden": True}
 
 
 def test_the_tool_names_a_file_that_is_not_a_chapter_source(tmp_path, capsys):

