@@ -77,7 +77,8 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=30) as listing:
             names = {item["name"] for item in json.load(listing)["content"]}
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     steps = [line.strip() for line in printed if line.startswith("[")]
     assert steps[:3] == ["[1/4] Using .venv", "[2/4] Packages up to date",

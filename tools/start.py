@@ -57,8 +57,9 @@ def check_python(version=sys.version_info[:2]):
                          f"Windows or `python3.12 tools/start.py lab` elsewhere.")
 
 
-def fingerprint(root=ROOT):
+def fingerprint(root=None):
     """The SHA-256 of the files an install is made from, one line each."""
+    root = root or ROOT
     return "".join(f"{hashlib.sha256((root / name).read_bytes()).hexdigest()}  {name}\n" for name in INSTALLED_FROM)
 
 
@@ -139,8 +140,10 @@ def main(argv=None):
     parser.add_argument("--port", type=port_number, default=8888, help="JupyterLab's port (default 8888)")
     parser.add_argument("--pip-args", default="",
                         help="extra pip arguments, e.g. \"--extra-index-url https://download.pytorch.org/whl/cpu\"")
-    parser.add_argument("jupyter_args", nargs="*", help="after --: more options for JupyterLab")
-    args = parser.parse_args(argv)
+    parser.epilog = "Options after -- go to JupyterLab, e.g. -- --ServerApp.open_browser=False"
+    argv = sys.argv[1:] if argv is None else argv
+    jupyter_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:len(argv) - len(jupyter_args) - (1 if "--" in argv else 0)])
     check_python()
     install(args.pip_args.split())
     if args.command == "install":
@@ -148,7 +151,7 @@ def main(argv=None):
     learner()
     if args.command == "learner":
         return 0
-    return lab(args.port, extra=args.jupyter_args)
+    return lab(args.port, extra=jupyter_args)
 
 
 if __name__ == "__main__":
