@@ -144,7 +144,7 @@ d2l.plt.show()
 # Both $m$ and $\ell$ can be kept as **running values** while the keys are
 # visited a block at a time, together with a running weighted sum $o$ of the
 # values (not yet divided by $\ell$). Start with $m = -\infty$, $\ell = 0$,
-# $o = 0$. For each block of keys $j$:
+# $o = 0$. For each block of keys, with $j$ running over the keys of the block:
 #
 # $$m_\text{new} = \max\big(m, \max_j s_j\big), \quad
 # \ell \leftarrow \ell\, e^{m - m_\text{new}} + \sum_j e^{s_j - m_\text{new}}, \quad
@@ -285,7 +285,8 @@ print("d2l.blockwise_attention == blockwise_attention above, for blocks of 10, 1
 # scores (and, during the softmax, the $n \times n$ weights beside them). The
 # blockwise path holds one block of scores, $n \times \text{block}$, and its
 # running values: $m$ and $\ell$ ($n$ numbers each) and $o$
-# ($n \times d_\text{value}$). With the block size fixed, doubling $n$ doubles
+# ($n \times d_\text{value}$, where $d_\text{value}$ is the values' size,
+# `value_size` in the code). With the block size fixed, doubling $n$ doubles
 # what the blockwise path holds and quadruples what the explicit path holds.
 # The blockwise path's memory is about $n \times (2\,\text{block} +
 # d_\text{value})$ numbers (the block's scores and their exponentials, and
@@ -505,7 +506,9 @@ print("fast path == nn.MultiheadAttention:", torch.allclose(ours, theirs, atol=1
 # its kernels (the one written in plain PyTorch operations, for one) first
 # turn it into a float mask of the same shape (0 where a query may attend,
 # $-\infty$ where it may not, added to the scores); others read it as it is.
-# With such a float copy and the package's own two boolean masks, the masks
+# With such a float copy and the package's own two boolean masks (the mask
+# itself, and the copy that lets a query with no valid key attend somewhere,
+# whose output is then set to zero), the masks
 # come to at most about 6 bytes per query–key pair. With `causal=True` and no
 # `valid_lens` the fast path passes no mask at all.
 #
@@ -578,8 +581,9 @@ d2l.plt.show()
 # sequence, as many as the $2 n^2 d_\text{model}$ of the scores and the
 # weighted sum at $n = 2 d_\text{model} = 128$. So expect factors well under 4
 # at the short lengths, climbing towards 4 as the $n^2$ work takes over. A
-# factor can also pass 4, when the $n \times n$ matrices outgrow the
-# processor's cache, and a busy machine adds noise to any row. On a GPU, at
+# factor can also pass 4 in either path: the explicit path's $n \times n$
+# matrices may outgrow the processor's cache, both paths may switch to
+# another CPU kernel at some size, and a busy machine adds noise to any row. On a GPU, at
 # these sizes, starting the operations can take longer than the arithmetic,
 # and the times may hardly grow at all.
 #
