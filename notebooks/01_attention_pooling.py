@@ -699,7 +699,7 @@ ch01.check_triangular(triangular_kernel)
 #
 # The plain training loss cannot choose $\sigma$: with the training points as
 # their own keys, the smallest width always wins. Leave-one-out keys are one
-# way out (the chapter's, and Exercise 1.3's); holding some data out is
+# way out (the chapter's; Exercise 1.3 extends it); holding some data out is
 # another. Write `best_sigma` that returns the width from `sigmas` whose
 # Gaussian Nadaraya–Watson predictions at the held-out inputs `x_val` (keys
 # `x_train`, values `y_train`) have the smallest mean squared error against
@@ -721,30 +721,44 @@ def best_sigma(x_train, y_train, x_val, y_val, sigmas):
 ch01.check_best_sigma(best_sigma)
 
 # %% [markdown]
-# ### Exercise 1.3 · The leave-one-out loss (★★)
+# ### Exercise 1.3 · Leave out the neighbours too (★★)
 #
-# Write `loo_loss(x, y, sigma)`: the mean squared error of Gaussian
-# Nadaraya–Watson predictions at each training input $x_i$, where the
-# prediction for $x_i$ may use every training point except $(x_i, y_i)$.
-# Return a scalar tensor.
+# Leave-one-out hides only point $i$ from query $x_i$. Real data often hold
+# near-copies of a point: the same measurement taken twice, or two readings a
+# moment apart. Then query $x_i$ can copy the target of its copy, and the
+# trap of the chapter is back. The remedy is to hide a whole block of
+# neighbours.
 #
-# When it passes, the check prints your loss next to the loss with each
-# point's own key kept, at a tiny width. Before you run it: which of the two
-# do you expect to be near zero, and why does that one make a useless
-# training objective?
+# Write `block_out_loss(x, y, sigma, m)`: the mean squared error of Gaussian
+# Nadaraya–Watson predictions at every training input $x_i$, where the
+# prediction for $x_i$ may use only the points $j$ with $\lvert i - j\rvert > m$.
+# The inputs `x` are sorted, so this hides $x_i$ and its $m$ nearest
+# neighbours on each side (fewer at the ends of the data). With $m = 0$ it is
+# the chapter's leave-one-out loss. Return a scalar tensor. A query near an
+# end keeps more keys than one in the middle, so the keys of all queries do
+# not fit one table of equal rows, as `d2l.leave_one_out`'s do.
+#
+# When it passes, the check takes every training point twice, so each point
+# has an exact copy beside it, and picks $\sigma$ from a grid by your loss,
+# once with $m = 0$ and once with $m = 1$. Before you run it: which of the two
+# do you expect to pick a tiny width, and why?
 
 # %% tags=["exercise"]
-def loo_loss(x, y, sigma):
-    """Mean squared leave-one-out error of Gaussian pooling with width sigma."""
+def block_out_loss(x, y, sigma, m):
+    """Mean squared error of Gaussian pooling when query i cannot see the points j with |i - j| <= m."""
     ### BEGIN SOLUTION
-    keys, values = d2l.leave_one_out(x, y)
-    predictions, _ = d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)
-    return ((predictions - y) ** 2).mean()
+    n = len(x)
+    predictions = []
+    for i in range(n):
+        keep = (torch.arange(n, device=x.device) - i).abs() > m  # (n,) True outside the block
+        prediction, _ = d2l.nadaraya_watson(x[i:i + 1], x[keep], y[keep], "gaussian", sigma)
+        predictions.append(prediction)
+    return ((torch.cat(predictions) - y) ** 2).mean()
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch01.check_loo_loss(loo_loss)
+ch01.check_block_out_loss(block_out_loss)
 
 # %% [markdown]
 # ## Further reading

@@ -672,13 +672,52 @@ ch07.check_offset_rotation(offset_rotation)
 # ### Exercise 7.2 · A learned positional embedding (★★)
 #
 # BERT and GPT-2 do not use sines: they learn one vector per position, like a
-# word embedding whose "words" are the positions 0 to `max_len - 1`. Complete
-# `LearnedPositionalEmbedding(max_len, num_hiddens)`: its table is a learnable
-# parameter of shape (max_len, num_hiddens), started at small random values
-# (a `torch.nn.Parameter`, or a `torch.nn.Embedding`), and `forward(X)` adds
-# the rows of the first `steps` positions to a (batch, steps, num_hiddens)
-# input, the same rows for every example. The check looks at the shapes, at
-# what is added, and at the gradient that reaches the table.
+# word embedding whose "words" are the positions 0 to `max_len - 1`. To write
+# such a layer you need two pieces of PyTorch.
+#
+# A layer is a **module**: a class derived from `nn.Module`. Its `__init__`
+# first calls `super().__init__()`, which sets the module up, and then creates
+# the layer's learnable tensors. Its `forward` computes the output, and
+# calling the object, `layer(X)`, runs `forward(X)`. Every layer this chapter
+# called, `d2l.MultiHeadAttention`, `d2l.PositionalEncoding` and
+# `nn.Conv1d` among them, is a module.
+#
+# The learnable tensors are `nn.Parameter`s, which you met in chapter 01:
+# `d2l.NWKernelRegression` kept its width there as `log_sigma`, and gradient
+# descent changed it. A parameter stored as an attribute of a module
+# (`self.name = nn.Parameter(...)`) is registered with it: `parameters()`
+# and `named_parameters()` list it, so an optimizer such as
+# `torch.optim.SGD` finds it, and `backward()` leaves its gradient in its
+# `.grad`. A plain tensor stored the same way is not a parameter. A tiny
+# module with one learned factor per feature:
+
+# %%
+class Scale(nn.Module):
+    """Multiplies each feature of X by a learned factor."""
+
+    def __init__(self, num_features):
+        super().__init__()  # set up the module before giving it parameters
+        self.factor = nn.Parameter(torch.ones(num_features))  # learned, starts at 1
+
+    def forward(self, X):
+        return X * self.factor  # (batch, steps, num_features) times (num_features,)
+
+
+scale = Scale(3)
+print("parameters:", [(name, tuple(p.shape)) for name, p in scale.named_parameters()])
+Y_small = scale(torch.ones(2, 4, 3))  # calls forward
+print("output:", tuple(Y_small.shape))
+Y_small.sum().backward()
+print("gradient of the factor:", scale.factor.grad)  # each factor multiplied 2 × 4 ones: gradient 8
+
+# %% [markdown]
+# Now complete `LearnedPositionalEmbedding(max_len, num_hiddens)`: its table
+# is a parameter of shape (max_len, num_hiddens), started at small random
+# values (or, if you know it, a `torch.nn.Embedding` with one row per
+# position), and `forward(X)` adds the rows of the first `steps` positions to
+# a (batch, steps, num_hiddens) input, the same rows for every example. The
+# check looks at the shapes, at what is added, and at the gradient that
+# reaches the table.
 
 # %% tags=["exercise"]
 class LearnedPositionalEmbedding(torch.nn.Module):

@@ -17,9 +17,22 @@ def best_sigma_right(x_train, y_train, x_val, y_val, sigmas):
     return sigmas[int(torch.stack(errors).argmin())]
 
 
-def loo_loss_right(x, y, sigma):
-    keys, values = d2l.leave_one_out(x, y)
-    return ((d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)[0] - y) ** 2).mean()
+def block_out_loss_right(x, y, sigma, m):
+    predictions = []
+    for i in range(len(x)):
+        keep = (torch.arange(len(x)) - i).abs() > m
+        predictions.append(d2l.nadaraya_watson(x[i:i + 1], x[keep], y[keep], "gaussian", sigma)[0])
+    return ((torch.cat(predictions) - y) ** 2).mean()
+
+
+def block_out_loss_hiding(hidden):
+    """A loss whose query i cannot see the keys j where hidden(offsets)[i, j], offsets[i, j] = j - i."""
+    def loss(x, y, sigma, m):
+        index = torch.arange(len(x))
+        scores = -0.5 * ((x[:, None] - x[None, :]) / sigma) ** 2
+        mask = hidden(index[None, :] - index[:, None], m)
+        return (((torch.softmax(scores.masked_fill(mask, float("-inf")), -1) * y).sum(-1) - y) ** 2).mean()
+    return loss
 
 
 def not_implemented(*args):
@@ -112,27 +125,54 @@ def test_best_sigma_constant_answer_fails_on_the_second_data_set():
 
 # Exercise 1.3
 
-def test_loo_loss_accepts_the_reference(capsys):
-    ch01.check_loo_loss(loo_loss_right)
+def test_block_out_loss_accepts_the_reference(capsys):
+    ch01.check_block_out_loss(block_out_loss_right)
     assert capsys.readouterr().out == (
-        "✓ Exercise 1.3: correct. At σ = 0.01 your leave-one-out loss is 0.150, but with each "
-        "point's own key kept it is 0.002: each x_i just copies y_i.\n"
+        "✓ Exercise 1.3: correct. With every point taken twice, the width with the lowest loss on a grid "
+        "from 0.01 to 3.16 is σ = 0.01 for m = 0 (loss 0.003): each x_i copies its twin's target. For m = 1 "
+        "it is σ = 0.16 (loss 0.100); on the data without copies, leave-one-out picks σ = 0.16.\n"
     )
 
 
-def test_loo_loss_accepts_a_python_float():
-    ch01.check_loo_loss(lambda x, y, sigma: loo_loss_right(x, y, sigma).item())
+def test_block_out_loss_accepts_a_masked_softmax_and_a_python_float():
+    masked = block_out_loss_hiding(lambda offsets, m: offsets.abs() <= m)
+    ch01.check_block_out_loss(lambda *args: masked(*args).item())
 
 
-def test_loo_loss_keeping_the_own_key_is_explained():
-    def with_own_key(x, y, sigma):
-        return ((d2l.nadaraya_watson(x, x, y, "gaussian", sigma)[0] - y) ** 2).mean()
-
+def test_block_out_loss_keeping_the_own_key_is_explained():
     with pytest.raises(ExerciseError, match="each query x_i still sees its own key x_i") as info:
-        ch01.check_loo_loss(with_own_key)
-    assert "at σ = 0.05" in str(info.value)
+        ch01.check_block_out_loss(block_out_loss_hiding(lambda offsets, m: offsets != offsets))
+    assert "at σ = 0.3, m = 2" in str(info.value)
 
 
-def test_loo_loss_stub_is_reported_as_not_attempted():
+def test_block_out_loss_that_ignores_m_is_told_it_is_leave_one_out():
+    def leave_one_out(x, y, sigma, m):
+        keys, values = d2l.leave_one_out(x, y)
+        return ((d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)[0] - y) ** 2).mean()
+
+    with pytest.raises(ExerciseError, match="that is the leave-one-out loss: with m = 2") as info:
+        ch01.check_block_out_loss(leave_one_out)
+    assert "expected: a loss of 0.5195 at σ = 0.3, m = 2" in str(info.value)
+
+
+@pytest.mark.parametrize("hidden, message", [
+    (lambda offsets, m: offsets.abs() < m, "you hid one neighbour too few on each side: with m = 2"),
+    (lambda offsets, m: offsets.abs() <= m + 1, "one neighbour too many on each side: with m = 2 the block"),
+    (lambda offsets, m: (offsets >= 0) & (offsets <= m), "you hid the neighbours on one side of x_i only"),
+])
+def test_block_out_loss_with_the_wrong_block_is_told_which(hidden, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch01.check_block_out_loss(block_out_loss_hiding(hidden))
+
+
+def test_block_out_loss_by_distance_is_told_m_counts_positions():
+    def by_distance(x, y, sigma, m):
+        return block_out_loss_hiding(lambda offsets, m: (x[:, None] - x[None, :]).abs() <= m)(x, y, sigma, m)
+
+    with pytest.raises(ExerciseError, match="m counts positions in the sorted x, not a distance"):
+        ch01.check_block_out_loss(by_distance)
+
+
+def test_block_out_loss_stub_is_reported_as_not_attempted():
     with pytest.raises(ExerciseNotAttempted, match=NOT_ATTEMPTED):
-        ch01.check_loo_loss(not_implemented)
+        ch01.check_block_out_loss(not_implemented)

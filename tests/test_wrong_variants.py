@@ -47,9 +47,10 @@ def _worst_sigma(x_train, y_train, x_val, y_val, sigmas):
     return sigmas[int(torch.stack(errors).argmax())]
 
 
-def _loo_per_point(x, y, sigma):
-    keys, values = d2l.leave_one_out(x, y)
-    return (d2l.nadaraya_watson(x, keys, values, "gaussian", sigma)[0] - y) ** 2
+def _block_out_per_point(x, y, sigma, m):
+    keep = [(torch.arange(len(x)) - i).abs() > m for i in range(len(x))]
+    return torch.cat([d2l.nadaraya_watson(x[i:i + 1], x[k], y[k], "gaussian", sigma)[0]
+                      for i, k in enumerate(keep)]) - y
 
 
 # ---- chapter 04 ----
@@ -174,12 +175,21 @@ CATALOGUE = {
                       r"you returned the index 4 of the best width, not the width"),
         "every error": (lambda *args: torch.ones(len(args[-1])), r"return a single width"),
     }),
-    exercises.ch01.check_loo_loss: Entry(lambda x, y, sigma: torch.tensor(0.5), {
-        "own key kept": (lambda x, y, s: ((d2l.nadaraya_watson(x, x, y, "gaussian", s)[0] - y) ** 2).mean(),
+    exercises.ch01.check_block_out_loss: Entry(lambda x, y, sigma, m: torch.tensor(0.5), {
+        "own key kept": (t01.block_out_loss_hiding(lambda offsets, m: offsets != offsets),
                          r"each query x_i still sees its own key x_i"),
-        "sum": (lambda x, y, s: t01.loo_loss_right(x, y, s) * len(x), r"you returned the sum of the squared"),
-        "root": (lambda x, y, s: t01.loo_loss_right(x, y, s).sqrt(), r"you returned the root of the mean"),
-        "per point": (_loo_per_point, r"return one number, the loss"),
+        "m ignored": (t01.block_out_loss_hiding(lambda offsets, m: offsets == 0), r"that is the leave-one-out loss"),
+        "block too small": (t01.block_out_loss_hiding(lambda offsets, m: offsets.abs() < m),
+                            r"one neighbour too few"),
+        "block too large": (t01.block_out_loss_hiding(lambda offsets, m: offsets.abs() <= m + 1),
+                            r"one neighbour too many"),
+        "one side": (t01.block_out_loss_hiding(lambda offsets, m: (offsets <= 0) & (offsets >= -m)),
+                     r"on one side of x_i only"),
+        "sum": (lambda x, y, s, m: t01.block_out_loss_right(x, y, s, m) * len(x),
+                r"you returned the sum of the squared"),
+        "root": (lambda x, y, s, m: t01.block_out_loss_right(x, y, s, m).sqrt(),
+                 r"you returned the root of the mean"),
+        "per point": (lambda *args: _block_out_per_point(*args) ** 2, r"return one number, the loss"),
     }),
     # ---- chapter 02 ----
     exercises.ch02.check_masked_mean: Entry(lambda values, lens: torch.zeros(4, 3), {

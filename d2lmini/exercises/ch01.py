@@ -1,4 +1,4 @@
-"""Checks for chapter 01's exercises: a new kernel, choosing the width, leave-one-out.
+"""Checks for chapter 01's exercises: a new kernel, choosing the width, leaving out a block.
 
 Each check builds its own data from a fixed seed on the CPU, calls the
 learner's function, and compares the answer with d2lmini's own computation.
@@ -6,13 +6,13 @@ learner's function, and compares the answer with d2lmini's own computation.
 
 import torch
 
-from ..kernels import epanechnikov, leave_one_out, nadaraya_watson
+from ..kernels import epanechnikov, nadaraya_watson
 from ._feedback import ExerciseError, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch01.hint()
 
 TRIANGULAR = "Exercise 1.1"
 BEST_SIGMA = "Exercise 1.2"
-LEAVE_ONE_OUT = "Exercise 1.3"
+BLOCK_OUT = "Exercise 1.3"
 
 
 def _toy_regression(seed, n, noise):
@@ -149,41 +149,87 @@ def check_best_sigma(best_sigma):
 # Exercise 1.3
 
 _ONE_LOSS_HINT = ("return one number, the loss, not one error per point",
-            "average the squared errors into a single number")
+                  "average the squared errors into a single number")
+_GRID = torch.logspace(-2, 0.5, 26)  # 26 widths from 0.01 to 3.16, every fourth of the chapter's grid
 
-def _loo_hint(value, x, y, sigma):
-    keys, values = leave_one_out(x, y)
-    loo = _mse(nadaraya_watson(x, keys, values, "gaussian", sigma)[0], y)
-    with_own_key = _mse(nadaraya_watson(x, x, y, "gaussian", sigma)[0], y)
-    if _close(value, with_own_key):
+
+def _hidden_loss(x, y, sigma, hidden):
+    """MSE of Gaussian pooling at each x_i when query i cannot see the keys where hidden[i] is True."""
+    scores = -0.5 * ((x[:, None] - x[None, :]) / sigma) ** 2  # (queries, keys)
+    weights = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
+    return _mse((weights * y).sum(dim=-1), y)
+
+
+def _offsets(n):
+    """j - i for every query i (rows) and key j (columns)."""
+    index = torch.arange(n)
+    return index[None, :] - index[:, None]
+
+
+def _block_out(x, y, sigma, m):
+    """The loss with the keys i - m to i + m hidden from query i, computed here so the package does not hand it out."""
+    return _hidden_loss(x, y, sigma, _offsets(len(x)).abs() <= m)
+
+
+def _block_out_hint(value, x, y, sigma, m):
+    offsets = _offsets(len(x))
+    if _close(value, _hidden_loss(x, y, sigma, torch.zeros_like(offsets, dtype=torch.bool))):
         return ("each query x_i still sees its own key x_i, so it can copy y_i",
-                "query i needs keys and values without point i; d2l.leave_one_out builds them for every "
-                "point at once")
-    if _close(value, loo * len(x)):
-        return ("you returned the sum of the squared errors", "divide by the number of points: the loss "
-                "is their mean")
-    if _close(value, loo ** 0.5):
+                "for query i, drop point i and its m neighbours on each side from the keys and the values")
+    expected = _block_out(x, y, sigma, m)
+    if m > 0 and _close(value, _block_out(x, y, sigma, 0)):
+        return (f"that is the leave-one-out loss: with m = {m}, query i must not see its {m} nearest "
+                "neighbours on each side either",
+                f"the hidden block runs from index i - {m} to i + {m}: {2 * m + 1} points in the middle of "
+                "the data, fewer at its ends")
+    if m > 0 and _close(value, _block_out(x, y, sigma, m - 1)):
+        return (f"you hid one neighbour too few on each side: with m = {m} the block is i - {m} to i + {m}",
+                "a point j is hidden when |i - j| ≤ m, so the ends of the block are hidden too")
+    if _close(value, _block_out(x, y, sigma, m + 1)):
+        block = f"the block is i - {m} to i + {m}" if m else "only point i itself is hidden"
+        return (f"you hid one neighbour too many on each side: with m = {m} {block}",
+                "a point j stays in view when |i - j| > m, so i - m - 1 and i + m + 1 are keys")
+    for hidden in ((offsets >= 0) & (offsets <= m), (offsets <= 0) & (offsets >= -m)):
+        if m > 0 and _close(value, _hidden_loss(x, y, sigma, hidden)):
+            return ("you hid the neighbours on one side of x_i only",
+                    f"hide the {m} points before i and the {m} points after it")
+    by_distance = (x[:, None] - x[None, :]).abs() <= m
+    if m > 0 and not by_distance.all(dim=-1).any() and _close(value, _hidden_loss(x, y, sigma, by_distance)):
+        return ("you hid the keys within a distance m of x_i: m counts positions in the sorted x, not a distance",
+                "compare the indices i and j, not the inputs x_i and x_j")
+    if _close(value, expected * len(x)):
+        return ("you returned the sum of the squared errors",
+                "divide by the number of points: the loss is their mean")
+    if _close(value, expected ** 0.5):
         return ("you returned the root of the mean squared error", "leave out the square root")
-    return ("predict each x_i from the other n - 1 points only",
-            "Gaussian kernel, width sigma, and for query x_i the keys and values without point i; then "
-            "average the squared errors against y")
+    return ("predict each x_i from the points j with |i - j| > m only",
+            "Gaussian kernel, width sigma, and for query x_i the keys and values outside the block i - m to "
+            "i + m; then average the squared errors against y")
 
 
-@check(LEAVE_ONE_OUT)
-def check_loo_loss(loo_loss):
-    """Exercise 1.3: the learner's leave-one-out loss equals d2lmini's."""
+def _chosen_width(loss, x, y, m):
+    """The width of _GRID with the lowest loss(x, y, sigma, m), and that loss."""
+    losses = [_as_number(loss(x.clone(), y.clone(), sigma.item(), m), BLOCK_OUT, "a scalar tensor (one loss)",
+                         _ONE_LOSS_HINT) for sigma in _GRID]
+    best = min(range(len(losses)), key=losses.__getitem__)
+    return _GRID[best].item(), losses[best]
+
+
+@check(BLOCK_OUT)
+def check_block_out_loss(block_out_loss):
+    """Exercise 1.3: the learner's loss with a block of neighbours hidden equals the reference."""
     x, y = _toy_regression(3, 30, 0.5)
-    keys, values = leave_one_out(x, y)
-    for sigma in (0.05, 0.3, 1.0):
-        expected = _mse(nadaraya_watson(x, keys, values, "gaussian", sigma)[0], y)
-        received = loo_loss(x.clone(), y.clone(), sigma)
-        value = _as_number(received, LEAVE_ONE_OUT, "a scalar tensor (one loss)",
-                           _ONE_LOSS_HINT)
-        expect(_close(value, expected), LEAVE_ONE_OUT, f"a loss of {expected:.4f} at σ = {sigma}",
-               f"{value:.4f}", _loo_hint(value, x, y, sigma))
-    tiny = 0.01
-    yours = _as_number(loo_loss(x.clone(), y.clone(), tiny), LEAVE_ONE_OUT, "a scalar tensor (one loss)",
-                       _ONE_LOSS_HINT)
-    with_own_key = _mse(nadaraya_watson(x, x, y, "gaussian", tiny)[0], y)
-    passed(LEAVE_ONE_OUT, f"At σ = {tiny} your leave-one-out loss is {yours:.3f}, but with each point's "
-                          f"own key kept it is {with_own_key:.3f}: each x_i just copies y_i.")
+    for sigma, m in [(0.3, 2), (1.0, 1), (0.05, 3), (0.3, 0)]:
+        expected = _block_out(x, y, sigma, m)
+        received = block_out_loss(x.clone(), y.clone(), sigma, m)
+        value = _as_number(received, BLOCK_OUT, "a scalar tensor (one loss)", _ONE_LOSS_HINT)
+        expect(_close(value, expected), BLOCK_OUT, f"a loss of {expected:.4f} at σ = {sigma}, m = {m}",
+               f"{value:.4f}", _block_out_hint(value, x, y, sigma, m))
+    twice_x, twice_y = x.repeat_interleave(2), y.repeat_interleave(2)  # every point twice, the copies side by side
+    sigma_0, loss_0 = _chosen_width(block_out_loss, twice_x, twice_y, 0)
+    sigma_1, loss_1 = _chosen_width(block_out_loss, twice_x, twice_y, 1)
+    single = _GRID[torch.tensor([_block_out(x, y, s, 0) for s in _GRID]).argmin()].item()
+    passed(BLOCK_OUT, f"With every point taken twice, the width with the lowest loss on a grid from 0.01 to "
+                      f"3.16 is σ = {sigma_0:.2f} for m = 0 (loss {loss_0:.3f}): each x_i copies its twin's "
+                      f"target. For m = 1 it is σ = {sigma_1:.2f} (loss {loss_1:.3f}); on the data without copies, "
+                      f"leave-one-out picks σ = {single:.2f}.")
