@@ -22,7 +22,7 @@ PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbv
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub bench-hub lab lab-instructor present site \
 	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
-	bench-notebooks bench-overhead clean
+	bench-notebooks bench-overhead clean distclean
 
 # The environment and the learner's copy are made by tools/start.py, which also
 # runs without make (Windows, a Mac without the developer tools): one home for
@@ -242,6 +242,11 @@ bench: install-test
 # Never learner/: it holds the learner's work.
 clean:
 	rm -rf build .pytest_cache .coverage
+
+# A fresh clone's state: what clean removes, and both environments (rebuilt by
+# the next make lab or make test). learner/ stays: it holds the learner's work.
+distclean: clean
+	rm -rf $(VENV) $(COLAB_VENV)
 
 # Latency of the widget explorers against a new figure per change (prints Markdown tables).
 bench-widgets: install-test
