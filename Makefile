@@ -52,7 +52,7 @@ install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP)
 # from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
 CHP := $(VENV)/chp/node_modules/.bin/configurable-http-proxy
 $(HUB_STAMP): $(STAMP)
-	@command -v npm >/dev/null || { echo "npm not found: JupyterHub's proxy (configurable-http-proxy) needs Node.js 18 or newer and npm"; exit 1; }
+	@command -v npm >/dev/null || { echo "npm not found: JupyterHub's proxy (configurable-http-proxy) needs Node.js 20 or newer and npm"; exit 1; }
 	@echo "Installing JupyterHub, nbgitpuller and the idle culler into $(VENV), configurable-http-proxy into $(VENV)/chp."
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[hub]' $(QUIET_PIP_WARNINGS)
 	npm install --prefix $(VENV)/chp --no-audit --no-fund --loglevel=error 'configurable-http-proxy@^5'
@@ -66,7 +66,7 @@ install-hub: install $(HUB_STAMP)
 # and MathJax from npm into ./.venv/mathjax, so that no page needs a CDN.
 MATHJAX_VERSION := 3.2.2
 $(SITE_STAMP): $(STAMP)
-	@command -v npm >/dev/null || { echo "npm not found: the web site's MathJax comes from npm (Node.js 18 or newer)"; exit 1; }
+	@command -v npm >/dev/null || { echo "npm not found: the web site's MathJax comes from npm (Node.js 20 or newer)"; exit 1; }
 	@echo "Installing Jupyter Book 1's packages into $(VENV), MathJax $(MATHJAX_VERSION) into $(VENV)/mathjax."
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[site]' $(QUIET_PIP_WARNINGS)
 	npm install --prefix $(VENV)/mathjax --no-audit --no-fund --loglevel=error 'mathjax@$(MATHJAX_VERSION)'

@@ -146,6 +146,7 @@ def unknown_tool_options(text):
                 unknown.append(f"{script}: no such script")
                 continue
             options = script_options(REPO / script)
+            rest = re.sub(r"\"[^\"]*\"|'[^']*'", "", rest)  # a quoted value is not an option of the script
             unknown += [f"{script} {option}" for option in re.findall(r"(?<![\w-])--?[a-z][\w-]*", rest)
                         if option.split("=")[0] not in options]
     return unknown
@@ -158,6 +159,8 @@ def test_every_tool_option_named_exists(path):
 
 def test_the_option_check_reads_argparse_and_catches_an_unknown_option():
     assert {"--check"} <= script_options(REPO / "tools" / "colab.py")
+    assert unknown_tool_options('`python tools/start.py lab --pip-args="--extra-index-url https://x"`') == []
+    assert unknown_tool_options('`python tools/start.py lab --pip "--x"`') == ["tools/start.py --pip"]
     assert {"--out", "--baseline"} & script_options(REPO / "benchmarks" / "widget_latency.py") == {"--baseline"}
     assert unknown_tool_options("`python tools/colab.py --check notebooks/*.py`") == []
     assert unknown_tool_options("`python tools/colab.py --fix notebooks/*.py`") == ["tools/colab.py --fix"]
