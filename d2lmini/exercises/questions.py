@@ -255,7 +255,7 @@ QUESTIONS = {
             "It is evidence: the more weight a token gets, the more it shapes the output.",
             "Because attention is random on sentences the model did not see in training.",
             "It would be evidence once averaged over all 72 heads, where one head's quirks cancel.",
-            "The head still prefers 'animal' after 'wide', and sends many other words there too.",
+            "The head still prefers 'animal' after 'wide', and sends other words there too.",
         ),
         answer=3,
         feedback=(
