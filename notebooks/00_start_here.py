@@ -92,6 +92,17 @@ draw_queries_keys_values()
 # a key close to the query scores high. (Python numbers the keys from 0, the
 # formula from 1: key 0 in the code is $k_1$. Here key $i$ also sits at
 # position $i$ on the line.)
+#
+# The line that computes `scores` compares every query with every key at
+# once. `queries` has shape (3,) and `keys` has shape (6,). Indexing with
+# `None` adds an axis of length 1: `queries[:, None]` is a column of shape
+# (3, 1), and `keys[None, :]` is a row of shape (1, 6). Subtracting a row
+# from a column, PyTorch stretches each along its axis of length 1, as numpy
+# does (this is called **broadcasting**), so the difference has shape
+# (3, 6): entry $(i, j)$ is query $i$ minus key $j$, one row per query and
+# one column per key. The softmax along `dim=1`, the keys, then turns each
+# row into weights, and `weights @ values` adds up each row's weights times
+# the values: one output per query.
 
 # %%
 keys = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
