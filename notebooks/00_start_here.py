@@ -79,7 +79,8 @@ from d2lmini.diagrams import draw_queries_keys_values
 # each with its value: the query $q$ meets each key $k_i$, one softmax over
 # the scores $a(q, k_i)$ gives the weights $\alpha_i$, which sum to 1, and the
 # output is $\sum_i \alpha_i v_i$. The key nearest the query, $k_2 = 1$, gets
-# the largest weight.
+# the largest weight. The picture numbers its keys from 1, as the formula
+# does.
 
 # %%
 draw_queries_keys_values()
@@ -89,9 +90,12 @@ draw_queries_keys_values()
 #
 # Take six keys on a line, each carrying a value, and three queries. As a
 # score we use the negative squared distance, $a(q, k) = -\tfrac12 (q - k)^2$:
-# a key close to the query scores high. (Python numbers the keys from 0, the
-# formula from 1: key 0 in the code is $k_1$. Here key $i$ also sits at
-# position $i$ on the line.)
+# a key close to the query scores high. The first four keys and values are
+# the picture's.
+#
+# From here on we number the keys as Python does, from 0: `keys[0]` is the
+# picture's $k_1$, `keys[1]` is its $k_2$, and so on. The keys sit at 0, 1,
+# …, 5, so "key 2" below means `keys[2]`, the key at position 2 on the line.
 #
 # The line that computes `scores` compares every query with every key at
 # once. `queries` has shape (3,) and `keys` has shape (6,). Indexing with
