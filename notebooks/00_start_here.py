@@ -239,9 +239,9 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # ## How to use these notebooks
 #
 # 1. **Run all cells first** (*Run → Run All Cells*). No notebook downloads
-#    anything. On a 2-core CPU every chapter runs in about 5 seconds, except
-#    chapter 08, which trains small models: about 10 seconds on a quiet
-#    machine, longer on a busy one. A part that starts with
+#    anything. On a laptop CPU each chapter runs in under 20 seconds, except
+#    chapter 08, which trains small models: it takes up to a minute. A part
+#    that starts with
 #    **Deeper (you may skip this).** holds material for a second reading (a
 #    derivation, a floating-point detail, how a file format works): the rest
 #    of its chapter does not build on it.
@@ -281,7 +281,7 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
 # | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused computation avoids storing them |
 # | 07 · Self-attention and positional encoding | $q^\top k / \sqrt d$ on $X + P$ | Why self-attention cannot tell word order without positions, and how sines and cosines give it |
-# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment in seconds |
+# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment on a laptop CPU |
 # | 09 · A real model's attention | 6 layers × 12 heads, trained | What the heads of a pretrained model (all-MiniLM-L6-v2, offline) look at, and what their maps cannot tell you |
 
 # %% [markdown]
