@@ -179,19 +179,26 @@ print("row sums:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
 #
 # PyTorch has an attention function of its own,
 # `torch.nn.functional.scaled_dot_product_attention` (SDPA); chapter 04
-# builds the same computation from scratch. Here we need only what it does.
-# It takes three matrices whose rows are the queries ($Q$), the keys ($K$)
-# and the values ($V$). It scores every query against every key by a dot
-# product: entry $(i, j)$ of the matrix $QK^\top$ is the dot product of
-# query $i$ and key $j$.
-# It multiplies these scores by a number `scale`, takes a softmax of each row
-# over the keys, and returns the weighted averages of the values. Its boolean
-# `attn_mask` marks the keys a query may use: **True means "may attend"**.
+# builds the same computation from scratch. Here we need only what it
+# computes. It takes three matrices whose rows are the queries ($Q$), the
+# keys ($K$) and the values ($V$), and returns
+# $\operatorname{softmax}(\text{scale} \cdot QK^\top)\, V$, the softmax taken
+# over each row. Entry $(i, j)$ of the matrix product $QK^\top$ is the dot
+# product of query $i$ and key $j$ (the sum of their entries' products), so
+# $QK^\top$ holds one score per query and key, one row per query; the
+# softmax turns each row into weights, and multiplying by $V$ gives each
+# query its weighted average of the values. Its boolean `attn_mask` marks
+# the keys a query may use: **True means "may attend"**, and a masked key
+# is left out of its row's softmax.
 #
-# SDPA returns outputs, not weights, but we can read its weights off. With
-# our scores as the queries, the identity matrix as the keys and `scale=1`,
-# $QK^\top$ is our scores themselves; with the identity as the values too,
-# each output row is its row of weights.
+# SDPA returns the outputs, not the weights, but we can make it hand us the
+# weights. Take our scores as $Q$, the identity matrix $I$ (1 on the
+# diagonal, 0 elsewhere) as $K$, and `scale=1`. Row $j$ of $I$ is 1 at
+# position $j$ and 0 elsewhere, so its dot product with row $i$ of the
+# scores picks out score $(i, j)$: $QI^\top$ is our scores themselves. Take
+# $I$ as $V$ too: multiplying the weights by $I$ leaves them as they are, so
+# each output row is a row of weights. SDPA does this for every example of
+# a batch, so `sdpa_weights` below gives each example the same identity.
 
 # %%
 def sdpa_weights(scores, allowed=None, is_causal=False):
