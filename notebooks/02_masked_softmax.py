@@ -349,28 +349,34 @@ for dtype in (torch.float32, torch.float16):
 #
 # * The output of such a query is then the zero vector: "nothing to attend
 #   to" reads as nothing, not as an average of padding.
-# * NaN spreads. The attention output feeds later layers whose parameters
-#   are shared by every example in the batch, such as a weight matrix that
-#   multiplies every example's output (chapter 05 builds one and calls it
-#   $W_o$; here it is just a 2 × 2 matrix of that name). A single NaN row
-#   then makes the loss NaN and the gradient of those shared parameters NaN,
-#   and one optimiser step later the whole model is NaN. Here is that in
-#   miniature: two examples, the first with valid length 0, and a shared
-#   matrix `W_o`.
+# * NaN spreads, and in training it reaches the whole model. A model's
+#   **parameters** are the numbers it learns, such as the entries of a
+#   weight matrix. Training sums up how wrong the model is on a batch in one
+#   number, the **loss**. It then computes the loss's **gradient**, which
+#   says for each parameter how the loss changes when that parameter moves a
+#   little, and moves every parameter a small step in the direction that
+#   lowers the loss. A weight matrix is used for every example of the batch,
+#   so a single NaN row makes the loss NaN, the gradient of that matrix NaN,
+#   and after one step the matrix itself NaN: from then on every output that
+#   passes through it is NaN. Here is that in miniature: two examples, the
+#   first with valid length 0, and a 2 × 2 matrix of parameters `W` that
+#   multiplies the attention output of both. The sum of the outputs stands
+#   in for a loss. `requires_grad_()` asks PyTorch to track `W`, and
+#   `loss.backward()` computes the gradient and stores it in `W.grad`.
 
 # %%
 torch.manual_seed(1)
 scores_2 = torch.randn(2, 3, 4).to(device)  # (batch, queries, keys)
 values = torch.randn(2, 4, 2).to(device)  # (batch, keys, value size)
-W_o = torch.randn(2, 2).to(device).requires_grad_()  # shared by both examples
+W = torch.randn(2, 2).to(device).requires_grad_()  # parameters used by both examples
 lens = torch.tensor([0, 3])
 for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, float("-inf"))),
                       ("d2l.masked_softmax", d2l.masked_softmax(scores_2, lens))]:
-    W_o.grad = None
-    loss = (weights @ values @ W_o).sum()  # (batch, queries, value size) summed
+    W.grad = None  # forget the gradient of the previous round
+    loss = (weights @ values @ W).sum()  # (batch, queries, value size) summed
     loss.backward()
-    print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W_o.grad: "
-          f"{int(W_o.grad.isnan().sum())} of {W_o.numel()}")
+    print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W.grad: "
+          f"{int(W.grad.isnan().sum())} of {W.numel()}")
 
 # %% [markdown]
 # PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
@@ -549,9 +555,9 @@ mask_editor
 # * −1e6 becomes −inf in float16. Any fill that is −inf makes a row with no
 #   valid key NaN; a finite fill makes it uniform over the padding.
 # * `d2lmini` fills with −inf and gives rows with no valid key all-zero
-#   weights, so one empty row cannot turn the loss and the gradients of
-#   shared parameters into NaN. PyTorch's SDPA gives zeros there too in
-#   torch 2.13 (measured above); older releases gave NaN.
+#   weights, so one empty row cannot turn the loss, and through its
+#   gradient the model's parameters, into NaN. PyTorch's SDPA gives zeros
+#   there too in torch 2.13 (measured above); older releases gave NaN.
 # * Causal masking, which keeps a decoder from seeing the tokens after the
 #   current one, is masking with valid lengths $1, \dots, n$: the lower
 #   triangle of the (queries, keys) matrix, diagonal included. Masking the
