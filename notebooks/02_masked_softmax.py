@@ -587,12 +587,13 @@ questions.ask("02")
 # %% [markdown]
 # ### Exercise 2.1 · Mean pooling over the valid steps (★)
 #
-# When every score is equal, attention pooling is a plain average. Use that
-# to write `masked_mean(values, valid_lens)`: for `values` of shape
+# Write `masked_mean(values, valid_lens)`: for `values` of shape
 # (batch, steps, dim) and 1-D `valid_lens`, return the mean of the first
-# `valid_lens[b]` steps of each example, shape (batch, dim). Padding steps
-# must not count, and an example of length 0 gives a zero vector. Hint:
-# `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).
+# `valid_lens[b]` steps of each example, shape (batch, dim), with no loop
+# over the examples. Padding steps must not count, and an example of length
+# 0 gives a zero vector. Hint: a mean is a weighted average. What weight
+# does it give each real step, and each padding step? Where in this chapter
+# have you met weights like that?
 
 # %% tags=["exercise"]
 def masked_mean(values, valid_lens):
