@@ -76,7 +76,8 @@ from d2lmini.diagrams import draw_queries_keys_values
 # each with its value: the query $q$ meets each key $k_i$, one softmax over
 # the scores $a(q, k_i)$ gives the weights $\alpha_i$, which sum to 1, and the
 # output is $\sum_i \alpha_i v_i$. The key nearest the query, $k_2 = 1$, gets
-# the largest weight.
+# the largest weight. The picture numbers its keys from 1, as the formula
+# does.
 
 # %%
 draw_queries_keys_values()
@@ -86,9 +87,23 @@ draw_queries_keys_values()
 #
 # Take six keys on a line, each carrying a value, and three queries. As a
 # score we use the negative squared distance, $a(q, k) = -\tfrac12 (q - k)^2$:
-# a key close to the query scores high. (Python numbers the keys from 0, the
-# formula from 1: key 0 in the code is $k_1$. Here key $i$ also sits at
-# position $i$ on the line.)
+# a key close to the query scores high. The first four keys and values are
+# the picture's.
+#
+# From here on we number the keys as Python does, from 0: `keys[0]` is the
+# picture's $k_1$, `keys[1]` is its $k_2$, and so on. The keys sit at 0, 1,
+# …, 5, so "key 2" below means `keys[2]`, the key at position 2 on the line.
+#
+# The line that computes `scores` compares every query with every key at
+# once. `queries` has shape (3,) and `keys` has shape (6,). Indexing with
+# `None` adds an axis of length 1: `queries[:, None]` is a column of shape
+# (3, 1), and `keys[None, :]` is a row of shape (1, 6). Subtracting a row
+# from a column, PyTorch stretches each along its axis of length 1, as numpy
+# does (this is called **broadcasting**), so the difference has shape
+# (3, 6): entry $(i, j)$ is query $i$ minus key $j$, one row per query and
+# one column per key. The softmax along `dim=1`, the keys, then turns each
+# row into weights, and `weights @ values` adds up each row's weights times
+# the values: one output per query.
 
 # %%
 keys = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
@@ -221,9 +236,9 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # ## How to use these notebooks
 #
 # 1. **Run all cells first** (*Run → Run All Cells*). No notebook downloads
-#    anything. On a 2-core CPU every chapter runs in about 5 seconds, except
-#    chapter 08, which trains small models: about 10 seconds on a quiet
-#    machine, longer on a busy one. A part that starts with
+#    anything. On a laptop CPU each chapter runs in under 20 seconds, except
+#    chapter 08, which trains small models: it takes up to a minute. A part
+#    that starts with
 #    **Deeper (you may skip this).** holds material for a second reading (a
 #    derivation, a floating-point detail, how a file format works): the rest
 #    of its chapter does not build on it.
@@ -263,7 +278,7 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # | 05 · Multi-head attention | $h$ heads in parallel | How heads are folded into the batch, and what each head looks at |
 # | 06 · Efficient attention | the same, fused | Why the weights cost $n^2$ memory, and how a fused computation avoids storing them |
 # | 07 · Self-attention and positional encoding | $q^\top k / \sqrt d$ on $X + P$ | Why self-attention cannot tell word order without positions, and how sines and cosines give it |
-# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment in seconds |
+# | 08 · Attention that learns | additive or $q^\top k / \sqrt d$, trained | How a model learns where to look: a tiny encoder–decoder, trained on toy tasks, whose cross-attention finds the known alignment on a laptop CPU |
 # | 09 · A real model's attention | 6 layers × 12 heads, trained | What the heads of a pretrained model (all-MiniLM-L6-v2, offline) look at, and what their maps cannot tell you |
 
 # %% [markdown]

@@ -176,19 +176,26 @@ print("row sums:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
 #
 # PyTorch has an attention function of its own,
 # `torch.nn.functional.scaled_dot_product_attention` (SDPA); chapter 04
-# builds the same computation from scratch. Here we need only what it does.
-# It takes three matrices whose rows are the queries ($Q$), the keys ($K$)
-# and the values ($V$). It scores every query against every key by a dot
-# product: entry $(i, j)$ of the matrix $QK^\top$ is the dot product of
-# query $i$ and key $j$.
-# It multiplies these scores by a number `scale`, takes a softmax of each row
-# over the keys, and returns the weighted averages of the values. Its boolean
-# `attn_mask` marks the keys a query may use: **True means "may attend"**.
+# builds the same computation from scratch. Here we need only what it
+# computes. It takes three matrices whose rows are the queries ($Q$), the
+# keys ($K$) and the values ($V$), and returns
+# $\operatorname{softmax}(\text{scale} \cdot QK^\top)\, V$, the softmax taken
+# over each row. Entry $(i, j)$ of the matrix product $QK^\top$ is the dot
+# product of query $i$ and key $j$ (the sum of their entries' products), so
+# $QK^\top$ holds one score per query and key, one row per query; the
+# softmax turns each row into weights, and multiplying by $V$ gives each
+# query its weighted average of the values. Its boolean `attn_mask` marks
+# the keys a query may use: **True means "may attend"**, and a masked key
+# is left out of its row's softmax.
 #
-# SDPA returns outputs, not weights, but we can read its weights off. With
-# our scores as the queries, the identity matrix as the keys and `scale=1`,
-# $QK^\top$ is our scores themselves; with the identity as the values too,
-# each output row is its row of weights.
+# SDPA returns the outputs, not the weights, but we can make it hand us the
+# weights. Take our scores as $Q$, the identity matrix $I$ (1 on the
+# diagonal, 0 elsewhere) as $K$, and `scale=1`. Row $j$ of $I$ is 1 at
+# position $j$ and 0 elsewhere, so its dot product with row $i$ of the
+# scores picks out score $(i, j)$: $QI^\top$ is our scores themselves. Take
+# $I$ as $V$ too: multiplying the weights by $I$ leaves them as they are, so
+# each output row is a row of weights. SDPA does this for every example of
+# a batch, so `sdpa_weights` below gives each example the same identity.
 
 # %%
 def sdpa_weights(scores, allowed=None, is_causal=False):
@@ -339,28 +346,34 @@ for dtype in (torch.float32, torch.float16):
 #
 # * The output of such a query is then the zero vector: "nothing to attend
 #   to" reads as nothing, not as an average of padding.
-# * NaN spreads. The attention output feeds later layers whose parameters
-#   are shared by every example in the batch, such as a weight matrix that
-#   multiplies every example's output (chapter 05 builds one and calls it
-#   $W_o$; here it is just a 2 × 2 matrix of that name). A single NaN row
-#   then makes the loss NaN and the gradient of those shared parameters NaN,
-#   and one optimiser step later the whole model is NaN. Here is that in
-#   miniature: two examples, the first with valid length 0, and a shared
-#   matrix `W_o`.
+# * NaN spreads, and in training it reaches the whole model. A model's
+#   **parameters** are the numbers it learns, such as the entries of a
+#   weight matrix. Training sums up how wrong the model is on a batch in one
+#   number, the **loss**. It then computes the loss's **gradient**, which
+#   says for each parameter how the loss changes when that parameter moves a
+#   little, and moves every parameter a small step in the direction that
+#   lowers the loss. A weight matrix is used for every example of the batch,
+#   so a single NaN row makes the loss NaN, the gradient of that matrix NaN,
+#   and after one step the matrix itself NaN: from then on every output that
+#   passes through it is NaN. Here is that in miniature: two examples, the
+#   first with valid length 0, and a 2 × 2 matrix of parameters `W` that
+#   multiplies the attention output of both. The sum of the outputs stands
+#   in for a loss. `requires_grad_()` asks PyTorch to track `W`, and
+#   `loss.backward()` computes the gradient and stores it in `W.grad`.
 
 # %%
 torch.manual_seed(1)
 scores_2 = torch.randn(2, 3, 4).to(device)  # (batch, queries, keys)
 values = torch.randn(2, 4, 2).to(device)  # (batch, keys, value size)
-W_o = torch.randn(2, 2).to(device).requires_grad_()  # shared by both examples
+W = torch.randn(2, 2).to(device).requires_grad_()  # parameters used by both examples
 lens = torch.tensor([0, 3])
 for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, float("-inf"))),
                       ("d2l.masked_softmax", d2l.masked_softmax(scores_2, lens))]:
-    W_o.grad = None
-    loss = (weights @ values @ W_o).sum()  # (batch, queries, value size) summed
+    W.grad = None  # forget the gradient of the previous round
+    loss = (weights @ values @ W).sum()  # (batch, queries, value size) summed
     loss.backward()
-    print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W_o.grad: "
-          f"{int(W_o.grad.isnan().sum())} of {W_o.numel()}")
+    print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W.grad: "
+          f"{int(W.grad.isnan().sum())} of {W.numel()}")
 
 # %% [markdown]
 # PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
@@ -539,9 +552,9 @@ mask_editor
 # * −1e6 becomes −inf in float16. Any fill that is −inf makes a row with no
 #   valid key NaN; a finite fill makes it uniform over the padding.
 # * `d2lmini` fills with −inf and gives rows with no valid key all-zero
-#   weights, so one empty row cannot turn the loss and the gradients of
-#   shared parameters into NaN. PyTorch's SDPA gives zeros there too in
-#   torch 2.13 (measured above); older releases gave NaN.
+#   weights, so one empty row cannot turn the loss, and through its
+#   gradient the model's parameters, into NaN. PyTorch's SDPA gives zeros
+#   there too in torch 2.13 (measured above); older releases gave NaN.
 # * Causal masking, which keeps a decoder from seeing the tokens after the
 #   current one, is masking with valid lengths $1, \dots, n$: the lower
 #   triangle of the (queries, keys) matrix, diagonal included. Masking the
@@ -571,12 +584,13 @@ questions.ask("02")
 # %% [markdown]
 # ### Exercise 2.1 · Mean pooling over the valid steps (★)
 #
-# When every score is equal, attention pooling is a plain average. Use that
-# to write `masked_mean(values, valid_lens)`: for `values` of shape
+# Write `masked_mean(values, valid_lens)`: for `values` of shape
 # (batch, steps, dim) and 1-D `valid_lens`, return the mean of the first
-# `valid_lens[b]` steps of each example, shape (batch, dim). Padding steps
-# must not count, and an example of length 0 gives a zero vector. Hint:
-# `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).
+# `valid_lens[b]` steps of each example, shape (batch, dim), with no loop
+# over the examples. Padding steps must not count, and an example of length
+# 0 gives a zero vector. Hint: a mean is a weighted average. What weight
+# does it give each real step, and each padding step? Where in this chapter
+# have you met weights like that?
 
 # %% tags=["exercise"]
 def masked_mean(values, valid_lens):

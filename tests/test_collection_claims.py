@@ -54,21 +54,24 @@ def test_the_explorer_rule_finds_explorers_however_they_are_called():
 
 
 def test_chapter_00s_run_times_hold_in_the_recorded_measurement():
-    """00: "every chapter runs in about 5 seconds, except chapter 08, which … about 10 seconds on a quiet
-    machine", against the last record of benchmarks/notebook_times.py (fresh kernel, medians)."""
-    assert ("On a 2-core CPU every chapter runs in about 5 seconds, except chapter 08, which trains small "
-            "models: about 10 seconds on a quiet machine, longer on a busy one.") in prose(START)
+    """00: "each chapter runs in under 20 seconds, except chapter 08 …: it takes up to a minute", on a laptop
+    CPU, against the last record of benchmarks/notebook_times.py (fresh kernel, slowest round).
+
+    The record comes from a 2-core server. A slower machine (an Intel Xeon) ran chapter 08 from a fresh kernel
+    in 21.7 s, 2.2 times the 9.8 s recorded here, so each bound leaves a laptop a factor of 2.5."""
+    assert ("On a laptop CPU each chapter runs in under 20 seconds, except chapter 08, which trains small "
+            "models: it takes up to a minute.") in prose(START)
     record = json.loads((REPO / "benchmarks" / "notebook_times.json").read_text())
     assert record["cpus"] == 2
     times = record["fresh_kernel_seconds"]
     chapters = {path.stem for path in CHAPTERS}
     assert chapters <= set(times), f"not measured: {sorted(chapters - set(times))}"
     for name in sorted(chapters):
-        median = times[name]["median"]
+        slowest = times[name]["max"]
         if name.startswith("08"):
-            assert 7 <= median <= 14, f"{name}: {median} s, 00 says about 10 s"
+            assert slowest <= 60 / 2.5, f"{name}: {slowest} s from a fresh kernel, 00 says up to a minute"
         else:
-            assert 2.5 <= median <= 7, f"{name}: {median} s from a fresh kernel, 00 says about 5 s"
+            assert slowest <= 20 / 2.5, f"{name}: {slowest} s from a fresh kernel, 00 says under 20 s"
 
 
 def test_chapter_00s_account_of_masked_cells_matches_how_they_are_drawn():

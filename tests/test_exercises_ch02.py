@@ -188,7 +188,7 @@ def test_masked_mean_stub_is_reported_as_not_attempted():
 
 
 def test_masked_mean_with_other_wrong_values_gets_the_general_hint():
-    with pytest.raises(ExerciseError, match=r"hint: the mean of the first valid_lens\[b\] steps is attention"):
+    with pytest.raises(ExerciseError, match=r"hint: the mean of the first valid_lens\[b\] steps is a weighted"):
         ch02.check_masked_mean(lambda values, valid_lens: 2 * masked_mean_right(values, valid_lens))
 
 

@@ -144,3 +144,51 @@ def test_control_a_hint_that_quotes_an_answer_is_caught(hint, quoted):
 ], ids=["a shape", "a function's name", "the exercise's math", "a position"])
 def test_control_prose_that_names_things_is_not_flagged(hint):
     assert leaks(hint, SOLUTION_LINES) == []
+
+
+# An exercise whose method fits in a phrase can be given away in plain words, with no code at all. Its method
+# is written here as groups of phrases: a text holding a phrase of every group states the method, and the
+# hints must leave the learner to find it. What the learner can read for the exercise counts as one text: the
+# exercise's own Markdown in its chapter and every string of its check's hint function.
+METHODS = {
+    "Exercise 2.1": ("02_masked_softmax.py", "ch02.py", "_masked_mean_hint", [
+        ("masked_softmax",),  # the tool ...
+        ("zeros", "zero scores", "same score", "equal score"),  # ... fed equal scores
+    ]),
+}
+
+
+def exercise_texts(exercise, chapter, module, hint_function):
+    """The exercise's Markdown (its heading to the next cell) and its hint function's string literals."""
+    cells = jupytext.read(REPO / "notebooks" / chapter).cells
+    markdown = [cell.source for cell in cells
+                if cell.cell_type == "markdown" and cell.source.startswith(f"### {exercise} ")]
+    tree = ast.parse((REPO / "d2lmini" / "exercises" / module).read_text())
+    function = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                    and node.name == hint_function)
+    strings = [node.value for node in ast.walk(function) if isinstance(node, ast.Constant)
+               and isinstance(node.value, str)]
+    return markdown, strings
+
+
+def states_method(text, groups):
+    text = " ".join(text.lower().split())
+    return all(any(phrase in text for phrase in group) for group in groups)
+
+
+@pytest.mark.parametrize("exercise", sorted(METHODS))
+def test_no_hint_states_the_method_in_words(exercise):
+    chapter, module, hint_function, groups = METHODS[exercise]
+    markdown, strings = exercise_texts(exercise, chapter, module, hint_function)
+    assert len(markdown) == 1 and len(strings) >= 4  # the texts were found
+    assert not states_method(" ".join(markdown + strings), groups)
+
+
+@pytest.mark.parametrize("text, stated", [
+    ("Hint: `d2l.masked_softmax` on a tensor of zeros of shape (batch, 1, steps).", True),
+    ("give every step the same score and let d2l.masked_softmax make the weights", True),
+    ("a mean is a weighted average: where in this chapter have you met weights like that?", False),
+    ("d2l.masked_softmax gives an example of length 0 all-zero weights", False),
+], ids=["the old exercise hint", "the old check hint", "a question", "the tool without its scores"])
+def test_control_a_text_that_names_the_tool_and_its_scores_states_the_method(text, stated):
+    assert states_method(text, METHODS["Exercise 2.1"][3]) is stated

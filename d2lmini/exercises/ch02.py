@@ -153,15 +153,16 @@ def _masked_mean_hint(received, values, valid_lens, expected):
     received = received.detach().float()
     if received.isnan().any():
         return ("an example of length 0 gives 0/0 = NaN when you divide a sum by its length",
-                "d2l.masked_softmax gives an example of length 0 all-zero weights, hence a zero vector")
+                "an empty example needs weights that are all 0: which function of this chapter gives a row "
+                "with nothing to attend to such weights?")
     if torch.allclose(received, values.mean(dim=1), atol=1e-5):
         return ("that is the mean over every step, padding included: only the first valid_lens[b] steps "
                 "may count",
-                "equal scores give equal weights to the keys that are not masked")
-    return ("the mean of the first valid_lens[b] steps is attention with equal scores over them",
-            "give every step the same score, one query per example, and mask beyond each valid length: "
-            "d2l.masked_softmax turns those scores into weights 1 / valid_lens[b]; then pool the values "
-            "with the weights")
+                "what weight should a padding step get in the mean, and what weight a real one?")
+    return ("the mean of the first valid_lens[b] steps is a weighted average: 1 / valid_lens[b] on each "
+            "of them, 0 on each padding step",
+            "this chapter makes weights that are 0 on the masked keys and sum to 1 over the others: which "
+            "scores would make those weights all equal?")
 
 
 @check(MASKED_MEAN)

@@ -108,7 +108,7 @@ QUESTIONS = {
             "NaN: it is numerically fine. Ask what the output of that query would then be made of.",
             "Right. Uniform weights over keys that are all padding average values that hold no data: a "
             "wrong output that looks normal. Zero weights make the output the zero vector, 'nothing to "
-            "attend to', and unlike NaN they cannot spread into shared parameters.",
+            "attend to', and unlike NaN they cannot spread into the model's parameters.",
         ),
     ),
     "03": Question(
