@@ -77,9 +77,15 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=30) as listing:
             names = {item["name"] for item in json.load(listing)["content"]}
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        if server.poll() is None:  # Ctrl+C in a terminal: SIGINT to the command and JupyterLab together
+            os.killpg(server.pid, signal.SIGINT)
+        try:
+            stopped = server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            stopped = "still running 30 s after Ctrl+C"
+    assert stopped == 0, f"Ctrl+C must stop JupyterLab cleanly and the command with status 0, got {stopped}"
+    assert "Interrupted" in server.stdout.read(), "JupyterLab saw the Ctrl+C itself and shut down its kernels"
     steps = [line.strip() for line in printed if line.startswith("[")]
     assert steps[:3] == ["[1/4] Using .venv", "[2/4] Packages up to date",
                          "[3/4] Building your copy of the chapters in learner/"], steps

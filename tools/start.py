@@ -79,7 +79,12 @@ def install(pip_args=(), venv=VENV):
     stamp = venv / STAMP.name
     if not python.exists():
         step(1, f"Creating {venv.name} with Python {sys.version.split()[0]}")
-        run([sys.executable, "-m", "venv", str(venv)])
+        try:
+            run([sys.executable, "-m", "venv", str(venv)])
+        except SystemExit:
+            shutil.rmtree(venv, ignore_errors=True)  # half an environment would pass for a whole one next time
+            raise SystemExit(f"Could not create {venv.name} with {sys.executable}. On Debian and Ubuntu, install "
+                             "the python3-venv package (sudo apt install python3-venv), then run this again.") from None
     else:
         step(1, f"Using {venv.name}")
     if stamp.exists() and stamp.read_text() == fingerprint():
@@ -111,14 +116,16 @@ def learner(out="learner", venv=VENV):
 def lab(port, out="learner", extra=(), venv=VENV):
     """JupyterLab on 127.0.0.1 in the learner's copy; returns when the server stops."""
     step(4, f"Opening JupyterLab on http://127.0.0.1:{port}/ (open the address with the token it prints; "
-            "Ctrl+C twice stops it)")
+            "Ctrl+C stops it: JupyterLab asks to confirm)")
     root = ["--allow-root"] if getattr(os, "geteuid", lambda: 1)() == 0 else []  # containers often run as root
     command = [venv_python(venv), "-m", "jupyter", "lab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
                f"--ServerApp.root_dir={out}", *root, *extra]
-    try:
-        return subprocess.call(command, cwd=ROOT)
-    except KeyboardInterrupt:
-        return 0
+    server = subprocess.Popen(command, cwd=ROOT)
+    while True:
+        try:
+            return server.wait()
+        except KeyboardInterrupt:  # JupyterLab got the same Ctrl+C: let it ask, and shut its kernels down
+            continue
 
 
 def port_number(text):
