@@ -101,7 +101,8 @@ draw_queries_keys_values()
 # from a column, PyTorch stretches each along its axis of length 1, as numpy
 # does (this is called **broadcasting**), so the difference has shape
 # (3, 6): entry $(i, j)$ is query $i$ minus key $j$, one row per query and
-# one column per key. The softmax along `dim=1`, the keys, then turns each
+# one column per key. The softmax along `dim=1` (PyTorch's name for numpy's
+# `axis`), the keys, then turns each
 # row into weights, and `weights @ values` adds up each row's weights times
 # the values: one output per query.
 
@@ -235,8 +236,8 @@ print("outputs computed on the chosen device:", d2l.numpy(on_device).round(3))
 # %% [markdown]
 # ## How to use these notebooks
 #
-# 1. **Run all cells first** (*Run → Run All Cells*). No notebook downloads
-#    anything. On a laptop CPU each chapter runs in under 20 seconds, except
+# 1. **Run all cells first** (*Run → Run All Cells*). Apart from the setup
+#    cell on Colab, no notebook downloads anything. On a laptop CPU each chapter runs in under 20 seconds, except
 #    chapter 08, which trains small models: it takes up to a minute. A part
 #    that starts with
 #    **Deeper (you may skip this).** holds material for a second reading (a

@@ -84,7 +84,7 @@ print("valid_lens:", valid_lens.tolist())
 # every token is also a key. An attention layer then scores this batch with
 # a tensor of shape (batch, queries, keys) = (3, 4, 4). We use random scores
 # (drawn on the CPU from a seed, so they are the same on any device). A plain
-# softmax over the keys gives the padding part of the weight:
+# softmax over the keys then gives padding this share of each query's weight:
 
 # %%
 torch.manual_seed(0)
@@ -155,7 +155,7 @@ def masked_softmax(X, valid_lens, value=-1e6):
         return torch.softmax(X, dim=-1)
     batch, queries, keys = X.shape
     if valid_lens.dim() == 1:
-        valid_lens = valid_lens.repeat_interleave(queries)  # (batch * queries,): one length per row
+        valid_lens = valid_lens.repeat_interleave(queries)  # 3 queries: [3, 2] -> [3, 3, 3, 2, 2, 2], a length per row
     else:
         valid_lens = valid_lens.reshape(-1)  # (batch * queries,)
     X = sequence_mask(X.reshape(-1, keys), valid_lens, value)  # (batch * queries, keys)
@@ -195,7 +195,8 @@ print("row sums:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
 # scores picks out score $(i, j)$: $QI^\top$ is our scores themselves. Take
 # $I$ as $V$ too: multiplying the weights by $I$ leaves them as they are, so
 # each output row is a row of weights. SDPA does this for every example of
-# a batch, so `sdpa_weights` below gives each example the same identity.
+# a batch; `sdpa_weights` below gives each example the same identity with
+# `expand` (a plain `torch.eye` would broadcast too).
 
 # %%
 def sdpa_weights(scores, allowed=None, is_causal=False):
@@ -357,8 +358,10 @@ for dtype in (torch.float32, torch.float16):
 #   and after one step the matrix itself NaN: from then on every output that
 #   passes through it is NaN. Here is that in miniature: two examples, the
 #   first with valid length 0, and a 2 × 2 matrix of parameters `W` that
-#   multiplies the attention output of both. The sum of the outputs stands
-#   in for a loss. `requires_grad_()` asks PyTorch to track `W`, and
+#   multiplies the attention output of both. `@` on 3-D tensors multiplies
+#   each example's matrices separately: (batch, queries, keys) @ (batch,
+#   keys, value size) gives (batch, queries, value size). The sum of the
+#   outputs stands in for a loss. `requires_grad_()` asks PyTorch to track `W`, and
 #   `loss.backward()` computes the gradient and stores it in `W.grad`.
 
 # %%
@@ -369,15 +372,15 @@ W = torch.randn(2, 2).to(device).requires_grad_()  # parameters used by both exa
 lens = torch.tensor([0, 3])
 for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, float("-inf"))),
                       ("d2l.masked_softmax", d2l.masked_softmax(scores_2, lens))]:
-    W.grad = None  # forget the gradient of the previous round
+    W.grad = None  # backward() adds to W.grad: start from nothing
     loss = (weights @ values @ W).sum()  # (batch, queries, value size) summed
     loss.backward()
     print(f"{name:>22}: loss {loss.item():.3f}, NaN entries in W.grad: "
           f"{int(W.grad.isnan().sum())} of {W.numel()}")
 
 # %% [markdown]
-# PyTorch made the same choice: since version 2.5, SDPA returns zeros for a
-# query that may attend to nothing (it calls a "safe" softmax that zeroes
+# PyTorch made the same choice: since version 2.5, SDPA's math path returns
+# zeros for a query that may attend to nothing (it calls a "safe" softmax that zeroes
 # such rows); the SDPA cell earlier in this chapter measures it on the
 # torch you run.
 #
@@ -388,10 +391,12 @@ for name, weights in [("fill -inf, no clean-up", masked_softmax(scores_2, lens, 
 # **Deeper (you may skip this).** The dtype's minimum has a second flaw. A
 # mask can also be **additive**: a tensor added to the scores rather than
 # written over them, 0 where a key is allowed and the fill where it is not
-# (SDPA accepts a float `attn_mask` of this kind). In float16, score + min is
-# −inf for any score of −16 or less, because the sum rounds past the largest
-# magnitude. A row with no valid key whose scores are that low is all −inf,
-# and its softmax is NaN after all:
+# (SDPA accepts a float `attn_mask` of this kind). Added in float16, score +
+# min is −inf for any score of −16 or less, because the sum rounds past the
+# largest magnitude. A row with no valid key whose scores are that low is all
+# −inf, and its softmax is NaN after all, if you add the mask yourself in
+# float16 and take `torch.softmax`, as below (SDPA on the CPU adds in float32
+# and returns the uniform row instead):
 
 # %%
 min16 = torch.finfo(torch.float16).min
@@ -425,7 +430,8 @@ lower = torch.ones(n, n, dtype=torch.bool).tril()  # True on and below the diago
 print("lower-triangular mask (1 = may attend):")
 print(lower.int().numpy())
 print("True entries per row:", lower.sum(dim=1).tolist())
-assert torch.equal(d2l.attention_mask(None, 1, n, n, causal=True)[0], lower)  # (queries, keys)
+# attention_mask(valid_lens, batch_size, num_queries, num_keys): (batch, queries, keys)
+assert torch.equal(d2l.attention_mask(None, 1, n, n, causal=True)[0], lower)
 print("d2l.attention_mask(None, 1, n, n, causal=True) is the same triangle")
 
 # %% [markdown]
