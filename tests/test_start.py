@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -72,8 +73,14 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
             found = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=\w+", line)
             url = found.group(0) if found else None
         assert url, "no JupyterLab URL printed:\n" + "".join(printed)[-3000:]
-        with urllib.request.urlopen(url, timeout=30) as response:
-            assert response.status == 200 and b"JupyterLab" in response.read()
+        page = None  # the server binds its port just after it prints the URL
+        while page is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as response:
+                    page = response.status, response.read()
+            except urllib.error.URLError:
+                time.sleep(0.2)
+        assert page is not None and page[0] == 200 and b"JupyterLab" in page[1], page
         token = url.split("token=")[1]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=30) as listing:
             names = {item["name"] for item in json.load(listing)["content"]}

@@ -326,7 +326,8 @@ def build_learner(paths, out):
         if _file_sha256(out / aside) in (None, recorded.get(aside), _sha256(data)):
             write(aside, data)
             messages.append(f"Kept your edited {target}. The collection's newer version of it is {out / aside}; "
-                            f"to start over from that one, delete or rename yours and build again (make lab).")
+                            "to start over from that one, delete or rename yours and build again "
+                            "(make lab, or tools/start.py lab).")
         else:
             messages.append(f"Kept your edited {target} and your edited {out / aside}. To get the collection's "
                             f"newer version of this chapter, delete or rename {out / aside} and build again.")
