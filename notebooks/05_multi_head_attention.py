@@ -55,7 +55,8 @@ report_renamed_files()
 # 4. draw each head's weights for a self-attention example;
 # 5. trace where each feature goes when the heads are folded into the batch,
 #    and see what a missing transpose does;
-# 6. explore heads, causal masking and valid lengths with sliders.
+# 6. explore heads, causal masking and valid lengths with sliders;
+# 7. meet `torch.einsum`, which writes a batched product by naming its axes.
 
 # %%
 import torch
@@ -531,6 +532,49 @@ explorer
 # </details>
 
 # %% [markdown]
+# ## One more tool: `torch.einsum`
+#
+# Exercise 5.5 writes products of tensors with `torch.einsum`, which names
+# each axis with a letter instead of moving axes around. Its first argument
+# is a string: the letters of each input, separated by commas, then `->` and
+# the letters of the output. `"bij,bjk->bik"` says: the first input has axes
+# (b, i, j), the second (b, j, k), and the output (b, i, k). The letters
+# decide what happens:
+#
+# * a letter that appears in the inputs but not after the arrow (here `j`) is
+#   summed over: entries that share it are multiplied, and the products added;
+# * a letter that both inputs share and the output keeps (here `b`) pairs the
+#   inputs up index by index, like the examples of a batch;
+# * a letter of only one input that the output keeps (here `i` and `k`) is
+#   an ordinary axis of the result;
+# * the output's axes come in the order its letters are written.
+#
+# A letter used twice must name axes of the same length. So
+# `"bij,bjk->bik"` computes, for every `b`, `i` and `k`, the sum over `j` of
+# `x[b, i, j] * y[b, j, k]`: a batched matrix product, what `torch.bmm` and
+# `@` compute.
+
+# %%
+x = torch.randn(2, 3, 4)  # (b, i, j)
+y = torch.randn(2, 4, 5)  # (b, j, k)
+product = torch.einsum("bij,bjk->bik", x, y)  # (b, i, k): j summed over
+print("einsum('bij,bjk->bik'):", tuple(product.shape))
+torch.testing.assert_close(product, torch.bmm(x, y))
+torch.testing.assert_close(product, x @ y)
+print("equal to torch.bmm(x, y) and to x @ y")
+
+# %% [markdown]
+# Because the letters say which axes pair up, no transpose is needed. The
+# dot-product scores of chapter 04, `q @ k.transpose(1, 2)`, are one einsum:
+# `d` (the features) is summed over, and every query `q` meets every key `k`.
+
+# %%
+q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 4)  # (batch, queries, d), (batch, keys, d)
+scores = torch.einsum("bqd,bkd->bqk", q, k)  # (batch, queries, keys)
+torch.testing.assert_close(scores, q @ k.transpose(1, 2))
+print("einsum('bqd,bkd->bqk'):", tuple(scores.shape), "== q @ k.transpose(1, 2)")
+
+# %% [markdown]
 # ## Summary
 #
 # * $h$ heads of width $d_\text{head} = d_\text{model} / h$ each run scaled
@@ -546,6 +590,8 @@ explorer
 # * With the weights copied across (`in_proj_weight` = $[W_q; W_k; W_v]$,
 #   `out_proj` = $W_o$) and a `key_padding_mask` from the valid lengths,
 #   `nn.MultiheadAttention` returns the same outputs and per-head weights.
+# * `torch.einsum` names each axis with a letter: a letter missing from the
+#   output is summed over, so `"bij,bjk->bik"` is a batched matrix product.
 # * Per-head heatmaps on one colour scale show what each head attends to.
 
 # %% [markdown]
@@ -669,7 +715,8 @@ ch05.check_split_heads(split_heads)
 # `bias=False`, without `transpose_qkv`: project with `mha.W_q.weight` (and
 # the others), `reshape` to (batch, n, heads, d_head), and write the scores
 # and the pooling as `torch.einsum` calls with a separate head axis, e.g.
-# `"bqhd,bkhd->bhqk"` (`d` runs over a head's features). No mask is needed.
+# `"bqhd,bkhd->bhqk"` (`d` runs over a head's features; the section on
+# `torch.einsum` before the summary gives the rules). No mask is needed.
 
 # %% tags=["exercise"]
 def einsum_multihead(queries, keys, values, mha):
