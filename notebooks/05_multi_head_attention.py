@@ -207,6 +207,18 @@ from d2lmini.diagrams import draw_multihead_split_merge
 draw_multihead_split_merge()
 
 # %% [markdown]
+# How to read it. Data flows left to right, and the shape beside each label
+# is that of the tensor at that point. The coloured strip is the
+# $d_\text{model} = 16$ features of one token after the projection: columns
+# 0 to 3 in the first colour, 4 to 7 in the second, and so on, one colour per
+# head. Follow one colour: its 4 columns go to one head box and to no other,
+# and come back as that head's 4 output columns in the same place of the
+# right-hand strip. The four boxes are drawn apart, but the code makes no
+# four calls: after the split they are four rows of one batch of
+# $B \cdot h$, and one attention call handles them all. Only $W_o$ mixes the
+# colours.
+
+# %% [markdown]
 # ## Checking against `d2lmini`
 #
 # `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as
@@ -347,6 +359,13 @@ print("positions in batch row 0, reshape alone:     ", wrong[0, :, 0].tolist())
 # the rows and columns of a block, and the axes in front of them (batch of 1
 # dropped) are blocks side by side, left to right. A cell's colour is the head
 # of its feature column, its digit the position it came from.
+#
+# How to read it. Each panel is one tensor, titled with the step that made
+# it and its shape. In every panel the last axis runs across a block, the
+# one before it down the block's rows, and each index of the axes in front of
+# those two gives one more block. What you want at the end of the top row:
+# one block per head, each block in one colour (one head's features only),
+# with the digits 0, 1, 2, 3 down its rows (every position once, in order).
 
 # %%
 from matplotlib.patches import Patch
@@ -381,17 +400,33 @@ fig.legend(handles=[Patch(color=head_colour(i), label=f"head {i}") for i in rang
 d2l.plt.show()
 
 # %% [markdown]
-# Read the top row left to right. `reshape` only regroups each position's 8
-# features as (heads, $d_\text{head}$): four blocks, one per position, each
-# holding both heads. `permute` moves the head axis in front of the positions: now block $i$
-# is head $i$, one colour, with positions 0 to 3 down its rows. The last
-# `reshape` merges batch and heads, and `transpose_output` undoes it all.
+# Read the top row left to right, one panel at a time.
 #
-# The bottom row skips the permute. The shape is the same (2, 4, 4), but batch
-# row 0 now holds positions 0, 0, 1, 1 in its rows, with both heads' features:
-# attention over that "head" would treat two halves of one token as two
-# tokens, and never see positions 2 and 3. No error is raised — only the
-# numbers are wrong.
+# * **X**, (1, 4, 8): one block, a row per position (digits 0 to 3 going
+#   down), a column per feature; columns 0 to 3 are head 0's, 4 to 7 head 1's.
+# * **reshape**, (1, 4, 2, 4): the axes in front of the last two are now
+#   (batch, positions), so there is one block per position, four in all. Its
+#   two rows are the heads (first head 0, then head 1), its columns the 4
+#   features of a head. No number has moved: the same 32 cells, grouped
+#   differently.
+# * **permute(0, 2, 1, 3)**, (1, 2, 4, 4): the head axis now comes before the
+#   positions, so there is one block per head. Block 0 is all head 0's
+#   colour, block 1 all head 1's, and each has positions 0 to 3 down its
+#   rows. This is the picture we wanted.
+# * **reshape = transpose_qkv**, (2, 4, 4): merging batch and heads into one
+#   axis of 2 changes no block, since the batch has one example. These two
+#   blocks are what attention receives: two sequences of 4 positions.
+# * **transpose_output**, (1, 4, 8): the same cells as X, in the same places.
+#
+# The bottom row skips the permute. The shape is the same (2, 4, 4), but look
+# at the colours and digits of block 0: its rows alternate between the two
+# heads' colours and read 0, 0, 1, 1. A `reshape` fills the new shape in
+# memory order, and memory holds X row by row, all 8 features of position 0,
+# then all of position 1, and so on. So block 0 gets the first 16 numbers,
+# positions 0 and 1, cut into rows of 4. Attention over that "head" would
+# treat the two halves of one token as two tokens and never see positions 2
+# and 3, which sit in block 1. No error is raised — only the numbers are
+# wrong.
 
 # %% [markdown]
 # ## What each head looks at
@@ -450,7 +485,11 @@ d2l.plt.show()
 #
 # First the shapes. The tracer folds a (1, T, 8) tensor into (h, T, 8/h) like
 # the figure above, with `d2l`'s own `transpose_qkv`, or with a bare
-# `reshape` when you untick *with transpose*:
+# `reshape` when you untick *with transpose*. It draws X on the left, a row
+# per position, and the folded tensor on the right, block $b$ being batch row
+# $b$; digits and colours mean what they did in the figure (position and
+# head). A correct fold shows each block in one colour with the positions in
+# order down its rows:
 #
 # * Step the heads through 1, 2, 4, 8 with the transpose: each block stays one
 #   colour, positions 0 to T − 1 down its rows.
