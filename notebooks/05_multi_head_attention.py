@@ -242,6 +242,25 @@ torch.testing.assert_close(mha.transpose_qkv(queries @ W_q.T), transpose_qkv(que
 print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weights.shape))
 
 # %% [markdown]
+# The layer keeps its pieces as attributes you can use on their own.
+# `mha.W_q`, `mha.W_k`, `mha.W_v` and `mha.W_o` are the four `nn.Linear`
+# layers; `mha.transpose_qkv` and `mha.transpose_output` are its versions of
+# our two functions (the first was just checked against ours). And
+# `mha.attention` is a `d2l.DotProductAttention` from chapter 04: it plays the
+# part of `dot_product` in `multihead_folded`, one call on the folded heads,
+# (batch·heads, n, $d_\text{head}$) in and (batch·heads, queries,
+# $d_\text{head}$) out. After every call it keeps that call's weights, one
+# matrix per (example, head): `mha.attention.attention_weights`, of shape
+# (batch·heads, queries, keys). `mha.attention_weights` is those same numbers
+# reshaped to (batch, heads, queries, keys).
+
+# %%
+print("mha.attention is a", type(mha.attention).__name__)
+print("mha.attention.attention_weights:", tuple(mha.attention.attention_weights.shape), " (batch*heads, queries, keys)")
+torch.testing.assert_close(mha.attention.attention_weights.reshape(2, num_heads, 3, 5), mha.attention_weights)
+print("reshaped to (batch, heads, queries, keys), they are mha.attention_weights")
+
+# %% [markdown]
 # ## Checking against `torch.nn.MultiheadAttention`
 #
 # PyTorch's layer stores the three input projections as **one** matrix,
@@ -701,7 +720,8 @@ ch05.check_head_weights(head_weights)
 # A simple test of a head's importance: silence it and see how much the output
 # moves. Write `output_without_head(mha, X, head)` that runs self-attention on
 # `X` like `mha(X, X, X)`, except that the chosen head's slice of the
-# concatenated heads is set to zero before $W_o$. Use the module's own pieces:
+# concatenated heads is set to zero before $W_o$. Use the module's own pieces,
+# introduced after the check against `d2lmini`:
 # `mha.W_q`, `mha.W_k`, `mha.W_v`, `mha.transpose_qkv`, `mha.attention`,
 # `mha.transpose_output` and `mha.W_o`. The check then reports, for each head
 # of a random layer, how far the output moves without it.
