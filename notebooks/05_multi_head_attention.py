@@ -743,28 +743,33 @@ def output_without_head(mha, X, head):
 ch05.check_output_without_head(output_without_head)
 
 # %% [markdown]
-# ### Exercise 5.4 · Split the heads into the batch (★★)
+# ### Exercise 5.4 · Heads into the batch, from a sequence-first tensor (★★)
 #
-# Write `split_heads(X, num_heads)` that turns `X` of shape (B, T, d_model)
-# into the (B·num_heads, T, d_head) batch of `transpose_qkv`, with
-# d_head = d_model / num_heads, using
-# `reshape` and `permute` (or `transpose`) — not `d2l`'s own helpers, which
-# the check switches off. Row b·num_heads + i must be head i of example b.
-# The check also runs the classic wrong splits and says which one yours is.
+# Not every layer puts the batch first. `nn.MultiheadAttention` built without
+# `batch_first=True` (its default is `False`) takes tensors of shape
+# (T, B, d_model): positions first, then the examples. Write
+# `split_heads_seq_first(X, num_heads)` that turns such an `X` into the
+# (B·num_heads, T, d_head) batch that `transpose_qkv` makes from the
+# batch-first tensor, with d_head = d_model / num_heads: row b·num_heads + i
+# is head i of example b, and its row t is position t. Use `reshape` and
+# `permute` (or `transpose`), not `d2l`'s own helpers, which the check
+# switches off. Predict first: can a `reshape` alone turn (T, B, d_model)
+# into (B, T, d_model)? The check also runs the typical wrong splits and says
+# which one yours is.
 
 # %% tags=["exercise"]
-def split_heads(X, num_heads):
-    """(B, T, d_model) -> (B*num_heads, T, d_head): each head of each example becomes a batch row."""
+def split_heads_seq_first(X, num_heads):
+    """(T, B, d_model) -> (B*num_heads, T, d_head): each head of each example becomes a batch row."""
     ### BEGIN SOLUTION
-    B, T, d_model = X.shape
-    X = X.reshape(B, T, num_heads, d_model // num_heads)  # (B, T, h, d_head)
-    X = X.permute(0, 2, 1, 3)  # (B, h, T, d_head)
+    T, B, d_model = X.shape
+    X = X.reshape(T, B, num_heads, d_model // num_heads)  # (T, B, h, d_head)
+    X = X.permute(1, 2, 0, 3)  # (B, h, T, d_head)
     return X.reshape(B * num_heads, T, d_model // num_heads)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch05.check_split_heads(split_heads)
+ch05.check_split_heads_seq_first(split_heads_seq_first)
 
 # %% [markdown]
 # ### Exercise 5.5 · Multi-head attention in one `einsum` per step (★★★)
