@@ -34,7 +34,8 @@
 # 4. draw each head's weights for a self-attention example;
 # 5. trace where each feature goes when the heads are folded into the batch,
 #    and see what a missing transpose does;
-# 6. explore heads, causal masking and valid lengths with sliders.
+# 6. explore heads, causal masking and valid lengths with sliders;
+# 7. meet `torch.einsum`, which writes a batched product by naming its axes.
 
 # %% [markdown]
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/05_multi_head_attention.ipynb) opens this chapter's learner edition in Colab. Run the collapsed setup cell below first: on Colab it installs `d2lmini`, this collection's helper package, and leaves the runtime's own packages alone; on a course hub it names any file of yours that an update kept under a new name. Anywhere else it does nothing.
@@ -203,6 +204,18 @@ from d2lmini.diagrams import draw_multihead_split_merge
 draw_multihead_split_merge()
 
 # %% [markdown]
+# How to read it. Data flows left to right, and the shape beside each label
+# is that of the tensor at that point. The coloured strip is the
+# $d_\text{model} = 16$ features of one token after the projection: columns
+# 0 to 3 in the first colour, 4 to 7 in the second, and so on, one colour per
+# head. Follow one colour: its 4 columns go to one head box and to no other,
+# and come back as that head's 4 output columns in the same place of the
+# right-hand strip. The four boxes are drawn apart, but the code makes no
+# four calls: after the split they are four rows of one batch of
+# $B \cdot h$, and one attention call handles them all. Only $W_o$ mixes the
+# colours.
+
+# %% [markdown]
 # ## Checking against `d2lmini`
 #
 # `d2l.MultiHeadAttention` is this folded version, with $W_q, W_k, W_v, W_o$ as
@@ -224,6 +237,25 @@ ours = mha(queries, keys, values, valid_lens)
 torch.testing.assert_close(ours, looped)
 torch.testing.assert_close(mha.transpose_qkv(queries @ W_q.T), transpose_qkv(queries @ W_q.T))
 print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weights.shape))
+
+# %% [markdown]
+# The layer keeps its pieces as attributes you can use on their own.
+# `mha.W_q`, `mha.W_k`, `mha.W_v` and `mha.W_o` are the four `nn.Linear`
+# layers; `mha.transpose_qkv` and `mha.transpose_output` are its versions of
+# our two functions (the first was just checked against ours). And
+# `mha.attention` is a `d2l.DotProductAttention` from chapter 04: it plays the
+# part of `dot_product` in `multihead_folded`, one call on the folded heads,
+# (batch·heads, n, $d_\text{head}$) in and (batch·heads, queries,
+# $d_\text{head}$) out. After every call it keeps that call's weights, one
+# matrix per (example, head): `mha.attention.attention_weights`, of shape
+# (batch·heads, queries, keys). `mha.attention_weights` is those same numbers
+# reshaped to (batch, heads, queries, keys).
+
+# %%
+print("mha.attention is a", type(mha.attention).__name__)
+print("mha.attention.attention_weights:", tuple(mha.attention.attention_weights.shape), " (batch*heads, queries, keys)")
+torch.testing.assert_close(mha.attention.attention_weights.reshape(2, num_heads, 3, 5), mha.attention_weights)
+print("reshaped to (batch, heads, queries, keys), they are mha.attention_weights")
 
 # %% [markdown]
 # ## Checking against `torch.nn.MultiheadAttention`
@@ -343,6 +375,13 @@ print("positions in batch row 0, reshape alone:     ", wrong[0, :, 0].tolist())
 # the rows and columns of a block, and the axes in front of them (batch of 1
 # dropped) are blocks side by side, left to right. A cell's colour is the head
 # of its feature column, its digit the position it came from.
+#
+# How to read it. Each panel is one tensor, titled with the step that made
+# it and its shape. In every panel the last axis runs across a block, the
+# one before it down the block's rows, and each index of the axes in front of
+# those two gives one more block. What you want at the end of the top row:
+# one block per head, each block in one colour (one head's features only),
+# with the digits 0, 1, 2, 3 down its rows (every position once, in order).
 
 # %%
 from matplotlib.patches import Patch
@@ -377,17 +416,33 @@ fig.legend(handles=[Patch(color=head_colour(i), label=f"head {i}") for i in rang
 d2l.plt.show()
 
 # %% [markdown]
-# Read the top row left to right. `reshape` only regroups each position's 8
-# features as (heads, $d_\text{head}$): four blocks, one per position, each
-# holding both heads. `permute` moves the head axis in front of the positions: now block $i$
-# is head $i$, one colour, with positions 0 to 3 down its rows. The last
-# `reshape` merges batch and heads, and `transpose_output` undoes it all.
+# Read the top row left to right, one panel at a time.
 #
-# The bottom row skips the permute. The shape is the same (2, 4, 4), but batch
-# row 0 now holds positions 0, 0, 1, 1 in its rows, with both heads' features:
-# attention over that "head" would treat two halves of one token as two
-# tokens, and never see positions 2 and 3. No error is raised — only the
-# numbers are wrong.
+# * **X**, (1, 4, 8): one block, a row per position (digits 0 to 3 going
+#   down), a column per feature; columns 0 to 3 are head 0's, 4 to 7 head 1's.
+# * **reshape**, (1, 4, 2, 4): the axes in front of the last two are now
+#   (batch, positions), so there is one block per position, four in all. Its
+#   two rows are the heads (first head 0, then head 1), its columns the 4
+#   features of a head. No number has moved: the same 32 cells, grouped
+#   differently.
+# * **permute(0, 2, 1, 3)**, (1, 2, 4, 4): the head axis now comes before the
+#   positions, so there is one block per head. Block 0 is all head 0's
+#   colour, block 1 all head 1's, and each has positions 0 to 3 down its
+#   rows. This is the picture we wanted.
+# * **reshape = transpose_qkv**, (2, 4, 4): merging batch and heads into one
+#   axis of 2 changes no block, since the batch has one example. These two
+#   blocks are what attention receives: two sequences of 4 positions.
+# * **transpose_output**, (1, 4, 8): the same cells as X, in the same places.
+#
+# The bottom row skips the permute. The shape is the same (2, 4, 4), but look
+# at the colours and digits of block 0: its rows alternate between the two
+# heads' colours and read 0, 0, 1, 1. A `reshape` fills the new shape in
+# memory order, and memory holds X row by row, all 8 features of position 0,
+# then all of position 1, and so on. So block 0 gets the first 16 numbers,
+# positions 0 and 1, cut into rows of 4. Attention over that "head" would
+# treat the two halves of one token as two tokens and never see positions 2
+# and 3, which sit in block 1. No error is raised — only the numbers are
+# wrong.
 
 # %% [markdown]
 # ## What each head looks at
@@ -446,7 +501,11 @@ d2l.plt.show()
 #
 # First the shapes. The tracer folds a (1, T, 8) tensor into (h, T, 8/h) like
 # the figure above, with `d2l`'s own `transpose_qkv`, or with a bare
-# `reshape` when you untick *with transpose*:
+# `reshape` when you untick *with transpose*. It draws X on the left, a row
+# per position, and the folded tensor on the right, block $b$ being batch row
+# $b$; digits and colours mean what they did in the figure (position and
+# head). A correct fold shows each block in one colour with the positions in
+# order down its rows:
 #
 # * Step the heads through 1, 2, 4, 8 with the transpose: each block stays one
 #   colour, positions 0 to T − 1 down its rows.
@@ -528,6 +587,49 @@ explorer
 # </details>
 
 # %% [markdown]
+# ## One more tool: `torch.einsum`
+#
+# Exercise 5.5 writes products of tensors with `torch.einsum`, which names
+# each axis with a letter instead of moving axes around. Its first argument
+# is a string: the letters of each input, separated by commas, then `->` and
+# the letters of the output. `"bij,bjk->bik"` says: the first input has axes
+# (b, i, j), the second (b, j, k), and the output (b, i, k). The letters
+# decide what happens:
+#
+# * a letter that appears in the inputs but not after the arrow (here `j`) is
+#   summed over: entries that share it are multiplied, and the products added;
+# * a letter that both inputs share and the output keeps (here `b`) pairs the
+#   inputs up index by index, like the examples of a batch;
+# * a letter of only one input that the output keeps (here `i` and `k`) is
+#   an ordinary axis of the result;
+# * the output's axes come in the order its letters are written.
+#
+# A letter used twice must name axes of the same length. So
+# `"bij,bjk->bik"` computes, for every `b`, `i` and `k`, the sum over `j` of
+# `x[b, i, j] * y[b, j, k]`: a batched matrix product, what `torch.bmm` and
+# `@` compute.
+
+# %%
+x = torch.randn(2, 3, 4)  # (b, i, j)
+y = torch.randn(2, 4, 5)  # (b, j, k)
+product = torch.einsum("bij,bjk->bik", x, y)  # (b, i, k): j summed over
+print("einsum('bij,bjk->bik'):", tuple(product.shape))
+torch.testing.assert_close(product, torch.bmm(x, y))
+torch.testing.assert_close(product, x @ y)
+print("equal to torch.bmm(x, y) and to x @ y")
+
+# %% [markdown]
+# Because the letters say which axes pair up, no transpose is needed. The
+# dot-product scores of chapter 04, `q @ k.transpose(1, 2)`, are one einsum:
+# `d` (the features) is summed over, and every query `q` meets every key `k`.
+
+# %%
+q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 4)  # (batch, queries, d), (batch, keys, d)
+scores = torch.einsum("bqd,bkd->bqk", q, k)  # (batch, queries, keys)
+torch.testing.assert_close(scores, q @ k.transpose(1, 2))
+print("einsum('bqd,bkd->bqk'):", tuple(scores.shape), "== q @ k.transpose(1, 2)")
+
+# %% [markdown]
 # ## Summary
 #
 # * $h$ heads of width $d_\text{head} = d_\text{model} / h$ each run scaled
@@ -543,6 +645,8 @@ explorer
 # * With the weights copied across (`in_proj_weight` = $[W_q; W_k; W_v]$,
 #   `out_proj` = $W_o$) and a `key_padding_mask` from the valid lengths,
 #   `nn.MultiheadAttention` returns the same outputs and per-head weights.
+# * `torch.einsum` names each axis with a letter: a letter missing from the
+#   output is summed over, so `"bij,bjk->bik"` is a batched matrix product.
 # * Per-head heatmaps on one colour scale show what each head attends to.
 
 # %% [markdown]
@@ -613,7 +717,8 @@ ch05.check_head_weights(head_weights)
 # A simple test of a head's importance: silence it and see how much the output
 # moves. Write `output_without_head(mha, X, head)` that runs self-attention on
 # `X` like `mha(X, X, X)`, except that the chosen head's slice of the
-# concatenated heads is set to zero before $W_o$. Use the module's own pieces:
+# concatenated heads is set to zero before $W_o$. Use the module's own pieces,
+# introduced after the check against `d2lmini`:
 # `mha.W_q`, `mha.W_k`, `mha.W_v`, `mha.transpose_qkv`, `mha.attention`,
 # `mha.transpose_output` and `mha.W_o`. The check then reports, for each head
 # of a random layer, how far the output moves without it.
@@ -635,28 +740,33 @@ def output_without_head(mha, X, head):
 ch05.check_output_without_head(output_without_head)
 
 # %% [markdown]
-# ### Exercise 5.4 · Split the heads into the batch (★★)
+# ### Exercise 5.4 · Heads into the batch, from a sequence-first tensor (★★)
 #
-# Write `split_heads(X, num_heads)` that turns `X` of shape (B, T, d_model)
-# into the (B·num_heads, T, d_head) batch of `transpose_qkv`, with
-# d_head = d_model / num_heads, using
-# `reshape` and `permute` (or `transpose`) — not `d2l`'s own helpers, which
-# the check switches off. Row b·num_heads + i must be head i of example b.
-# The check also runs the classic wrong splits and says which one yours is.
+# Not every layer puts the batch first. `nn.MultiheadAttention` built without
+# `batch_first=True` (its default is `False`) takes tensors of shape
+# (T, B, d_model): positions first, then the examples. Write
+# `split_heads_seq_first(X, num_heads)` that turns such an `X` into the
+# (B·num_heads, T, d_head) batch that `transpose_qkv` makes from the
+# batch-first tensor, with d_head = d_model / num_heads: row b·num_heads + i
+# is head i of example b, and its row t is position t. Use `reshape` and
+# `permute` (or `transpose`), not `d2l`'s own helpers, which the check
+# switches off. Predict first: can a `reshape` alone turn (T, B, d_model)
+# into (B, T, d_model)? The check also runs the typical wrong splits and says
+# which one yours is.
 
 # %% tags=["exercise"]
-def split_heads(X, num_heads):
-    """(B, T, d_model) -> (B*num_heads, T, d_head): each head of each example becomes a batch row."""
+def split_heads_seq_first(X, num_heads):
+    """(T, B, d_model) -> (B*num_heads, T, d_head): each head of each example becomes a batch row."""
     ### BEGIN SOLUTION
-    B, T, d_model = X.shape
-    X = X.reshape(B, T, num_heads, d_model // num_heads)  # (B, T, h, d_head)
-    X = X.permute(0, 2, 1, 3)  # (B, h, T, d_head)
+    T, B, d_model = X.shape
+    X = X.reshape(T, B, num_heads, d_model // num_heads)  # (T, B, h, d_head)
+    X = X.permute(1, 2, 0, 3)  # (B, h, T, d_head)
     return X.reshape(B * num_heads, T, d_model // num_heads)
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch05.check_split_heads(split_heads)
+ch05.check_split_heads_seq_first(split_heads_seq_first)
 
 # %% [markdown]
 # ### Exercise 5.5 · Multi-head attention in one `einsum` per step (★★★)
@@ -666,7 +776,8 @@ ch05.check_split_heads(split_heads)
 # `bias=False`, without `transpose_qkv`: project with `mha.W_q.weight` (and
 # the others), `reshape` to (batch, n, heads, d_head), and write the scores
 # and the pooling as `torch.einsum` calls with a separate head axis, e.g.
-# `"bqhd,bkhd->bhqk"` (`d` runs over a head's features). No mask is needed.
+# `"bqhd,bkhd->bhqk"` (`d` runs over a head's features; the section on
+# `torch.einsum` before the summary gives the rules). No mask is needed.
 
 # %% tags=["exercise"]
 def einsum_multihead(queries, keys, values, mha):

@@ -91,7 +91,7 @@ WRONG_ANSWERS = {
     "ch05.check_head_weights": lambda mha, X, head: torch.full((2, 4, 4), 0.25),
     "ch05.check_output_without_head": lambda mha, X, head: mha(X, X, X),
     "ch05.check_parameter_count": lambda *sizes: 0,
-    "ch05.check_split_heads": lambda X, num_heads: X.reshape(-1, X.shape[1], X.shape[2] // num_heads),
+    "ch05.check_split_heads_seq_first": lambda X, num_heads: X.reshape(-1, X.shape[0], X.shape[2] // num_heads),
     "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
     "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
     "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),

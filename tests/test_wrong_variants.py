@@ -323,11 +323,14 @@ CATALOGUE = {
         "after W_o": (_after_W_o, r"you zeroed the output after W_o"),
         "unchanged": (lambda mha, X, head: mha(X, X, X), r"the output is unchanged"),
     }),
-    exercises.ch05.check_split_heads: Entry(lambda X, h: torch.zeros(X.shape[0] * h, X.shape[1], X.shape[2] // h), {
-        "no transpose": (lambda X, h: X.reshape(X.shape[0] * h, X.shape[1], -1), r"the heads mix positions"),
-        "width and heads swapped": (t05.split_wrong_axes, r"swapped the head axis with the width axis"),
-        "interleaved": (t05.split_interleaved, r"the head index is taken from the wrong end"),
+    exercises.ch05.check_split_heads_seq_first: Entry(
+            lambda X, h: torch.zeros(X.shape[1] * h, X.shape[0], X.shape[2] // h), {
+        "no transpose": (t05.split_reshape_alone, r"a reshape alone never moves a number"),
+        "read as batch-first": (t05.split_as_if_batch_first, r"as if it were \(B, T, d_model\)"),
+        "heads behind the positions": (t05.split_heads_behind_positions, r"head axis still sits behind the positions"),
         "head-major batch": (t05.split_head_major, r"merged in the wrong order: head first, then example"),
+        "positions as the batch": (t05.split_positions_as_batch, r"which here is the positions, not the examples"),
+        "interleaved": (t05.split_interleaved, r"the head index is taken from the wrong end"),
     }),
     exercises.ch05.check_einsum_multihead: Entry(lambda q, k, v, mha: torch.zeros(2, 3, 12), {
         "√num_hiddens": (lambda q, k, v, mha: t05.einsum_multihead(q, k, v, mha, scale_width=12),

@@ -13,7 +13,7 @@ EINSUM = "Exercise 5.5 · multi-head attention with einsum"
 ONE_HEAD = "Exercise 5.2 · one head's weights by hand"
 SILENCED_HEAD = "Exercise 5.3 · silencing a head"
 PARAMETERS = "Exercise 5.1 · parameters of multi-head attention"
-SPLIT = "Exercise 5.4 · splitting the heads into the batch"
+SPLIT = "Exercise 5.4 · heads into the batch from a sequence-first tensor"
 
 
 def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
@@ -180,48 +180,57 @@ def check_parameter_count(multihead_parameter_count):
                        f"1 head and {counts[1]} with 4.")
 
 
-def _split_mistakes(X, num_heads):
-    """The typical wrong head splits of X (B, T, d_model), each with its hint, as ``hint_for`` takes them."""
-    B, T, d_model = X.shape
+def _sequence_first_mistakes(X, num_heads):
+    """The typical wrong splits of a sequence-first X (T, B, d_model), each with its hint, for ``hint_for``."""
+    T, B, d_model = X.shape
     d_head = d_model // num_heads
-    by_head = X.reshape(B, T, num_heads, d_head)  # (B, T, h, d_head)
+    by_head = X.reshape(T, B, num_heads, d_head)  # (T, B, h, d_head)
     return [
         (X.reshape(B * num_heads, T, d_head),
-         ("a reshape alone cuts the flat memory into pieces of T·d_head numbers: the heads mix positions",
-          "batch row 0 holds position 0's features of every head before position 1's: move the head axis in "
-          "front of the position axis before you merge it with the batch axis")),
-        (by_head.transpose(2, 3).reshape(B * num_heads, T, d_head),
-         ("you swapped the head axis with the width axis, not with the position axis",
-          "after splitting the features into (heads, d_head), the axes to swap are the positions and the "
-          "heads")),
-        (X.reshape(B, T, d_head, num_heads).permute(0, 3, 1, 2).reshape(B * num_heads, T, d_head),
-         ("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved",
-          "head i owns the block of d_head consecutive features i·d_head to (i + 1)·d_head - 1, so the "
-          "feature axis splits as (heads, d_head), heads first")),
-        (by_head.permute(2, 0, 1, 3).reshape(B * num_heads, T, d_head),
+         ("a reshape alone never moves a number: each batch row mixes positions, examples and heads",
+          "a reshape only regroups the numbers in the order they lie in memory; bringing an axis forward takes a "
+          "permute or a transpose")),
+        (X.reshape(B, T, num_heads, d_head).permute(0, 2, 1, 3).reshape(B * num_heads, T, d_head),
+         ("you reshaped X as if it were (B, T, d_model): a reshape renames the axes without moving the numbers, so "
+          "positions and examples got mixed",
+          "in X the positions come first; putting the examples in front of them takes a permute or a transpose")),
+        (by_head.transpose(0, 1).reshape(B * num_heads, T, d_head),
+         ("the examples came to the front, but the head axis still sits behind the positions: the heads mix "
+          "positions",
+          "before merging, the head axis must also come in front of the position axis")),
+        (by_head.permute(2, 1, 0, 3).reshape(B * num_heads, T, d_head),
          ("the batch rows are merged in the wrong order: head first, then example",
           "row b·num_heads + i must be head i of example b, the order in which the valid lengths are repeated "
           "(repeat_interleave): keep the example axis in front of the head axis when you merge them")),
+        (by_head.permute(0, 2, 1, 3).reshape(T * num_heads, B, d_head),
+         ("you folded the heads into the first axis of X, which here is the positions, not the examples",
+          "the result holds the examples' heads as batch rows and the positions as its second axis: "
+          "(B·num_heads, T, d_head)")),
+        (X.reshape(T, B, d_head, num_heads).permute(1, 3, 0, 2).reshape(B * num_heads, T, d_head),
+         ("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved",
+          "head i owns the block of d_head consecutive features i·d_head to (i + 1)·d_head - 1, so the "
+          "feature axis splits as (heads, d_head), heads first")),
     ]
 
 
 @check(SPLIT)
-def check_split_heads(split_heads):
-    """Exercise 5.4: split_heads(X, num_heads) equals MultiHeadAttention.transpose_qkv, and names each wrong split."""
-    cases = [(2, 5, 12, 3), (1, 4, 8, 2), (3, 2, 6, 6)]  # (B, T, d_model, heads)
-    for B, T, d_model, num_heads in cases:
+def check_split_heads_seq_first(split_heads_seq_first):
+    """Exercise 5.4: a sequence-first (T, B, d_model) tensor split into transpose_qkv's batch; wrong splits named."""
+    cases = [(5, 2, 12, 3), (4, 3, 8, 2), (3, 3, 6, 3)]  # (T, B, d_model, heads)
+    for T, B, d_model, num_heads in cases:
         with seeded(55):  # building the module draws its W_o
-            X = torch.randn(B, T, d_model)
-            expected = MultiHeadAttention(d_model, num_heads, 0.0).transpose_qkv(X)  # (B·h, T, d_head)
+            X = torch.randn(T, B, d_model)
+            expected = MultiHeadAttention(d_model, num_heads, 0.0).transpose_qkv(X.transpose(0, 1))  # (B·h, T, d_head)
         with without(SPLIT, "split the heads into the batch",
                      (MultiHeadAttention, "transpose_qkv", "mha.transpose_qkv(...)"),
                      (MultiHeadAttention, "split_heads", "mha.split_heads(...)")):
-            received = split_heads(X.clone(), num_heads)
-        hint = hint_for(received, ("split the feature axis into (heads, d_head), bring the head axis next to the "
-                                   "batch axis, then merge those two",
-                                   "the result is (B·num_heads, T, d_head), with d_head = d_model / num_heads; row "
-                                   "b·num_heads + i is head i of example b, and its row t is position t"),
-                        _split_mistakes(X, num_heads))
-        expect_close(received, expected, f"{SPLIT} (B={B}, T={T}, d_model={d_model}, num_heads={num_heads})", hint)
-    passed(SPLIT, "Each batch row holds one head of one example, every position in its own row: "
-                  "attention over it mixes positions, never heads.")
+            received = split_heads_seq_first(X.clone(), num_heads)
+        hint = hint_for(received, ("work out where each axis of X has to go: the result's axes are (example and "
+                                   "head together, position, feature of the head)",
+                                   "split the feature axis into (heads, d_head) first; then one permute can put "
+                                   "the example, head and position axes in the order the result needs, before you "
+                                   "merge the first two"),
+                        _sequence_first_mistakes(X, num_heads))
+        expect_close(received, expected, f"{SPLIT} (T={T}, B={B}, d_model={d_model}, num_heads={num_heads})", hint)
+    passed(SPLIT, "Each batch row holds one head of one example, its positions in order down its rows: "
+                  "the examples and the heads both had to move in front of the positions.")
