@@ -440,6 +440,10 @@ class History:
         """The first evaluated step whose held-out accuracy reached ``accuracy`` (None if none did)."""
         return next((step for step in sorted(self.evaluations) if self.evaluations[step][0] >= accuracy), None)
 
+    def reached(self, accuracy):
+        """A ``stop`` flag for ``train``: set once this history has evaluated ``accuracy`` or more."""
+        return _Reached(self, accuracy)
+
     def mass(self, step):
         """The alignment mass of the fixed examples at a snapshot ``step``."""
         return alignment_mass(self.snapshots[step].weights, self.examples.alignment)
@@ -461,6 +465,16 @@ class History:
                    saved["losses"], {step: Snapshot(*s) for step, s in saved["snapshots"].items()},
                    {step: tuple(result) for step, result in saved["evaluations"].items()})
 
+
+@dataclass(frozen=True)
+class _Reached:
+    """What ``History.reached`` returns: ``is_set()``, as a ``threading.Event`` has, reads the history."""
+
+    history: History
+    accuracy: float
+
+    def is_set(self):
+        return self.history.steps_to(self.accuracy) is not None
 
 
 def show_attention(weights, batch, predictions=None, titles=None, figsize=None):

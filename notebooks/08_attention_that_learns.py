@@ -58,7 +58,6 @@ report_renamed_files()
 
 # %%
 import math
-import threading
 import time
 
 import torch
@@ -80,14 +79,17 @@ device = d2l.try_gpu()
 # the notebook prints the same numbers every time. On another machine the
 # *trained* figures (accuracies, masses, step counts) come out different:
 # its CPU rounds float32 sums differently, and training amplifies the
-# difference. So every cell below that prints a trained figure also checks
-# the chapter's claim about it with `seq2seq.expect`, for example "reversal
-# reaches 95% within 400 steps", and the text quotes trained figures as
-# ranges: what five seeds and four floating-point settings (four ways of
-# rounding those sums, forced on one machine) gave
-# (`benchmarks/chapter08_claims.py`). Each claim held on all of them, with a
-# margin. Figures that involve no training (the data, the untrained model,
-# the uniform value) are the same everywhere.
+# difference. So the text quotes trained figures as ranges, and a cell near
+# the end ("Checking the claims on this machine") asserts each of its claims
+# about them, for example "reversal reaches 95% within 400 steps", on this
+# machine's runs. The ranges are what five seeds and four floating-point
+# settings (four ways of rounding those sums, forced on one machine, an AMD
+# EPYC) gave (`benchmarks/chapter08_claims.py`); on a second machine, an
+# Intel Xeon, the notebook's own seed stayed inside them but for the one
+# figure the next cell names. They vary by machine, so yours may fall
+# outside a range; each claim held on every run measured, with a margin.
+# Figures that involve no training (the data, the untrained model, the
+# uniform value) are the same everywhere.
 
 # %% [markdown]
 # **Deeper (you may skip this).** Why do trained figures move? The weights
@@ -96,9 +98,11 @@ device = d2l.try_gpu()
 # exactly. Another CPU (another vector instruction set), another PyTorch
 # release or a GPU adds the same float32 numbers in another order; the last
 # bits of the first losses differ, and training amplifies them. With the
-# notebook's seed, on the settings measured, the attention mass after 400
-# steps reads 0.74 to 0.76, the step that reaches 99% reads 300 or 320, and
-# the accuracy at step 400 reads 91% to 100%.
+# notebook's seed, on both machines and the settings measured, the attention
+# mass after 400 steps reads 0.74 to 0.76, the step that reaches 99% reads
+# 260 to 320 (260 only on the Intel machine), and the accuracy at step 400
+# reads 91% to 100%. The cell after the training view prints your machine's
+# values.
 
 # %% [markdown]
 # ## Two tasks with a known alignment
@@ -350,10 +354,6 @@ chance = seq2seq.alignment_mass(uniform, test.alignment)
 print(f"after 400 steps: held-out accuracy {accuracy:.0%}")
 print(f"attention on the correct position: {mass:.2f} of the weight (uniform attention: {chance:.2f})")
 print(f"steps to reach 95%: {history.steps_to(0.95)}, to reach 99%: {history.steps_to(0.99)}")
-seq2seq.expect(history.steps_to(0.95) is not None, "reversal reaches 95% held out within 400 steps",
-               f"{max(a for a, _ in history.evaluations.values()):.0%} at best")
-seq2seq.expect(accuracy >= 0.85, "at least 85% is still right at step 400", f"{accuracy:.0%}")
-seq2seq.expect(mass >= 0.6, "at least 0.6 of the weight on the correct position (uniform: 0.17)", f"{mass:.2f}")
 
 # %% [markdown]
 # **The alignment mass** is the measure printed above: for each real output
@@ -383,16 +383,6 @@ d2l.plt.show()
 for s in steps:
     accuracy, mass = history.evaluations[s]
     print(f"step {s:>3}: held-out accuracy {accuracy:>4.0%}, mass on the correct position {mass:.2f}")
-seq2seq.expect(abs(history.evaluations[0][1] - chance) < 0.03, "at step 0 the attention is near uniform",
-               f"mass {history.evaluations[0][1]:.2f} against {chance:.2f}")
-seq2seq.expect(history.evaluations[click - 40][0] <= 0.2, "40 steps before the click at most 20% is right",
-               f"{history.evaluations[click - 40][0]:.0%}")
-seq2seq.expect(history.steps_to(0.95) - (click - 40) <= 120, "from there to 95% takes at most 120 steps",
-               f"{history.steps_to(0.95) - (click - 40)} steps")
-last = history.examples.valid_lens[0].item() - 1  # the position of the fixed example's last digit
-leaning = snapshots[1, 0, last].item()  # output step 0's weight on it, 40 steps before the click
-seq2seq.expect(leaning >= 0.5, "40 steps before the click, output step 0 leans on the last digit",
-               f"weight {leaning:.2f}")
 
 # %% [markdown]
 # Each title gives the weight this example puts on its circles; the lines
@@ -437,10 +427,6 @@ final = sort_history.snapshots[100]
 seq2seq.show_attention(final.weights, sort_history.examples, final.predictions,
                        titles=[f"example {i}" for i in range(3)])
 d2l.plt.show()
-reverse_at_100 = history.evaluations[100][0]
-seq2seq.expect(accuracy >= 0.85, "after 100 steps sorting gets at least 85% right", f"{accuracy:.0%}")
-seq2seq.expect(accuracy >= reverse_at_100 + 0.1, "that is well ahead of reversal after 100 steps",
-               f"sorting {accuracy:.0%}, reversal {reverse_at_100:.0%}")
 
 # %% [markdown]
 # Three inputs, three different permutations. Sorting is learned faster than
@@ -482,12 +468,6 @@ columns = (test.source[shown] == digit).nonzero()[:, 0].tolist()
 print(f"source {seq2seq.as_text(test.source[shown])}: digit {digit} sits at positions {columns}")
 for t in range(3):
     print(f"output step {t} gives them the weights {d2l.numpy(weights[shown, t, columns]).round(3)}")
-seq2seq.expect(accuracy <= 0.01 and abs(mass - chance) < 0.02, "without positions reversal stays at 0% and "
-               "the mass at the uniform value", f"{accuracy:.0%}, mass {mass:.2f} against {chance:.2f}")
-same_digit = test.source[:, :, None] == test.source[:, None, :]  # (B, S, S): positions holding one digit
-gap = (weights[:, :, :, None] - weights[:, :, None, :]).abs()  # (B, T, S, S)
-seq2seq.expect(gap.masked_fill(~same_digit[:, None], 0).max().item() < 1e-4,
-               "copies of a digit get equal weights", f"a gap of {gap.masked_fill(~same_digit[:, None], 0).max():.1e}")
 
 # %% [markdown]
 # The accuracy is 0 and the mass is the uniform value: the model has learned
@@ -519,7 +499,6 @@ sort_no_pe_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50
 seq2seq.train(sort_no_positions, "sort", 80, callback=sort_no_pe_history)
 accuracy, mass = sort_no_pe_history.evaluations[80]
 print(f"sorting without positional encoding, 80 steps: held-out accuracy {accuracy:.0%}, mass {mass:.2f}")
-seq2seq.expect(accuracy >= 0.9, "without positions sorting still reaches 90% in 80 steps", f"{accuracy:.0%}")
 
 # %% [markdown]
 # Positions are what lets attention look *somewhere* rather than *at
@@ -530,28 +509,20 @@ seq2seq.expect(accuracy >= 0.9, "without positions sorting still reaches 90% in 
 #
 # Chapter 03's additive score $w_v^\top \tanh(W_q q + W_k k)$ can replace the
 # dot product in the cross-attention (`attention="additive"`). Same seed, same
-# data; the run stops one step after the first evaluation with 95% held-out
-# accuracy, with the `stop` flag that the Stop button uses.
+# data. The run need not go on once it has reached 95% held out:
+# `additive_history.reached(0.95)` is a stop flag that turns on when the
+# history has recorded 95%, and `train` reads it after every step (as it
+# reads the Stop button's flag), so the run ends one step after that
+# evaluation.
 
 # %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
 additive = seq2seq.AttentionSeq2Seq(32, "additive").to(device)
 additive_history = seq2seq.History(history.examples, test, snapshot_every=50)
-reached = threading.Event()
-
-
-def until_95(progress):
-    additive_history(progress)
-    if additive_history.steps_to(0.95) is not None:
-        reached.set()  # train() reads it after the next step, and ends the run there
-
-
-seq2seq.train(additive, "reverse", 400, callback=until_95, stop=reached)
+seq2seq.train(additive, "reverse", 400, callback=additive_history, stop=additive_history.reached(0.95))
 print(f"{'attention':<12} {'steps to 95%':>13}")
 for name, run in [("dot-product", history), ("additive", additive_history)]:
     print(f"{name:<12} {run.steps_to(0.95):>13}")
-seq2seq.expect(additive_history.steps_to(0.95) is not None, "the additive score learns reversal too (95%)",
-               "not within 400 steps")
 
 # %% [markdown]
 # Both learn reversal. Which one gets there first depends on the seed: over
@@ -598,13 +569,6 @@ looks_at = long_weights[:, 0].argmax(-1).float()  # (B,): where output step 0 pu
 for n in range(8, 13):
     print(f"length {n}: output step 0 should read position {n - 1}, reads {looks_at[long_test.valid_lens == n].mean():.1f} "
           "on average")
-longer = long_test.valid_lens >= 10
-seq2seq.expect(seq2seq.sequence_accuracy(long_predictions[longer], long_test[longer]) <= 0.05,
-               "from length 10 on, almost nothing is right",
-               f"{seq2seq.sequence_accuracy(long_predictions[longer], long_test[longer]):.0%}")
-reads = max(looks_at[long_test.valid_lens == n].mean().item() for n in range(9, 13))
-seq2seq.expect(reads < 8, "on lengths 9 to 12, output step 0 reads near position 7, not n - 1",
-               f"{reads:.1f} on average at most")
 longest = (long_test.valid_lens == 12).nonzero()[0, 0].item()
 seq2seq.show_attention(long_weights[[longest]], long_test[longest], long_predictions[[longest]],
                        titles=["length 12, trained on 4-8"], figsize=(4.2, 3.4))
@@ -635,33 +599,73 @@ d2l.plt.show()
 # 2. In the long sequences, find a step whose largest weight **is** on the
 #    correct position, although the output is wrong.
 
-# %% tags=["nbval-ignore-output"]
+# %% [markdown]
+# **Step 1.** Run the trained model on the held-out set once more, and note
+# for every output step three things: the source position with the largest
+# weight, the digit at that position, and whether the digit written is right.
+# The cell prints nothing; each line ends with the shape of what it computes.
+
+# %%
 model.eval()
 predictions, weights = model.predict(test.source.to(device), test.valid_lens.to(device))
-predictions, weights = predictions.cpu(), weights.cpu()
-largest = weights.argmax(-1)  # (B, T): where each step puts its largest weight
-looks_off = (largest != test.positions) & (test.source.gather(1, largest) == test.target)  # on a copy
-says_right = predictions == test.target
-seq2seq.expect(bool((looks_off & says_right & test.real).any()), "a right output can look at the wrong copy",
-               "no such step among the 500 held-out sequences")
-first = ((looks_off & says_right & test.real).any(1)).nonzero()[0, 0].item()
-step = (looks_off[first] & says_right[first] & test.real[first]).nonzero()[0, 0].item()
+predictions, weights = predictions.cpu(), weights.cpu()  # (B, T) digits written, (B, T, S) weights
+largest = weights.argmax(-1)  # (B, T): the position each step puts its largest weight on
+digit_there = test.source.gather(1, largest)  # (B, T): the digit at that position
+says_right = predictions == test.target  # (B, T): True where the digit written is right
 
-long_looks_right = long_weights.argmax(-1) == long_test.positions
-long_says_right = long_predictions == long_test.target
-seq2seq.expect(bool((long_looks_right & ~long_says_right & long_test.real).any()),
-               "a wrong output can look at the right place", "no such step among the 500 long sequences")
-second = ((long_looks_right & ~long_says_right & long_test.real).any(1)).nonzero()[0, 0].item()
-long_step = (long_looks_right[second] & ~long_says_right[second] & long_test.real[second]).nonzero()[0, 0].item()
+# %% [markdown]
+# **Step 2, the first case.** A step "looks off" when its largest weight
+# misses the correct position but lands on another copy of the correct
+# digit. Keep the real steps that look off and are right, count them, and
+# take the first: the output should show a count above zero and one
+# (sequence, step) pair.
 
-pair = [(first, step, test, weights, predictions), (second, long_step, long_test, long_weights, long_predictions)]
-for i, t, batch, w, p in pair:
+# %% tags=["nbval-ignore-output"]
+looks_off = (largest != test.positions) & (digit_there == test.target)  # (B, T)
+case_1 = looks_off & says_right & test.real  # (B, T): right outputs that look off
+first, step = case_1.nonzero()[0].tolist()  # the first such (sequence, output step)
+print(f"{case_1.sum().item()} such steps in the 500 held-out sequences; the first: sequence {first}, step {step}")
+
+# %% [markdown]
+# **Step 3, the second case.** Now the opposite, on the long sequences of
+# Experiment 3: a step whose largest weight is on the correct position,
+# although the digit it writes is wrong.
+
+# %% tags=["nbval-ignore-output"]
+long_looks_right = long_weights.argmax(-1) == long_test.positions  # (B, T)
+long_says_right = long_predictions == long_test.target  # (B, T)
+case_2 = long_looks_right & ~long_says_right & long_test.real  # (B, T): wrong outputs that look right
+second, long_step = case_2.nonzero()[0].tolist()
+print(f"{case_2.sum().item()} such steps in the 500 long sequences; the first: sequence {second}, step {long_step}")
+
+# %% [markdown]
+# **Step 4, the two steps up close.** `describe_step` prints what a step
+# should copy and what it wrote, then its weights twice: by source position,
+# and summed by digit (all copies of a digit pooled). Compare the digit that
+# holds most of the weight with the digit written.
+
+# %% tags=["nbval-ignore-output"]
+def describe_step(batch, weights, predictions, i, t):
+    """Print output step t of sequence i: the position and digit it should copy, the digit written, its weights."""
     n = batch.valid_lens[i].item()
+    row = weights[i, t, :n]  # (n,): the step's weights over the real source positions
+    digits = batch.source[i, :n]  # (n,)
     print(f"source {seq2seq.as_text(batch.source[i])}, output step {t}: should copy position "
-          f"{batch.positions[i, t].item()} (digit {batch.target[i, t].item()}), wrote {p[i, t].item()}")
-    print(f"  weights by position {d2l.numpy(w[i, t, :n]).round(2)}")
-    by_digit = {d: w[i, t, :n][batch.source[i, :n] == d].sum().item() for d in batch.source[i, :n].tolist()}
-    print("  weights by digit   ", {d: round(total, 2) for d, total in sorted(by_digit.items())})
+          f"{batch.positions[i, t].item()} (digit {batch.target[i, t].item()}), wrote {predictions[i, t].item()}")
+    print(f"  weights by position {d2l.numpy(row).round(2)}")
+    by_digit = {d: round(row[digits == d].sum().item(), 2) for d in sorted(set(digits.tolist()))}
+    print("  weights by digit   ", by_digit)
+
+
+describe_step(test, weights, predictions, first, step)
+describe_step(long_test, long_weights, long_predictions, second, long_step)
+
+# %% [markdown]
+# **Step 5, the heatmaps** of the two sequences. The circles mark the correct
+# positions; find the row of the step named in each title and see where its
+# darkest cell is.
+
+# %% tags=["nbval-ignore-output"]
 fig_1 = seq2seq.show_attention(weights[[first]], test[first], predictions[[first]],
                                titles=[f"right output, step {step} looks off"], figsize=(3.6, 3.0))
 fig_2 = seq2seq.show_attention(long_weights[[second]], long_test[second], long_predictions[[second]],
@@ -680,6 +684,75 @@ d2l.plt.show()
 # this run). A map of weights shows what a layer mixes, not why the model
 # answers as it does.
 #
+# ## Checking the claims on this machine
+#
+# The text quotes trained figures as ranges, and makes claims about them
+# ("reversal reaches 95% within 400 steps"). The cell below asserts each of
+# those claims on this notebook's own runs, with `seq2seq.expect(condition,
+# claim, measured)`: it prints nothing when all hold, and a claim that fails
+# names itself and the value this machine measured. It teaches nothing new;
+# you may skip it.
+
+# %%
+# Training you can watch: the reversal run.
+final_accuracy, final_mass = history.evaluations[400]
+seq2seq.expect(history.steps_to(0.95) is not None, "reversal reaches 95% held out within 400 steps",
+               f"{max(a for a, _ in history.evaluations.values()):.0%} at best")
+seq2seq.expect(final_accuracy >= 0.85, "at least 85% is still right at step 400", f"{final_accuracy:.0%}")
+seq2seq.expect(final_mass >= 0.6, "at least 0.6 of the weight on the correct position (uniform: 0.17)",
+               f"{final_mass:.2f}")
+seq2seq.expect(abs(history.evaluations[0][1] - chance) < 0.03, "at step 0 the attention is near uniform",
+               f"mass {history.evaluations[0][1]:.2f} against {chance:.2f}")
+before = click - 40  # forty steps before the click
+seq2seq.expect(history.evaluations[before][0] <= 0.2, "40 steps before the click at most 20% is right",
+               f"{history.evaluations[before][0]:.0%}")
+seq2seq.expect(history.steps_to(0.95) - before <= 120, "from there to 95% takes at most 120 steps",
+               f"{history.steps_to(0.95) - before} steps")
+last = history.examples.valid_lens[0].item() - 1  # the position of the fixed example's last digit
+leaning = history.snapshots[before].weights[0, 0, last].item()  # output step 0's weight on it
+seq2seq.expect(leaning >= 0.5, "40 steps before the click, output step 0 leans on the last digit",
+               f"weight {leaning:.2f}")
+
+# The contrast task: sorting.
+sort_accuracy, reverse_accuracy = sort_history.evaluations[100][0], history.evaluations[100][0]
+seq2seq.expect(sort_accuracy >= 0.85, "after 100 steps sorting gets at least 85% right", f"{sort_accuracy:.0%}")
+seq2seq.expect(sort_accuracy >= reverse_accuracy + 0.1, "that is well ahead of reversal after 100 steps",
+               f"sorting {sort_accuracy:.0%}, reversal {reverse_accuracy:.0%}")
+
+# Experiment 1: without positional encoding.
+no_pe_accuracy, no_pe_mass = no_pe_history.evaluations[100]
+seq2seq.expect(no_pe_accuracy <= 0.01 and abs(no_pe_mass - chance) < 0.02, "without positions reversal stays "
+               "at 0% and the mass at the uniform value",
+               f"{no_pe_accuracy:.0%}, mass {no_pe_mass:.2f} against {chance:.2f}")
+_, no_pe_weights = no_positions.predict(test.source.to(device), test.valid_lens.to(device))
+no_pe_weights = no_pe_weights.cpu()
+same_digit = test.source[:, :, None] == test.source[:, None, :]  # (B, S, S): positions holding one digit
+gap = (no_pe_weights[:, :, :, None] - no_pe_weights[:, :, None, :]).abs()  # (B, T, S, S)
+largest_gap = gap.masked_fill(~same_digit[:, None], 0).max().item()
+seq2seq.expect(largest_gap < 1e-4, "copies of a digit get equal weights", f"a gap of {largest_gap:.1e}")
+sort_no_pe_accuracy = sort_no_pe_history.evaluations[80][0]
+seq2seq.expect(sort_no_pe_accuracy >= 0.9, "without positions sorting still reaches 90% in 80 steps",
+               f"{sort_no_pe_accuracy:.0%}")
+
+# Experiment 2: the additive score.
+seq2seq.expect(additive_history.steps_to(0.95) is not None, "the additive score learns reversal too (95%)",
+               "not within 400 steps")
+
+# Experiment 3: longer sequences.
+longer = long_test.valid_lens >= 10
+long_accuracy = seq2seq.sequence_accuracy(long_predictions[longer], long_test[longer])
+seq2seq.expect(long_accuracy <= 0.05, "from length 10 on, almost nothing is right", f"{long_accuracy:.0%}")
+reads = max(looks_at[long_test.valid_lens == n].mean().item() for n in range(9, 13))
+seq2seq.expect(reads < 8, "on lengths 9 to 12, output step 0 reads near position 7, not n - 1",
+               f"{reads:.1f} on average at most")
+
+# Experiment 4: the heatmap is not the whole story.
+seq2seq.expect(bool(case_1.any()), "a right output can look at the wrong copy",
+               "no such step among the 500 held-out sequences")
+seq2seq.expect(bool(case_2.any()), "a wrong output can look at the right place",
+               "no such step among the 500 long sequences")
+
+# %% [markdown]
 # ## Your turn: retrain it
 #
 # Below is the training view from the top of the notebook, shown once more
@@ -707,10 +780,11 @@ view
 # <summary>Worked answers to the things to try (open once you have tried them)</summary>
 #
 # These figures come from the view's own runs (400 steps, seed 0 unless
-# named; held-out accuracy is measured every 20 steps) on the machine that
-# stored this notebook's outputs. They are one machine's figures: on another
-# CPU a step count can move by an evaluation or more and a final accuracy by
-# several points (see "About the numbers" at the top).
+# named; held-out accuracy is measured every 20 steps). The notebook does
+# not print them, and they vary by machine: a single figure is one
+# machine's (the AMD EPYC of "About the numbers"), a range covers it and the
+# Intel Xeon. On your CPU a step count can move by an evaluation or more
+# and a final accuracy by ten points (see "About the numbers" at the top).
 #
 # 1. On reversal, without the encoding, the accuracy never rises above 0.2%
 #    (one sequence of 500) in 400 steps, and the mass stays at 0.17, the
@@ -725,10 +799,11 @@ view
 #    seeds span 60 steps (dot product) and 100 (additive), three to five
 #    times the 20-step gap between the two scores' averages (164 and 144),
 #    so one run settles nothing.
-# 3. At a learning rate of 0.03 the accuracy passes 50% at step 80 instead
-#    of 140, yet reaches 95% only at step 260 (not 200) and ends at 98%: the
-#    larger steps find the alignment sooner and settle less well. Its mass,
-#    0.94, is the sharpest of the reversal runs here. Hidden size 16 clicks later
+# 3. At a learning rate of 0.03 the accuracy passes 50% sooner (step 80 to
+#    100, against 140), yet reaches 95% no sooner (step 200 to 260, against
+#    200) and ends lower (84% to 98%): the larger steps find the alignment
+#    sooner but settle less well. Its mass, 0.86 to 0.94, is the sharpest of
+#    the reversal runs here. Hidden size 16 clicks later
 #    (50% at step 180, 95% at 220) with a mass of 0.70.
 # 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
 #    95% at step 200, as with 4–8; only 99% takes longer (step 400 against

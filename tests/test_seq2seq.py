@@ -264,6 +264,20 @@ def test_the_stop_flag_ends_training_after_the_step_in_progress():
     assert len(losses) == 5 and seen[-1] == (5, True)
 
 
+def test_a_history_reached_flag_ends_training_one_step_after_the_first_evaluation_at_that_accuracy():
+    history = seq2seq.History(make_batch("reverse", 2, generator=torch.Generator().manual_seed(0)),
+                              make_batch("reverse", 20, generator=torch.Generator().manual_seed(1)), evaluate_every=3)
+    flag = history.reached(0.0)  # every evaluation reaches 0%: the first, at step 0, sets it
+    assert not flag.is_set()
+    torch.manual_seed(0)
+    losses = seq2seq.train(AttentionSeq2Seq(8), "reverse", 50, callback=history, stop=flag)
+    assert flag.is_set() and len(losses) == 1 and sorted(history.evaluations) == [0, 1]
+    history.evaluations = {0: (0.5, 0.2), 20: (0.94, 0.6)}
+    assert not history.reached(0.95).is_set()
+    history.evaluations[40] = (0.95, 0.7)
+    assert history.reached(0.95).is_set()
+
+
 def test_zero_steps_only_reports_the_start():
     seen = []
     assert seq2seq.train(AttentionSeq2Seq(8), "sort", 0, callback=seen.append) == []
