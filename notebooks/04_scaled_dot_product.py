@@ -662,7 +662,49 @@ def distance_as_dot_product(queries, keys):
 ch04.check_distance_scores(distance_as_dot_product)
 
 # %% [markdown]
-# ### Exercise 4.4 · A causal mask with a prefix (★★)
+# ### Exercise 4.4 · Spot the bug in causal weights (★★)
+#
+# A colleague wrote the function below for the weights of causal
+# self-attention: query i should attend to keys 0 to i only. It runs, its
+# output has the right shape and zeros in the right places, and yet it has
+# one bug. Run it, read its output row by row, then find the bug.
+
+# %%
+def causal_weights_with_a_bug(queries, keys):
+    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
+    weights = torch.softmax(scores, dim=-1)
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True above the diagonal
+    return weights.masked_fill(future, 0.0)
+
+
+torch.manual_seed(45)
+X = torch.randn(1, 4, 8)
+buggy = causal_weights_with_a_bug(X, X)
+print(buggy[0].round(decimals=2))
+
+# %% [markdown]
+# Write `causal_weights(queries, keys)`, the same function with the bug
+# fixed: change as little as you can. The check also tells you when your
+# fix is one of the usual wrong ones.
+
+# %% tags=["exercise"]
+def causal_weights(queries, keys):
+    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
+    ### BEGIN SOLUTION
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool, device=scores.device), diagonal=1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_fixed_causal_weights(causal_weights)
+
+# %% [markdown]
+# ### Exercise 4.5 · A causal mask with a prefix (★★)
 #
 # Chapter 02 built the causal mask as the lower triangle of `torch.tril`. Some
 # models go one step further. They read a prompt, a question say, in full,
@@ -676,8 +718,8 @@ ch04.check_distance_scores(distance_as_dot_product)
 # Write `causal_attention(queries, keys, values, prefix=1)` for
 # self-attention with as many queries as keys: scaled dot-product scores,
 # a boolean mask that starts from `torch.tril` and allows the keys just named,
-# the scores of the other keys set to $-\infty$ (`masked_fill`), then softmax
-# and the product with the values. Return the output, (B, n, d_v). The check
+# used as in your fix of Exercise 4.4, then the product with the values.
+# Return the output, (B, n, d_v). The check
 # first calls it without a prefix and compares it with `DotProductAttention`
 # and `d2l.causal_valid_lens`; then it calls it with `prefix=3`. Before you
 # run the check, predict: which valid lengths would give the same weights as
@@ -698,49 +740,6 @@ def causal_attention(queries, keys, values, prefix=1):
 
 # %% tags=["check"]
 ch04.check_causal_attention(causal_attention)
-
-# %% [markdown]
-# ### Exercise 4.5 · Spot the bug in causal weights (★★)
-#
-# A colleague wrote the function below for the weights of causal
-# self-attention: query i should attend to keys 0 to i only. It runs, its
-# output has the right shape and zeros in the right places, and yet it has
-# one bug. Run it and read its output, then find the bug.
-
-# %%
-def causal_weights_with_a_bug(queries, keys):
-    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
-    n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    weights = torch.softmax(scores, dim=-1)
-    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True above the diagonal
-    return weights.masked_fill(future, 0.0)
-
-
-torch.manual_seed(45)
-X = torch.randn(1, 4, 8)
-buggy = causal_weights_with_a_bug(X, X)
-print(buggy[0].round(decimals=2))
-print("sum of each row:", buggy[0].sum(dim=-1).round(decimals=2))
-
-# %% [markdown]
-# Write `causal_weights(queries, keys)`, the same function with the bug
-# fixed: change as little as you can. The check also tells you when your
-# fix is one of the usual wrong ones.
-
-# %% tags=["exercise"]
-def causal_weights(queries, keys):
-    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
-    ### BEGIN SOLUTION
-    n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    future = torch.triu(torch.ones(n, n, dtype=torch.bool, device=scores.device), diagonal=1)
-    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch04.check_fixed_causal_weights(causal_weights)
 
 # %% [markdown]
 # ## Further reading
