@@ -153,10 +153,17 @@ print("eval mode, two calls equal: ", torch.equal(noisy(queries, keys, values), 
 # %% [markdown]
 # ## Why divide by $\sqrt{d}$? The variance, measured
 #
+# Three words first. The **mean** $\mathbb{E}[x]$ of a random number $x$ is
+# its average over many draws, and its **variance** is the mean of its squared
+# distance from that mean, which is $\mathbb{E}[x^2]$ when the mean is 0. Two
+# random numbers are **independent** when knowing one tells nothing about the
+# other: then the mean of their product is the product of their means, and
+# the variance of their sum is the sum of their variances.
+#
 # Suppose the coordinates of $q$ and $k$ are independent, with mean 0 and
 # variance 1. Each product $q_i k_i$ then has mean 0 and variance
-# $\mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = 1$, and the $d$ products are
-# independent, so
+# $\mathbb{E}[q_i^2 k_i^2] = \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = 1$, and the
+# $d$ products are independent, so
 #
 # $$\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,
 # \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
@@ -254,10 +261,10 @@ d2l.plt.show()
 # scores lie within a few units of each other. Unscaled, the gaps between
 # scores grow like $\sqrt{d}$ along with the scores, so fewer and fewer rows
 # have such a near tie: that is why the gradient at $q$ ends up concentrated
-# on a few rows. The share of such rows falls like $1/\sqrt{d}$, while the
-# gradient at $q$ of a row that has one grows like $\lVert k_j\rVert$, that is
-# like $\sqrt{d}$: the two cancel, so the mean over the rows levels off
-# instead of growing or vanishing.
+# on a few rows. The share of such rows tends to fall like $1/\sqrt{d}$,
+# while the gradient at $q$ of a row that has one grows like
+# $\lVert k_j\rVert$, that is like $\sqrt{d}$: the two roughly cancel, so the
+# mean over the rows levels off instead of growing or vanishing.
 
 # %% [markdown]
 # The code below measures all of this. One line needs a word. After
@@ -421,7 +428,7 @@ print("causal valid lengths:", causal_lens.cpu().tolist())
 
 self_attention = d2l.DotProductAttention(dropout=0.0)
 contextual = self_attention(queries, keys, values, causal_lens)  # (2, 5, 6)
-causal_weights = self_attention.attention_weights  # (2, 5, 5)
+self_attention_weights = self_attention.attention_weights  # (2, 5, 5)
 
 # %% [markdown]
 # With these lengths `DotProductAttention` gives what PyTorch's SDPA gives with
@@ -436,7 +443,7 @@ print("DotProductAttention with causal_valid_lens == SDPA(is_causal=True)")
 # heatmaps use the colour scale 0 to 1.
 
 # %%
-for sentence, sentence_weights in zip(sentences, causal_weights):
+for sentence, sentence_weights in zip(sentences, self_attention_weights):
     fig = d2l.show_heatmaps(sentence_weights, xlabel="Keys", ylabel="Queries", figsize=(3.2, 2.8),
                             vmin=0, vmax=1)
     ax = fig.axes[0]
@@ -459,7 +466,7 @@ d2l.plt.show()
 minute = 3  # position of "minute" in both sentences
 torch.testing.assert_close(X[0, minute], X[1, minute])  # identical input
 print("weights of the query 'minute' over the keys:")
-for sentence, row in zip(sentences, causal_weights[:, minute]):
+for sentence, row in zip(sentences, self_attention_weights[:, minute]):
     print("  " + "  ".join(f"{word} {weight:.2f}" for word, weight in zip(sentence, d2l.numpy(row))))
 print("\noutput of 'minute':")
 print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
@@ -512,7 +519,8 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 # * Turn causal masking on: the upper triangle is hatched. The first query
 #   may attend to key 0 alone, so its row is one-hot. (Queries and keys here
 #   are different random vectors, so key 0 is not "the query itself".) With
-#   a valid length of 0 that row has no key at all and is all zeros.
+#   a valid length of 0 no query has any key left, and every row is all
+#   zeros.
 
 # %%
 from d2lmini.widgets import explore_dot_product
@@ -561,8 +569,8 @@ explorer
 #   entropy → 0). The gradient at the scores shrinks; the gradient at the
 #   query does not shrink on average, since the scores grow too, but it
 #   gathers in a few rows while most rows get almost none. Scaled, it stays
-#   spread over all the rows, with about the same mean and median at every
-#   $d$.
+#   spread over all the rows, with about the same mean and median from
+#   $d = 4$ on.
 # * Self-attention makes a token's output depend on its context: *minute*
 #   comes out differently after "it took one" and "the size was". The causal
 #   mask only limits that context to the token itself and the ones before it.
@@ -680,8 +688,8 @@ def causal_weights_with_a_bug(queries, keys):
 
 
 torch.manual_seed(45)
-X = torch.randn(1, 4, 8)
-buggy = causal_weights_with_a_bug(X, X)
+random_tokens = torch.randn(1, 4, 8)
+buggy = causal_weights_with_a_bug(random_tokens, random_tokens)
 print(buggy[0].round(decimals=2))
 
 # %% [markdown]
