@@ -95,7 +95,10 @@ device = d2l.try_gpu()
 # projections share it.
 #
 # For one pair the formula is three lines of `torch`. Here the query has 5
-# features, the key 3, and the hidden layer 8 units:
+# features, the key 3, and the hidden layer 8 units. Each random parameter is
+# divided by the square root of the size of the vector it multiplies, so that
+# each product, a sum of that many terms, stays of size about 1 (chapter 04
+# measures why the square root is the right divisor):
 
 # %%
 query_size, key_size, num_hiddens = 5, 3, 8
@@ -127,7 +130,9 @@ draw_additive_scorer()
 # have queries of shape $(B, n_q, d_q)$ and keys of shape $(B, n_k, d_k)$, and
 # we need a score for each of the $n_q \times n_k$ pairs. Projecting first is
 # cheap: each query and each key goes through its matrix once. Then two
-# inserted axes of length 1 let broadcasting form all the sums:
+# inserted axes of length 1 let broadcasting form all the sums.
+# `x.unsqueeze(2)` inserts such an axis at position 2, so for a 3-D `x` it is
+# `x[:, :, None]`; `x.unsqueeze(1)` is `x[:, None]`:
 #
 # $$\underbrace{(B, n_q, 1, d_h)}_{W_q q} + \underbrace{(B, 1, n_k, d_h)}_{W_k k}
 # \;\longrightarrow\; (B, n_q, n_k, d_h) \;\xrightarrow{\;w_v^\top \tanh(\cdot)\;}\; (B, n_q, n_k).$$
@@ -156,8 +161,12 @@ print("scores:                          ", tuple(scores.shape))
 one_pair = w_v @ torch.tanh(W_q @ queries[1, 2] + W_k @ keys[1, 0])
 torch.testing.assert_close(scores[1, 2, 0], one_pair)
 
-looped = torch.stack([torch.stack([torch.stack([w_v @ torch.tanh(W_q @ qi + W_k @ kj) for kj in keys[b]])
-                                   for qi in queries[b]]) for b in range(2)])  # (B, n_q, n_k)
+B, n_q, n_k = scores.shape
+looped = torch.zeros(B, n_q, n_k)  # filled one pair at a time
+for b in range(B):
+    for i in range(n_q):
+        for j in range(n_k):
+            looped[b, i, j] = w_v @ torch.tanh(W_q @ queries[b, i] + W_k @ keys[b, j])
 torch.testing.assert_close(scores, looped)
 print("broadcast scores equal the pair-by-pair loop")
 
@@ -167,7 +176,9 @@ print("broadcast scores equal the pair-by-pair loop")
 # The rest is what chapter 02 built: a masked softmax over the keys turns the
 # scores into weights, so that padding keys beyond `valid_lens` get weight 0,
 # and a batched matrix product averages the values (each of size $d_v$, which
-# need not match $d_q$ or $d_k$ either):
+# need not match $d_q$ or $d_k$ either). `torch.bmm(A, B)` is that product: it
+# multiplies two batches of matrices example by example, so entry `b` of its
+# result is `A[b] @ B[b]`.
 #
 # $$\operatorname{attention}(q) = \sum_{j} \alpha(q, k_j)\, v_j,
 # \qquad \alpha = \operatorname{masked\_softmax}(a(q, \cdot)).$$
@@ -243,9 +254,13 @@ _ = fig.colorbar(axes[0].collections[0], ax=axes, label="attention weight", shri
 # ## Checking against `d2lmini`
 #
 # Our two functions should compute what `d2l.AdditiveAttention` computes. Hand
-# them the module's own parameters (an `nn.Linear` stores its matrix with
-# shape (out, in), exactly the shape of our $W_q$ and $W_k$) and compare. The
-# toy example's identical keys would hide a mistake that treats every key
+# them the module's own parameters and compare. The module keeps them in
+# three `nn.Linear` layers, `attention.W_q`, `attention.W_k` and
+# `attention.w_v`. An `nn.Linear` is PyTorch's layer that multiplies its input
+# by a learned matrix; its `.weight` stores that matrix with shape (out, in),
+# exactly the shape of our $W_q$ and $W_k$. `w_v` is `nn.Linear(d_h, 1)`, so
+# its weight has shape $(1, d_h)$, and `[0]` takes its one row, our vector
+# $w_v$. The toy example's identical keys would hide a mistake that treats every key
 # alike, so the comparison uses random keys. PyTorch has no built-in additive
 # attention, so the pair-by-pair loop above is our independent reference.
 
@@ -411,12 +426,13 @@ explorer
 # 2. It depends on how many keys share a row. In example 0, with two valid
 #    keys, some dot-product rows are near one-hot from about noise 1 (the
 #    largest weight over seeds 0 to 9 is 0.990 at noise 1); the additive
-#    rows there never pass 0.81. In example 1, with six, no row gets there
-#    within the slider's range, but the dot-product rows sharpen much faster:
-#    over seeds 0 to 9 the mean row maximum (uniform: 0.167) is 0.36 at
-#    noise 1 and 0.52 at noise 2 for the dot product, whose single largest
-#    weight reaches 0.96; the additive rows are at 0.23 and 0.29 and never
-#    exceed 0.39. The dot-product score grows without bound as the keys
+#    rows there never pass 0.81. In example 1, with six, the dot-product rows
+#    get close only at the top of the slider's range: the first weight above
+#    0.9 comes at noise 1.55 (seed 8), and the largest, 0.96, at noise 2.
+#    They still sharpen much faster than the additive rows: over seeds 0 to 9
+#    the mean row maximum (uniform: 0.167) is 0.36 at noise 1 and 0.52 at
+#    noise 2 for the dot product; the additive rows are at 0.23 and 0.29 and
+#    never exceed 0.39. The dot-product score grows without bound as the keys
 #    grow, while the additive one passes through $\tanh$, so it stays
 #    within $\pm\sum_i |w_{v,i}|$, which is $\pm 1.81$ for this explorer's
 #    $w_v$: over six keys no additive weight can ever exceed
@@ -573,9 +589,11 @@ ch03.check_weight_gap(weight_gap)
 # $w_v^\top \tanh(W_a [q; k])$ for every (query, key) pair, with the query
 # first in the stacked vector. `queries` is $(B, n_q, d_q)$, `keys` is
 # $(B, n_k, d_k)$, `W_a` is $(d_h, d_q + d_k)$ and `w_v` is $(d_h,)$; return
-# the scores, $(B, n_q, n_k)$. Build the stacked pairs explicitly (`expand`
-# both tensors to $(B, n_q, n_k, \cdot)$, then `torch.cat`): the point is to
-# see the stacked form work, not to be fast.
+# the scores, $(B, n_q, n_k)$. Build the stacked pairs explicitly: after
+# `unsqueeze`, as in `additive_scores`, `expand` both tensors to
+# $(B, n_q, n_k, \cdot)$, then `torch.cat` them. (`expand` repeats an axis of
+# length 1 to the length you give, without copying; `-1` keeps an axis as it
+# is.) The point is to see the stacked form work, not to be fast.
 
 # %% tags=["exercise"]
 def concat_scores(queries, keys, W_a, w_v):

@@ -153,10 +153,17 @@ print("eval mode, two calls equal: ", torch.equal(noisy(queries, keys, values), 
 # %% [markdown]
 # ## Why divide by $\sqrt{d}$? The variance, measured
 #
+# Three words first. The **mean** $\mathbb{E}[x]$ of a random number $x$ is
+# its average over many draws, and its **variance** is the mean of its squared
+# distance from that mean, which is $\mathbb{E}[x^2]$ when the mean is 0. Two
+# random numbers are **independent** when knowing one tells nothing about the
+# other: then the mean of their product is the product of their means, and
+# the variance of their sum is the sum of their variances.
+#
 # Suppose the coordinates of $q$ and $k$ are independent, with mean 0 and
 # variance 1. Each product $q_i k_i$ then has mean 0 and variance
-# $\mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = 1$, and the $d$ products are
-# independent, so
+# $\mathbb{E}[q_i^2 k_i^2] = \mathbb{E}[q_i^2]\,\mathbb{E}[k_i^2] = 1$, and the
+# $d$ products are independent, so
 #
 # $$\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,
 # \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
@@ -254,10 +261,10 @@ d2l.plt.show()
 # scores lie within a few units of each other. Unscaled, the gaps between
 # scores grow like $\sqrt{d}$ along with the scores, so fewer and fewer rows
 # have such a near tie: that is why the gradient at $q$ ends up concentrated
-# on a few rows. The share of such rows falls like $1/\sqrt{d}$, while the
-# gradient at $q$ of a row that has one grows like $\lVert k_j\rVert$, that is
-# like $\sqrt{d}$: the two cancel, so the mean over the rows levels off
-# instead of growing or vanishing.
+# on a few rows. The share of such rows tends to fall like $1/\sqrt{d}$,
+# while the gradient at $q$ of a row that has one grows like
+# $\lVert k_j\rVert$, that is like $\sqrt{d}$: the two roughly cancel, so the
+# mean over the rows levels off instead of growing or vanishing.
 
 # %% [markdown]
 # The code below measures all of this. One line needs a word. After
@@ -421,7 +428,7 @@ print("causal valid lengths:", causal_lens.cpu().tolist())
 
 self_attention = d2l.DotProductAttention(dropout=0.0)
 contextual = self_attention(queries, keys, values, causal_lens)  # (2, 5, 6)
-causal_weights = self_attention.attention_weights  # (2, 5, 5)
+self_attention_weights = self_attention.attention_weights  # (2, 5, 5)
 
 # %% [markdown]
 # With these lengths `DotProductAttention` gives what PyTorch's SDPA gives with
@@ -436,7 +443,7 @@ print("DotProductAttention with causal_valid_lens == SDPA(is_causal=True)")
 # heatmaps use the colour scale 0 to 1.
 
 # %%
-for sentence, sentence_weights in zip(sentences, causal_weights):
+for sentence, sentence_weights in zip(sentences, self_attention_weights):
     fig = d2l.show_heatmaps(sentence_weights, xlabel="Keys", ylabel="Queries", figsize=(3.2, 2.8),
                             vmin=0, vmax=1)
     ax = fig.axes[0]
@@ -459,7 +466,7 @@ d2l.plt.show()
 minute = 3  # position of "minute" in both sentences
 torch.testing.assert_close(X[0, minute], X[1, minute])  # identical input
 print("weights of the query 'minute' over the keys:")
-for sentence, row in zip(sentences, causal_weights[:, minute]):
+for sentence, row in zip(sentences, self_attention_weights[:, minute]):
     print("  " + "  ".join(f"{word} {weight:.2f}" for word, weight in zip(sentence, d2l.numpy(row))))
 print("\noutput of 'minute':")
 print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
@@ -512,7 +519,8 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 # * Turn causal masking on: the upper triangle is hatched. The first query
 #   may attend to key 0 alone, so its row is one-hot. (Queries and keys here
 #   are different random vectors, so key 0 is not "the query itself".) With
-#   a valid length of 0 that row has no key at all and is all zeros.
+#   a valid length of 0 no query has any key left, and every row is all
+#   zeros.
 
 # %%
 from d2lmini.widgets import explore_dot_product
@@ -561,8 +569,8 @@ explorer
 #   entropy → 0). The gradient at the scores shrinks; the gradient at the
 #   query does not shrink on average, since the scores grow too, but it
 #   gathers in a few rows while most rows get almost none. Scaled, it stays
-#   spread over all the rows, with about the same mean and median at every
-#   $d$.
+#   spread over all the rows, with about the same mean and median from
+#   $d = 4$ on.
 # * Self-attention makes a token's output depend on its context: *minute*
 #   comes out differently after "it took one" and "the size was". The causal
 #   mask only limits that context to the token itself and the ones before it.
@@ -662,7 +670,49 @@ def distance_as_dot_product(queries, keys):
 ch04.check_distance_scores(distance_as_dot_product)
 
 # %% [markdown]
-# ### Exercise 4.4 · A causal mask with a prefix (★★)
+# ### Exercise 4.4 · Spot the bug in causal weights (★★)
+#
+# A colleague wrote the function below for the weights of causal
+# self-attention: query i should attend to keys 0 to i only. It runs, its
+# output has the right shape and zeros in the right places, and yet it has
+# one bug. Run it, read its output row by row, then find the bug.
+
+# %%
+def causal_weights_with_a_bug(queries, keys):
+    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
+    weights = torch.softmax(scores, dim=-1)
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True above the diagonal
+    return weights.masked_fill(future, 0.0)
+
+
+torch.manual_seed(45)
+random_tokens = torch.randn(1, 4, 8)
+buggy = causal_weights_with_a_bug(random_tokens, random_tokens)
+print(buggy[0].round(decimals=2))
+
+# %% [markdown]
+# Write `causal_weights(queries, keys)`, the same function with the bug
+# fixed: change as little as you can. The check also tells you when your
+# fix is one of the usual wrong ones.
+
+# %% tags=["exercise"]
+def causal_weights(queries, keys):
+    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
+    ### BEGIN SOLUTION
+    n, d = queries.shape[1], queries.shape[2]
+    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool, device=scores.device), diagonal=1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    ### END SOLUTION
+
+
+# %% tags=["check"]
+ch04.check_fixed_causal_weights(causal_weights)
+
+# %% [markdown]
+# ### Exercise 4.5 · A causal mask with a prefix (★★)
 #
 # Chapter 02 built the causal mask as the lower triangle of `torch.tril`. Some
 # models go one step further. They read a prompt, a question say, in full,
@@ -676,8 +726,8 @@ ch04.check_distance_scores(distance_as_dot_product)
 # Write `causal_attention(queries, keys, values, prefix=1)` for
 # self-attention with as many queries as keys: scaled dot-product scores,
 # a boolean mask that starts from `torch.tril` and allows the keys just named,
-# the scores of the other keys set to $-\infty$ (`masked_fill`), then softmax
-# and the product with the values. Return the output, (B, n, d_v). The check
+# used as in your fix of Exercise 4.4, then the product with the values.
+# Return the output, (B, n, d_v). The check
 # first calls it without a prefix and compares it with `DotProductAttention`
 # and `d2l.causal_valid_lens`; then it calls it with `prefix=3`. Before you
 # run the check, predict: which valid lengths would give the same weights as
@@ -698,49 +748,6 @@ def causal_attention(queries, keys, values, prefix=1):
 
 # %% tags=["check"]
 ch04.check_causal_attention(causal_attention)
-
-# %% [markdown]
-# ### Exercise 4.5 · Spot the bug in causal weights (★★)
-#
-# A colleague wrote the function below for the weights of causal
-# self-attention: query i should attend to keys 0 to i only. It runs, its
-# output has the right shape and zeros in the right places, and yet it has
-# one bug. Run it and read its output, then find the bug.
-
-# %%
-def causal_weights_with_a_bug(queries, keys):
-    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
-    n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    weights = torch.softmax(scores, dim=-1)
-    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True above the diagonal
-    return weights.masked_fill(future, 0.0)
-
-
-torch.manual_seed(45)
-X = torch.randn(1, 4, 8)
-buggy = causal_weights_with_a_bug(X, X)
-print(buggy[0].round(decimals=2))
-print("sum of each row:", buggy[0].sum(dim=-1).round(decimals=2))
-
-# %% [markdown]
-# Write `causal_weights(queries, keys)`, the same function with the bug
-# fixed: change as little as you can. The check also tells you when your
-# fix is one of the usual wrong ones.
-
-# %% tags=["exercise"]
-def causal_weights(queries, keys):
-    """Causal attention weights, (B, n, n): query i attends to keys 0..i."""
-    ### BEGIN SOLUTION
-    n, d = queries.shape[1], queries.shape[2]
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (B, n, n)
-    future = torch.triu(torch.ones(n, n, dtype=torch.bool, device=scores.device), diagonal=1)
-    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
-    ### END SOLUTION
-
-
-# %% tags=["check"]
-ch04.check_fixed_causal_weights(causal_weights)
 
 # %% [markdown]
 # ## Further reading

@@ -25,7 +25,7 @@ def attention_cost(num_queries, num_keys, d, bytes_per_element=4):
 
 
 def causal_attention(queries, keys, values, prefix=1, prefix_mask=None):
-    """The reference answer of Exercise 4.4; prefix_mask(n, prefix) replaces the mask when a prefix is given."""
+    """The reference answer of Exercise 4.5; prefix_mask(n, prefix) replaces the mask when a prefix is given."""
     n, d = queries.shape[1], queries.shape[2]
     scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
     allowed = torch.ones(n, n, dtype=torch.bool).tril()
@@ -54,7 +54,7 @@ def test_the_spot_the_bug_check_accepts_a_fix_that_renormalises_the_rows(capsys)
         return weights / weights.sum(-1, keepdim=True)
 
     ch04.check_fixed_causal_weights(renormalised)
-    assert capsys.readouterr().out.count("✓ Exercise 4.5") == 2
+    assert capsys.readouterr().out.count("✓ Exercise 4.4") == 2
 
 
 def test_the_function_as_given_is_recognised_and_nudged_without_the_fix():
@@ -70,7 +70,7 @@ def test_every_check_accepts_the_reference_answers(capsys):
     ch04.check_attention_cost(attention_cost)
     ch04.check_causal_attention(causal_attention)
     lines = capsys.readouterr().out.splitlines()
-    assert [line[:14] for line in lines] == ["✓ Exercise 4.3", "✓ Exercise 4.1", "✓ Exercise 4.2", "✓ Exercise 4.4"]
+    assert [line[:14] for line in lines] == ["✓ Exercise 4.3", "✓ Exercise 4.1", "✓ Exercise 4.2", "✓ Exercise 4.5"]
 
 
 def test_a_student_stub_is_reported_as_not_attempted():
@@ -176,7 +176,7 @@ def test_attention_cost_success_line_reports_quadratic_growth(capsys):
     assert "the weights of one example take 4 MiB; doubling n multiplies both costs by 4" in capsys.readouterr().out
 
 
-# ---- Exercise 4.4 -------------------------------------------------------------
+# ---- Exercise 4.5 -------------------------------------------------------------
 
 def test_causal_attention_success_line_gives_the_prefix_as_valid_lengths(capsys):
     ch04.check_causal_attention(causal_attention)

@@ -16,8 +16,8 @@ from ._support import hint_for, seeded, without
 DISTANCE = "Exercise 4.3 · the Gaussian kernel as dot-product attention"
 SUMMATION = "Exercise 4.1 · the summation score"
 COST = "Exercise 4.2 · the cost of attention"
-CAUSAL = "Exercise 4.4 · a causal mask with a prefix"
-SPOT_THE_BUG = "Exercise 4.5 · spot the bug"
+CAUSAL = "Exercise 4.5 · a causal mask with a prefix"
+SPOT_THE_BUG = "Exercise 4.4 · spot the bug"
 
 
 def _pair_shapes(received):
@@ -238,7 +238,7 @@ def _causal_weight_mistakes(queries, keys):
     return [(wrong[name], _CAUSAL_HINTS[name]) for name in wrong]
 
 
-# The typical mistakes of a prefix, the step of Exercise 4.4 beyond the plain causal mask.
+# The typical mistakes of a prefix, the step of Exercise 4.5 beyond the plain causal mask.
 _PREFIX_HINTS = {
     "general": ("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself",
                 "start from the causal triangle of torch.tril, then allow the first p keys in every row"),
@@ -265,7 +265,7 @@ def _prefix_allowed(n, prefix):
 
 @check(CAUSAL)
 def check_causal_attention(causal_attention):
-    """Exercise 4.4: the tril mask equals DotProductAttention with causal valid lengths; a prefix of p tokens
+    """Exercise 4.5: the tril mask equals DotProductAttention with causal valid lengths; a prefix of p tokens
     equals it with the valid lengths max(i + 1, p)."""
     batch, n, prefix = 2, 5, 3
     with seeded(44):
@@ -312,7 +312,7 @@ def check_causal_attention(causal_attention):
 
 @check(SPOT_THE_BUG)
 def check_fixed_causal_weights(causal_weights):
-    """Exercise 4.5: the given function zeroes the future after the softmax; the fix masks the scores before it."""
+    """Exercise 4.4: the given function zeroes the future after the softmax; the fix masks the scores before it."""
     with seeded(45):
         queries, keys = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
     expected = masked_softmax(_scaled_scores(queries, keys), causal_valid_lens(2, 5))  # (2, 5, 5)

@@ -115,7 +115,7 @@ QUESTIONS = {
         prompt="In the toy example all ten keys are (1, 1). Why are the weights uniform over the valid keys, "
                "whatever the query and whatever the network's parameters?",
         options=(
-            "Because identical keys get identical scores, and their softmax is uniform.",
+            "Because a score sees only its query and its key, and all ten keys are equal.",
             "Because the network is untrained, so its scores are all still close to 0.",
             "Because tanh saturates at ±1, which makes every score come out the same.",
             "Because the query has size 20 and the keys size 2, so they cannot be compared.",
