@@ -139,7 +139,11 @@ print("output of the loop:", tuple(looped.shape))
 # examples of the batch: project once with the full matrices, split the
 # feature axis into (heads, $d_\text{head}$), move the head axis next to the
 # batch axis and merge the two. One call of batched attention then serves
-# every head of every example. Follow the shapes:
+# every head of every example. `X.permute(dims)` reorders the axes: axis
+# `k` of the result is axis `dims[k]` of `X`. So `permute(0, 2, 1, 3)`
+# swaps axes 1 and 2, and `permute(1, 2, 0, 3)` of a (T, B, h, $d_\text{head}$)
+# tensor gives (B, h, T, $d_\text{head}$): new axis 0 is old axis 1, new
+# axis 1 old axis 2, new axis 2 old axis 0. Follow the shapes:
 
 # %%
 B, n_q = queries.shape[0], queries.shape[1]
@@ -240,8 +244,8 @@ print("d2l.MultiHeadAttention == our loop; weights:", tuple(mha.attention_weight
 
 # %% [markdown]
 # The layer keeps its pieces as attributes you can use on their own.
-# `mha.W_q`, `mha.W_k`, `mha.W_v` and `mha.W_o` are the four `nn.Linear`
-# layers; `mha.transpose_qkv` and `mha.transpose_output` are its versions of
+# `mha.num_heads` is $h$, the number of heads. `mha.W_q`, `mha.W_k`,
+# `mha.W_v` and `mha.W_o` are the four `nn.Linear` layers; `mha.transpose_qkv` and `mha.transpose_output` are its versions of
 # our two functions (the first was just checked against ours). And
 # `mha.attention` is a `d2l.DotProductAttention` from chapter 04: it plays the
 # part of `dot_product` in `multihead_folded`, one call on the folded heads,
@@ -371,15 +375,12 @@ print("positions in batch row 0, with the transpose:", traced["positions"]["resh
 print("positions in batch row 0, reshape alone:     ", wrong[0, :, 0].tolist())
 
 # %% [markdown]
-# Below, every tensor is drawn the way PyTorch prints it: its last two axes are
-# the rows and columns of a block, and the axes in front of them (batch of 1
-# dropped) are blocks side by side, left to right. A cell's colour is the head
-# of its feature column, its digit the position it came from.
-#
-# How to read it. Each panel is one tensor, titled with the step that made
-# it and its shape. In every panel the last axis runs across a block, the
-# one before it down the block's rows, and each index of the axes in front of
-# those two gives one more block. What you want at the end of the top row:
+# How to read it. Each panel is one tensor (batch of 1 dropped), titled
+# with the step that made it and its shape. In every panel the last axis
+# runs across a block, the one before it down the block's rows, and each
+# index of the axes in front of those two gives one more block, side by
+# side, left to right. A cell's colour is the head of its feature column,
+# its digit the position it came from. What you want at the end of the top row:
 # one block per head, each block in one colour (one head's features only),
 # with the digits 0, 1, 2, 3 down its rows (every position once, in order).
 
@@ -604,7 +605,8 @@ explorer
 #   an ordinary axis of the result;
 # * the output's axes come in the order its letters are written.
 #
-# A letter used twice must name axes of the same length. So
+# A letter used twice must name axes of the same length (or of length 1,
+# which is broadcast). So
 # `"bij,bjk->bik"` computes, for every `b`, `i` and `k`, the sum over `j` of
 # `x[b, i, j] * y[b, j, k]`: a batched matrix product, what `torch.bmm` and
 # `@` compute.
