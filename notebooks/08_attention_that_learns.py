@@ -78,15 +78,16 @@ device = d2l.try_gpu()
 # **About the numbers printed here.** Every run is seeded, so on one machine
 # the notebook prints the same numbers every time. On another machine the
 # *trained* figures (accuracies, masses, step counts) come out different:
-# its CPU rounds float32 sums differently, and training amplifies the
+# its CPU adds float32 numbers in another order, and training amplifies the
 # difference. So the text quotes trained figures as ranges, and a cell near
-# the end ("Checking the claims on this machine") asserts each of its claims
+# the end ("Checking the claims on this machine") asserts the main claims
 # about them, for example "reversal reaches 95% within 400 steps", on this
 # machine's runs. The ranges are what five seeds and four floating-point
 # settings (four ways of rounding those sums, forced on one machine, an AMD
 # EPYC) gave (`benchmarks/chapter08_claims.py`); on a second machine, an
-# Intel Xeon, the notebook's own seed stayed inside them but for the one
-# figure the next cell names. They vary by machine, so yours may fall
+# Intel Xeon, the notebook's own seed stayed inside every range this text
+# quotes, though not inside every range of that benchmark's own table. They
+# vary by machine, so yours may fall
 # outside a range; each claim held on every run measured, with a margin.
 # Figures that involve no training (the data, the untrained model, the
 # uniform value) are the same everywhere.
@@ -262,7 +263,7 @@ d2l.plt.show()
 #
 # A full Transformer decoder would also attend to its own earlier outputs
 # (causal self-attention); these tasks do not need it, and leaving it out
-# keeps one training step at a few milliseconds. Here is the model written
+# keeps one training step at about ten milliseconds. Here is the model written
 # out, with `d2l.DotProductAttention` for the cross-attention:
 
 # %%
@@ -444,7 +445,11 @@ d2l.plt.show()
 # Take the positional encoding out, train on reversal for 100 steps (the
 # benchmark in `benchmarks/training.py` trains it for 30 seconds, well over
 # a thousand steps, and it still gets only one sequence of 500 right), and
-# look at an example with a repeated digit.
+# look at an example with a repeated digit. Two tensor tools appear here:
+# `x.gather(1, index)` picks, in each row of `x`, the entries at the columns
+# `index` names (row $b$ of the result is `x[b, index[b]]`), and
+# `mask.nonzero()` lists the (row, column) pairs where a boolean tensor is
+# True, one pair per line.
 
 # %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
@@ -600,7 +605,10 @@ d2l.plt.show()
 #    correct position, although the output is wrong.
 
 # %% [markdown]
-# **Step 1.** Run the trained model on the held-out set once more, and note
+# **Step 1.** The held-out batch `test` carries, besides its sources and
+# targets, `test.positions` (for each output step, the source position it
+# must copy) and `test.real` (True on real output steps, False on padding).
+# Run the trained model on the held-out set once more, and note
 # for every output step three things: the source position with the largest
 # weight, the digit at that position, and whether the digit written is right.
 # The cell prints nothing; each line ends with the shape of what it computes.
@@ -687,8 +695,8 @@ d2l.plt.show()
 # ## Checking the claims on this machine
 #
 # The text quotes trained figures as ranges, and makes claims about them
-# ("reversal reaches 95% within 400 steps"). The cell below asserts each of
-# those claims on this notebook's own runs, with `seq2seq.expect(condition,
+# ("reversal reaches 95% within 400 steps"). The cell below asserts the main
+# ones on this notebook's own runs, with `seq2seq.expect(condition,
 # claim, measured)`: it prints nothing when all hold, and a claim that fails
 # names itself and the value this machine measured. It teaches nothing new;
 # you may skip it.
@@ -804,10 +812,10 @@ view
 #    200) and ends lower (84% to 98%): the larger steps find the alignment
 #    sooner but settle less well. Its mass, 0.86 to 0.94, is the sharpest of
 #    the reversal runs here. Hidden size 16 clicks later
-#    (50% at step 180, 95% at 220) with a mass of 0.70.
+#    (50% at step 180, 95% at 220) with a mass of 0.70 to 0.71.
 # 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
-#    95% at step 200, as with 4–8; only 99% takes longer (step 400 against
-#    300). The shorter 3–6 gets there sooner (95% at step 140). Longer
+#    95% at step 200, as with 4–8; only 99% takes longer (step 360 to 400,
+#    against 260 to 300). The shorter 3–6 gets there sooner (95% at step 140). Longer
 #    sequences did not delay the click here; they give a single mistake more
 #    places to happen, so the last few percent take longer.
 #
@@ -912,7 +920,11 @@ ch08.check_cross_attention(cross_attention)
 # tensor with a 1 at (output step $t$, the source position of the $t$-th
 # smallest real digit), and rows of 0 for padding steps. Careful: there are
 # two permutations in play, "which position does step $t$ copy?" and "which
-# step does position $j$ go to?". Only one of them is the alignment.
+# step does position $j$ go to?". Only one of them is the alignment. Two
+# tools you have not met yet help: `torch.argsort(x, dim=1)` gives, for each
+# row, the positions of its entries from the smallest to the largest, and
+# `F.one_hot(indices, n)` turns each index into a row of `n` zeros with a 1
+# at that index.
 
 # %% tags=["exercise"]
 def sort_alignment(source, valid_lens):
