@@ -289,8 +289,12 @@ d2l.plt.show()
 # with $p_{i+\delta} = M_\delta\, p_i$ **at every position $i$**: moving by
 # $\delta$ is a linear map. It is a rotation, by the angle $\omega\delta$: it
 # turns the point at angle $\omega i$ on the circle to the point at angle
-# $\omega(i + \delta)$. Over the whole encoding, it is one rotation per pair,
-# a block-diagonal matrix.
+# $\omega(i + \delta)$. Here the angle $\theta$ names the point
+# $(\sin \theta, \cos \theta)$, so angles are measured from the cosine axis
+# towards the sine axis. Drawn with the sine across and the cosine up, that
+# turn is clockwise; a textbook that measures angles anticlockwise from the
+# first axis would call $M_\delta$ a rotation by $-\omega\delta$. Over the
+# whole encoding, it is one rotation per pair, a block-diagonal matrix.
 #
 # This property is the reason the Transformer paper gives for its sines and
 # cosines: its authors *hypothesised* that it would make it easy for a model
@@ -315,7 +319,9 @@ d2l.plt.show()
 # least squares returns that $A$. `torch.linalg.lstsq` computes it (here in
 # float64). Then we check that it fits exactly, that it is a rotation
 # ($A^\top A = I$, $\det A = 1$) and that its angle is $\omega\delta$.
-# Exercise 7.1 asks for the matrix itself.
+# $A$ multiplies a row from the right; the same step on a column is
+# $M_\delta = A^\top$. Exercise 7.1 asks for $M_\delta$, the form that
+# multiplies a column, as a formula in $\delta$ and $\omega$.
 
 # %%
 num_steps, num_hiddens = 100, 16
@@ -651,6 +657,8 @@ questions.ask("07")
 # = M \begin{bmatrix}\sin \omega i\\ \cos \omega i\end{bmatrix}
 # \quad\text{for every position } i.$$
 #
+# This is the column form $M_\delta$, not the row form $A$ of the chapter's
+# table: $M_\delta = A^\top$.
 # `delta` is an int and `omega` a float (use `math.sin` and `math.cos`, or
 # torch's on a tensor). The check tries several offsets and frequencies, then
 # applies your matrix to every row of `d2l.PositionalEncoding`'s table.
@@ -686,10 +694,13 @@ ch07.check_offset_rotation(offset_rotation)
 # `d2l.NWKernelRegression` kept its width there as `log_sigma`, and gradient
 # descent changed it. A parameter stored as an attribute of a module
 # (`self.name = nn.Parameter(...)`) is registered with it: `parameters()`
-# and `named_parameters()` list it, so an optimizer such as
-# `torch.optim.SGD` finds it, and `backward()` leaves its gradient in its
-# `.grad`. A plain tensor stored the same way is not a parameter. A tiny
-# module with one learned factor per feature:
+# and `named_parameters()` list it. So you can hand all of a module's
+# parameters at once to an optimizer, the object that makes chapter 01's
+# gradient step on each tensor it is given:
+# `torch.optim.SGD(layer.parameters(), lr=0.1)`. `nn.Parameter` also turns
+# on the recording of computations, so `backward()` fills its `.grad`. A
+# plain tensor stored the same way is not a parameter: neither list shows
+# it. A tiny module with one learned factor per feature:
 
 # %%
 class Scale(nn.Module):
