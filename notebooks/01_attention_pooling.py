@@ -697,7 +697,7 @@ def triangular_kernel(u):
 ch01.check_triangular(triangular_kernel)
 
 # %% [markdown]
-# ### Exercise 1.2 · Choose σ on held-out data (★★)
+# ### Exercise 1.2 · Choose σ on held-out data (★)
 #
 # The plain training loss cannot choose $\sigma$: with the training points as
 # their own keys, the smallest width always wins. Leave-one-out keys are one
