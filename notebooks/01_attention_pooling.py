@@ -280,7 +280,9 @@ for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
 #
 # and `torch.softmax` subtracts each row's maximum before exponentiating. The
 # nearest key then contributes $\exp(0) = 1$ to the denominator, which can no
-# longer be 0. Here is that version from scratch:
+# longer be 0. Here is that version from scratch. At the end of the cell,
+# `x_val[lost]` indexes with a tensor of booleans, one per query: it keeps
+# the entries of `x_val` where `lost` is True.
 
 # %%
 def gaussian_pooling(queries, keys, values, sigma):
@@ -410,8 +412,8 @@ explorer
 # 1. At the top of the slider, $\sigma = 8$, every query averages almost
 #    every key and the fit is nearly the flat mean (squared error against
 #    $f$: 0.851). Shrinking $\sigma$ narrows the band; by $\sigma = 0.0625$
-#    the largest weight is 0.999, a row that sees a single key, and the fit
-#    copies the noise (0.145, and 0.233 at the bottom of the slider). It looks best near
+#    the largest weight in the picture is 0.999: that row sees a single key,
+#    and the fit copies the noise (0.145, and 0.233 at the bottom of the slider). It looks best near
 #    $\sigma = 0.25$, where the error is smallest on the slider's grid, 0.036:
 #    the width that leave-one-out training finds below (0.24).
 # 2. At the smallest $\sigma$, $2^{-7}$, 46 of the 50 queries have no training
@@ -695,7 +697,7 @@ def triangular_kernel(u):
 ch01.check_triangular(triangular_kernel)
 
 # %% [markdown]
-# ### Exercise 1.2 · Choose σ on held-out data (★★)
+# ### Exercise 1.2 · Choose σ on held-out data (★)
 #
 # The plain training loss cannot choose $\sigma$: with the training points as
 # their own keys, the smallest width always wins. Leave-one-out keys are one
@@ -736,7 +738,9 @@ ch01.check_best_sigma(best_sigma)
 # neighbours on each side (fewer at the ends of the data). With $m = 0$ it is
 # the chapter's leave-one-out loss. Return a scalar tensor. A query near an
 # end keeps more keys than one in the middle, so the keys of all queries do
-# not fit one table of equal rows, as `d2l.leave_one_out`'s do.
+# not fit one table of equal rows, as `d2l.leave_one_out`'s do. Loop over $i$
+# instead, and pick query $i$'s keys and values with a boolean mask, as
+# `x_val[lost]` picked queries.
 #
 # When it passes, the check takes every training point twice, so each point
 # has an exact copy beside it, and picks $\sigma$ from a grid by your loss,

@@ -215,7 +215,7 @@ print(f"'dog' chasing vs 'dog' chased: the outputs differ by {gap:.0%} of their 
 # %%
 def sinusoidal_encoding(num_steps, num_hiddens, base=10000, dtype=torch.float32):
     """P, (num_steps, num_hiddens): sines in the even columns, cosines in the odd ones."""
-    positions = torch.arange(num_steps, dtype=dtype).unsqueeze(1)  # (num_steps, 1)
+    positions = torch.arange(num_steps, dtype=dtype).unsqueeze(1)  # (num_steps, 1): unsqueeze(1) adds an axis of size 1
     exponents = torch.arange(0, num_hiddens, 2, dtype=dtype) / num_hiddens  # (ceil(d/2),): 2j/d
     angles = positions / base ** exponents  # (num_steps, ceil(d/2)): i · ω_j
     P = torch.zeros(num_steps, num_hiddens, dtype=dtype)
@@ -262,6 +262,7 @@ for i in range(8):
 
 # %%
 num_positions, num_bits = 64, 6
+# i >> b shifts i right by b binary digits; & 1 keeps the last digit
 bits = (torch.arange(num_positions).unsqueeze(1) >> torch.arange(num_bits)) & 1  # (64, 6): bit b of i
 P = sinusoidal_encoding(num_positions, 32)
 fig, (ax_bits, ax_code) = d2l.plt.subplots(1, 2, figsize=(8, 3.4), width_ratios=(1, 3), layout="constrained")
@@ -289,8 +290,12 @@ d2l.plt.show()
 # with $p_{i+\delta} = M_\delta\, p_i$ **at every position $i$**: moving by
 # $\delta$ is a linear map. It is a rotation, by the angle $\omega\delta$: it
 # turns the point at angle $\omega i$ on the circle to the point at angle
-# $\omega(i + \delta)$. Over the whole encoding, it is one rotation per pair,
-# a block-diagonal matrix.
+# $\omega(i + \delta)$. Here the angle $\theta$ names the point
+# $(\sin \theta, \cos \theta)$, so angles are measured from the cosine axis
+# towards the sine axis. Drawn with the sine across and the cosine up, that
+# turn is clockwise; a textbook that measures angles anticlockwise from the
+# first axis would call $M_\delta$ a rotation by $-\omega\delta$. Over the
+# whole encoding, it is one rotation per pair, a block-diagonal matrix.
 #
 # This property is the reason the Transformer paper gives for its sines and
 # cosines: its authors *hypothesised* that it would make it easy for a model
@@ -315,7 +320,9 @@ d2l.plt.show()
 # least squares returns that $A$. `torch.linalg.lstsq` computes it (here in
 # float64). Then we check that it fits exactly, that it is a rotation
 # ($A^\top A = I$, $\det A = 1$) and that its angle is $\omega\delta$.
-# Exercise 7.1 asks for the matrix itself.
+# $A$ multiplies a row from the right; the same step on a column is
+# $M_\delta = A^\top$. Exercise 7.1 asks for $M_\delta$, the form that
+# multiplies a column, as a formula in $\delta$ and $\omega$.
 
 # %%
 num_steps, num_hiddens = 100, 16
@@ -370,10 +377,12 @@ print("\n".join(table))
 num_steps, num_hiddens = 100, 64
 P64 = sinusoidal_encoding(num_steps, num_hiddens, dtype=torch.float64)
 gram = P64 @ P64.T  # (positions, positions): P_i · P_j
+# torch.diagonal(gram, offset): the entries gram[i, i + offset]; offset 0 is the main diagonal
 spreads = [torch.diagonal(gram, offset).max() - torch.diagonal(gram, offset).min()
            for offset in range(-num_steps + 1, num_steps)]
 print("every diagonal of P Pᵀ is constant (spread < 1e-9):", max(spreads).item() < 1e-9)
 print("P_i · P_i =", round(gram[0, 0].item(), 6), "= d/2")
+# .flip(0) reverses the order: behind starts at position 49, then 48, and so on
 ahead, behind = gram[50, 51:], gram[50, :50].flip(0)[:49]  # P_50 · P_(50+δ) and P_50 · P_(50-δ), δ = 1..49
 print("from position 50, 50 + δ and 50 - δ look alike for every δ:", torch.allclose(ahead, behind))
 
@@ -480,6 +489,8 @@ def layers_to_connect(layer, n, width, max_layers=100):
     hidden = X
     for depth in range(1, max_layers + 1):
         hidden = layer(hidden)
+        # the gradient of the last output with respect to X, returned rather than left in X.grad;
+        # retain_graph keeps the record, which the next depth's call goes back through again
         (gradient,) = torch.autograd.grad(hidden[0, -1].sum(), X, retain_graph=True)
         if gradient[0, 0].abs().sum() > 0:
             return depth
@@ -651,6 +662,8 @@ questions.ask("07")
 # = M \begin{bmatrix}\sin \omega i\\ \cos \omega i\end{bmatrix}
 # \quad\text{for every position } i.$$
 #
+# This is the column form $M_\delta$, not the row form $A$ of the chapter's
+# table: $M_\delta = A^\top$.
 # `delta` is an int and `omega` a float (use `math.sin` and `math.cos`, or
 # torch's on a tensor). The check tries several offsets and frequencies, then
 # applies your matrix to every row of `d2l.PositionalEncoding`'s table.
@@ -686,10 +699,13 @@ ch07.check_offset_rotation(offset_rotation)
 # `d2l.NWKernelRegression` kept its width there as `log_sigma`, and gradient
 # descent changed it. A parameter stored as an attribute of a module
 # (`self.name = nn.Parameter(...)`) is registered with it: `parameters()`
-# and `named_parameters()` list it, so an optimizer such as
-# `torch.optim.SGD` finds it, and `backward()` leaves its gradient in its
-# `.grad`. A plain tensor stored the same way is not a parameter. A tiny
-# module with one learned factor per feature:
+# and `named_parameters()` list it. So you can hand all of a module's
+# parameters at once to an optimizer, the object that makes chapter 01's
+# gradient step on each tensor it is given:
+# `torch.optim.SGD(layer.parameters(), lr=0.1)`. `nn.Parameter` also turns
+# on the recording of computations, so `backward()` fills its `.grad`. A
+# plain tensor stored the same way is not a parameter: neither list shows
+# it. A tiny module with one learned factor per feature:
 
 # %%
 class Scale(nn.Module):
@@ -713,14 +729,15 @@ print("gradient of the factor:", scale.factor.grad)  # each factor multiplied 2 
 # %% [markdown]
 # Now complete `LearnedPositionalEmbedding(max_len, num_hiddens)`: its table
 # is a parameter of shape (max_len, num_hiddens), started at small random
-# values (or, if you know it, a `torch.nn.Embedding` with one row per
-# position), and `forward(X)` adds the rows of the first `steps` positions to
-# a (batch, steps, num_hiddens) input, the same rows for every example. The
+# values so that the positions do not swamp the token vectors at the start
+# (or, if you know it, a `torch.nn.Embedding` with one row per position),
+# and `forward(X)` adds the rows of the first `steps` positions to a
+# (batch, steps, num_hiddens) input, the same rows for every example. The
 # check looks at the shapes, at what is added, and at the gradient that
 # reaches the table.
 
 # %% tags=["exercise"]
-class LearnedPositionalEmbedding(torch.nn.Module):
+class LearnedPositionalEmbedding(nn.Module):
     """X + E[:steps], with E a learned (max_len, num_hiddens) table."""
 
     def __init__(self, max_len, num_hiddens):
@@ -746,10 +763,18 @@ ch07.check_learned_embedding(LearnedPositionalEmbedding)
 # when shuffling the tokens of `X` (axis 1, by the index tensor `perm`) before
 # the layer gives the same as shuffling the layer's output, up to float
 # rounding, and `False` otherwise. `layer` is any function from (batch,
-# tokens, features) to the same shape. The check runs your test on seven
-# layers, among them self-attention with and without positions, causal
-# self-attention, a convolution and an RNN. Predict first: which of them are
-# equivariant?
+# tokens, features) to the same shape. The check runs your test on the
+# seven layers below. Predict first: before you run the check, write yes
+# (equivariant) or no after each of them (double-click this cell to edit it).
+#
+# * self-attention:
+# * self-attention after adding P:
+# * causal self-attention:
+# * a position-wise MLP, the same small network of two linear layers applied
+#   to each token on its own:
+# * the mean of the tokens, given to each token:
+# * a convolution over the tokens:
+# * an RNN:
 
 # %% tags=["exercise"]
 def is_permutation_equivariant(layer, X, perm):

@@ -210,7 +210,7 @@ def test_an_unattempted_stub_gets_one_line_saying_what_to_do(source, function, n
     student = instructor.strip_solutions(source, "Exercise 0.0", name)
     if stub == "nbgrader":  # nbgrader's release replaces each answer by a bare raise
         student = student.replace('raise NotImplementedError("Exercise 0.0', 'raise NotImplementedError() #')
-    namespace = {"torch": torch}
+    namespace = {"torch": torch, "nn": torch.nn}  # as the chapters import them
     exec(student, namespace)
     with pytest.raises(ExerciseNotAttempted) as info:
         the_check(name)(namespace[function])

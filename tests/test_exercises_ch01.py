@@ -165,6 +165,20 @@ def test_block_out_loss_with_the_wrong_block_is_told_which(hidden, message):
         ch01.check_block_out_loss(block_out_loss_hiding(hidden))
 
 
+def block_out_loss_sliced(x, y, sigma, m):
+    predictions = []
+    for i in range(len(x)):
+        keys, values = torch.cat([x[:i - m], x[i + m + 1:]]), torch.cat([y[:i - m], y[i + m + 1:]])
+        predictions.append(d2l.nadaraya_watson(x[i:i + 1], keys, values, "gaussian", sigma)[0])
+    return ((torch.cat(predictions) - y) ** 2).mean()
+
+
+def test_block_out_loss_with_a_negative_slice_end_is_told_it_wraps_round():
+    with pytest.raises(ExerciseError, match=r"for the first 2 queries i - m is negative, and a slice x\[:i - m\] "
+                                            r"whose end is negative counts from the other end of x"):
+        ch01.check_block_out_loss(block_out_loss_sliced)
+
+
 def test_block_out_loss_by_distance_is_told_m_counts_positions():
     def by_distance(x, y, sigma, m):
         return block_out_loss_hiding(lambda offsets, m: (x[:, None] - x[None, :]).abs() <= m)(x, y, sigma, m)

@@ -88,6 +88,19 @@ def test_offset_rotation_names_each_typical_mistake(wrong, message):
         ch07.check_offset_rotation(wrong)
 
 
+def test_offset_rotation_tells_the_chapters_row_vector_A_from_M():
+    def chapters_A(delta, omega):  # the chapter's fitted_map: least squares for p_i A = p_(i+δ) over rows
+        i = torch.arange(50, dtype=torch.float64)
+        here = torch.stack([torch.sin(omega * i), torch.cos(omega * i)], dim=1)
+        there = torch.stack([torch.sin(omega * (i + delta)), torch.cos(omega * (i + delta))], dim=1)
+        return torch.linalg.lstsq(here, there).solution
+
+    with pytest.raises(ExerciseError, match=r"(?s)moves the pair back by δ.*If it is the chapter's A, that one "
+                                            r"multiplies a row from the right.*M = Aᵀ") as error:
+        ch07.check_offset_rotation(chapters_A)
+    assert "the chapter's row-vector A, transposed" in error.value.hints[1]
+
+
 def test_offset_rotation_asks_for_a_tensor_of_shape_2_by_2():
     with pytest.raises(ExerciseError, match=r"(?s)expected: a torch.Tensor.*received: list"):
         ch07.check_offset_rotation(lambda delta, omega: offset_rotation(delta, omega).tolist())

@@ -185,6 +185,7 @@ CATALOGUE = {
                             r"one neighbour too many"),
         "one side": (t01.block_out_loss_hiding(lambda offsets, m: (offsets <= 0) & (offsets >= -m)),
                      r"on one side of x_i only"),
+        "negative slice end": (t01.block_out_loss_sliced, r"a slice x\[:i - m\] whose end is negative"),
         "sum": (lambda x, y, s, m: t01.block_out_loss_right(x, y, s, m) * len(x),
                 r"you returned the sum of the squared"),
         "root": (lambda x, y, s, m: t01.block_out_loss_right(x, y, s, m).sqrt(),

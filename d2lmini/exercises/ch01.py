@@ -171,6 +171,15 @@ def _block_out(x, y, sigma, m):
     return _hidden_loss(x, y, sigma, _offsets(len(x)).abs() <= m)
 
 
+def _sliced_loss(x, y, sigma, m):
+    """The loss with keys x[:i - m] and x[i + m + 1:], whose first slice wraps round to the end when i < m."""
+    predictions = []
+    for i in range(len(x)):
+        keys, values = torch.cat([x[:i - m], x[i + m + 1:]]), torch.cat([y[:i - m], y[i + m + 1:]])
+        predictions.append(nadaraya_watson(x[i:i + 1], keys, values, "gaussian", sigma)[0])
+    return _mse(torch.cat(predictions), y)
+
+
 def _block_out_hint(value, x, y, sigma, m):
     offsets = _offsets(len(x))
     if _close(value, _hidden_loss(x, y, sigma, torch.zeros_like(offsets, dtype=torch.bool))):
@@ -189,6 +198,11 @@ def _block_out_hint(value, x, y, sigma, m):
         block = f"the block is i - {m} to i + {m}" if m else "only point i itself is hidden"
         return (f"you hid one neighbour too many on each side: with m = {m} {block}",
                 "a point j stays in view when |i - j| > m, so i - m - 1 and i + m + 1 are keys")
+    if m > 0 and _close(value, _sliced_loss(x, y, sigma, m)):
+        return (f"for the first {m} queries i - m is negative, and a slice x[:i - m] whose end is negative "
+                "counts from the other end of x: those queries keep their own key, and many keys twice",
+                "keep the slice's end at 0 or above, or pick each query's keys with a boolean mask over the "
+                "indices j")
     for hidden in ((offsets >= 0) & (offsets <= m), (offsets <= 0) & (offsets >= -m)):
         if m > 0 and _close(value, _hidden_loss(x, y, sigma, hidden)):
             return ("you hid the neighbours on one side of x_i only",

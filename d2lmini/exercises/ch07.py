@@ -47,8 +47,10 @@ def check_offset_rotation(offset_rotation):
         "these two lines, with (sin a, cos a) as the column it multiplies"), [
         (wrong(lambda delta, omega: omega * delta, lambda a: _rotation(a).T),
          ("your matrix moves the pair back by δ (a rotation by -ωδ): the sign of sin(ωδ) sits in the wrong "
-          "corner", "either the matrix is transposed, or it is written for (cos, sin) pairs, while P stores "
-          "the sine first: (sin ωi, cos ωi)")),
+          "corner. If it is the chapter's A, that one multiplies a row from the right (p_i A = p_(i+δ)); "
+          "M multiplies a column (M p_i = p_(i+δ)), and M = Aᵀ",
+          "either the matrix is transposed (the chapter's row-vector A, transposed), or it is written for "
+          "(cos, sin) pairs, while P stores the sine first: (sin ωi, cos ωi)")),
         (wrong(lambda delta, omega: omega * delta,
                lambda a: torch.tensor([[math.sin(a), math.cos(a)], [-math.cos(a), math.sin(a)]],
                                       dtype=torch.float64)),
