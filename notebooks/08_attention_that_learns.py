@@ -883,34 +883,61 @@ def reversal_alignment(valid_lens, num_steps):
 ch08.check_reversal_alignment(reversal_alignment)
 
 # %% [markdown]
-# ### Exercise 8.2 · The cross-attention step (★★)
+# ### Exercise 8.2 · Cross-attention, one output step at a time (★★)
 #
-# Write one scaled dot-product cross-attention step by hand, as the model
-# takes it: `cross_attention(decoder_states, encoder_outputs, source_lens,
-# W_q, W_k)` with decoder states (B, T, $d_\text{model}$), encoder outputs
-# (B, S, $d_\text{model}$), the source lengths (B,) and the model's
-# projections `W_q` and `W_k` (two
-# `nn.Linear` layers). Queries come from the decoder, keys and values from
-# the encoder (the values are the encoder outputs, unprojected), padding
-# source positions get weight 0, and each row of weights sums to 1. Return
-# `(context, weights)`, shapes (B, T, $d_\text{model}$) and (B, T, S). You may use
-# `d2l.masked_softmax`; the attention modules are switched off during the
-# check. It compares your step with the model's own.
+# At test time a decoder writes its output one step at a time: it needs
+# the symbol it wrote at step $t$ before it can take step $t + 1$. The
+# encoder outputs stay the same for the whole output, and so do their keys.
+#
+# Write `make_cross_attention(encoder_outputs, source_lens, W_q, W_k)`. It
+# takes the encoder outputs (B, S, $d_\text{model}$), the source lengths (B,)
+# and the model's projections `W_q` and `W_k` (two `nn.Linear` layers). It
+# does once the work that is the same for every step, and returns a
+# function `step(decoder_state)` for one output step: a decoder state
+# (B, $d_\text{model}$) in, `(context, weights)` out, of shapes
+# (B, $d_\text{model}$) and (B, S). As in `TinySeq2Seq`, the query comes from
+# the decoder (`W_q`), the keys from the encoder (`W_k`), and the values are
+# the encoder outputs, unprojected. Padding source positions get weight 0,
+# and the weights of each example sum to 1.
+#
+# A function defined inside another keeps seeing the outer function's
+# variables, even after the outer function has returned (it is called a
+# closure):
+#
+# ```python
+# def make_adder(n):
+#     def add(x):
+#         return x + n  # n belongs to make_adder
+#     return add
+#
+# add_two = make_adder(2)
+# add_two(5)  # 7
+# ```
+#
+# Before you write it, predict: for an output of $T$ steps, how many times
+# do `W_k` and `W_q` run? The check runs your `step` once per output step
+# and compares the results with the model's own weights and context. It
+# counts the runs of `W_k` and `W_q`. You may use `d2l.masked_softmax`; the
+# attention modules are switched off during the check.
 
 # %% tags=["exercise"]
-def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k):
-    """One cross-attention step: returns the context (B, T, d_model) and the weights (B, T, S)."""
+def make_cross_attention(encoder_outputs, source_lens, W_q, W_k):
+    """The keys, once; returns step(decoder_state) -> context (B, d_model), weights (B, S)."""
     ### BEGIN SOLUTION
-    queries = W_q(decoder_states)  # (B, T, d_model): what each output step asks
-    keys = W_k(encoder_outputs)  # (B, S, d_model): what each source position offers
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(queries.shape[-1])  # (B, T, S)
-    weights = d2l.masked_softmax(scores, source_lens)  # padding source positions get 0
-    return torch.bmm(weights, encoder_outputs), weights
+    keys = W_k(encoder_outputs)  # (B, S, d_model): once for the whole output
+
+    def step(decoder_state):
+        query = W_q(decoder_state)[:, None, :]  # (B, 1, d_model): one query per example
+        scores = torch.bmm(query, keys.transpose(1, 2)) / math.sqrt(query.shape[-1])  # (B, 1, S)
+        weights = d2l.masked_softmax(scores, source_lens)  # padding source positions get 0
+        return torch.bmm(weights, encoder_outputs)[:, 0], weights[:, 0]
+
+    return step
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch08.check_cross_attention(cross_attention)
+ch08.check_cross_attention_steps(make_cross_attention)
 
 # %% [markdown]
 # ### Exercise 8.3 · The sorting task's alignment (★★★)

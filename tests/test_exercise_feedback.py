@@ -99,8 +99,8 @@ WRONG_ANSWERS = {
     "ch07.check_learned_embedding": lambda max_len, num_hiddens: torch.nn.Identity(),
     "ch07.check_equivariance": lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
     "ch08.check_reversal_alignment": lambda lens, n: torch.eye(n).expand(len(lens), n, n),
-    "ch08.check_cross_attention": lambda states, outputs, lens, W_q, W_k: (
-        outputs, torch.softmax(W_q(states) @ W_k(outputs).transpose(1, 2), -1)),
+    "ch08.check_cross_attention_steps": lambda outputs, lens, W_q, W_k: lambda state: (
+        outputs[:, 0], torch.softmax((W_k(outputs) @ W_q(state)[:, :, None])[..., 0], -1)),
     "ch08.check_sort_alignment": lambda source, lens: torch.zeros(*source.shape, source.shape[1]),
     "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
     "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),

@@ -19,13 +19,19 @@ def reversal_alignment(valid_lens, num_steps, lengths=None, rows=None):
     return (copied[..., None] == steps).float()
 
 
-def cross_attention(decoder_states, encoder_outputs, source_lens, W_q, W_k, *, scale=True, keys_from=None,
-                    values=None, softmax=None):
-    queries = W_q(decoder_states)
-    keys = W_k(encoder_outputs if keys_from is None else keys_from(decoder_states, encoder_outputs))
-    scores = queries @ keys.transpose(1, 2) / (math.sqrt(queries.shape[-1]) if scale else 1)
-    weights = d2l.masked_softmax(scores, source_lens) if softmax is None else softmax(scores, source_lens)
-    return weights @ (encoder_outputs if values is None else values(encoder_outputs, W_k)), weights
+def make_cross_attention(encoder_outputs, source_lens, W_q, W_k, *, scale=True, values=None, softmax=None,
+                         keys_in_step=False, keep_axis=False):
+    keys = None if keys_in_step else W_k(encoder_outputs)
+
+    def step(decoder_state):
+        query = W_q(decoder_state)[:, None, :]  # (B, 1, d_model)
+        step_keys = W_k(encoder_outputs) if keys_in_step else keys
+        scores = query @ step_keys.transpose(1, 2) / (math.sqrt(query.shape[-1]) if scale else 1)  # (B, 1, S)
+        weights = d2l.masked_softmax(scores, source_lens) if softmax is None else softmax(scores, source_lens)
+        context = weights @ (encoder_outputs if values is None else values(encoder_outputs, W_k))
+        return (context, weights) if keep_axis else (context[:, 0], weights[:, 0])
+
+    return step
 
 
 def sort_alignment(source, valid_lens, descending=False, ranks=False, mask_rows=True):
@@ -41,7 +47,7 @@ def sort_alignment(source, valid_lens, descending=False, ranks=False, mask_rows=
 
 def test_every_check_accepts_the_reference_answers(capsys):
     ch08.check_reversal_alignment(reversal_alignment)
-    ch08.check_cross_attention(cross_attention)
+    ch08.check_cross_attention_steps(make_cross_attention)
     ch08.check_sort_alignment(sort_alignment)
     lines = capsys.readouterr().out.splitlines()
     assert [line[:14] for line in lines] == ["✓ Exercise 8.1", "✓ Exercise 8.2", "✓ Exercise 8.3"]
@@ -51,7 +57,7 @@ def test_a_student_stub_is_reported_as_not_attempted():
     def stub(*args, **kwargs):
         raise NotImplementedError("fill me in")
 
-    for check in (ch08.check_reversal_alignment, ch08.check_cross_attention, ch08.check_sort_alignment):
+    for check in (ch08.check_reversal_alignment, ch08.check_cross_attention_steps, ch08.check_sort_alignment):
         with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
             check(stub)
 
@@ -80,10 +86,6 @@ def test_reversal_names_a_wrong_shape():
 
 # ---- Exercise 8.2 -------------------------------------------------------------
 
-def masked_over_queries(scores, lens):
-    return d2l.masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2)
-
-
 def _padding(scores, lens):
     return (torch.arange(scores.shape[-1]) >= lens[:, None])[:, None, :]  # (B, 1, S)
 
@@ -105,9 +107,44 @@ def _shown_rows(error):
     return rows
 
 
+def _with(**options):
+    return lambda *args: make_cross_attention(*args, **options)
+
+
+def test_cross_attention_success_line_counts_the_projections(capsys):
+    ch08.check_cross_attention_steps(make_cross_attention)
+    assert "W_k ran once and W_q 6 times for T = 6 steps" in capsys.readouterr().out
+
+
+def test_cross_attention_keys_projected_in_every_step_are_named():
+    with pytest.raises(ExerciseError, match="project the encoder outputs once, in make_cross_attention") as info:
+        ch08.check_cross_attention_steps(_with(keys_in_step=True))
+    assert "received: W_k run 6 times" in str(info.value)
+
+
+def test_cross_attention_keys_from_the_weight_matrix_count_as_runs():
+    def by_hand(outputs, lens, W_q, W_k):
+        return make_cross_attention(outputs, lens, W_q, lambda x: x @ W_k.weight.T, keys_in_step=True)
+
+    with pytest.raises(ExerciseError, match="received: W_k run 6 times"):
+        ch08.check_cross_attention_steps(by_hand)
+
+
+def test_cross_attention_a_kept_query_axis_is_named():
+    with pytest.raises(ExerciseError, match=r"(?s)expected: context of one step: shape \(3, 8\).*"
+                                            r"received: context of one step: shape \(3, 1, 8\).*"
+                                            r"drop the axis of size 1"):
+        ch08.check_cross_attention_steps(_with(keep_axis=True))
+
+
+def test_cross_attention_step_must_be_returned():
+    with pytest.raises(ExerciseError, match="define step inside make_cross_attention and return it"):
+        ch08.check_cross_attention_steps(lambda *args: None)
+
+
 def test_cross_attention_mask_after_softmax_shows_a_row_that_differs():
     with pytest.raises(ExerciseError, match="you masked after the softmax") as info:
-        ch08.check_cross_attention(lambda *args: cross_attention(*args, softmax=masked_after_softmax))
+        ch08.check_cross_attention_steps(_with(softmax=masked_after_softmax))
     (where, expected, expected_sum), (received_where, received, received_sum) = _shown_rows(info.value)
     assert where == received_where  # the same row of both
     assert max(abs(e - r) for e, r in zip(expected, received)) > 0.01
@@ -115,46 +152,56 @@ def test_cross_attention_mask_after_softmax_shows_a_row_that_differs():
     assert info.value.picture is not None
 
 
-def test_cross_attention_softmax_over_the_steps_shows_its_nan():
-    with pytest.raises(ExerciseError, match=r"your softmax runs over the output steps \(axis 1\)") as info:
-        ch08.check_cross_attention(lambda *args: cross_attention(*args, softmax=masked_then_softmax_over_steps))
+def test_cross_attention_softmax_over_the_query_axis_shows_its_nan():
+    with pytest.raises(ExerciseError, match=r"your softmax ran over axis 1, which holds the step's one") as info:
+        ch08.check_cross_attention_steps(_with(softmax=masked_then_softmax_over_steps))
     (where, expected, _), (received_where, received, _) = _shown_rows(info.value)
     assert where == received_where and "NaN" not in info.value.lines()[1]
     assert any(math.isnan(v) for v in received) and not any(math.isnan(v) for v in expected)
 
 
-def test_cross_attention_wrong_context_shows_a_row_that_differs():
-    def projected(states, outputs, lens, W_q, W_k):
-        return cross_attention(states, outputs, lens, W_q, W_k, values=lambda outputs, W_k: W_k(outputs))
+def test_cross_attention_no_scale_and_no_mask_get_their_own_hints():
+    with pytest.raises(ExerciseError, match="divide the scores by √d"):
+        ch08.check_cross_attention_steps(_with(scale=False))
+    with pytest.raises(ExerciseError, match="padding source positions get weight"):
+        ch08.check_cross_attention_steps(_with(softmax=lambda scores, lens: torch.softmax(scores, -1)))
 
+
+def test_cross_attention_wrong_context_shows_a_row_that_differs():
     with pytest.raises(ExerciseError, match="the values are the encoder outputs themselves") as info:
-        ch08.check_cross_attention(projected)
+        ch08.check_cross_attention_steps(_with(values=lambda outputs, W_k: W_k(outputs)))
     expected, received = (line.split(": [")[1] for line in info.value.lines()[1:3])
     assert expected != received and info.value.lines()[1].split(": [")[0].endswith("output step 0")
 
 
 def test_cross_attention_names_unprojected_queries_and_keys():
-    def no_W_q(states, outputs, lens, W_q, W_k):
-        return cross_attention(states, outputs, lens, torch.nn.Identity(), W_k)
+    def no_W_q(outputs, lens, W_q, W_k):
+        return make_cross_attention(outputs, lens, torch.nn.Identity(), W_k)
 
-    def no_W_k(states, outputs, lens, W_q, W_k):
-        return cross_attention(states, outputs, lens, W_q, torch.nn.Identity())
+    def no_W_k(outputs, lens, W_q, W_k):
+        return make_cross_attention(outputs, lens, W_q, torch.nn.Identity())
 
     with pytest.raises(ExerciseError, match="project the decoder states with W_q"):
-        ch08.check_cross_attention(no_W_q)
+        ch08.check_cross_attention_steps(no_W_q)
     with pytest.raises(ExerciseError, match="project the encoder outputs with W_k"):
-        ch08.check_cross_attention(no_W_k)
+        ch08.check_cross_attention_steps(no_W_k)
 
 
-@pytest.mark.parametrize("shortcut", [
-    lambda s, e, lens, W_q, W_k: (d2l.DotProductAttention(0.0)(W_q(s), W_k(e), e, lens), None),
-    lambda s, e, lens, W_q, W_k: (F.scaled_dot_product_attention(W_q(s), W_k(e), e), None),
-    lambda s, e, lens, W_q, W_k: (d2l.MultiHeadAttention(8, 1, 0.0)(s, e, e, lens), None),
-    lambda s, e, lens, W_q, W_k: (d2l.AdditiveAttention(8, 0.0)(W_q(s), W_k(e), e, lens), None),
+def _shortcut(attend):
+    def make(outputs, lens, W_q, W_k):
+        return lambda state: (attend(state[:, None], outputs, lens, W_q, W_k)[:, 0], None)
+    return make
+
+
+@pytest.mark.parametrize("attend", [
+    lambda q, e, lens, W_q, W_k: d2l.DotProductAttention(0.0)(W_q(q), W_k(e), e, lens),
+    lambda q, e, lens, W_q, W_k: F.scaled_dot_product_attention(W_q(q), W_k(e), e),
+    lambda q, e, lens, W_q, W_k: d2l.MultiHeadAttention(8, 1, 0.0)(q, e, e, lens),
+    lambda q, e, lens, W_q, W_k: d2l.AdditiveAttention(8, 0.0)(W_q(q), W_k(e), e, lens),
 ])
-def test_cross_attention_cannot_be_imported_away(shortcut):
+def test_cross_attention_cannot_be_imported_away(attend):
     with pytest.raises(ExerciseError, match="does the whole exercise for you"):
-        ch08.check_cross_attention(shortcut)
+        ch08.check_cross_attention_steps(_shortcut(attend))
     X = torch.randn(1, 3, 8)
     assert d2l.DotProductAttention(0.0)(X, X, X).shape == (1, 3, 8)  # switched back on afterwards
 

@@ -140,7 +140,11 @@ ALTERNATING = itertools.cycle([True, False])
 # ---- chapter 08 ----
 
 def _cross(**options):
-    return lambda *args: t08.cross_attention(*args, **options)
+    return lambda *args: t08.make_cross_attention(*args, **options)
+
+
+def _zeros_step(outputs, lens, W_q, W_k):
+    return lambda state: (torch.zeros(3, 8), torch.zeros(3, 6))
 
 
 def _sort(**options):
@@ -417,19 +421,22 @@ CATALOGUE = {
         "padding rows kept": (lambda lens, n: t08.reversal_alignment(lens, n, rows=lambda positions: positions % n),
                               r"the padding steps \(t ≥ n\) got a 1 too"),
     }),
-    exercises.ch08.check_cross_attention: Entry(lambda *args: (torch.zeros(3, 4, 8), torch.zeros(3, 4, 6)), {
-        "keys from the decoder": (_cross(keys_from=lambda states, outputs: states), r"your keys come from the"),
+    exercises.ch08.check_cross_attention_steps: Entry(_zeros_step, {
         "no scale": (_cross(scale=False), r"divide the scores by √d"),
         "no mask": (_cross(softmax=lambda scores, lens: torch.softmax(scores, -1)), r"padding source positions"),
-        "mask over the queries": (_cross(softmax=t08.masked_over_queries), r"your mask and softmax run over the"),
-        "softmax over the queries": (_cross(softmax=lambda scores, lens: torch.softmax(scores, 1)),
-                                     r"your softmax runs over the output steps"),
-        "wrong axis, padding at -inf": (_cross(softmax=t08.masked_then_softmax_over_steps),
-                                        r"(?s)received: weights\[1, 0\].*nan.*a padding column is −inf"),
+        "softmax over the query axis": (_cross(softmax=lambda scores, lens: torch.softmax(scores, 1)),
+                                        r"every weight is 1: your softmax ran over an axis of size 1"),
+        "query axis, padding at -inf": (_cross(softmax=t08.masked_then_softmax_over_steps),
+                                        r"(?s)received: weights\[\d, 0\].*nan.*−inf alone, got 0/0"),
+        "softmax over the examples": (_cross(softmax=lambda scores, lens: torch.softmax(
+            scores.masked_fill(t08._padding(scores, lens), float("-inf")), 0)), r"runs over the examples"),
         "mask after the softmax": (_cross(softmax=t08.masked_after_softmax),
                                    r"(?s)\(sum 1\.000\).*\(sum 0\.\d+\).*you masked after the softmax"),
         "projected values": (_cross(values=lambda outputs, W_k: W_k(outputs)), r"the values are the encoder"),
-        "a tensor": (lambda *args: t08.cross_attention(*args)[1], r"return the context and the weights, as a"),
+        "keys in every step": (_cross(keys_in_step=True), r"project the encoder outputs once"),
+        "query axis kept": (_cross(keep_axis=True), r"(?s)shape \(3, 1, 8\).*drop the axis of size 1"),
+        "a tensor": (lambda *args: lambda state: t08.make_cross_attention(*args)(state)[1],
+                     r"step returns the context and the weights, as a"),
     }),
     exercises.ch08.check_sort_alignment: Entry(lambda source, lens: torch.zeros(6, 7, 7), {
         "ranks": (_sort(ranks=True), r"you marked where each source position goes \(its rank\)"),

@@ -13,7 +13,7 @@ from ._feedback import hint as hint  # an error asks the learner to run ch08.hin
 from ._support import hint_for, seeded, without
 
 REVERSAL = "Exercise 8.1 · the reversal's alignment"
-CROSS = "Exercise 8.2 · the cross-attention step"
+CROSS = "Exercise 8.2 · cross-attention, one output step at a time"
 SORTING = "Exercise 8.3 · the sorting task's alignment"
 
 
@@ -62,7 +62,7 @@ def _cross_inputs():
     decoder_inputs = torch.cat([torch.full_like(batch.target[:, :1], BOS), batch.target[:, :-1]], dim=1)
     with torch.no_grad():
         encoder_outputs = model.encode(batch.source, batch.valid_lens)  # (3, 6, 8)
-        states = model.decoder_states(decoder_inputs)  # (3, 6, 8): T = S = 6, so a transpose keeps the shape
+        states = model.decoder_states(decoder_inputs)  # (3, 6, 8): T = 6 output steps
         model.decode(decoder_inputs, encoder_outputs, batch.valid_lens)
     return model, batch, encoder_outputs, states
 
@@ -98,34 +98,72 @@ def _expect_rows_close(received, expected, name, hint):
     raise error
 
 
+class _Counted(torch.nn.Module):
+    """A projection that counts how often it runs, then runs the real layer."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer, self.runs = layer, 0
+
+    def forward(self, x):
+        self.runs += 1
+        return self.layer(x)
+
+    @property
+    def weight(self):  # reading the matrix to multiply by it yourself counts as a run too
+        self.runs += 1
+        return self.layer.weight
+
+
+def _expect_step_result(result, expected_shapes):
+    """One step's answer must be a pair (context, weights) of the given shapes."""
+    expect(isinstance(result, tuple) and len(result) == 2, CROSS, "a pair (context, weights)",
+           f"{type(result).__name__}", "step returns the context and the weights, as a tuple")
+    for name, value, shape in zip(("context", "weights"), result, expected_shapes):
+        expect(isinstance(value, torch.Tensor), CROSS, f"{name}: a torch.Tensor", f"{type(value).__name__}",
+               "return tensors, not numbers or lists")
+        extra_axis = value.shape == (shape[0], 1, shape[1])
+        expect(value.shape == shape, CROSS, f"{name} of one step: shape {tuple(shape)}",
+               f"{name} of one step: shape {tuple(value.shape)}",
+               f"drop the axis of size 1 that holds the one query: {name} is (B, {shape[1]})" if extra_axis else
+               f"one step gives one row per example: {name} is (B, {shape[1]})")
+
+
 @check(CROSS)
-def check_cross_attention(cross_attention):
-    """Exercise 8.2: queries from the decoder, keys and values from the encoder, padding keys masked."""
+def check_cross_attention_steps(make_cross_attention):
+    """Exercise 8.2: the keys projected once, then one cross-attention step per output step."""
     model, batch, encoder_outputs, states = _cross_inputs()
     lens = batch.valid_lens
+    B, T, d = states.shape
+    S = encoder_outputs.shape[1]
     expected_weights = model.attention_weights
     with torch.no_grad():
         expected_context = DotProductAttention(0.0)(model.W_q(states), model.W_k(encoder_outputs),
                                                     encoder_outputs, lens)
+    W_q, W_k = _Counted(model.W_q), _Counted(model.W_k)
     with without(CROSS, "compute the scores, the masked softmax and the weighted sum",
                  (DotProductAttention, "forward", "d2l.DotProductAttention"),
                  (AdditiveAttention, "forward", "d2l.AdditiveAttention"),
                  (MultiHeadAttention, "forward", "d2l.MultiHeadAttention"),
                  (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention")), torch.no_grad():
-        received = cross_attention(states.clone(), encoder_outputs.clone(), lens.clone(), model.W_q, model.W_k)
-    expect(isinstance(received, tuple) and len(received) == 2, CROSS, "a pair (context, weights)",
-           f"{type(received).__name__}", "return the context and the weights, as a tuple")
-    context, weights = received
+        step = make_cross_attention(encoder_outputs.clone(), lens.clone(), W_q, W_k)
+        expect(callable(step), CROSS, "a function step(decoder_state)", f"{type(step).__name__}",
+               "define step inside make_cross_attention and return it (the function itself, not a call)")
+        results = []
+        for t in range(T):
+            result = step(states[:, t].clone())
+            _expect_step_result(result, ((B, d), (B, S)))
+            results.append(result)
+    context = torch.stack([c for c, _ in results], dim=1)  # (B, T, d_model)
+    weights = torch.stack([w for _, w in results], dim=1)  # (B, T, S)
 
     with torch.no_grad():
         queries, keys = model.W_q(states), model.W_k(encoder_outputs)
         scale = math.sqrt(queries.shape[-1])
         scores = queries @ keys.transpose(1, 2) / scale  # (B, T, S)
-        padding = (torch.arange(scores.shape[-1]) >= lens[:, None])[:, None, :]  # (B, 1, S): the padding keys
+        padding = (torch.arange(S) >= lens[:, None])[:, None, :]  # (B, 1, S): the padding keys
+        masked = scores.masked_fill(padding, float("-inf"))
         mistakes = [
-            (masked_softmax(queries @ model.W_k(states).transpose(1, 2) / scale, lens),
-             ("your keys come from the decoder: that is self-attention over the output",
-              "in cross-attention the keys (and values) come from the encoder outputs")),
             (masked_softmax(scores * scale, lens), ("divide the scores by √d before the softmax",
                                                     "d is the size of a query, its last axis (num_hiddens)")),
             (torch.softmax(scores, dim=-1), ("padding source positions get weight: mask them",
@@ -135,19 +173,18 @@ def check_cross_attention(cross_attention):
               "were not scaled up, so the row sums to less than 1",
               "mask the scores before the softmax (padding set to −inf, or d2l.masked_softmax with the source "
               "lengths): the softmax then shares the whole weight among the real positions")),
-            (masked_softmax(scores.transpose(1, 2), lens).transpose(1, 2),
-             ("your mask and softmax run over the queries (output steps): the padding to hide is the "
-              "source's, on the keys",
-              "keep the scores as (B, T, S), output steps by source positions, and normalise each row over "
-              "the source positions")),
-            (torch.softmax(scores, dim=1), ("each row (one output step) must sum to 1 over the source positions: "
-                                            "your softmax runs over the output steps",
-                                            "normalise over the last axis, the keys, and mask the padding")),
-            (torch.softmax(scores.masked_fill(padding, float("-inf")), dim=1),
-             ("your softmax runs over the output steps (axis 1): a padding column is −inf at every step, and "
-              "the softmax of nothing but −inf is 0/0, NaN",
-              "the mask was right; normalise each row, one output step, over the source positions: the last "
-              "axis")),
+            (torch.ones_like(scores),
+             ("every weight is 1: your softmax ran over an axis of size 1. One step's scores are (B, 1, S), "
+              "and axis 1 holds the step's one query",
+              "normalise each row over the source positions: the last axis")),
+            (torch.ones_like(scores).masked_fill(padding, float("nan")),
+             ("your softmax ran over axis 1, which holds the step's one query: each real position got 1, and "
+              "a padding position, −inf alone, got 0/0, NaN",
+              "the mask was right; normalise over the source positions: the last axis")),
+            (torch.softmax(masked, dim=0),
+             ("your softmax runs over the examples (axis 0): each weight is shared with the other examples of "
+              "the batch",
+              "normalise each example's row over its source positions: the last axis")),
             (masked_softmax(states @ keys.transpose(1, 2) / scale, lens),
              ("project the decoder states with W_q to get the queries",
               "the queries are W_q applied to the decoder states, not the states themselves")),
@@ -156,20 +193,25 @@ def check_cross_attention(cross_attention):
               "the keys are W_k applied to the encoder outputs; the values are the outputs as they are")),
         ]
     _expect_rows_close(weights, expected_weights, "weights", hint_for(weights, (
-        "scores = queries · keysᵀ / √d, one per (output step, source position); softmax over the source "
-        "positions, with the padding positions masked",
-        "queries from W_q(decoder states), keys from W_k(encoder outputs); then d2l.masked_softmax with the "
+        "scores = query · keysᵀ / √d, one per source position; softmax over the source positions, with the "
+        "padding positions masked",
+        "the query is W_q(decoder_state), the keys W_k(encoder outputs); then d2l.masked_softmax with the "
         "source lengths"), mistakes))
     with torch.no_grad():
         projected_values = expected_weights @ model.W_k(encoder_outputs)
     _expect_rows_close(context, expected_context, "context", hint_for(context, (
         "the context of a step is the weighted sum of the values: the weights times the encoder outputs",
-        "a batched product of the (B, T, S) weights with the (B, S, d) values"), [
+        "a batched product of the step's weights with the (B, S, d) values"), [
         (projected_values, ("the values are the encoder outputs themselves, not W_k of them",
                             "this model has no W_v: multiply the weights by the encoder outputs")),
     ]))
-    passed(CROSS, "Equal to the model's own cross-attention. Each row sums to 1 over the source positions, "
-                  "and the padding positions get 0.")
+    expect(W_k.runs == 1, CROSS, f"W_k run once for the {T} steps", f"W_k run {W_k.runs} times",
+           ("project the encoder outputs once, in make_cross_attention; step reuses them",
+            "the keys do not depend on the output step: compute them before defining step, and step "
+            "sees them as a variable of make_cross_attention"))
+    passed(CROSS, f"Equal to the model's own cross-attention, step by step. W_k ran once and W_q "
+                  f"{W_q.runs} times for T = {T} steps: the keys were projected once for the whole output, "
+                  f"as a decoder that caches the encoder's keys does.")
 
 
 def _sort_inputs():
