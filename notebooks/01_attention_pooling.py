@@ -740,7 +740,9 @@ ch01.check_best_sigma(best_sigma)
 # end keeps more keys than one in the middle, so the keys of all queries do
 # not fit one table of equal rows, as `d2l.leave_one_out`'s do. Loop over $i$
 # instead, and pick query $i$'s keys and values with a boolean mask, as
-# `x_val[lost]` picked queries.
+# `x_val[lost]` picked queries. Pass `x[i:i + 1]`, of shape (1,), as the
+# query (`x[i]` has no axis at all), collect the predictions in a list, and
+# join them into one tensor with `torch.cat(predictions)`.
 #
 # When it passes, the check takes every training point twice, so each point
 # has an exact copy beside it, and picks $\sigma$ from a grid by your loss,

@@ -141,9 +141,9 @@ print("output of the loop:", tuple(looped.shape))
 # batch axis and merge the two. One call of batched attention then serves
 # every head of every example. `X.permute(dims)` reorders the axes: axis
 # `k` of the result is axis `dims[k]` of `X`. So `permute(0, 2, 1, 3)`
-# swaps axes 1 and 2, and `permute(1, 2, 0, 3)` of a (T, B, h, $d_\text{head}$)
-# tensor gives (B, h, T, $d_\text{head}$): new axis 0 is old axis 1, new
-# axis 1 old axis 2, new axis 2 old axis 0. Follow the shapes:
+# swaps axes 1 and 2, and `permute(2, 0, 1)` of an (A, B, C) tensor gives
+# (C, A, B): new axis 0 is old axis 2, new axis 1 old axis 0, new axis 2 old
+# axis 1. Follow the shapes:
 
 # %%
 B, n_q = queries.shape[0], queries.shape[1]
@@ -212,7 +212,8 @@ draw_multihead_split_merge()
 # is that of the tensor at that point. The coloured strip is the
 # $d_\text{model} = 16$ features of one token after the projection: columns
 # 0 to 3 in the first colour, 4 to 7 in the second, and so on, one colour per
-# head. Follow one colour: its 4 columns go to one head box and to no other,
+# head. Each head box is tinted with the colour of its 4 columns: they go to
+# that box and to no other,
 # and come back as that head's 4 output columns in the same place of the
 # right-hand strip. The four boxes are drawn apart, but the code makes no
 # four calls: after the split they are four rows of one batch of

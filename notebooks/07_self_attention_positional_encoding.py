@@ -662,8 +662,8 @@ questions.ask("07")
 # = M \begin{bmatrix}\sin \omega i\\ \cos \omega i\end{bmatrix}
 # \quad\text{for every position } i.$$
 #
-# This is the column form $M_\delta$, not the row form $A$ of the chapter's
-# table: $M_\delta = A^\top$.
+# This is the column form $M_\delta$, not the row form $A$ that
+# `fitted_map` computes: $M_\delta = A^\top$.
 # `delta` is an int and `omega` a float (use `math.sin` and `math.cos`, or
 # torch's on a tensor). The check tries several offsets and frequencies, then
 # applies your matrix to every row of `d2l.PositionalEncoding`'s table.
