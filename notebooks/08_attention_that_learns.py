@@ -263,7 +263,8 @@ d2l.plt.show()
 #
 # A full Transformer decoder would also attend to its own earlier outputs
 # (causal self-attention); these tasks do not need it, and leaving it out
-# keeps one training step at about ten milliseconds. Here is the model written
+# keeps one training step at ten to twenty milliseconds on a laptop CPU (a
+# cell in Experiment 2 times yours). Here is the model written
 # out, with `d2l.DotProductAttention` for the cross-attention:
 
 # %%
@@ -448,8 +449,8 @@ d2l.plt.show()
 # look at an example with a repeated digit. Two tensor tools appear here:
 # `x.gather(1, index)` picks, in each row of `x`, the entries at the columns
 # `index` names (row $b$ of the result is `x[b, index[b]]`), and
-# `mask.nonzero()` lists the (row, column) pairs where a boolean tensor is
-# True, one pair per line.
+# `mask.nonzero()` lists where a boolean tensor is True, one line per True
+# entry: a (row, column) pair for a 2-D mask, a single index for a 1-D one.
 
 # %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
@@ -789,10 +790,10 @@ view
 #
 # These figures come from the view's own runs (400 steps, seed 0 unless
 # named; held-out accuracy is measured every 20 steps). The notebook does
-# not print them, and they vary by machine: a single figure is one
-# machine's (the AMD EPYC of "About the numbers"), a range covers it and the
-# Intel Xeon. On your CPU a step count can move by an evaluation or more
-# and a final accuracy by ten points (see "About the numbers" at the top).
+# not print them, and they vary by machine: a single figure held on both
+# machines of "About the numbers", a range spans the AMD EPYC and the Intel
+# Xeon. On your CPU a step count can move by an evaluation or more
+# and a final accuracy by ten points or more (see "About the numbers" at the top).
 #
 # 1. On reversal, without the encoding, the accuracy never rises above 0.2%
 #    (one sequence of 500) in 400 steps, and the mass stays at 0.17, the
@@ -815,7 +816,7 @@ view
 #    (50% at step 180, 95% at 220) with a mass of 0.70 to 0.71.
 # 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
 #    95% at step 200, as with 4–8; only 99% takes longer (step 360 to 400,
-#    against 260 to 300). The shorter 3–6 gets there sooner (95% at step 140). Longer
+#    against 260 to 300 with the default settings). The shorter 3–6 gets there sooner (95% at step 140). Longer
 #    sequences did not delay the click here; they give a single mistake more
 #    places to happen, so the last few percent take longer.
 #
@@ -951,7 +952,7 @@ ch08.check_cross_attention_steps(make_cross_attention)
 # tools you have not met yet help: `torch.argsort(x, dim=1)` gives, for each
 # row, the positions of its entries from the smallest to the largest, and
 # `F.one_hot(indices, n)` turns each index into a row of `n` zeros with a 1
-# at that index.
+# at that index (integers: `.float()` makes them floats).
 
 # %% tags=["exercise"]
 def sort_alignment(source, valid_lens):
