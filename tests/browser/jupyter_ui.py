@@ -345,11 +345,11 @@ class NotebookDriver:
             return False
         return explorer.evaluate(IMAGE_DIGESTS_JS) != digests
 
-    def arrow_keys_on_a_heading(self, index=1):
-        """Select markdown cell ``index`` (a section heading) in command mode, press
+    def arrow_keys_on_a_heading(self):
+        """Select the first markdown cell with a section heading (##) in command mode, press
         ArrowLeft then ArrowRight, and return how many cells were hidden before,
         after the first key (collapsed) and after the second (expanded)."""
-        self.page.locator(".jp-Notebook .jp-MarkdownCell").nth(index).click()
+        self.page.locator(".jp-Notebook .jp-MarkdownCell", has=self.page.locator("h2")).first.click()
         self.page.keyboard.press("Escape")
         hidden_js = ("() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
                      ".filter(cell => cell.classList.contains('lm-mod-hidden')).length")

@@ -192,8 +192,14 @@ def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_brows
     try:
         launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
             .map(a => [a.textContent.trim(), a.href])""")
-        first_line = page.evaluate("""() => [...document.querySelector('.bd-article p').querySelectorAll('a')]
-            .map(a => [a.textContent.trim(), a.href])""")
+        # The chapter's title and goals come first; the line of links follows them.
+        run_line, after_goals = page.evaluate("""() => {
+            const paragraphs = [...document.querySelectorAll('.bd-article p')];
+            const line = paragraphs.findIndex(p => p.textContent.startsWith('Run this chapter'));
+            const goals = paragraphs.findIndex(p => p.textContent.includes('In this notebook you will'));
+            return [line < 0 ? [] : [...paragraphs[line].querySelectorAll('a')]
+                .map(a => [a.textContent.trim(), a.href]), goals >= 0 && line > goals];
+        }""")
         next_link = page.evaluate("() => document.querySelector('.prev-next-area a.right-next')?.href || ''")
         headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > :is(h1, h2, h3, h4)')]
             .map(h => [h.parentElement.id, h.querySelector('a.headerlink')?.getAttribute('href') || ''])""")
@@ -209,10 +215,11 @@ def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_brows
     query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
     assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
                      "urlpath": f"lab/tree/attention-notebooks/{notebook}"}
-    # The chapter's first line links the same places.
-    assert [label for label, _ in first_line] == ["Colab", "Binder", "your course's hub"]
-    assert first_line[0][1] == buttons["colab"] and first_line[1][1] == buttons["binder"]
-    assert dict(part.split("=", 1) for part in unquote(urlsplit(first_line[2][1]).query).split("&")) == query
+    # The line under the title and goals links the same places.
+    assert after_goals, "the title and the goals come before the line of links"
+    assert [label for label, _ in run_line] == ["Colab", "Binder", "your course's hub"]
+    assert run_line[0][1] == buttons["colab"] and run_line[1][1] == buttons["binder"]
+    assert dict(part.split("=", 1) for part in unquote(urlsplit(run_line[2][1]).query).split("&")) == query
     position = CHAPTERS.index(chapter)
     expected_next = f"{CHAPTERS[position + 1]}.html" if position + 1 < len(CHAPTERS) else "docs/learners.html"
     assert next_link.endswith("/" + expected_next), next_link
