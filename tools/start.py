@@ -103,7 +103,9 @@ def install(pip_args=(), venv=VENV):
     overrides = venv / OVERRIDES
     overrides.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / "binder" / "overrides.json", overrides)
-    os.utime(stamp)  # newer than the files it was made from, for make
+    made_from = max((ROOT / name).stat().st_mtime for name in (*INSTALLED_FROM, "binder/overrides.json"))
+    if stamp.stat().st_mtime < made_from:
+        os.utime(stamp)  # newer than the files it was made from, for make (and only then: make's later steps follow it)
 
 
 def learner(out="learner", venv=VENV):
