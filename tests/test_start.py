@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -30,12 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("start_tool", ROOT / "tools" / "start.py")
 start = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(start)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+hub_spec = importlib.util.spec_from_file_location("class_hub", ROOT / "tools" / "class_hub.py")
+class_hub = importlib.util.module_from_spec(hub_spec)
+hub_spec.loader.exec_module(class_hub)
 
 
 @pytest.fixture
@@ -62,7 +58,7 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
     (bare / "python3").symlink_to(sys.executable)
     for tool in ("make", "install", "sed", "npm"):
         assert shutil.which(tool, path=str(bare)) is None
-    port = free_port()
+    port = class_hub.free_port()
     server = subprocess.Popen(
         ["python3", "tools/start.py", "lab", "--port", str(port), "--", "--ServerApp.open_browser=False"],
         # no terminal on stdin: JupyterLab stops at the first Ctrl+C (in a terminal it asks first)
