@@ -217,7 +217,8 @@ notebooks: install-test
 	# nbgrader's cell metadata, derived from the exercise/check tags; Jupytext
 	# keeps it in the .ipynb and out of the .py.
 	$(PY) tools/instructor.py nbgrader-metadata $(NOTEBOOK_SOURCES:.py=.ipynb)
-	$(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
+	# Each figure also stores its picture for a dark page (d2lmini.plotting.DARK_FIGURES), for the web site.
+	D2LMINI_DARK_FIGURES=1 $(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
 	# Drop cell timings and give widget models stable ids, so that a re-run
 	# changes the .ipynb only where an output changed.

@@ -54,6 +54,7 @@ from .kernels import (
     nadaraya_watson,
 )
 from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_mask, sequence_mask
+from .figure_alt import describe_figure, set_alt
 from .plotting import describe_weights, plot, plt, show_heatmaps, show_weights, use_svg_display
 from .positional import PositionalEncoding
 

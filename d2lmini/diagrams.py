@@ -26,6 +26,7 @@ from matplotlib import colormaps
 from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
+from .figure_alt import set_alt
 from .masking import attention_mask
 from .plotting import CMAP, MASKED_CELLS, head_colour
 
@@ -124,7 +125,12 @@ def draw_queries_keys_values():
             fontsize=9, color="#444444")
     ax.set(xlim=(-0.1, 11.8), ylim=(-1.0, num_keys))
     ax.set_axis_off()
-    return fig
+    pairs = "; ".join(f"k{i} = {key:g}: score {float(score):.2f}, weight {float(weight):.2f}, value {value:g}"
+                      for i, (key, value, score, weight)
+                      in enumerate(zip(EXAMPLE_KEYS, EXAMPLE_VALUES, scores, weights), start=1))
+    return set_alt(fig, f"Diagram: the query q = {EXAMPLE_QUERY:g} is scored against {num_keys} keys with "
+                        f"a(q, k) = -(q - k)² / 2, the softmax turns the scores into weights that sum to 1, and the "
+                        f"output is the weighted sum of the values, {output:.2f}. {pairs}.")
 
 
 def draw_additive_scorer():
@@ -161,7 +167,11 @@ def draw_additive_scorer():
             "(B, n_q, n_k, d_h); tanh and $w_v^\\top$ then give the scores (B, n_q, n_k).", fontsize=9, color="#444444")
     ax.set(xlim=(0.0, 11.0), ylim=(-0.45, 2.45))
     ax.set_axis_off()
-    return fig
+    return set_alt(fig, "Diagram of the additive score a(q, k) = w_vᵀ tanh(W_q q + W_k k): the query q (size d_q) "
+                        "goes through W_q (d_h × d_q) and the key k (size d_k) through W_k (d_h × d_k), both into "
+                        "size d_h; the two are added, passed through tanh, and w_vᵀ (1 × d_h) turns the result "
+                        "into one number, the score. Below: for a batch, W_q q as (B, n_q, 1, d_h) plus W_k k as "
+                        "(B, 1, n_k, d_h) broadcast to (B, n_q, n_k, d_h), and the scores are (B, n_q, n_k).")
 
 
 def _mask_panel(ax, mask, right, title):
@@ -221,7 +231,12 @@ def draw_causal_mask(num_steps=5):
                         Rectangle((0, 0), 1, 1, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2,
                                   label="wrong cell")],
                loc="outside lower center", ncols=3, fontsize=9, frameon=False)
-    return fig
+    return set_alt(fig, f"Three {num_steps} × {num_steps} grids of queries (rows) by keys (columns). Left, the "
+                        "right causal mask: each query may attend to the keys up to and including its own "
+                        "position (the lower triangle with the diagonal); the rest is hatched grey, masked. "
+                        "Middle, a wrong mask with the diagonal masked too: a query cannot see itself. Right, a "
+                        "wrong mask flipped to the upper triangle: queries see the future. The cells each wrong "
+                        "mask gets wrong are outlined in red.")
 
 
 def _feature_strip(ax, x, y, num_heads, head_width, width=1.5, height=0.3):
@@ -275,5 +290,10 @@ def draw_multihead_split_merge():
             color="#444444", va="top")
     ax.set(xlim=(0.0, 13.4), ylim=(-1.3, num_heads + 0.3))
     ax.set_axis_off()
-    return fig
+    return set_alt(fig, "Diagram of multi-head attention as one flow: X of shape (B, n, d_q) is projected by W_q, "
+                        "W_k and W_v to Q, K and V of shape (B, n, d_model), whose 16 feature columns are coloured "
+                        "by head; the split (transpose_qkv) gives each of 4 heads its own 4 columns as extra "
+                        "examples of the batch, (B·h, n, d_head); each head attends on its own; the merge "
+                        "(transpose_output) puts the heads side by side again, (B, n, d_model), which is their "
+                        "concatenation; W_o mixes them into the output of shape (B, n, d_model).")
 

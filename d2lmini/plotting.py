@@ -1,12 +1,17 @@
 """Heatmaps of attention weights with one honest colour scale, and the book's line plot."""
 
 import functools
+import os
 import sys
 
 import matplotlib.pyplot as plt
 import torch
 
 from ._checks import check_tensor, shape_str
+from .dark import drawn_dark
+from .figure_alt import describe_figure
+
+SUMMARY = "_d2lmini_summary"  # the attribute of a figure that holds its text summary (attach_summary)
 
 # How a masked cell looks wherever weights are drawn (show_weights, the explorers):
 # not coloured, so the axes' background shows, grey and hatched, never like a weight of 0.
@@ -168,17 +173,50 @@ def use_svg_display():
     """Kept for the book's code; the notebooks draw PNG, which nbval skips."""
 
 
+# Set (to anything but "" or "0") while the collection's notebooks are executed for storing
+# (``make notebooks``): each figure then also carries its picture for a dark page, which the web
+# site shows in dark mode. A learner's run draws each figure once.
+DARK_FIGURES = "D2LMINI_DARK_FIGURES"
+
+
+def _with_alt_text(draw, fig):
+    """The PNG of ``fig`` as ``draw`` (the inline backend's formatter) makes it, with its alt text in
+    the metadata (``alt``), and, when DARK_FIGURES is set, its dark page picture (``dark``, base64)."""
+    picture = draw(fig)
+    data, metadata = picture if isinstance(picture, tuple) else (picture, {})
+    metadata = {**(metadata or {}), "alt": alt_text(fig)}
+    if os.environ.get(DARK_FIGURES, "") not in {"", "0"}:
+        with drawn_dark(fig):
+            dark = draw(fig)
+        metadata["dark"] = dark[0] if isinstance(dark, tuple) else dark
+    return data, metadata
+
+
+def alt_text(fig):
+    """What a screen reader says in place of ``fig``: ``describe_figure``, and a pointer to the text
+    summary printed under it, when it has one (``attach_summary``)."""
+    text = describe_figure(fig)
+    if getattr(fig, SUMMARY, None):
+        text += " A text summary of the weights follows the figure."
+    return text
+
+
 def _sharp_inline_figures():
-    """In Jupyter, draw inline figures at twice the pixels, shown at their usual size ("retina").
+    """In Jupyter, draw inline figures at twice the pixels, shown at their usual size ("retina"),
+    each with its alt text (``_with_alt_text``).
 
     They stay sharp on a HiDPI screen and on the collection's web site, which
     shows the stored PNGs. Outside IPython (a script, the tests) nothing changes.
     """
     if "IPython" not in sys.modules or sys.modules["IPython"].get_ipython() is None:
         return
+    from matplotlib.figure import Figure
     from matplotlib_inline.config import InlineBackend
 
     InlineBackend.instance().figure_formats = {"retina"}  # its observer updates the shell's formatters
+    png = sys.modules["IPython"].get_ipython().display_formatter.formatters["image/png"]
+    draw = png.lookup_by_type(Figure)
+    png.for_type(Figure, functools.partial(_with_alt_text, draw))
 
 
 _sharp_inline_figures()
@@ -296,6 +334,7 @@ def attach_summary(fig, summary):
     inline, the summary is printed at once. Returns ``fig``.
     """
     fig._ipython_display_ = functools.partial(_display_once, fig, summary)
+    setattr(fig, SUMMARY, summary)
     if summary is not None:
         from IPython import get_ipython  # imported here: it is slow, and only a summary needs it
 

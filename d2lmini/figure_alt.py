@@ -1,0 +1,159 @@
+"""Alt text for figures: what a screen reader says in a figure's place, made from what the figure holds.
+
+A figure shown in Jupyter carries its alt text in the output's metadata (``image/png`` → ``alt``,
+where IPython's ``Image(alt=...)`` and nbconvert put it), and the web site reads it from there
+(``tools/build_site.py``). ``describe_figure`` builds the text from the figure itself: its title,
+each panel's axes and labels, what is drawn (a heatmap of R × C cells, curves and where they start
+and end, bars, points) and the colour scale. A figure that knows better says so with ``set_alt``;
+a heatmap of attention weights adds the summary that ``describe_weights`` prints under it.
+"""
+
+import numpy as np
+
+ALT = "_d2lmini_alt"  # the attribute of a figure that holds its own alt text (set_alt)
+MAX_PANELS = 4  # a figure of more panels is described by its first ones
+MAX_CURVES = 4
+MAX_LABELS = 8  # tick labels (words, tokens) named for an axis
+
+
+def set_alt(fig, text):
+    """Give ``fig`` its alt text: one or two sentences saying what the picture shows. Returns ``fig``."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str saying what the figure shows; got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("text must say what the figure shows; got an empty string")
+    setattr(fig, ALT, " ".join(text.split()))
+    return fig
+
+
+def _number(value):
+    """A value as a reader hears it: 2 significant digits, no trailing zeros, no "-0"."""
+    text = f"{float(value):.2g}"
+    return "0" if text in {"-0", "0"} else text
+
+
+def _quoted(text):
+    return f"“{' '.join(text.split())}”"
+
+
+def _colour_bars(fig):
+    """The axes that hold a colour bar: they are a panel's scale, not a panel."""
+    bars = set()
+    for ax in fig.axes:
+        for mappable in [*ax.images, *ax.collections]:
+            bar = getattr(mappable, "colorbar", None)
+            if bar is not None:
+                bars.add(bar.ax)
+    return bars
+
+
+def _word_labels(labels):
+    """Tick labels when they are words (tokens, names), not numbers; else None."""
+    texts = [label.get_text() for label in labels if label.get_text()]
+    if not texts:
+        return None
+    try:
+        [float(text.replace("−", "-")) for text in texts]
+        return None
+    except ValueError:
+        pass
+    shown = ", ".join(texts[:MAX_LABELS])
+    return shown + (f" and {len(texts) - MAX_LABELS} more" if len(texts) > MAX_LABELS else "")
+
+
+def _axis(ax, name):
+    label = (ax.get_xlabel() if name == "x" else ax.get_ylabel()).strip()
+    words = _word_labels(ax.get_xticklabels() if name == "x" else ax.get_yticklabels())
+    if not label and not words:
+        return ""
+    return f"{name} axis" + (f" {_quoted(label)}" if label else "") + (f" labelled {words}" if words else "")
+
+
+def _curve(line, label):
+    y = np.asarray(line.get_ydata(), dtype=float)
+    y = y[np.isfinite(y)]
+    name = _quoted(label) if label and not label.startswith("_") else "a curve"
+    if y.size == 0:
+        return name
+    if y.size == 1:
+        return f"{name} at {_number(y[0])}"
+    return (f"{name} from {_number(y[0])} to {_number(y[-1])} "
+            f"(lowest {_number(y.min())}, highest {_number(y.max())})")
+
+
+def _panel(ax):
+    """One panel in words: what is drawn on which axes."""
+    drawn = []
+    for image in ax.images:
+        rows, cols = np.shape(image.get_array())[:2]
+        drawn.append(f"a heatmap of {rows} × {cols} cells")
+    for mesh in ax.collections:
+        if mesh.get_array() is not None and getattr(mesh, "colorbar", None) is not None and not ax.images:
+            drawn.append(f"a colour map of {np.size(mesh.get_array())} cells")
+    lines = [line for line in ax.get_lines() if np.size(line.get_ydata()) > 1 or line.get_label()[:1] != "_"]
+    curves = [line for line in lines if np.size(line.get_ydata()) > 2]
+    if curves:
+        legend = ax.get_legend()
+        labels = [text.get_text() for text in legend.get_texts()] if legend is not None else []
+        if len(labels) != len(curves):  # a legend given its labels in order names the curves in order
+            labels = [line.get_label() for line in curves]
+        described = [_curve(line, label) for line, label in zip(curves[:MAX_CURVES], labels)]
+        more = f" and {len(curves) - MAX_CURVES} more" if len(curves) > MAX_CURVES else ""
+        drawn.append(f"{len(curves)} {'curve' if len(curves) == 1 else 'curves'}: {'; '.join(described)}{more}")
+    bars = sum(len(container.patches) for container in ax.containers)
+    if bars:
+        drawn.append(f"{bars} bars")
+    points = sum(len(collection.get_offsets()) for collection in ax.collections
+                 if type(collection).__name__ == "PathCollection")
+    if points:
+        drawn.append(f"{points} points")
+    texts = [" ".join(text.get_text().split()) for text in ax.texts if text.get_text().strip()]
+    if texts and not drawn:
+        shown = ", ".join(texts[:MAX_LABELS])
+        drawn.append(f"labels {shown}" + (f" and {len(texts) - MAX_LABELS} more" if len(texts) > MAX_LABELS else ""))
+    axes = [_axis(ax, "x"), _axis(ax, "y")] if ax.axison else []
+    axes = [text for text in axes if text]
+    title = ax.get_title().strip()
+    text = (_quoted(title) + ": " if title else "") + ("; ".join(drawn) or "an empty panel")
+    return text + (f" ({', '.join(axes)})" if axes else "")
+
+
+def _colour_scale(fig, bars):
+    scales = []
+    for bar_ax in sorted(bars, key=lambda ax: ax.get_position().x0):
+        bar = next(mappable.colorbar for ax in fig.axes for mappable in [*ax.images, *ax.collections]
+                   if getattr(mappable, "colorbar", None) is not None and mappable.colorbar.ax is bar_ax)
+        low, high = bar.mappable.get_clim()
+        label = bar.ax.get_ylabel() or bar.ax.get_xlabel()
+        scales.append(f"colour scale{' ' + _quoted(label) if label else ''} from {_number(low)} to {_number(high)}")
+    if not scales:
+        return ""
+    if len(scales) == 1:
+        shared = ", shared by every panel" if len(fig.axes) - len(bars) > 1 else ""
+        return scales[0][0].upper() + scales[0][1:] + shared + "."
+    if len(set(scales)) == 1:
+        return f"Every panel has its own {scales[0]}."
+    return "Each panel has its own colour scale."
+
+
+def describe_figure(fig):
+    """A figure's alt text, from what it holds (see the module's docstring); ``set_alt`` overrides it."""
+    own = getattr(fig, ALT, None)
+    if own:
+        return own
+    bars = _colour_bars(fig)
+    panels = [ax for ax in fig.axes if ax not in bars and ax.get_visible()]
+    suptitle = fig.get_suptitle().strip() if hasattr(fig, "get_suptitle") else ""
+    opening = f"Figure {_quoted(suptitle)}" if suptitle else "Figure"
+    if len(panels) == 1:
+        sentences = [f"{opening}: {_panel(panels[0])}."]
+    else:
+        sentences = [f"{opening} of {len(panels)} panels."]
+        for number, ax in enumerate(panels[:MAX_PANELS], start=1):
+            sentences.append(f"Panel {number}, {_panel(ax)}.")
+        if len(panels) > MAX_PANELS:
+            sentences.append(f"(First {MAX_PANELS} of {len(panels)} panels described.)")
+    scale = _colour_scale(fig, bars)
+    if scale:
+        sentences.append(scale)
+    return " ".join(sentences)
