@@ -43,6 +43,7 @@ from .device import (
     try_gpu,
     zeros,
 )
+from .figure_alt import describe_figure, set_alt
 from .kernels import (
     KERNELS,
     NWKernelRegression,
@@ -54,7 +55,6 @@ from .kernels import (
     nadaraya_watson,
 )
 from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_mask, sequence_mask
-from .figure_alt import describe_figure, set_alt
 from .plotting import describe_weights, plot, plt, show_heatmaps, show_weights, use_svg_display
 from .positional import PositionalEncoding
 
@@ -69,6 +69,7 @@ __all__ = [
     "KERNELS", "NWKernelRegression", "boxcar", "constant", "epanechnikov", "gaussian",
     "leave_one_out", "nadaraya_watson",
     "attention_mask", "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
+    "describe_figure", "set_alt",
     "describe_weights", "plot", "plt", "show_heatmaps", "show_weights", "use_svg_display",
     "PositionalEncoding",
 ]

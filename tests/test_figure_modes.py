@@ -160,7 +160,8 @@ def _figures(path):
     notebook = json.loads(path.read_text())
     for cell in notebook["cells"]:
         for output in cell.get("outputs", []):
-            if "image/png" in output.get("data", {}) and "application/vnd.jupyter.widget-view+json" not in output["data"]:
+            data = output.get("data", {})
+            if "image/png" in data and "application/vnd.jupyter.widget-view+json" not in data:
                 yield output
 
 
@@ -172,7 +173,7 @@ def test_every_stored_figure_has_a_real_alt_text_and_a_dark_picture_of_its_size(
         metadata = output["metadata"]["image/png"]
         alt = metadata.get("alt", "")
         assert len(alt.split()) >= 5, f"{path.name}: a figure's alt text is too short to say what it shows: {alt!r}"
-        assert not re.search(r"(^|/)[\w.-]+\.(png|jpe?g|svg)\b|_images/", alt), f"{path.name}: alt text is a file: {alt!r}"
+        assert not re.search(r"(^|/)[\w.-]+\.(png|jpe?g|svg)\b|_images/", alt), f"{path.name}: a file as alt: {alt!r}"
         light = _pixels(base64.b64decode(output["data"]["image/png"]))
         dark = _pixels(base64.b64decode(metadata["dark"]))
         assert light.shape == dark.shape, f"{path.name}: the dark picture's size differs"
