@@ -8,12 +8,15 @@ and end, bars, points) and the colour scale. A figure that knows better says so 
 a heatmap of attention weights adds the summary that ``describe_weights`` prints under it.
 """
 
+import re
+
 import numpy as np
 
 ALT = "_d2lmini_alt"  # the attribute of a figure that holds its own alt text (set_alt)
 MAX_PANELS = 4  # a figure of more panels is described by its first ones
 MAX_CURVES = 4
 MAX_LABELS = 8  # tick labels (words, tokens) named for an axis
+NUMBER = re.compile(r"[−-]?[\d.,]+(e[−+-]?\d+|\^[−-]?\d+)?%?")  # a tick label such as 0.5, −2, 10^{-1}, 50%
 
 
 def set_alt(fig, text):
@@ -27,8 +30,9 @@ def set_alt(fig, text):
 
 
 def _number(value):
-    """A value as a reader hears it: 2 significant digits, no trailing zeros, no "-0"."""
-    text = f"{float(value):.2g}"
+    """A value as a reader hears it: 2 significant digits (a whole number from 100 on), no "-0"."""
+    value = float(value)
+    text = f"{value:.0f}" if abs(value) >= 100 else f"{value:.2g}"
     return "0" if text in {"-0", "0"} else text
 
 
@@ -50,13 +54,8 @@ def _colour_bars(fig):
 def _word_labels(labels):
     """Tick labels when they are words (tokens, names), not numbers; else None."""
     texts = [label.get_text() for label in labels if label.get_text()]
-    if not texts:
+    if not texts or all(NUMBER.fullmatch(re.sub(r"[${}]|\\mathdefault", "", text)) for text in texts):
         return None
-    try:
-        [float(text.replace("−", "-")) for text in texts]
-        return None
-    except ValueError:
-        pass
     shown = ", ".join(texts[:MAX_LABELS])
     return shown + (f" and {len(texts) - MAX_LABELS} more" if len(texts) > MAX_LABELS else "")
 

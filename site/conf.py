@@ -10,7 +10,13 @@ tools/build_site.py passes the launch buttons' repository, branch and JupyterHub
 address (empty: no hub button) in the environment.
 """
 
+import html
+import json
 import os
+import subprocess
+from pathlib import Path
+
+from docutils import nodes
 
 project = "attention-notebooks"
 author = "the attention-notebooks contributors"
@@ -28,6 +34,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 # Markdown links to a heading (page.md#a-heading) resolve, as they do on GitHub.
 myst_heading_anchors = 4
 
+templates_path = ["_templates"]  # layout.html: what a phone's first view waits for (docs/site.md)
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = ["_static"]
@@ -35,8 +42,8 @@ html_css_files = ["site.css", "explorers/explorers.css"]
 # The live explorers (d2lmini.widgets.page): the colour maps and the page's shell on every page;
 # a chapter's own explorers load their data where they appear (tools/build_site.py).
 html_js_files = ["explorers/colours.js", ("explorers/explorers.js", {"defer": "defer"})]
-# MathJax ships with the site (tools/build_site.py copies it from npm's package): no CDN.
-mathjax_path = "mathjax/tex-chtml-full.js"
+# Every formula is drawn when the site is built (setup, below): no page loads MathJax.
+html_math_renderer = "prerendered"
 # Search results without a page summary: a summary fetches each result's page,
 # which a browser refuses for pages opened from disk.
 html_show_search_summary = False
@@ -58,3 +65,77 @@ html_theme_options = {
 }
 # A first visit starts in light mode: with no stored choice, the theme logs an error otherwise.
 html_context = {"default_mode": "light"}
+
+
+# --- Formulas drawn at build time --------------------------------------------------------------
+# MathJax (npm's package, which `make site` installs; tools/build_site.py passes its path) draws
+# every formula of the site once, as SVG in the text's colour followed by its MathML for screen
+# readers (tools/render_math.js). A page then needs no script and no font for its maths, and does
+# not move while they are drawn.
+
+
+def _display_tex(node):
+    """The TeX of a displayed formula, as Sphinx's MathJax renderer gives it to MathJax."""
+    if node["nowrap"]:
+        return node.astext()
+    parts = [part for part in node.astext().split("\n\n") if part.strip()]
+    parts = [rf"\begin{{split}}{part}\end{{split}}" if r"\\" in part else part for part in parts]
+    if len(parts) == 1:
+        return parts[0]
+    return r"\begin{align}\begin{aligned}" + r"\\".join(parts) + r"\end{aligned}\end{align}"
+
+
+def _formula(node):
+    return (_display_tex(node), True) if isinstance(node, nodes.math_block) else (node.astext(), False)
+
+
+def _draw_formulas(app, env):
+    """Draw every formula of every page in one run of MathJax; their stylesheet ends site.css."""
+    is_formula = lambda node: isinstance(node, (nodes.math, nodes.math_block))  # noqa: E731
+    formulas = sorted({_formula(node) for docname in sorted(env.found_docs)
+                       for node in env.get_doctree(docname).findall(is_formula)})
+    done = subprocess.run(["node", os.environ["SITE_RENDER_MATH"], os.environ["SITE_MATHJAX"]],
+                          input=json.dumps({"formulas": formulas}), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"drawing the formulas failed: {done.stderr.strip()}")
+    drawn = json.loads(done.stdout)
+    app.env.d2l_formulas = dict(zip(map(tuple, formulas), drawn["html"]))
+    with open(Path(app.confdir) / "_static" / "site.css", "a") as css:  # one stylesheet fewer to wait for
+        css.write("\n/* The formulas' own rules (MathJax's SVG output), added when the site is built. */\n" + drawn["css"])
+
+
+def _visit_math(self, node):
+    self.body.append(self.starttag(node, "span", "", CLASS="math"))
+    self.body.append(self.builder.env.d2l_formulas[_formula(node)] + "</span>")
+    raise nodes.SkipNode
+
+
+def _visit_display_math(self, node):
+    self.body.append(self.starttag(node, "div", CLASS="math"))
+    if node["number"]:
+        self.body.append(f'<span class="eqno">({html.escape(str(node["number"]))})</span>')
+    self.body.append(self.builder.env.d2l_formulas[_formula(node)] + "</div>\n")
+    raise nodes.SkipNode
+
+
+# --- Scripts that do not hold the page up ------------------------------------------------------
+# Every script file of a page loads with defer: in order, after the page is parsed, without keeping
+# the first view waiting. documentation_options.js stays as it is: the page's inline scripts read it.
+BLOCKING = {"_static/documentation_options.js"}
+
+
+def _defer_scripts(app, pagename, templatename, context, doctree):
+    if pagename == "search":  # Sphinx's search page runs searchtools.js at once, which needs doctools.js
+        return
+    deferred = []
+    for script in context.get("script_files", []):  # shared by every page: copied, never changed
+        if script.filename and script.filename not in BLOCKING and not {"async", "defer"} & set(script.attributes):
+            script = type(script)(script.filename, priority=script.priority, **script.attributes, defer="defer")
+        deferred.append(script)
+    context["script_files"] = deferred
+
+
+def setup(app):
+    app.connect("html-page-context", _defer_scripts)
+    app.add_html_math_renderer("prerendered", (_visit_math, None), (_visit_display_math, None))
+    app.connect("env-updated", _draw_formulas)

@@ -85,6 +85,19 @@ def test_a_learner_notebook_has_stubs_and_keeps_only_the_outputs_that_show_no_an
         assert any(cell.get("outputs") for cell in learner.cells), "a chapter arrives with its figures"
 
 
+def test_figures_keep_their_alt_text_and_leave_the_dark_page_picture_to_the_site(edition):
+    """The picture for a dark page (d2lmini.plotting.DARK_FIGURES) is the web site's; a notebook never
+    shows it, so the learner's copy goes without it and stays small."""
+    figures = [output["metadata"]["image/png"] for path in CHAPTERS for cell in read(edition / path.name).cells
+               for output in cell.get("outputs", []) if "image/png" in output.get("metadata", {})]
+    assert figures and all(metadata.get("alt") for metadata in figures if "height" in metadata)
+    assert not [metadata for metadata in figures if "dark" in metadata]
+    stored = read(CHAPTERS[0])
+    site = instructor.learner_notebook(stored, CHAPTERS[0].name, dark_pictures=True)
+    assert [output for cell in site.cells for output in cell.get("outputs", [])
+            if "dark" in output.get("metadata", {}).get("image/png", {})]
+
+
 def test_no_solution_text_is_in_any_file_of_the_learner_edition(edition, sources):
     assert _leaks(edition, sources) == []
 

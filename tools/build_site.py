@@ -28,7 +28,9 @@ image from Colab's site) becomes a line of links.
 
 import argparse
 import base64
+import hashlib
 import html
+import io
 import os
 import re
 import shutil
@@ -39,6 +41,7 @@ from pathlib import Path
 
 import nbformat
 import yaml
+from PIL import Image
 
 from d2lmini.widgets import DECLARATIONS, page
 
@@ -51,10 +54,9 @@ from learner_repo import chapter_sources  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 SITE_TEMPLATE = REPO / "site"
 DEFAULT_OUT = REPO / "build" / "site"
-MATHJAX = REPO / ".venv" / "mathjax" / "node_modules" / "mathjax" / "es5"
-# The TeX-to-HTML bundle and its fonts; then what MathJax's menu loads when a reader turns on
-# its accessibility options (speech, the expression explorer): a11y/, sre/ and the MathML input.
-MATHJAX_FILES = ["tex-chtml-full.js", "output/chtml/fonts/woff-v2", "a11y", "sre", "input/mml.js", "input/mml"]
+# npm's MathJax, which draws every formula when the site is built (tools/render_math.js, site/conf.py).
+MATHJAX = REPO / ".venv" / "mathjax" / "node_modules" / "mathjax"
+RENDER_MATH = REPO / "tools" / "render_math.js"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 QUESTION_CALL = "questions.ask("  # a chapter's Why? question (d2lmini.exercises.questions)
 BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{name}"
@@ -75,6 +77,7 @@ EXPLORER_REPR = re.compile(r"^(\w+Explorer|TrainingView)\(")  # an explorer's te
 # the notebook's recorded run, the alignment explorer with its Play button.
 REPLAYED = {"TrainingView": "AlignmentExplorer"}
 EXPLORERS = "explorers"  # the live explorers' scripts, in _static
+FIGURES = "figures"  # the chapters' figures, in _static
 
 
 def launch_links(name, hub_url):
@@ -97,22 +100,48 @@ def explorer_name(output):
 def live_explorer(output, number, scripts, static):
     """The stored output of an explorer made live: its box, which the page's script fills with the
     controls and the picture, holding the stored picture (``static``, a file in _static) until it
-    does, or for a reader without JavaScript; and the scripts of its data."""
+    does, or for a reader without JavaScript. The box names the scripts of its data, which the page
+    loads when the reader nears it (explorers.js), so that a first view never waits for them."""
     name = explorer_name(output)
     alt = html.escape(f"The explorer's first picture: {output['data']['text/plain']}", quote=True)
-    tags = "".join(f'<script src="_static/{EXPLORERS}/{src}"></script>' for src in scripts[name])
-    width = output.get("metadata", {}).get("image/png", {}).get("width", "")  # CSS pixels: the PNG has twice
-    box = (f'<div class="d2l-explorer-page" id="explorer-{number}" data-d2l-explorer="{name}">'
-           f'<img src="_static/{EXPLORERS}/{static}" alt="{alt}" width="{width}"></div>')
-    return nbformat.v4.new_output("display_data", {"text/html": box + tags})
+    sources = " ".join(f"_static/{EXPLORERS}/{src}" for src in scripts[name])
+    width = output.get("metadata", {}).get("image/png", {}).get("width")  # CSS pixels: the PNG has twice
+    picture = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"])))
+    size = f' width="{width}" height="{round(picture.height * width / picture.width)}"' if width else ""
+    box = (f'<div class="d2l-explorer-page" id="explorer-{number}" data-d2l-explorer="{name}" '
+           f'data-d2l-scripts="{html.escape(sources, quote=True)}">'
+           f'<img src="_static/{EXPLORERS}/{static}" alt="{alt}"{size} loading="lazy" decoding="async"></div>')
+    return nbformat.v4.new_output("display_data", {"text/html": box})
 
 
-def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None):
+def figure_box(output, static_folder):
+    """A stored figure as the page shows it: its picture for a light page and, when stored
+    (d2lmini.plotting.DARK_FIGURES), the one for a dark page, each shown only in its mode (the
+    theme's only-light/only-dark), with the figure's alt text, its size in CSS pixels (so the page
+    does not move as it loads) and loaded lazily, as the reader scrolls to it."""
+    metadata = output.get("metadata", {}).get("image/png", {})
+    alt = html.escape(metadata.get("alt") or "A figure (its chapter's notebook has no alt text for it).", quote=True)
+    size = "".join(f' {key}="{int(metadata[key])}"' for key in ("width", "height") if key in metadata)
+    light = base64.b64decode(output["data"]["image/png"])
+    stem = hashlib.sha256(light).hexdigest()[:20]  # one file per picture, whichever pages show it
+    pictures = {"": light}
+    if metadata.get("dark"):
+        pictures = {"only-light": light, "only-dark": base64.b64decode(metadata["dark"])}
+    images = []
+    for mode, picture in pictures.items():
+        file = f"{stem}{'-dark' if mode == 'only-dark' else ''}.png"
+        (static_folder / file).write_bytes(picture)
+        images.append(f'<img src="_static/{FIGURES}/{file}" class="{mode or "dark-light"}" alt="{alt}"{size} '
+                      f'loading="lazy" decoding="async">')
+    return nbformat.v4.new_output("display_data", {"text/html": f'<div class="d2l-figure">{"".join(images)}</div>'})
+
+
+def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, figures_folder=None):
     """A chapter as the site shows it (see the module's docstring). ``scripts`` (explorer name -> its
     scripts, from ``page.write_assets``) makes its explorers live; their stored pictures go into
     ``static_folder``."""
     if edition == "learner":
-        nb = learner_notebook(nb, name)
+        nb = learner_notebook(nb, name, dark_pictures=True)
     nb.metadata.pop("widgets", None)
     scripts = scripts or {}
     explorers = 0
@@ -132,6 +161,9 @@ def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None):
                 static = f"{Path(name).stem}-{explorers}.png"
                 (static_folder / static).write_bytes(base64.b64decode(output["data"]["image/png"]))
                 output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static)
+            elif figures_folder is not None and "image/png" in output.get("data", {}) \
+                    and WIDGET_VIEW not in output["data"]:
+                output = figure_box(output, figures_folder)
             output.get("data", {}).pop(WIDGET_VIEW, None)
             outputs.append(output)
         if cell.cell_type == "code":
@@ -199,16 +231,11 @@ def assemble(src, hub_url, edition):
     (src / "_static").mkdir(parents=True)
     shutil.copy(SITE_TEMPLATE / "conf.py", src / "conf.py")
     shutil.copy(SITE_TEMPLATE / "site.css", src / "_static" / "site.css")
-    for relative in MATHJAX_FILES:
-        source = MATHJAX / relative
-        if not source.exists():
-            raise FileNotFoundError(f"MathJax is missing at {source}: run `make site`, which installs it from npm")
-        target = src / "_static" / "mathjax" / relative
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, target)
+    shutil.copytree(SITE_TEMPLATE / "_templates", src / "_templates")
+    if not (MATHJAX / "package.json").exists():
+        raise FileNotFoundError(f"MathJax is missing at {MATHJAX}: run `make site`, which installs it from npm")
+    if shutil.which("node") is None:
+        raise FileNotFoundError("node not found: the site's formulas are drawn by MathJax with Node.js 20 or newer")
 
     chapters = {path: nbformat.read(path, as_version=4) for path in chapter_sources()}
     shown = {explorer_name(output) for nb in chapters.values() for cell in nb.cells
@@ -216,10 +243,12 @@ def assemble(src, hub_url, edition):
     live = [declaration.for_page() for declaration in DECLARATIONS if declaration.__name__ + "Explorer" in shown]
     explorers = src / "_static" / EXPLORERS
     scripts = page.write_assets(explorers, live)
+    figures = src / "_static" / FIGURES
+    figures.mkdir()
     titles = {}
     for path, nb in chapters.items():
         titles[path.stem] = chapter_title(nb)
-        nbformat.write(web_chapter(nb, path.name, hub_url, edition, scripts, explorers), src / path.name)
+        nbformat.write(web_chapter(nb, path.name, hub_url, edition, scripts, explorers, figures), src / path.name)
 
     guides = [REPO / "docs" / f"{guide}.md" for guide in GUIDES] + [REPO / "benchmarks" / "README.md"]
     for guide in guides:
@@ -253,7 +282,8 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     src = out.with_name(out.name + "-src")
     started = time.perf_counter()
     assemble(src, hub_url, edition)
-    env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL,
+    env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL, "SITE_MATHJAX": str(MATHJAX),
+           "SITE_RENDER_MATH": str(RENDER_MATH),
            "SITE_BRANCH": colab.LEARNER_BRANCH, "SITE_HUB_URL": hub_url or ""}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
     # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must

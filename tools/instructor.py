@@ -238,7 +238,7 @@ def student_notebook(nb, name="notebook"):
     return student
 
 
-def learner_notebook(nb, name="notebook"):
+def learner_notebook(nb, name="notebook", dark_pictures=False):
     """The learner edition of a chapter: stubs for solutions, the figures a reader needs already there.
 
     Exercise and check cells lose their outputs (a check's would say the answer
@@ -247,10 +247,16 @@ def learner_notebook(nb, name="notebook"):
     under this repository's jupytext.toml, as on Binder, saving the notebook
     would otherwise write a .py twin beside it. Check cells are tagged
     ``raises-exception``, so that *Run All* goes on past an exercise not done
-    yet (JupyterLab stops at the first error otherwise).
+    yet (JupyterLab stops at the first error otherwise). Each figure's picture for
+    a dark page is left out unless ``dark_pictures`` (the web site shows it; a
+    notebook never does), which keeps the learner's download small.
     """
     learner = _stubbed(nb, name, keep=lambda cell: not {EXERCISE, CHECK} & set(tags(cell)))
     learner.metadata["jupytext"] = {"formats": "ipynb"}
+    if not dark_pictures:  # only the web site's dark mode shows them (d2lmini.plotting.DARK_FIGURES)
+        for cell in learner.cells:
+            for output in cell.get("outputs", []):
+                output.get("metadata", {}).get("image/png", {}).pop("dark", None)
     for cell in learner.cells:
         if CHECK in tags(cell):
             cell.metadata["tags"] = [*tags(cell), "raises-exception"]

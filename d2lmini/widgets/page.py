@@ -471,9 +471,12 @@ def export(declaration):
 
 
 def script(data):
-    """The page data as a script that registers it (a page opened from disk cannot fetch JSON)."""
+    """The page data as a script that registers it (a page opened from disk cannot fetch JSON), then
+    starts its explorers if the page's shell (explorers.js) ran first: the scripts may load in
+    either order, and without holding the page up (defer)."""
     return ("window.D2L_EXPLORERS = window.D2L_EXPLORERS || {};\n"
-            f"window.D2L_EXPLORERS[{json.dumps(data['name'])}] = {json.dumps(data, separators=(',', ':'))};\n")
+            f"window.D2L_EXPLORERS[{json.dumps(data['name'])}] = {json.dumps(data, separators=(',', ':'))};\n"
+            "if (window.D2L) window.D2L.startSoon();\n")
 
 
 def write_assets(folder, declarations):

@@ -116,15 +116,16 @@ def test_page_reads_offline_with_images_math_links_and_a_phone_width(site, site_
     url = (site / f"{name}.html").as_uri()
     page, problems = _open(contexts["desktop"], url)
     try:
+        # Figures load lazily, as the reader scrolls to them: load them all now.
+        page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(image => { image.loading = 'eager'; })")
         page.wait_for_function("() => [...document.images].every(image => image.complete)", timeout=15_000)
         images = page.evaluate("""() => [...document.images].map(image => ({
             src: image.src, natural: image.naturalWidth, shown: image.getBoundingClientRect().width}))""")
-        if page.evaluate("() => document.querySelectorAll('.math').length") > 0:
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=15_000)
-            page.evaluate("() => MathJax.startup.promise")
+        # Formulas are drawn when the site is built (site/conf.py): an SVG, and MathML for screen readers.
         math = page.evaluate("""() => ({source: document.querySelectorAll('.math').length,
-            rendered: document.querySelectorAll('.math mjx-container').length,
-            errors: document.querySelectorAll('mjx-merror').length})""")
+            rendered: document.querySelectorAll('.math > mjx-container > svg + mjx-assistive-mml > math').length,
+            errors: document.querySelectorAll('[data-mjx-error], mjx-merror').length,
+            scripts: [...document.scripts].filter(script => /mathjax/i.test(script.src)).length})""")
         targets = _internal_targets(page)
         LOAD_MS[name] = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
     finally:
@@ -135,6 +136,7 @@ def test_page_reads_offline_with_images_math_links_and_a_phone_width(site, site_
     blurry = [image for image in images if image["natural"] < 1.9 * image["shown"]]
     assert not blurry, f"{name}: images with fewer than 2 pixels per CSS pixel (blurry on HiDPI): {blurry}"
     assert math["rendered"] == math["source"] and not math["errors"], f"{name}: math not rendered: {math}"
+    assert not math["scripts"], f"{name} loads MathJax, although its formulas are drawn already"
     broken = []
     for target in targets:
         parts = urlsplit(target)
@@ -171,8 +173,8 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
             roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
             assert len(roots) == _explorers_stored(chapter), f"{chapter}: {roots}"
             for root in roots:
+                page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
                 page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
-                page.locator(f"#{root}").scroll_into_view_if_needed()
                 still, unnamed = press_every_control(page, f"#{root}")
                 assert still == [] and unnamed == [], f"{chapter} {root} on a {device}: {still} {unnamed}"
                 assert grid_problems(page, f"#{root}") == [], f"{chapter} {root} on a {device}"
@@ -306,3 +308,47 @@ def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
     for path in build_site.chapter_sources():
         answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
     assert _answers_shown(site) == sorted(answers)
+
+
+def _figures(page):
+    return page.evaluate("""() => [...document.querySelectorAll('.d2l-figure img')].map(image => ({
+        src: image.getAttribute('src'), alt: image.alt, shown: image.getBoundingClientRect().width > 0,
+        width: image.getAttribute('width'), height: image.getAttribute('height'), lazy: image.loading}))""")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_figures_say_what_they_show_and_show_the_picture_drawn_for_the_mode(site, site_browser, chapter):
+    """Every figure has its alt text, its size and lazy loading; in light mode the page shows the
+    light picture, in dark mode the dark one, not dimmed, and a screenshot of the first figure in each
+    mode goes to build/screenshots."""
+    require_chromium()
+    contexts, _ = site_browser
+    page, problems = _open(contexts["desktop"], (site / f"{chapter}.html").as_uri())
+    try:
+        shown = {}
+        for mode in ("light", "dark"):
+            page.evaluate(f"() => document.documentElement.setAttribute('data-theme', '{mode}')")
+            figures = _figures(page)
+            shown[mode] = [figure["src"] for figure in figures if figure["shown"]]
+            first = page.locator(".d2l-figure").first
+            if figures:
+                first.scroll_into_view_if_needed()
+                page.wait_for_function("() => [...document.querySelectorAll('.d2l-figure img')].filter("
+                                       "image => image.getBoundingClientRect().width > 0)[0].complete")
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                first.screenshot(path=SCREENSHOTS / f"site-{chapter}-figure-{mode}.png")
+                shown[f"{mode} filter"] = page.evaluate("""() => [...document.querySelectorAll('.d2l-figure img')]
+                    .filter(image => image.getBoundingClientRect().width > 0)
+                    .map(image => getComputedStyle(image).filter)""")
+    finally:
+        page.close()
+    assert not problems, f"{chapter}: {problems}"
+    assert figures, f"{chapter} shows no figure"
+    for figure in figures:
+        assert len(figure["alt"].split()) >= 5 and not re.search(r"\.(png|jpe?g|svg)\b|_images/", figure["alt"]), \
+            f"{chapter}: a figure without a real alt text: {figure}"
+        assert figure["width"] and figure["height"] and figure["lazy"] == "lazy", f"{chapter}: {figure}"
+    assert len(shown["light"]) == len(shown["dark"]) == len(figures) // 2, f"{chapter}: one picture per mode: {shown}"
+    assert all(src.endswith("-dark.png") for src in shown["dark"]), shown["dark"]
+    assert not any(src.endswith("-dark.png") for src in shown["light"]), shown["light"]
+    assert set(shown["light filter"]) == set(shown["dark filter"]) == {"none"}, f"{chapter}: dimmed: {shown}"

@@ -754,10 +754,59 @@
     }
   }
 
-  const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll };
+  // The explorers start just after the page's first paint: its text shows at once, on a slow phone too.
+  function startSoon() {
+    requestAnimationFrame(() => setTimeout(startAll, 0));
+  }
+
+  // A box that names the scripts of its data (data-d2l-scripts, the web site's chapters) loads them
+  // when the reader comes within a few screens of it, each script once, in order; the last one, its
+  // data, starts it. A first view never waits for the explorers further down.
+  const loading = new Map();  // src -> the promise of its load, shared by the boxes that need it
+  function load(src) {
+    if (!loading.has(src)) {
+      loading.set(src, new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = src;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error(`could not load ${src}`));
+        document.head.appendChild(script);
+      }));
+    }
+    return loading.get(src);
+  }
+
+  function loadScripts(root) {
+    let chain = Promise.resolve();
+    for (const src of root.dataset.d2lScripts.split(" ").filter(Boolean)) chain = chain.then(() => load(src));
+    return chain.then(startSoon);
+  }
+
+  function loadWhenNear() {
+    const roots = [...document.querySelectorAll("[data-d2l-scripts]")];
+    if (!("IntersectionObserver" in window)) {
+      roots.forEach(loadScripts);
+      return;
+    }
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        loadScripts(entry.target);
+      }
+    }, { rootMargin: "200% 0px" });
+    roots.forEach((root) => observer.observe(root));
+  }
+
+  function startPage() {
+    startSoon();
+    loadWhenNear();
+  }
+
+  const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll, startSoon };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   window.D2L_ADJUST = window.D2L_ADJUST || {};
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startPage);
+  else startPage();
 })();
