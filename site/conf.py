@@ -101,7 +101,8 @@ def _draw_formulas(app, env):
     drawn = json.loads(done.stdout)
     app.env.d2l_formulas = dict(zip(map(tuple, formulas), drawn["html"]))
     with open(Path(app.confdir) / "_static" / "site.css", "a") as css:  # one stylesheet fewer to wait for
-        css.write("\n/* The formulas' own rules (MathJax's SVG output), added when the site is built. */\n" + drawn["css"])
+        css.write("\n/* The formulas' own rules (MathJax's SVG output), added when the site is built. */\n")
+        css.write(drawn["css"])
 
 
 def _visit_math(self, node):

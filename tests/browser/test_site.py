@@ -117,7 +117,7 @@ def test_page_reads_offline_with_images_math_links_and_a_phone_width(site, site_
     page, problems = _open(contexts["desktop"], url)
     try:
         # Figures load lazily, as the reader scrolls to them: load them all now.
-        page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(image => { image.loading = 'eager'; })")
+        page.evaluate("() => document.querySelectorAll('img[loading=lazy]').forEach(img => { img.loading = 'eager'; })")
         page.wait_for_function("() => [...document.images].every(image => image.complete)", timeout=15_000)
         images = page.evaluate("""() => [...document.images].map(image => ({
             src: image.src, natural: image.naturalWidth, shown: image.getBoundingClientRect().width}))""")
