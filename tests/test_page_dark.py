@@ -112,3 +112,18 @@ def test_the_figure_draws_for_the_light_page_again_after_its_dark_variant():
     assert tuple(picture[0, 0]) == tuple(picture[-1, -1]) == WHITE
     assert [style(artist, figure) for artist, (style, _) in zip(figure.blit.artists, figure.kinds)] == styles
     assert [(text.get_text(), text.get_color()) for text in texts] == shown
+
+
+def test_an_opaque_picture_a_few_colours_past_256_is_stored_with_256_and_a_wide_one_exactly():
+    greys = np.zeros((20, 300, 4), np.uint8)
+    greys[..., :3] = (np.arange(300) * 255 // 299)[None, :, None]  # 256 levels, and a blue blend on each
+    greys[10:, :, 2] = np.minimum(255, greys[10:, :, 2].astype(int) + 1)
+    greys[..., 3] = 255
+    assert len(np.unique(greys.reshape(-1, 4), axis=0)) > 256
+    stored = np.asarray(Image.open(io.BytesIO(page._page_png(greys))).convert("RGBA"))
+    assert Image.open(io.BytesIO(page._page_png(greys))).mode == "P"
+    assert np.abs(stored.astype(int) - greys).max() <= page.REDUCED_LEVELS
+    wide = np.random.default_rng(0).integers(0, 256, (40, 40, 4), dtype=np.uint8)
+    wide[..., 3] = 255
+    exact = np.asarray(Image.open(io.BytesIO(page._page_png(wide))).convert("RGBA"))
+    assert np.array_equal(exact, wide)
