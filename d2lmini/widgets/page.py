@@ -22,6 +22,14 @@ paints those over the background: the blitting idea carried to the page. Each di
 artist is stored once, so states that share it share its entry; captions and text summaries too.
 A control whose options depend on the others (``Declaration.choices``) offers, among the stored
 states, only the options valid with the others' values (``valid_options``).
+
+Each figure also has a **dark** variant, for the site's dark mode: what depends on colours, drawn
+again under ``d2lmini.dark.drawn_dark`` on the same figure (its background, colorbar sprites, and the
+artists' styles where they differ). The states are shared by both modes. A colour that a state gives
+a text (the red of a wrong symbol) follows its text: where ``drawn_dark`` recoloured the text's own
+colour (it stands on the page), the state's colour is kept when it reaches ``TEXT_CONTRAST`` on the
+dark background and is ``mirrored`` otherwise; where it kept it (over a heatmap's cell), it is kept.
+A text with a halo (a stroke) is drawn to be read on any colour, and keeps its colours.
 """
 
 import base64
@@ -44,6 +52,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
+from ..dark import DARK_BACKGROUND, TEXT_CONTRAST, contrast, drawn_dark, mirrored
 from ..plotting import CMAPS, SUMMARY_KEYS, SUMMARY_PANELS, SUMMARY_QUERIES
 from .explorer import Explorer, one_thread
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, CellImage, scale_top
@@ -55,6 +64,7 @@ POINT = PAGE_DPI / 72  # canvas pixels per typographic point
 MAX_STATES = 5000  # states one explorer's page may store; more need a coarser grid (page_values)
 DIGITS = 2  # decimals kept of a canvas pixel coordinate
 VALUE_DIGITS = 5  # decimals kept of a cell's value (colours have 256 levels)
+REDUCED_LEVELS = 8  # the most a channel may move when an opaque picture is reduced to 256 colours
 
 
 def _page_png(rgba):
@@ -64,12 +74,27 @@ def _page_png(rgba):
     flat = np.ascontiguousarray(rgba).reshape(-1, 4).view(np.uint32).ravel()
     colours, index = np.unique(flat, return_inverse=True)
     if len(colours) > 256:
-        return png_bytes(rgba)
+        return _reduced_png(rgba) or png_bytes(rgba)
     palette = colours.view(np.uint8).reshape(-1, 4)  # (colours, 4): RGBA
     picture = Image.fromarray(index.reshape(rgba.shape[:2]).astype(np.uint8), "P")
     picture.putpalette(palette[:, :3].ravel().tolist())
     buffer = io.BytesIO()
     picture.save(buffer, "PNG", compress_level=9, transparency=palette[:, 3].tobytes())
+    return buffer.getvalue()
+
+
+def _reduced_png(rgba):
+    """PNG bytes of an opaque picture reduced to 256 colours (median cut, no dithering) where that moves
+    no channel by more than ``REDUCED_LEVELS``, else None. A dark figure has a few antialiased blends
+    more than 256 (light text over light lines), and its full-colour PNG is three times larger."""
+    if (rgba[..., 3] != 255).any():
+        return None
+    picture = Image.fromarray(np.ascontiguousarray(rgba[..., :3])).quantize(
+        256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    if np.abs(np.asarray(picture.convert("RGB"), dtype=int) - rgba[..., :3]).max() > REDUCED_LEVELS:
+        return None
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG", compress_level=9)
     return buffer.getvalue()
 
 
@@ -135,6 +160,17 @@ class _Sprites:
             self.index[key] = len(self.urls)
             self.urls.append(_data_url(crop))
         return [self.index[key], int(left), int(top)]
+
+
+def _dark_look_colours(colours):
+    """[[colour, its colour on the dark page], ...] for the colours that states give a text standing on
+    the page: kept where it reaches ``TEXT_CONTRAST`` on the dark background, else ``mirrored``."""
+    pairs = []
+    for colour in colours:
+        rgba = (*[channel / 255 for channel in colour[:3]], colour[3])
+        dark = rgba if contrast(rgba, DARK_BACKGROUND) >= TEXT_CONTRAST else mirrored(rgba)
+        pairs.append([colour, _colour(dark)])
+    return pairs
 
 
 def _pixels(transform, xy, height):
@@ -315,20 +351,59 @@ class _PageFigure:
         self.kinds = [_kind(artist) for artist in self.blit.artists]
         # Read as built, before any update: a look that differs from its style says so (a text's colour).
         self.styles = [style(artist, self) for artist, (style, _) in zip(self.blit.artists, self.kinds)]
+        self.look_colours = [[] for _ in self.blit.artists]  # per artist, the colours its states give a text
 
     def describe(self):
-        """What never changes: the background, the artists' styles, the colorbar per scale end."""
+        """What never changes: the background, the artists' styles, the colorbar per scale end; and
+        the same for a dark page (``dark``)."""
         blit = self.blit
-        blit._paste_background(1.0, blit.cmap)
-        background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
-        if blit.colorbar_axes is not None:  # the background without the colorbar, as the page paints it
-            blit.canvas.restore_region(blit._background)
-            background = np.asarray(self.blit.canvas.buffer_rgba()).copy()
         css_width, css_height = blit.css_size
-        return {"background": _data_url(background), "width": self.width, "height": self.height,
+        return {"background": self._background(), "width": self.width, "height": self.height,
                 "css_width": css_width, "css_height": css_height,
                 "artists": [{**style, "axes": self._axes(artist)} for artist, style in zip(blit.artists, self.styles)],
-                "colorbar": self._colorbar()}
+                "colorbar": self._colorbar(), "dark": self._dark()}
+
+    def _background(self):
+        """The background as drawn now, without the colorbar (the page paints it), as a data URL."""
+        blit = self.blit
+        blit._paste_background(1.0, blit.cmap)
+        if blit.colorbar_axes is not None:
+            blit.canvas.restore_region(blit._background)
+        return _data_url(np.asarray(blit.canvas.buffer_rgba()).copy())
+
+    def _dark(self):
+        """What a dark page draws instead (``drawn_dark`` on this figure): the background, the colorbar's
+        sprites, and each artist's style where it differs from the light one. A text is read as built (its
+        style's colour, and a letter where the last state left it empty), so that ``drawn_dark`` judges it
+        where it stands; the colours its states gave it get their dark colours (``_dark_look_colours``)."""
+        blit = self.blit
+        texts = [(artist, artist.get_text(), artist.get_color(), style) for artist, style
+                 in zip(blit.artists, self.styles) if style["kind"] == "text"]
+        blit._forget_backgrounds()  # the kept pictures are the light page's
+        try:
+            for artist, text, _, style in texts:
+                artist.set_color([channel / 255 for channel in style["colour"][:3]] + [style["colour"][3]])
+                artist.set_text(text if text.strip() else "M")
+            with drawn_dark(blit.figure):
+                blit.figure.set_canvas(blit.canvas)  # the blit draws on its own canvas; drawn_dark puts it back
+                background = self._background()
+                styles = [style(artist, self) for artist, (style, _) in zip(blit.artists, self.kinds)]
+                colorbar = self._colorbar()
+        finally:
+            for artist, text, colour, _ in texts:
+                artist.set_text(text)
+                artist.set_color(colour)
+            blit._forget_backgrounds()  # the next render draws the light background again
+        artists = []
+        for light, dark, seen in zip(self.styles, styles, self.look_colours):
+            changed = {key: value for key, value in dark.items() if value != light[key]}
+            if light["kind"] == "text" and light["stroke"]:
+                changed = {}  # a halo keeps the text readable on any colour: drawn as on the light page
+            elif "colour" in changed and seen:
+                changed["look_colours"] = _dark_look_colours(seen)
+            artists.append(changed)
+        return {"background": background, "artists": artists,
+                "colorbar": None if colorbar is None else {"ends": colorbar["ends"]}}
 
     def _axes(self, artist):
         """[left, top, width, height] of the artist's axes in canvas pixels and [x0, x1, y0, y1], its
@@ -369,8 +444,12 @@ class _PageFigure:
 
     def looks(self):
         """The look of every registered artist now (after ``update``), JSON-ready."""
-        return [look(artist, self, style) if artist.get_visible() else None
-                for artist, style, (_, look) in zip(self.blit.artists, self.styles, self.kinds)]
+        looks = [look(artist, self, style) if artist.get_visible() else None
+                 for artist, style, (_, look) in zip(self.blit.artists, self.styles, self.kinds)]
+        for seen, look in zip(self.look_colours, looks):
+            if look is not None and "colour" in look and look["colour"] not in seen:
+                seen.append(look["colour"])
+        return looks
 
 
 class _Interned:

@@ -22,12 +22,15 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 from conftest import SCREENSHOTS, require_chromium
+from matplotlib.colors import to_rgba
 from page_support import grid_problems, press_every_control
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 import build_site  # noqa: E402
 from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E402
+
+from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast  # noqa: E402
 
 HUB = "https://hub.example.edu"
 CHAPTERS = [path.stem for path in build_site.chapter_sources()]
@@ -352,3 +355,91 @@ def test_figures_say_what_they_show_and_show_the_picture_drawn_for_the_mode(site
     assert all(src.endswith("-dark.png") for src in shown["dark"]), shown["dark"]
     assert not any(src.endswith("-dark.png") for src in shown["light"]), shown["light"]
     assert set(shown["light filter"]) == set(shown["dark filter"]) == {"none"}, f"{chapter}: dimmed: {shown}"
+
+
+LIVE_CHAPTERS = [chapter for chapter in CHAPTERS if _explorers_stored(chapter)]
+
+
+def _explorer_looks(page, root):
+    """What the explorer ``root`` (an id) shows now: the mode it drew, its canvas's top-left pixel and
+    how many pixels are the dark page's text colour, the colours and backgrounds of its texts, the
+    background of the output holding it, and the filters on its canvas and on a stored picture."""
+    return page.evaluate("""([id, text]) => {
+        const root = document.getElementById(id);
+        const canvas = root.querySelector('canvas');
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        let inText = 0;
+        for (let i = 0; i < pixels.length; i += 4) {
+            const off = Math.abs(pixels[i] - text[0]) + Math.abs(pixels[i + 1] - text[1])
+                + Math.abs(pixels[i + 2] - text[2]);
+            if (off <= 6) inText++;
+        }
+        const behind = (element) => {  // the first background that is not transparent, up to the page's
+            for (let e = element; e; e = e.parentElement) {
+                const colour = getComputedStyle(e).backgroundColor;
+                if (colour !== 'rgba(0, 0, 0, 0)' && colour !== 'transparent') return colour;
+            }
+            return 'rgb(255, 255, 255)';
+        };
+        const texts = [...root.querySelectorAll('.d2l-caption, .d2l-summary, .d2l-note, label, legend')]
+            .filter((e) => e.textContent.trim() && !e.closest('[hidden]'))
+            .map((e) => [e.textContent.trim().slice(0, 40), getComputedStyle(e).color, behind(e)]);
+        const stored = document.createElement('img');  // a stored picture, as the page holds it before the script
+        const box = document.createElement('div');
+        box.className = 'd2l-explorer-page';
+        box.append(stored);
+        root.parentElement.append(box);
+        const storedFilter = getComputedStyle(stored).filter;
+        box.remove();
+        return {mode: root.dataset.mode, corner: [...pixels.slice(0, 4)], inText, texts,
+                output: getComputedStyle(root.closest('.text_html')).backgroundColor,
+                filters: [getComputedStyle(canvas).filter, storedFilter]};
+    }""", [root, list(_rgb255(DARK_TEXT))])
+
+
+def _rgb255(colour):
+    return tuple(round(channel * 255) for channel in to_rgba(colour)[:3])
+
+
+def _css_colour(text):
+    return tuple(int(number) / 255 for number in re.findall(r"[\d.]+", text)[:3])
+
+
+@pytest.mark.parametrize("chapter", LIVE_CHAPTERS)
+def test_every_explorer_draws_for_the_dark_page_and_follows_the_theme_without_a_reload(site, site_browser, chapter,
+                                                                                          screenshots):
+    """The theme's dark mode (stored in localStorage, as its button does): each explorer paints its
+    figure's dark variant, its texts read at WCAG AA on the page, its output is off the theme's grey
+    card and undimmed; switching the theme (data-theme on <html>) redraws it. Screenshots of each
+    explorer in both modes go into build/screenshots/."""
+    require_chromium()
+    contexts, _ = site_browser
+    page = contexts["desktop"].new_page()
+    page.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    try:
+        page.goto((site / f"{chapter}.html").as_uri(), wait_until="load")
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
+        dark_corner = list(_rgb255(DARK_BACKGROUND)) + [255]
+        for root in roots:
+            page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
+            page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
+            looks = _explorer_looks(page, root)
+            where = f"{chapter} {root}"
+            assert looks["mode"] == "dark" and looks["corner"] == dark_corner, (where, looks["corner"])
+            assert looks["inText"] > 100, f"{where}: the figure's text is not in the dark page's text colour"
+            assert looks["output"] == "rgba(0, 0, 0, 0)", f"{where} sits on a {looks['output']} card"
+            assert looks["filters"] == ["none", "none"], where
+            for text, colour, behind in looks["texts"]:
+                ratio = contrast(_css_colour(colour), _css_colour(behind))
+                assert ratio >= TEXT_CONTRAST, f"{where}: {text!r} is {colour} on {behind} ({ratio:.1f}:1)"
+            page.locator(f"#{root}").screenshot(path=screenshots / f"explorer-{chapter}-{root}-dark.png")
+        page.evaluate("() => { document.documentElement.dataset.theme = 'light'; }")
+        for root in roots:
+            looks = _explorer_looks(page, root)
+            assert looks["mode"] == "light" and looks["corner"] == [255, 255, 255, 255], (chapter, root, looks)
+            page.locator(f"#{root}").screenshot(path=screenshots / f"explorer-{chapter}-{root}-light.png")
+        page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+        assert all(_explorer_looks(page, root)["corner"] == dark_corner for root in roots)
+    finally:
+        page.close()

@@ -175,6 +175,28 @@
     return `rgb(${table[3 * index]},${table[3 * index + 1]},${table[3 * index + 2]})`;
   }
 
+  // The theme's mode (pydata-sphinx-theme sets data-theme on <html>): a dark page draws each figure's
+  // dark variant (page.export: figure.dark), a light one (or a page with no theme) the figure itself.
+  function pageMode() {
+    return document.documentElement.dataset.theme === "dark" ? "dark" : "light";
+  }
+
+  // A figure as `mode` draws it: in the dark, each artist's style with its dark changes over it and
+  // the colorbar's dark sprites. The background is decoded apart (PageExplorer.pictures).
+  function figureFor(figure, mode) {
+    if (mode !== "dark") return figure;
+    const dark = figure.dark;
+    return { ...figure, artists: figure.artists.map((style, i) => ({ ...style, ...dark.artists[i] })),
+      colorbar: figure.colorbar && { ...figure.colorbar, ...dark.colorbar } };
+  }
+
+  // The colour a state gives a text (look.colour), on the page drawn now: its dark counterpart where
+  // the style has one (page._dark_look_colours), else as it is.
+  function lookColour(style, colour) {
+    const pair = (style.look_colours || []).find(([light]) => same(light, colour));
+    return pair ? pair[1] : colour;
+  }
+
   function image(url) {
     const picture = new Image();
     picture.src = url;
@@ -288,7 +310,7 @@
           context.lineJoin = "round";
           context.strokeText(line, 0, y);
         }
-        context.fillStyle = rgba(look.colour || style.colour);
+        context.fillStyle = rgba(look.colour ? lookColour(style, look.colour) : style.colour);
         context.fillText(line, 0, y);
       });
       context.restore();
@@ -322,7 +344,7 @@
       this.inputs = {}; // control name -> function giving the index of its value among the offered ones
       this.readouts = {}; // slider name -> function showing its value beside it
       this.id = root.id || `d2l-${data.name}`;
-      this.pictures = {}; // layout -> its background, decoded
+      this.pictures = {}; // layout -> {light, dark}: its backgrounds, decoded
       this.sprites = [];
       this.build();
     }
@@ -641,7 +663,8 @@
     async start() {
       const figures = this.data.figures;
       await Promise.all(Object.entries(figures).map(async ([layout, figure]) => {
-        this.pictures[layout] = await image(figure.background);
+        const [light, dark] = await Promise.all([image(figure.background), image(figure.dark.background)]);
+        this.pictures[layout] = { light, dark };
       }));
       this.sprites = await Promise.all(this.data.sprites.map(image));
       this.render();
@@ -672,7 +695,8 @@
       }
       const [layout, captionText, text, top, looks, choices] = state;
       this.showChoices(choices);
-      const figure = data.figures[layout];
+      const mode = pageMode();
+      const figure = figureFor(data.figures[layout], mode);
       const fit = this.scaleGroup && this.scaleGroup.querySelector("input:checked").value === "fit";
       const colours = { tables: this.tables, cmap: this.mapSelect ? this.mapSelect.value : "viridis",
         top: fit ? top : 1.0 };
@@ -684,7 +708,8 @@
         canvas.style.aspectRatio = `${figure.css_width} / ${figure.css_height}`;
       }
       const context = canvas.getContext("2d");
-      context.drawImage(this.pictures[layout], 0, 0);
+      context.drawImage(this.pictures[layout][mode], 0, 0);
+      this.root.dataset.mode = mode;
       figure.artists.forEach((style, i) => {
         if (looks[i]) PAINT[style.kind](context, style, looks[i], colours, this.sprites);
       });
@@ -803,10 +828,20 @@
     loadWhenNear();
   }
 
+  // The theme's button switches the page's mode (data-theme on <html>): every live explorer draws
+  // itself again, for the new mode, with no reload.
+  function followTheme() {
+    const redraw = () => {
+      for (const root of document.querySelectorAll("[data-d2l-explorer].d2l-ready")) root.d2lExplorer.render();
+    };
+    new MutationObserver(redraw).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  }
+
   const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll, startSoon };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   window.D2L_ADJUST = window.D2L_ADJUST || {};
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startPage);
   else startPage();
+  followTheme();
 })();
