@@ -27,6 +27,16 @@ def _expect(response, what):
     return response
 
 
+def log_in(browser, hub_url, name, password):
+    """Fill in the hub's login form with ``browser`` (a requests.Session); HubError unless it lands on /hub/home."""
+    _expect(browser.get(f"{hub_url}/hub/login", timeout=30), "the login page")
+    form = {"username": name, "password": password, "_xsrf": browser.cookies.get("_xsrf", path="/hub/")}
+    response = browser.post(f"{hub_url}/hub/login?next=/hub/home", data=form, timeout=30)
+    if urlsplit(response.url).path != "/hub/home":
+        raise HubError(f"login as {name!r} at {hub_url} failed: landed on {response.url} (HTTP {response.status_code})")
+    return browser
+
+
 class Learner:
     def __init__(self, hub_url, name, password, timeout=120):
         self.hub, self.name, self.password, self.timeout = hub_url.rstrip("/"), name, password, timeout
@@ -36,12 +46,7 @@ class Learner:
 
     def login(self):
         """Fill in the hub's login form; then ask the hub for an API token, as the token page does."""
-        _expect(self.browser.get(f"{self.hub}/hub/login", timeout=30), "the login page")
-        xsrf = self.browser.cookies.get("_xsrf", path="/hub/")
-        form = {"username": self.name, "password": self.password, "_xsrf": xsrf}
-        response = self.browser.post(f"{self.hub}/hub/login?next=/hub/home", data=form, timeout=30)
-        if urlsplit(response.url).path != "/hub/home":
-            raise HubError(f"login as {self.name!r} failed: landed on {response.url} (HTTP {response.status_code})")
+        log_in(self.browser, self.hub, self.name, self.password)
         xsrf = self.browser.cookies.get("_xsrf", path="/hub/")  # a new one comes with the session
         response = _expect(self.browser.post(f"{self.hub}/hub/api/users/{self.name}/tokens",
                                              json={"note": "simulated learner", "expires_in": 3600},
