@@ -58,11 +58,14 @@ c.Spawner.cmd = [*with_hub, str(python_bin / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+# A save on a full disk fails and leaves the old file whole (hub/whole_saves.py, from this folder).
+c.Spawner.args = ["--ServerApp.contents_manager_class=whole_saves.WholeSaves"]
 # Jupyter refuses to run as root unless told; CI and containers run as root.
-c.Spawner.args = ["--ServerApp.allow_root=True"] if os.geteuid() == 0 else []
+c.Spawner.args += ["--ServerApp.allow_root=True"] if os.geteuid() == 0 else []
 # The kernels run the hub's own Python; the thread count keeps one learner from taking every core.
 c.Spawner.environment = {"OMP_NUM_THREADS": env.get("ATTN_HUB_THREADS", "1"),
-                         "PATH": f"{python_bin}{os.pathsep}{env['PATH']}"}
+                         "PATH": f"{python_bin}{os.pathsep}{env['PATH']}",
+                         "PYTHONPATH": str(Path(__file__).resolve().parent)}
 
 cull_timeout = env.get("ATTN_HUB_CULL_TIMEOUT", "3600")
 c.JupyterHub.load_roles = [{

@@ -68,6 +68,19 @@ class Learner:
             time.sleep(0.25)
         raise HubError(f"{self.name}'s server was not ready within {self.timeout} s")
 
+    def stop(self):
+        """Stop the learner's server, as the hub's Stop My Server button does, and wait until it has stopped."""
+        response = self.api.delete(f"{self.hub}/hub/api/users/{self.name}/server", timeout=30)
+        if response.status_code not in (202, 204, 400):  # 400: not running
+            _expect(response, f"stopping {self.name}'s server")
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
+            if not model.json().get("servers"):
+                return self
+            time.sleep(0.25)
+        raise HubError(f"{self.name}'s server did not stop within {self.timeout} s")
+
     def follow(self, link):
         """Follow an nbgitpuller link: its page, then the sync stream the page's script reads.
 
@@ -170,6 +183,16 @@ class Kernel:
             if msg.get("parent_header", {}).get("msg_id") == msg_id:
                 yield msg
         raise HubError(f"no answer from {self.learner.name}'s kernel within {self.learner.timeout} s")
+
+    def next_status(self, states):
+        """Read the kernel's messages until a status in ``states`` (e.g. the server's "restarting"); return it."""
+        deadline = time.monotonic() + self.learner.timeout
+        while time.monotonic() < deadline:
+            msg = _decode(self.socket.recv())
+            if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] in states:
+                return msg["content"]["execution_state"]
+        raise HubError(f"{self.learner.name}'s kernel reported none of {sorted(states)} "
+                       f"within {self.learner.timeout} s")
 
     def execute(self, code):
         """Run code; return (its outputs as nbformat outputs, its execution count, the error name or None)."""
