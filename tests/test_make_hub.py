@@ -169,7 +169,7 @@ def test_after_make_hub_is_killed_nothing_is_left_and_the_next_make_hub_serves_t
     try:
         lines_until(first, LINK)
         learner, _ = learner_at_work(url, "gil")
-        learner.save("notes.md", text="saved before the crash\n")
+        learner.save("notes.txt", text="saved before the crash\n")
         unsaved = "typed while the hub was down\n"
         everything = started_by(first.pid)
         assert kinds(everything) == {"hub", "proxy", "culler", "server", "kernel"}
@@ -186,9 +186,9 @@ def test_after_make_hub_is_killed_nothing_is_left_and_the_next_make_hub_serves_t
         printed = lines_until(second, LINK)
         assert f"password {PASSWORD}" in printed
         learner.start()  # the token and the learner's home outlived the crash; a new server starts
-        assert learner.contents("notes.md")["content"] == "saved before the crash\n"
-        learner.save("notes.md", text="saved before the crash\n" + unsaved)
-        assert (state / "home" / "gil" / "notes.md").read_text() == "saved before the crash\n" + unsaved
+        assert learner.contents("notes.txt")["content"] == "saved before the crash\n"
+        learner.save("notes.txt", text="saved before the crash\n" + unsaved)
+        assert (state / "home" / "gil" / "notes.txt").read_text() == "saved before the crash\n" + unsaved
     finally:
         second.send_signal(signal.SIGINT)
         second.wait(60)

@@ -130,11 +130,14 @@ def end(processes, timeout):
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.terminate()
-    alive = psutil.wait_procs(processes, timeout=timeout)[1]
+    # Not psutil.wait_procs: it waits out a zombie (ended, not yet reaped by its parent) as if it still ran.
+    deadline = time.monotonic() + timeout
+    while any(_running(process) for process in processes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [process for process in processes if _running(process)]
     for process in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.kill()
-    psutil.wait_procs(alive, timeout=5)
     return alive
 
 
