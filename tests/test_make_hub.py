@@ -24,7 +24,7 @@ from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import learner_repo  # noqa: E402
-from class_hub import Hub, HubRunning, _running, free_port, running_hub  # noqa: E402
+from class_hub import Hub, HubRunning, _running, class_size, free_port, running_hub  # noqa: E402
 from hub_client import Learner  # noqa: E402
 
 PASSWORD = "try-the-hub"
@@ -241,3 +241,9 @@ def test_the_proxy_culler_and_servers_end_by_themselves_when_the_hub_process_is_
         assert still_running(started) == []
     finally:
         hub.stop()
+
+
+def test_the_server_limit_is_the_capacity_tables_learners_to_plan_for():
+    """docs/instructors.md: 2 cores and 8 GB plan for 10 learners, 8 and 32 GB for 40, 32 and 128 GB for 100."""
+    assert [class_size(2, 8e9), class_size(8, 32e9), class_size(32, 128e9)] == [10, 40, 100]
+    assert class_size(1, 1e9) == 1  # a machine below the table still lets one learner in
