@@ -20,7 +20,7 @@ JUPYTER := $(VENV)/bin/jupyter
 NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test install-browser install-colab install-hub learner-repo hub bench-hub lab lab-instructor present site \
+.PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \
 	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
 	bench-notebooks bench-overhead clean distclean
 
@@ -90,9 +90,14 @@ learner-repo: install
 
 # A JupyterHub on 127.0.0.1 for trying the class set-up (docs/hub.md): prints the
 # hub URL, the passwords and the nbgitpuller link that opens chapter 00.
+# It refuses to start while a hub started here still runs, or when the port is
+# taken; `make hub-stop` stops a hub left running (its terminal closed, say).
 HUB_PORT ?= 8000
 hub: install-hub learner-repo
 	$(PY) tools/class_hub.py --repo $(LEARNER_REPO) --port $(HUB_PORT)
+
+hub-stop:
+	$(PY) tools/class_hub.py --stop
 
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)

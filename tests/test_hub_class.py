@@ -110,7 +110,7 @@ def course(tmp_path_factory):
     content = root / FOLDER
     chapters = learner_repo.chapter_sources()
     first_commit = learner_repo.build_learner_repo(chapters, content)
-    hub = Hub(root / "hub", free_port(), PASSWORD).wait_ready()
+    hub = Hub(root / "hub", free_port(), PASSWORD, max_servers=3).wait_ready()  # ana, ben and chloe at once
     link = nbgitpuller_link(hub.url, content, path=CHAPTER)
     learners = {name: Learner(hub.url, name, PASSWORD) for name in ("ana", "ben", "chloe")}
 

@@ -83,7 +83,7 @@ def cycle(tmp_path_factory):
     root = tmp_path_factory.mktemp("hub-nbgrader")
     exchange = root / "exchange"
     exchange.mkdir(mode=0o777)
-    hub = Hub(root / "hub", free_port(), PASSWORD, ADMIN_PASSWORD).wait_ready()
+    hub = Hub(root / "hub", free_port(), PASSWORD, ADMIN_PASSWORD, max_servers=len(PLANS) + 1).wait_ready()
     try:
         teacher = Learner(hub.url, ADMIN, ADMIN_PASSWORD).login().start()
         source = nbformat.read(REPO / "notebooks" / CHAPTER, as_version=4)

@@ -1,9 +1,15 @@
-"""`make hub`'s command (tools/class_hub.py): a hub a person can log in to, its link, Ctrl+C, and idle culling."""
+"""`make hub`'s command (tools/class_hub.py): a hub a person can log in to, its link, Ctrl+C, and idle culling.
+
+And what happens when it is ended some other way (SIGTERM, SIGKILL, the hub
+itself killed), started twice, or started on a port another program holds:
+every process it started ends with it, and nothing it prints is unchecked.
+"""
 
 import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -18,12 +24,11 @@ from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import learner_repo  # noqa: E402
-from class_hub import Hub, _running, free_port  # noqa: E402
+from class_hub import Hub, HubRunning, _running, class_size, free_port, running_hub  # noqa: E402
 from hub_client import Learner  # noqa: E402
 
 PASSWORD = "try-the-hub"
-
-
+LINK = r"/hub/user-redirect/git-pull\?"
 
 def lines_until(process, pattern, timeout=120):
     """Lines the process prints, up to the first matching ``pattern``; fails after ``timeout`` s."""
@@ -97,32 +102,148 @@ def test_the_idle_culler_stops_a_server_nobody_uses(tmp_path):
         hub.stop()
 
 
-def test_killing_make_hubs_command_stops_the_hub_too(tmp_path):
-    content = tmp_path / "attention-notebooks"
-    learner_repo.build_learner_repo(learner_repo.chapter_sources()[:1], content)
+@pytest.fixture(scope="module")
+def content(tmp_path_factory):
+    """A content repository with chapter 00, for the commands started below."""
+    folder = tmp_path_factory.mktemp("content") / "attention-notebooks"
+    learner_repo.build_learner_repo(learner_repo.chapter_sources()[:1], folder)
+    return folder
+
+
+def make_hub(content, state, port):
+    """`make hub`'s command, as a process printing to a pipe."""
+    return subprocess.Popen([sys.executable, str(REPO / "tools" / "class_hub.py"), "--repo", str(content),
+                             "--port", str(port), "--state", str(state)], text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env={**os.environ, "ATTN_HUB_PASSWORD": PASSWORD})
+
+
+def started_by(process):
+    """``process`` (a pid) and every process under it: the hub, proxy, culler, servers and kernels."""
+    root = psutil.Process(process)
+    return [root, *root.children(recursive=True)]
+
+
+def still_running(processes, timeout=30):
+    """Those of ``processes`` that have not ended ``timeout`` s from now, with their command lines."""
+    alive = [process for process in psutil.wait_procs(processes, timeout=timeout)[1] if _running(process)]
+    return [" ".join(process.cmdline()) for process in alive]
+
+
+def kinds(processes):
+    """Which of the hub's parts are among ``processes`` (command lines checked, so a test cannot pass on none)."""
+    names = {"jupyterhub -f": "hub", "configurable-http-proxy": "proxy", "jupyterhub_idle_culler": "culler",
+             "jupyterhub-singleuser": "server", "ipykernel_launcher": "kernel"}
+    return {kind for process in processes for marker, kind in names.items() if marker in " ".join(process.cmdline())}
+
+
+def learner_at_work(url, name):
+    """A learner with a server and a kernel that has run a cell: every kind of process the hub starts."""
+    learner = Learner(url, name, PASSWORD).login().start()
+    kernel = learner.kernel("work.ipynb")
+    assert kernel.execute("answer = 42")[2] is None
+    return learner, kernel
+
+
+def test_sigterm_to_make_hubs_command_ends_every_process_it_started(tmp_path, content):
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(REPO / "tools" / "class_hub.py"), "--repo", str(content),
-                                "--port", str(port), "--state", str(tmp_path / "hub")], text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = make_hub(content, tmp_path / "hub", port)
     try:
-        lines_until(process, r"/hub/user-redirect/git-pull\?")
-        hub = [child for child in psutil.Process(process.pid).children() if "jupyterhub" in " ".join(child.cmdline())]
-        assert len(hub) == 1
+        lines_until(process, LINK)
+        learner_at_work(f"http://127.0.0.1:{port}", "fay")
+        everything = started_by(process.pid)
+        assert kinds(everything) == {"hub", "proxy", "culler", "server", "kernel"}
     finally:
         process.terminate()
         process.wait(60)
-    hub[0].wait(30)
+    assert process.returncode == 143
+    assert still_running(everything) == []
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/hub/api/", timeout=5)
 
 
-def test_stop_ends_the_proxy_and_the_culler_even_after_the_hub_died_without_stopping_them(tmp_path):
+def test_after_make_hub_is_killed_nothing_is_left_and_the_next_make_hub_serves_the_learner_again(tmp_path, content):
+    """SIGKILL (an out-of-memory kill, a closed terminal): the command gets no chance to clean up."""
+    state, port = tmp_path / "hub", free_port()
+    url = f"http://127.0.0.1:{port}"
+    first = make_hub(content, state, port)
+    try:
+        lines_until(first, LINK)
+        learner, _ = learner_at_work(url, "gil")
+        learner.save("notes.txt", text="saved before the crash\n")
+        unsaved = "typed while the hub was down\n"
+        everything = started_by(first.pid)
+        assert kinds(everything) == {"hub", "proxy", "culler", "server", "kernel"}
+        first.kill()
+        first.wait(60)
+        assert still_running(everything) == []
+        assert running_hub(state) == []
+        with pytest.raises(requests.ConnectionError):
+            requests.get(f"{url}/hub/api/", timeout=5)
+    finally:
+        first.kill()
+    second = make_hub(content, state, port)
+    try:
+        printed = lines_until(second, LINK)
+        assert f"password {PASSWORD}" in printed
+        learner.start()  # the token and the learner's home outlived the crash; a new server starts
+        assert learner.contents("notes.txt")["content"] == "saved before the crash\n"
+        learner.save("notes.txt", text="saved before the crash\n" + unsaved)
+        assert (state / "home" / "gil" / "notes.txt").read_text() == "saved before the crash\n" + unsaved
+    finally:
+        second.send_signal(signal.SIGINT)
+        second.wait(60)
+
+
+def test_a_second_make_hub_is_refused_with_how_to_stop_the_first_and_hub_stop_stops_it(tmp_path, content):
+    state, port = tmp_path / "hub", free_port()
+    first = make_hub(content, state, port)
+    try:
+        lines_until(first, LINK)
+        for other_port in (port, free_port()):  # the same state folder, on its port or on another
+            second = make_hub(content, state, other_port)
+            out, _ = second.communicate(timeout=60)
+            assert second.returncode == 1, out
+            assert "is still running" in out and "make hub-stop" in out and "JupyterHub is running" not in out, out
+        Learner(f"http://127.0.0.1:{port}", "hal", PASSWORD).login()  # the first hub is untouched
+        everything = started_by(first.pid)
+        stop = subprocess.run([sys.executable, str(REPO / "tools" / "class_hub.py"), "--stop", "--state", str(state)],
+                              capture_output=True, text=True, timeout=120)
+        assert stop.returncode == 0 and f"Stopped the hub started from {state} (pid {first.pid}" in stop.stdout
+        assert still_running(everything) == []
+        first.wait(30)
+        again = subprocess.run([sys.executable, str(REPO / "tools" / "class_hub.py"), "--stop", "--state", str(state)],
+                               capture_output=True, text=True, timeout=60)
+        assert again.stdout.strip() == f"No hub started from {state} is running."
+    finally:
+        first.kill()
+
+
+def test_a_port_another_program_holds_is_refused_before_a_hub_starts(tmp_path, content):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(HubRunning, match=rf"port {port} is in use \(pid {os.getpid()}: .*HUB_PORT=8010"):
+            Hub(tmp_path / "hub", port, PASSWORD)
+        result = make_hub(content, tmp_path / "hub", port)
+        out, _ = result.communicate(timeout=60)
+    assert result.returncode == 1 and f"error: port {port} is in use" in out and "JupyterHub is running" not in out
+
+
+def test_the_proxy_culler_and_servers_end_by_themselves_when_the_hub_process_is_killed(tmp_path):
     hub = Hub(tmp_path / "hub", free_port(), PASSWORD).wait_ready()
-    started = psutil.Process(hub.process.pid).children(recursive=True)
-    commands = [" ".join(process.cmdline()) for process in started]
-    assert any("configurable-http-proxy" in command for command in commands), commands
-    assert any("jupyterhub_idle_culler" in command for command in commands), commands
-    hub.process.kill()  # SIGKILL: the hub gets no chance to stop them, and they are out of its process group
-    hub.process.wait()
-    hub.stop()
-    assert [process for process in started if _running(process)] == []
+    try:
+        learner_at_work(hub.url, "ivy")
+        started = started_by(hub.process.pid)[1:]
+        assert kinds(started) == {"proxy", "culler", "server", "kernel"}
+        hub.process.kill()  # SIGKILL: the hub cleans up nothing; Linux signals its children (die_with_parent)
+        hub.process.wait()
+        assert still_running(started) == []
+    finally:
+        hub.stop()
+
+
+def test_the_server_limit_is_the_capacity_tables_learners_to_plan_for():
+    """docs/instructors.md: 2 cores and 8 GB plan for 10 learners, 8 and 32 GB for 40, 32 and 128 GB for 100."""
+    assert [class_size(2, 8e9), class_size(8, 32e9), class_size(32, 128e9)] == [10, 40, 100]
+    assert class_size(1, 1e9) == 1  # a machine below the table still lets one learner in

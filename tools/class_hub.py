@@ -1,12 +1,15 @@
 """A JupyterHub for a class, on 127.0.0.1: what `make hub` runs, and what the tests start.
 
     python tools/class_hub.py [--repo build/learner-repo] [--port 8000] [--state hub/state]
+    python tools/class_hub.py --stop [--state hub/state]      (make hub-stop)
 
 It starts JupyterHub with hub/jupyterhub_config.py (configurable-http-proxy from
 npm, a shared class password, local single-user servers with nbgitpuller,
-jupyterhub-idle-culler), waits until the hub answers, then prints its URL, how
-to log in, and the nbgitpuller link that opens chapter 00 of the content
-repository. Ctrl+C stops it and every server it started.
+jupyterhub-idle-culler), waits until the hub answers and both passwords log in,
+then prints its URL, how to log in, and the nbgitpuller link that opens chapter
+00 of the content repository. Ctrl+C, SIGTERM or SIGKILL of this command stops
+the hub and every process it started (docs/hub.md, "When something breaks").
+A second start from the same state folder, or on a port in use, is refused.
 
 The passwords come from ATTN_HUB_PASSWORD (8 characters or more) and
 ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
@@ -14,6 +17,7 @@ ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
 
 import argparse
 import contextlib
+import ctypes
 import os
 import secrets
 import signal
@@ -36,13 +40,131 @@ DEFAULT_CONTENT = REPO / "build" / "learner-repo"
 BRANCH = "learner"
 FIRST_CHAPTER = "00_start_here.ipynb"
 ADMIN = "instructor"
+# The user the start-up check logs in with the class password; it is deleted again at once.
+PASSWORD_CHECK_USER = "password-check"
 USER_PASSWORD_MIN, ADMIN_PASSWORD_MIN = 8, 32
+# This command's pid, beside JupyterHub's own jupyterhub.pid, in the state folder.
+PID_FILE = "class_hub.pid"
+HUB_PID_FILE = "jupyterhub.pid"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def die_with_parent(parent_pid):
+    """Ask Linux to send this process SIGTERM when its parent ends, however it ends (SIGKILL included).
+
+    Meant for a child between fork and exec (a ``preexec_fn``, or tools/hub_child.py
+    before it execs): the setting survives exec. If the parent ``parent_pid`` is
+    already gone, no signal would ever come, so the process ends at once. Elsewhere
+    than Linux only the SIGINT step below is done: the hub's own clean-up is all there is.
+
+    It also gives SIGINT its default action back. A shell that starts `make hub &`
+    in the background ignores SIGINT in it, and every process inherits that;
+    JupyterHub stops the culler and each server with SIGINT first and waits 10 s
+    before SIGTERM, so its clean-up took 30 s (measured) instead of 3.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if _LIBC is None:
+        return
+    if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"prctl(PR_SET_PDEATHSIG): {os.strerror(error)}")
+    if os.getppid() != parent_pid:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def class_size(cores, memory_bytes):
+    """How many learners' servers may run at once: the capacity table of docs/instructors.md.
+
+    Five learners a core (CPU), 0.65 GB each after 1.5 GB for the system and the hub
+    (memory), and never more than 100 (The Littlest JupyterHub's own scale); at least one.
+    """
+    by_memory = int((memory_bytes / 1e9 - 1.5) / 0.65)
+    return max(1, min(5 * cores, by_memory, 100))
+
+
+def port_in_use(port):
+    """None if 127.0.0.1:``port`` is free to listen on; otherwise what holds it, as words."""
+    with socket.socket() as probe:
+        # Connections of an earlier hub waiting out TIME_WAIT do not make the port busy; a listener does.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+            return None
+        except OSError:
+            pass
+    with contextlib.suppress(psutil.AccessDenied):
+        for connection in psutil.net_connections("tcp"):
+            if connection.laddr.port == port and connection.status == psutil.CONN_LISTEN and connection.pid:
+                with contextlib.suppress(psutil.Error):
+                    return f"pid {connection.pid}: {' '.join(psutil.Process(connection.pid).cmdline())[:200]}"
+    return "another program"
+
+
+def _recorded(state, name, marker):
+    """The process whose pid is in ``state/name``, if it runs and its command line holds ``marker``."""
+    try:
+        process = psutil.Process(int((Path(state) / name).read_text().split()[0]))
+        if _running(process) and any(marker in part for part in process.cmdline()):
+            return process
+    except (OSError, ValueError, IndexError, psutil.Error):
+        pass
+    return None
+
+
+def running_hub(state):
+    """The processes of a hub started from ``state`` that still run: this command's, then JupyterHub's."""
+    return [process for process in (_recorded(state, PID_FILE, "class_hub.py"),
+                                    _recorded(state, HUB_PID_FILE, "jupyterhub")) if process]
+
+
+def end(processes, timeout):
+    """SIGTERM to each process; SIGKILL to those still running ``timeout`` s later. Returns those killed."""
+    processes = [process for process in processes if _running(process)]
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.terminate()
+    # Not psutil.wait_procs: it waits out a zombie (ended, not yet reaped by its parent) as if it still ran.
+    deadline = time.monotonic() + timeout
+    while any(_running(process) for process in processes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [process for process in processes if _running(process)]
+    for process in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    return alive
+
+
+def stop_running_hub(state, timeout=45):
+    """What `make hub-stop` does: end the hub started from ``state``, and everything it started.
+
+    This command first (its clean-up stops the hub), then JupyterHub (its own
+    clean-up stops the servers and the proxy), each with SIGKILL if it is still
+    running ``timeout`` s later; then whatever they had started that is left.
+    Returns the pids it found running.
+    """
+    found = running_hub(state)
+    started = {child.pid: child for process in found for child in _children(process)}
+    for process in found:
+        end([process], timeout)
+    end(started.values(), 5)
+    for name in (PID_FILE, HUB_PID_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            (Path(state) / name).unlink()
+    return [process.pid for process in found]
+
+
+def _children(process):
+    try:
+        return process.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
 
 
 def nbgitpuller_link(hub_url, repo, path=FIRST_CHAPTER, branch=BRANCH, app="lab"):
@@ -62,36 +184,64 @@ def _check_password(name, value, minimum):
         raise ValueError(f"{name}: expected a password of at least {minimum} characters, got {shown}")
 
 
+class HubRunning(RuntimeError):
+    """A hub already runs from this state folder, or something else listens on the port."""
+
+
 class Hub:
-    """A running JupyterHub process; ``stop()`` ends it and the servers it spawned."""
+    """A running JupyterHub process; ``stop()`` ends it and everything it started.
+
+    Refused (HubRunning) when a hub started from ``state`` still runs or the port
+    is taken. Linux ends the hub when the process that made this object ends,
+    however it ends (die_with_parent); hub/jupyterhub_config.py ties the proxy,
+    the idle culler and the learners' servers to the hub the same way.
+    """
 
     def __init__(self, state, port=8000, password=None, admin_password=None, cull_timeout=3600, cull_every=60,
-                 log=None):
+                 log=None, max_servers=None, proxy_check=5):
         if not PROXY.exists():
             raise FileNotFoundError(f"configurable-http-proxy is not installed at {PROXY}: run `make install-hub`")
         if not isinstance(port, int) or not 0 < port < 65536:
             raise ValueError(f"port: expected an integer from 1 to 65535, got {port!r}")
+        max_servers = max_servers or class_size(os.cpu_count() or 1, psutil.virtual_memory().total)
+        if not isinstance(max_servers, int) or max_servers < 1:
+            raise ValueError(f"max_servers: expected a whole number of learners, 1 or more, got {max_servers!r}")
+        if not isinstance(proxy_check, int) or proxy_check < 1:
+            raise ValueError(f"proxy_check: expected whole seconds, 1 or more, got {proxy_check!r}")
         self.password = password or secrets.token_urlsafe(12)
         self.admin_password = admin_password or secrets.token_urlsafe(32)
         _check_password("password", self.password, USER_PASSWORD_MIN)
         _check_password("admin_password", self.admin_password, ADMIN_PASSWORD_MIN)
-        self.state, self.port = Path(state), port
+        self.state, self.port, self.max_servers = Path(state), port, max_servers
         self.url = f"http://127.0.0.1:{port}"
+        running = running_hub(self.state)
+        if running:
+            raise HubRunning(f"a hub started from {self.state} is still running (pid "
+                             f"{', '.join(str(process.pid) for process in running)}): stop it with Ctrl+C in its "
+                             f"terminal, or `make hub-stop` (tools/class_hub.py --stop --state {self.state})")
+        holder = port_in_use(port)
+        if holder:
+            raise HubRunning(f"port {port} is in use ({holder}): stop that program (`make hub-stop` stops a hub "
+                             f"left running from {self.state}), or choose another port: make hub HUB_PORT=8010")
         self.state.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "ATTN_HUB_STATE": str(self.state.resolve()), "ATTN_HUB_PORT": str(port),
                "ATTN_HUB_API_PORT": str(free_port()), "ATTN_HUB_PROXY_API_PORT": str(free_port()),
                "ATTN_HUB_PROXY": str(PROXY), "ATTN_HUB_PASSWORD": self.password,
                "ATTN_HUB_ADMIN_PASSWORD": self.admin_password, "ATTN_HUB_ADMIN": ADMIN,
-               "ATTN_HUB_CULL_TIMEOUT": str(cull_timeout), "ATTN_HUB_CULL_EVERY": str(cull_every)}
+               "ATTN_HUB_CULL_TIMEOUT": str(cull_timeout), "ATTN_HUB_CULL_EVERY": str(cull_every),
+               "ATTN_HUB_MAX_SERVERS": str(max_servers), "ATTN_HUB_PROXY_CHECK": str(proxy_check)}
         command = [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(CONFIG)]
         self.log_path = Path(log) if log else self.state / "jupyterhub.log"
         self._log = open(self.log_path, "ab")
-        # Its own process group, so that stop() reaches the proxy and the servers too.
+        # A session of its own: Ctrl+C in the terminal reaches this command only, which stops the hub in order.
+        parent = os.getpid()
         self.process = subprocess.Popen(command, cwd=self.state, env=env, stdout=self._log,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=lambda: die_with_parent(parent))
         self._started = []  # what the hub had started when it answered: its proxy and idle culler among them
 
     def wait_ready(self, timeout=90):
+        """Wait until the hub answers, then log in with both passwords: what is printed has been tried."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -99,20 +249,33 @@ class Hub:
             try:
                 if requests.get(f"{self.url}/hub/api/", timeout=2).ok:
                     self._started = self._descendants()
+                    self._check_passwords()
                     return self
             except requests.ConnectionError:
                 pass
             time.sleep(0.3)
         raise TimeoutError(f"JupyterHub did not answer at {self.url} within {timeout} s; its log: {self.log_path}")
 
+    def _check_passwords(self):
+        """Log in as the instructor, and as a learner (a user deleted again at once); HubError if either fails."""
+        from hub_client import HubError, log_in  # here: nbformat, which it imports, takes a second to load
+
+        admin = log_in(requests.Session(), self.url, ADMIN, self.admin_password)
+        log_in(requests.Session(), self.url, PASSWORD_CHECK_USER, self.password)
+        response = admin.delete(f"{self.url}/hub/api/users/{PASSWORD_CHECK_USER}", timeout=30,
+                                headers={"X-XSRFToken": admin.cookies.get("_xsrf", path="/hub/")})
+        if response.status_code != 204:
+            raise HubError(f"deleting the user {PASSWORD_CHECK_USER!r} after the password check: "
+                           f"HTTP {response.status_code}: {response.text[:300]}")
+
     def stop(self, timeout=30):
         """SIGTERM to the hub (it stops the servers it spawned), then to whatever is left of what it started.
 
-        The proxy and the idle culler run in sessions of their own, out of reach
-        of the hub's process group; if the hub exits without stopping them (as
-        it once did at the end of the load test), they are found in the lists
-        of the hub's processes taken when it answered and when stop() began,
-        and stopped here.
+        The proxy, the idle culler and the servers run in sessions of their own,
+        out of reach of the hub's process group. They end when the hub ends
+        (hub/jupyterhub_config.py); whatever is left all the same is found in
+        the lists of the hub's processes taken when it answered and when stop()
+        began, and stopped here.
         """
         started = {process.pid: process for process in self._started + self._descendants()}.values()
         if self.process.poll() is None:
@@ -120,24 +283,14 @@ class Hub:
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.kill()
                 self.process.wait()
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        left = [process for process in started if _running(process)]
-        for process in left:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.terminate()
-        for process in psutil.wait_procs(left, timeout=5)[1]:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
+        end(started, 5)
         self._log.close()
 
     def _descendants(self):
         try:
-            return psutil.Process(self.process.pid).children(recursive=True)
+            return _children(psutil.Process(self.process.pid))
         except psutil.NoSuchProcess:
             return []
 
@@ -157,34 +310,52 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--state", type=Path, default=DEFAULT_STATE, help="the hub's database, logs and homes")
     parser.add_argument("--cull-timeout", type=int, default=3600, help="stop servers idle this many seconds")
+    parser.add_argument("--max-servers", type=int, default=None,
+                        help="learners' servers at once (default: the capacity table's figure for this machine)")
+    parser.add_argument("--stop", action="store_true", help="stop the hub left running from --state, and exit")
     args = parser.parse_args(argv)
+    if args.stop:
+        stopped = stop_running_hub(args.state)
+        print(f"Stopped the hub started from {args.state} (pid {', '.join(map(str, stopped))})." if stopped
+              else f"No hub started from {args.state} is running.")
+        return
     if "://" not in args.repo and not (Path(args.repo) / ".git").exists():
         sys.exit(f"error: --repo {args.repo}: expected a git repository or a URL; make one with `make learner-repo`")
     repo = args.repo if "://" in args.repo else str(Path(args.repo).resolve())
     try:
         hub = Hub(args.state, args.port, os.environ.get("ATTN_HUB_PASSWORD"),
-                  os.environ.get("ATTN_HUB_ADMIN_PASSWORD"), cull_timeout=args.cull_timeout)
-    except (ValueError, FileNotFoundError) as error:
+                  os.environ.get("ATTN_HUB_ADMIN_PASSWORD"), cull_timeout=args.cull_timeout,
+                  max_servers=args.max_servers)
+    except (ValueError, FileNotFoundError, HubRunning) as error:
         sys.exit(f"error: {error}")
-    # A plain kill of this command (SIGTERM) stops the hub too: the hub runs in its own session.
+    pid_file = Path(args.state) / PID_FILE
+    pid_file.write_text(f"{os.getpid()}\n")
+    # SIGTERM ends this command through its clean-up below; SIGKILL reaches the hub through die_with_parent.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    failed = None
     try:
         hub.wait_ready()
         print(f"""
 JupyterHub is running at {hub.url}/ (127.0.0.1 only; log: {hub.log_path})
   Learners: any user name, password {hub.password}
   Instructor (admin): user name {ADMIN}, password {hub.admin_password}
-  Idle servers stop after {args.cull_timeout} s.
+  (both passwords were just tried on the login page)
+  Up to {hub.max_servers} learners' servers at once; idle servers stop after {args.cull_timeout} s.
 The class link (clones or updates {repo}, branch {BRANCH}, then opens chapter 00):
   {nbgitpuller_link(hub.url, repo)}
 Press Ctrl+C to stop the hub and every learner's server.""", flush=True)
         hub.process.wait()
+        failed = f"JupyterHub exited with {hub.process.returncode}; its log: {hub.log_path}. Start it again: make hub"
     except KeyboardInterrupt:
         pass
     except (RuntimeError, TimeoutError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        failed = str(error)
     finally:
         hub.stop()
+        with contextlib.suppress(FileNotFoundError):
+            pid_file.unlink()
+    if failed:
+        sys.exit(f"error: {failed}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,16 @@ def _expect(response, what):
     return response
 
 
+def log_in(browser, hub_url, name, password):
+    """Fill in the hub's login form with ``browser`` (a requests.Session); HubError unless it lands on /hub/home."""
+    _expect(browser.get(f"{hub_url}/hub/login", timeout=30), "the login page")
+    form = {"username": name, "password": password, "_xsrf": browser.cookies.get("_xsrf", path="/hub/")}
+    response = browser.post(f"{hub_url}/hub/login?next=/hub/home", data=form, timeout=30)
+    if urlsplit(response.url).path != "/hub/home":
+        raise HubError(f"login as {name!r} at {hub_url} failed: landed on {response.url} (HTTP {response.status_code})")
+    return browser
+
+
 class Learner:
     def __init__(self, hub_url, name, password, timeout=120):
         self.hub, self.name, self.password, self.timeout = hub_url.rstrip("/"), name, password, timeout
@@ -36,12 +46,7 @@ class Learner:
 
     def login(self):
         """Fill in the hub's login form; then ask the hub for an API token, as the token page does."""
-        _expect(self.browser.get(f"{self.hub}/hub/login", timeout=30), "the login page")
-        xsrf = self.browser.cookies.get("_xsrf", path="/hub/")
-        form = {"username": self.name, "password": self.password, "_xsrf": xsrf}
-        response = self.browser.post(f"{self.hub}/hub/login?next=/hub/home", data=form, timeout=30)
-        if urlsplit(response.url).path != "/hub/home":
-            raise HubError(f"login as {self.name!r} failed: landed on {response.url} (HTTP {response.status_code})")
+        log_in(self.browser, self.hub, self.name, self.password)
         xsrf = self.browser.cookies.get("_xsrf", path="/hub/")  # a new one comes with the session
         response = _expect(self.browser.post(f"{self.hub}/hub/api/users/{self.name}/tokens",
                                              json={"note": "simulated learner", "expires_in": 3600},
@@ -62,6 +67,19 @@ class Learner:
                 return self
             time.sleep(0.25)
         raise HubError(f"{self.name}'s server was not ready within {self.timeout} s")
+
+    def stop(self):
+        """Stop the learner's server, as the hub's Stop My Server button does, and wait until it has stopped."""
+        response = self.api.delete(f"{self.hub}/hub/api/users/{self.name}/server", timeout=30)
+        if response.status_code not in (202, 204, 400):  # 400: not running
+            _expect(response, f"stopping {self.name}'s server")
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
+            if not model.json().get("servers"):
+                return self
+            time.sleep(0.25)
+        raise HubError(f"{self.name}'s server did not stop within {self.timeout} s")
 
     def follow(self, link):
         """Follow an nbgitpuller link: its page, then the sync stream the page's script reads.
@@ -165,6 +183,16 @@ class Kernel:
             if msg.get("parent_header", {}).get("msg_id") == msg_id:
                 yield msg
         raise HubError(f"no answer from {self.learner.name}'s kernel within {self.learner.timeout} s")
+
+    def next_status(self, states):
+        """Read the kernel's messages until a status in ``states`` (e.g. the server's "restarting"); return it."""
+        deadline = time.monotonic() + self.learner.timeout
+        while time.monotonic() < deadline:
+            msg = _decode(self.socket.recv())
+            if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] in states:
+                return msg["content"]["execution_state"]
+        raise HubError(f"{self.learner.name}'s kernel reported none of {sorted(states)} "
+                       f"within {self.learner.timeout} s")
 
     def execute(self, code):
         """Run code; return (its outputs as nbformat outputs, its execution count, the error name or None)."""
