@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -295,10 +296,56 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-6000:] + done.stderr[-6000:])
         raise RuntimeError(f"sphinx-build failed (exit {done.returncode}); its output is above")
+    cut_icon_fonts(html_dir)
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(html_dir, out)
     return time.perf_counter() - started
+
+
+class _Classes(HTMLParser):
+    """Every class name that a page's elements carry."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def handle_starttag(self, tag, attrs):
+        self.names.update((dict(attrs).get("class") or "").split())
+
+
+ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:"\\([0-9a-f]+)"\}')
+ICON_FONTS = Path("_static") / "vendor" / "fontawesome" / "webfonts"
+ICON_STYLESHEETS = [Path("_static") / "styles" / "pydata-sphinx-theme.css",
+                    Path("_static") / "styles" / "sphinx-book-theme.css"]
+
+
+def cut_icon_fonts(site):
+    """Cut the theme's icon fonts (Font Awesome: about 400 KB, which a phone loads on every first view)
+    to the icons the site's pages show and those the theme's stylesheets draw themselves; return the
+    number of icons kept. An icon a page names by its class (``fa-bars``) is found in its HTML."""
+    from fontTools import subset
+
+    css = "".join((site / sheet).read_text() for sheet in ICON_STYLESHEETS)
+    by_class = {}
+    for selectors, code in ICON_RULE.findall(css):
+        for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors):
+            by_class[name] = int(code, 16)
+    own = {int(code, 16) for code in re.findall(r'"\\((?:f|e)[0-9a-f]{3})"', ICON_RULE.sub("", css))}
+    classes = _Classes()
+    for html_page in site.rglob("*.html"):
+        classes.feed(html_page.read_text())
+    icons = {by_class[name[3:]] for name in classes.names if name.startswith("fa-") and name[3:] in by_class} | own
+    for font in sorted((site / ICON_FONTS).glob("fa-*")):
+        options = subset.Options()
+        options.flavor = "woff2" if font.suffix == ".woff2" else None
+        options.notdef_outline = True
+        cut = subset.Subsetter(options)
+        loaded = subset.load_font(str(font), options)
+        cut.populate(unicodes=icons)
+        cut.subset(loaded)
+        subset.save_font(loaded, str(font), options)
+    return len(icons)
 
 
 def folder_size(path):

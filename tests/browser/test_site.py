@@ -443,3 +443,22 @@ def test_every_explorer_draws_for_the_dark_page_and_follows_the_theme_without_a_
         assert all(_explorer_looks(page, root)["corner"] == dark_corner for root in roots)
     finally:
         page.close()
+
+
+def test_the_icon_fonts_are_cut_to_the_icons_the_pages_show_and_hold_every_one(site):
+    """build_site.cut_icon_fonts keeps every icon a page names by its class (and those the theme's
+    stylesheets draw), and the fonts are a few kilobytes instead of about 400 KB."""
+    from fontTools.ttLib import TTFont
+
+    fonts = sorted((site / build_site.ICON_FONTS).glob("fa-*.woff2"))
+    assert fonts and sum(font.stat().st_size for font in fonts) < 20_000, [f.stat().st_size for f in fonts]
+    held = {code for font in fonts for code in TTFont(font).getBestCmap()}
+    css = "".join((site / sheet).read_text() for sheet in build_site.ICON_STYLESHEETS)
+    by_class = {name: int(code, 16) for selectors, code in build_site.ICON_RULE.findall(css)
+                for name in re.findall(r"\.fa-([a-z0-9-]+)", selectors)}
+    classes = build_site._Classes()
+    for page in site.rglob("*.html"):
+        classes.feed(page.read_text())
+    shown = {name[3:] for name in classes.names if name[3:] in by_class}
+    assert {"bars", "github", "sun", "moon", "magnifying-glass"} <= shown  # the header's icons, found
+    assert not [name for name in shown if by_class[name] not in held], "icons the cut fonts lack"
