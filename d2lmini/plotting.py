@@ -182,10 +182,13 @@ DARK_FIGURES = "D2LMINI_DARK_FIGURES"
 def _with_alt_text(draw, fig):
     """The PNG of ``fig`` as ``draw`` (the inline backend's formatter) makes it, with its alt text in
     the metadata (``alt``), and, when DARK_FIGURES is set, its dark page picture (``dark``, base64)."""
+    dark_too = os.environ.get(DARK_FIGURES, "") not in {"", "0"}
+    if dark_too:  # a layout engine may place a figure's parts anew on its second drawing, then keeps them
+        draw(fig)
     picture = draw(fig)
     data, metadata = picture if isinstance(picture, tuple) else (picture, {})
     metadata = {**(metadata or {}), "alt": alt_text(fig)}
-    if os.environ.get(DARK_FIGURES, "") not in {"", "0"}:
+    if dark_too:
         with drawn_dark(fig):
             dark = draw(fig)
         metadata["dark"] = dark[0] if isinstance(dark, tuple) else dark
