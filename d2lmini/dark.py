@@ -122,8 +122,9 @@ def drawn_dark(fig):
     changes = _Recolouring()
     canvas = fig.canvas
     try:
-        renderer = FigureCanvasAgg(fig).get_renderer()  # a canvas of its own (a closed figure has none that draws)
-        fig.draw(renderer)  # lays the texts out, so that their places are known
+        # A canvas of its own (a closed figure has none that draws), to measure the texts where the
+        # last drawing laid them out: drawing again here could move a figure's parts.
+        renderer = FigureCanvasAgg(fig).get_renderer()
         artists = [artist for artist in fig.findobj(include_self=True) if artist.get_visible()]
         patches = [artist for artist in artists if isinstance(artist, Patch)]
         arrows = [text.arrow_patch for text in artists if getattr(text, "arrow_patch", None) is not None]
