@@ -1,7 +1,9 @@
 """Heatmaps of attention weights with one honest colour scale, and the book's line plot."""
 
+import base64
 import functools
 import os
+import struct
 import sys
 
 import matplotlib.pyplot as plt
@@ -179,13 +181,26 @@ def use_svg_display():
 DARK_FIGURES = "D2LMINI_DARK_FIGURES"
 
 
+SETTLE_DRAWINGS = 5
+
+
+def _png_size(picture):
+    """(width, height) in pixels of a formatter's PNG (base64, maybe with its metadata)."""
+    data = picture[0] if isinstance(picture, tuple) else picture
+    header = base64.b64decode(data[:32])  # the signature and the IHDR chunk
+    return struct.unpack(">II", header[16:24])
+
+
 def _with_alt_text(draw, fig):
     """The PNG of ``fig`` as ``draw`` (the inline backend's formatter) makes it, with its alt text in
     the metadata (``alt``), and, when DARK_FIGURES is set, its dark page picture (``dark``, base64)."""
     dark_too = os.environ.get(DARK_FIGURES, "") not in {"", "0"}
-    if dark_too:  # a layout engine may place a figure's parts anew on its second drawing, then keeps them
-        draw(fig)
     picture = draw(fig)
+    if dark_too:  # a layout engine may move a figure's parts over its first drawings: draw until it settles
+        for _ in range(SETTLE_DRAWINGS):
+            previous, picture = picture, draw(fig)
+            if _png_size(picture) == _png_size(previous):
+                break
     data, metadata = picture if isinstance(picture, tuple) else (picture, {})
     metadata = {**(metadata or {}), "alt": alt_text(fig)}
     if dark_too:

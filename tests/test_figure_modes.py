@@ -19,7 +19,7 @@ from matplotlib.colors import to_rgba
 from PIL import Image
 
 import d2lmini as d2l
-from d2lmini import diagrams, plotting
+from d2lmini import diagrams, plotting, seq2seq
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, contrast, drawn_dark, luminance, mirrored
 from d2lmini.figure_alt import describe_figure, set_alt
 
@@ -142,10 +142,14 @@ def _shown(fig):
     return plotting._with_alt_text(draw, fig)
 
 
-def test_a_diagram_drawn_for_both_pages_has_one_size():
-    """Some figures' layout moves between their first and second drawing (the additive scorer's
-    note widens it): with DARK_FIGURES both pictures are drawn after the first, and match."""
-    fig = diagrams.draw_additive_scorer()
+@pytest.mark.parametrize("make", [diagrams.draw_additive_scorer, lambda: seq2seq.show_attention(
+    *(lambda batch: (batch.alignment.float(), batch))(seq2seq.make_batch("reverse", 4, generator=torch.manual_seed(0))),
+    titles=list("abcd"))], ids=["additive scorer", "show_attention"])
+def test_a_figure_drawn_for_both_pages_has_one_size(make):
+    """Some figures' layout moves over their first drawings (the additive scorer's note widens it;
+    show_attention's constrained layout settles on the third): with DARK_FIGURES the figure is drawn
+    until it settles, and both pictures match."""
+    fig = make()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(plotting.DARK_FIGURES, "1")
         data, metadata = _shown(fig)
