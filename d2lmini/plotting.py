@@ -194,18 +194,20 @@ def _png_size(picture):
 def _with_alt_text(draw, fig):
     """The PNG of ``fig`` as ``draw`` (the inline backend's formatter) makes it, with its alt text in
     the metadata (``alt``), and, when DARK_FIGURES is set, its dark page picture (``dark``, base64)."""
-    dark_too = os.environ.get(DARK_FIGURES, "") not in {"", "0"}
     picture = draw(fig)
-    if dark_too:  # a layout engine may move a figure's parts over its first drawings: draw until it settles
+    dark = None
+    if os.environ.get(DARK_FIGURES, "") not in {"", "0"}:
+        # A layout engine may move a figure's parts over its first drawings: draw both pictures
+        # again until they have one size.
         for _ in range(SETTLE_DRAWINGS):
-            previous, picture = picture, draw(fig)
-            if _png_size(picture) == _png_size(previous):
+            with drawn_dark(fig):
+                dark = draw(fig)
+            if _png_size(dark) == _png_size(picture):
                 break
+            picture = draw(fig)
     data, metadata = picture if isinstance(picture, tuple) else (picture, {})
     metadata = {**(metadata or {}), "alt": alt_text(fig)}
-    if dark_too:
-        with drawn_dark(fig):
-            dark = draw(fig)
+    if dark is not None:
         metadata["dark"] = dark[0] if isinstance(dark, tuple) else dark
     return data, metadata
 
