@@ -11,6 +11,9 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 HUB_STAMP := $(VENV)/.installed-hub
 SITE_STAMP := $(VENV)/.installed-site
+# The stamp names axe-core's version, so that a new pin reinstalls it.
+AXE_VERSION := 4.14.1
+AXE_STAMP := $(VENV)/.installed-axe-$(AXE_VERSION)
 # Extra pip arguments, e.g. PyTorch's CPU-only index on Linux without an NVIDIA GPU:
 #   make lab PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
 PIP_ARGS ?=
@@ -46,7 +49,7 @@ $(TEST_STAMP): $(STAMP)
 
 install: $(STAMP)
 
-install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP)
+install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP) $(AXE_STAMP)
 
 # A class on one hub (docs/hub.md): JupyterHub, nbgitpuller and the idle culler
 # from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
@@ -71,6 +74,14 @@ $(SITE_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[site]' $(QUIET_PIP_WARNINGS)
 	npm install --prefix $(VENV)/mathjax --no-audit --no-fund --loglevel=error 'mathjax@$(MATHJAX_VERSION)'
 	$(PY) -c "import sphinx, myst_nb, sphinx_book_theme, sphinx_external_toc"
+	touch $@
+
+# axe-core, the accessibility checker that tests/browser/test_site_a11y.py injects into every
+# page of the site, from npm into ./.venv/axe (AXE_VERSION, at the top).
+$(AXE_STAMP): | $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: the site's accessibility test uses axe-core from npm (Node.js 20 or newer)"; exit 1; }
+	@echo "Installing axe-core $(AXE_VERSION) into $(VENV)/axe."
+	npm install --prefix $(VENV)/axe --no-audit --no-fund --loglevel=error 'axe-core@$(AXE_VERSION)'
 	touch $@
 
 # `make site` builds the web site of the learner edition into build/site from the

@@ -199,6 +199,7 @@ def assemble(src, hub_url, edition):
     (src / "_static").mkdir(parents=True)
     shutil.copy(SITE_TEMPLATE / "conf.py", src / "conf.py")
     shutil.copy(SITE_TEMPLATE / "site.css", src / "_static" / "site.css")
+    shutil.copytree(SITE_TEMPLATE / "_templates", src / "_templates")
     for relative in MATHJAX_FILES:
         source = MATHJAX / relative
         if not source.exists():
