@@ -292,3 +292,21 @@ bench-training: install-test
 # benchmarks/hub_load.json.
 bench-hub: install-test
 	$(PY) benchmarks/hub_load.py --out benchmarks/hub_load.json
+
+# The site in Lighthouse's mobile test (simulated slow 4G, a slow phone's CPU), every chapter page
+# served gzipped from 127.0.0.1 as GitHub Pages would serve it: performance and accessibility
+# scores, largest contentful paint, bytes and render-blocking time per page, into a JSON file
+# (benchmarks/README.md; a few minutes). Lighthouse from npm into ./.venv/lighthouse.
+# make bench-site SITE_BENCH_OUT=benchmarks/site_lighthouse_after.json writes another file.
+LIGHTHOUSE_VERSION := 12.8.2
+LIGHTHOUSE_STAMP := $(VENV)/.installed-lighthouse-$(LIGHTHOUSE_VERSION)
+SITE_BENCH_OUT ?= benchmarks/site_lighthouse.json
+$(LIGHTHOUSE_STAMP): | $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: make bench-site runs Lighthouse from npm (Node.js 18.16 or newer)"; exit 1; }
+	@echo "Installing Lighthouse $(LIGHTHOUSE_VERSION) into $(VENV)/lighthouse."
+	npm install --prefix $(VENV)/lighthouse --no-audit --no-fund --loglevel=error 'lighthouse@$(LIGHTHOUSE_VERSION)'
+	touch $@
+
+.PHONY: bench-site
+bench-site: site install-browser $(LIGHTHOUSE_STAMP)
+	$(PY) benchmarks/site_lighthouse.py --site $(SITE_OUT) --out $(SITE_BENCH_OUT)
