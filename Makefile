@@ -11,6 +11,9 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 HUB_STAMP := $(VENV)/.installed-hub
 SITE_STAMP := $(VENV)/.installed-site
+# The stamp names axe-core's version, so that a new pin reinstalls it.
+AXE_VERSION := 4.14.1
+AXE_STAMP := $(VENV)/.installed-axe-$(AXE_VERSION)
 # Extra pip arguments, e.g. PyTorch's CPU-only index on Linux without an NVIDIA GPU:
 #   make lab PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
 PIP_ARGS ?=
@@ -46,7 +49,7 @@ $(TEST_STAMP): $(STAMP)
 
 install: $(STAMP)
 
-install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP)
+install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP) $(AXE_STAMP)
 
 # A class on one hub (docs/hub.md): JupyterHub, nbgitpuller and the idle culler
 # from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
@@ -71,6 +74,14 @@ $(SITE_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[site]' $(QUIET_PIP_WARNINGS)
 	npm install --prefix $(VENV)/mathjax --no-audit --no-fund --loglevel=error 'mathjax@$(MATHJAX_VERSION)'
 	$(PY) -c "import sphinx, myst_nb, sphinx_book_theme, sphinx_external_toc"
+	touch $@
+
+# axe-core, the accessibility checker that tests/browser/test_site_a11y.py injects into every
+# page of the site, from npm into ./.venv/axe (AXE_VERSION, at the top).
+$(AXE_STAMP): | $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: the site's accessibility test uses axe-core from npm (Node.js 20 or newer)"; exit 1; }
+	@echo "Installing axe-core $(AXE_VERSION) into $(VENV)/axe."
+	npm install --prefix $(VENV)/axe --no-audit --no-fund --loglevel=error 'axe-core@$(AXE_VERSION)'
 	touch $@
 
 # `make site` builds the web site of the learner edition into build/site from the
@@ -287,3 +298,21 @@ bench-training: install-test
 # benchmarks/hub_load.json.
 bench-hub: install-test
 	$(PY) benchmarks/hub_load.py --out benchmarks/hub_load.json
+
+# The site in Lighthouse's mobile test (simulated slow 4G, a slow phone's CPU), every chapter page
+# served gzipped from 127.0.0.1 as GitHub Pages would serve it: performance and accessibility
+# scores, largest contentful paint, bytes and render-blocking time per page, into a JSON file
+# (benchmarks/README.md; a few minutes). Lighthouse from npm into ./.venv/lighthouse.
+# make bench-site SITE_BENCH_OUT=benchmarks/site_lighthouse_after.json writes another file.
+LIGHTHOUSE_VERSION := 12.8.2
+LIGHTHOUSE_STAMP := $(VENV)/.installed-lighthouse-$(LIGHTHOUSE_VERSION)
+SITE_BENCH_OUT ?= benchmarks/site_lighthouse.json
+$(LIGHTHOUSE_STAMP): | $(STAMP)
+	@command -v npm >/dev/null || { echo "npm not found: make bench-site runs Lighthouse from npm (Node.js 18.16 or newer)"; exit 1; }
+	@echo "Installing Lighthouse $(LIGHTHOUSE_VERSION) into $(VENV)/lighthouse."
+	npm install --prefix $(VENV)/lighthouse --no-audit --no-fund --loglevel=error 'lighthouse@$(LIGHTHOUSE_VERSION)'
+	touch $@
+
+.PHONY: bench-site
+bench-site: site install-browser $(LIGHTHOUSE_STAMP)
+	$(PY) benchmarks/site_lighthouse.py --site $(SITE_OUT) --out $(SITE_BENCH_OUT)

@@ -36,6 +36,8 @@ myst_heading_anchors = 4
 
 templates_path = ["_templates"]  # layout.html: what a phone's first view waits for (docs/site.md)
 html_theme = "sphinx_book_theme"
+# The theme's colour-mode and search buttons, given names that hold their visible labels (WCAG 2.5.3).
+templates_path = ["_templates"]
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css", "explorers/explorers.css"]

@@ -254,6 +254,48 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+SITE_HUB = "https://hub.example.edu"  # the JupyterHub address the tests' site is built with
+
+
+@dataclass
+class BuiltSite:
+    folder: Path
+    seconds: float  # how long its build took
+
+
+def _build_site(out):
+    """Build the learner edition's site with a hub button into ``out``, with a proxy that answers
+    nothing, so that a build that needed the network fails; return the seconds it took."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import build_site
+
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            patch.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing answers
+        patch.delenv("NO_PROXY", raising=False)
+        patch.delenv("no_proxy", raising=False)
+        return build_site.build(out, hub_url=SITE_HUB)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The web site, built once per run for every test file that reads it (test_site.py,
+    test_site_a11y.py). Under pytest-xdist those files may run on different workers: the first
+    to ask builds it into the run's shared folder, holding a lock, and the others wait for it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp("site") / "site"
+        return BuiltSite(out, _build_site(out))
+    import fcntl  # the browser tests run on Linux only (Debian's Chromium)
+
+    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, above each worker's own
+    out, record = shared / "site", shared / "site-build-seconds.txt"
+    with open(shared / "site-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not record.exists():  # written only after a build that succeeded
+            record.write_text(str(_build_site(out)))
+    return BuiltSite(out, float(record.read_text()))
+
+
 @pytest.fixture(scope="session")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
-from conftest import SCREENSHOTS, require_chromium
+from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, press_every_control
 
@@ -32,7 +32,6 @@ from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E40
 
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast  # noqa: E402
 
-HUB = "https://hub.example.edu"
 CHAPTERS = [path.stem for path in build_site.chapter_sources()]
 GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]
 PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
@@ -42,29 +41,18 @@ DESKTOP = {"width": 1400, "height": 1000}
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, monkeypatch_module):
-    """The learner edition's site with a hub button, built with no way out to the network."""
-    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch_module.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing answers
-    monkeypatch_module.delenv("NO_PROXY", raising=False)
-    monkeypatch_module.delenv("no_proxy", raising=False)
-    out = tmp_path_factory.mktemp("site") / "site"
-    seconds = build_site.build(out, hub_url=HUB)
+def site(built_site):
+    """The learner edition's site with a hub button (conftest.built_site: built with no way out to the network)."""
+    out = built_site.folder
     size = build_site.folder_size(out) / 1e6
     yield out
     loads = sorted(LOAD_MS.values())
     median = statistics.median(loads) if loads else 0
-    summary = (f"site built in {seconds:.1f} s, {size:.1f} MB; {len(loads)} pages opened from disk, load event "
-               f"median {median:.0f} ms, max {max(loads, default=0):.0f} ms (device scale factor 2, "
+    summary = (f"site built in {built_site.seconds:.1f} s, {size:.1f} MB; {len(loads)} pages opened from disk, "
+               f"load event median {median:.0f} ms, max {max(loads, default=0):.0f} ms (device scale factor 2, "
                f"load average {os.getloadavg()[0]:.1f})\n")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / "site.txt").write_text(summary)
-
-
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as patch:
-        yield patch
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +204,7 @@ def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_brows
     assert buttons["colab"] == f"https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/{notebook}"
     assert buttons["binder"] == f"https://mybinder.org/v2/gh/attention-notebooks/attention-notebooks/learner?urlpath=lab/tree/{notebook}"
     hub = urlsplit(buttons["jupyterhub"])
-    assert f"{hub.scheme}://{hub.netloc}" == HUB and hub.path == "/hub/user-redirect/git-pull"
+    assert f"{hub.scheme}://{hub.netloc}" == SITE_HUB and hub.path == "/hub/user-redirect/git-pull"
     query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
     assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
                      "urlpath": f"lab/tree/attention-notebooks/{notebook}"}

@@ -351,6 +351,11 @@
 
     build() {
       const data = this.data;
+      // A group named after the explorer ("MaskEditorExplorer": "Mask editor explorer"), so that a
+      // screen reader says which explorer a control belongs to.
+      this.root.setAttribute("role", "group");
+      this.root.setAttribute("aria-label", data.name.replace(/(?<=[a-z])(?=[A-Z])/g, " ")
+        .replace(/ \w/g, (initial) => initial.toLowerCase()));
       const controls = document.createElement("div");
       controls.className = "d2l-controls";
       for (const row of data.rows) {
@@ -392,7 +397,6 @@
       this.summary = document.createElement("p");
       this.summary.className = "d2l-summary";
       this.summary.id = `${this.id}-summary`;
-      this.summary.setAttribute("aria-live", "polite");
       this.canvas.setAttribute("aria-describedby", this.summary.id);
       const note = document.createElement("p");
       note.className = "d2l-note";
@@ -668,6 +672,9 @@
       }));
       this.sprites = await Promise.all(this.data.sprites.map(image));
       this.render();
+      // A live region from here on: a screen reader reads the summary again after each change, but
+      // not the first, which every explorer of the page would otherwise read out as it loads.
+      this.summary.setAttribute("aria-live", "polite");
     }
 
     // The state shown now: [layout, caption, summary, top, looks, choices], from the stored table or
