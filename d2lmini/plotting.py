@@ -235,7 +235,10 @@ def _sharp_inline_figures():
 
     InlineBackend.instance().figure_formats = {"retina"}  # its observer updates the shell's formatters
     png = sys.modules["IPython"].get_ipython().display_formatter.formatters["image/png"]
-    draw = png.lookup_by_type(Figure)
+    try:
+        draw = png.lookup_by_type(Figure)
+    except KeyError:  # a terminal IPython shows no inline figure
+        return
     png.for_type(Figure, functools.partial(_with_alt_text, draw))
 
 
