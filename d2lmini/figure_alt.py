@@ -30,14 +30,27 @@ def set_alt(fig, text):
 
 
 def _number(value):
-    """A value as a reader hears it: 2 significant digits (a whole number from 100 on), no "-0"."""
+    """A value as a reader hears it: 2 significant digits (a whole number from 100 on, "almost 0"
+    below 0.001), no "-0"."""
     value = float(value)
+    if 0 < abs(value) < 0.001:
+        return "almost 0"
     text = f"{value:.0f}" if abs(value) >= 100 else f"{value:.2g}"
     return "0" if text in {"-0", "0"} else text
 
 
+TEX = {r"\cdot": "·", r"\ell": "ℓ", r"\,": " ", r"\mathrm": "", r"\sqrt": "√"}
+
+
+def _plain(text):
+    """A label as it reads, without matplotlib's TeX marks: "$B h n^2$" -> "B h n^2"."""
+    for mark, shown in TEX.items():
+        text = text.replace(mark, shown)
+    return " ".join(re.sub(r"[${}]|\\", "", text).split())
+
+
 def _quoted(text):
-    return f"“{' '.join(text.split())}”"
+    return f"“{_plain(text)}”"
 
 
 def _colour_bars(fig):
@@ -90,7 +103,10 @@ def _panel(ax):
         if mesh.get_array() is not None and getattr(mesh, "colorbar", None) is not None and not ax.images:
             drawn.append(f"a colour map of {np.size(mesh.get_array())} cells")
     lines = [line for line in ax.get_lines() if np.size(line.get_ydata()) > 1 or line.get_label()[:1] != "_"]
-    curves = [line for line in lines if np.size(line.get_ydata()) > 2]
+    marks = [line for line in lines if line.get_linestyle() in {"None", "", " "}]  # markers only
+    curves = [line for line in lines if line not in marks and np.size(line.get_ydata()) > 2]
+    if marks:
+        drawn.append(f"{sum(np.size(line.get_ydata()) for line in marks)} marked cells or points")
     if curves:
         legend = ax.get_legend()
         labels = [text.get_text() for text in legend.get_texts()] if legend is not None else []
