@@ -104,7 +104,10 @@ def live_explorer(output, number, scripts, static):
     does, or for a reader without JavaScript. The box names the scripts of its data, which the page
     loads when the reader nears it (explorers.js), so that a first view never waits for them."""
     name = explorer_name(output)
-    alt = html.escape(f"The explorer's first picture: {output['data']['text/plain']}", quote=True)
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", name.removesuffix("Explorer")).lower()  # "kernel pooling"
+    settings = output["data"]["text/plain"].partition("(")[2].rstrip(")")
+    alt = html.escape(f"The {words} explorer's picture at its first settings ({settings}); with JavaScript "
+                      "it becomes live, with a text summary of what it shows.", quote=True)
     sources = " ".join(f"_static/{EXPLORERS}/{src}" for src in scripts[name])
     width = output.get("metadata", {}).get("image/png", {}).get("width")  # CSS pixels: the PNG has twice
     picture = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"])))
