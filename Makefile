@@ -25,7 +25,7 @@ PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbv
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \
 	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
-	bench-notebooks bench-overhead clean distclean
+	bench-notebooks bench-overhead clean distclean bench-page bench-training bench-site help
 
 # The environment and the learner's copy are made by tools/start.py, which also
 # runs without make (Windows, a Mac without the developer tools): one home for
@@ -271,7 +271,6 @@ bench-widgets: install-test
 
 # The live explorers of the web site in Chromium from file://: input to picture, data size,
 # export time, and the site's build time and size (prints Markdown tables; a few minutes).
-.PHONY: bench-page
 bench-page: install-test install-browser $(SITE_STAMP)
 	$(PY) benchmarks/page_explorers.py --site
 
@@ -288,7 +287,6 @@ bench-overhead: install-test
 
 # Chapter 08: time to the accuracy targets on one thread, the live view's cost against plain
 # training, additive against dot-product cross-attention (prints Markdown tables; a few minutes).
-.PHONY: bench-training
 bench-training: install-test
 	$(PY) benchmarks/training.py
 
@@ -313,6 +311,28 @@ $(LIGHTHOUSE_STAMP): | $(STAMP)
 	npm install --prefix $(VENV)/lighthouse --no-audit --no-fund --loglevel=error 'lighthouse@$(LIGHTHOUSE_VERSION)'
 	touch $@
 
-.PHONY: bench-site
 bench-site: site install-browser $(LIGHTHOUSE_STAMP)
 	$(PY) benchmarks/site_lighthouse.py --site $(SITE_OUT) --out $(SITE_BENCH_OUT)
+
+# `make help`: what each command does, in one line each.
+help:
+	@printf '%s\n' 'The commands (make help prints this list):' \
+		'Learners:' \
+		'  make lab             install (the first time), then open the learner edition in JupyterLab' \
+		'  make install         set up ./.venv only' \
+		'  make learner         write the learner edition into ./learner (edits are kept)' \
+		'Instructors:' \
+		'  make lab-instructor  the notebooks with their answers, in JupyterLab' \
+		'  make present CHAPTER=04   lecture mode for one chapter (Voila)' \
+		'  make student / make solutions   editions without and with answers, in build/' \
+		'  make learner-repo    the published learner edition (a git repository, branch learner)' \
+		'  make hub / make hub-stop   a JupyterHub for a class on 127.0.0.1, and stopping one left running' \
+		'  make site            the web site, into build/site (HUB_URL=... adds a hub button)' \
+		'Maintainers:' \
+		'  make test            install everything, then every test (CI runs this)' \
+		'  make lint / unit-test / notebook-test / browser-test / test-colab   parts of make test' \
+		'  make notebooks       re-execute every chapter and store its outputs' \
+		'  make bench, bench-widgets, bench-page, bench-notebooks, bench-overhead, bench-training,' \
+		'       bench-hub, bench-site   the benchmarks (benchmarks/README.md)' \
+		'  make install-test / install-hub / install-colab / install-browser   set-up steps alone' \
+		'  make clean / make distclean   remove what builds wrote / also the environments'
