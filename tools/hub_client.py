@@ -59,27 +59,24 @@ class Learner:
         response = self.api.post(f"{self.hub}/hub/api/users/{self.name}/server", timeout=30)
         if response.status_code not in (201, 202, 400):  # 400: already running
             _expect(response, f"starting {self.name}'s server")
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
-            server = model.json().get("servers", {}).get("")
-            if server and server.get("ready"):
-                return self
-            time.sleep(0.25)
-        raise HubError(f"{self.name}'s server was not ready within {self.timeout} s")
+        return self._wait_for_servers(lambda servers: (servers.get("") or {}).get("ready"), "was not ready")
 
     def stop(self):
         """Stop the learner's server, as the hub's Stop My Server button does, and wait until it has stopped."""
         response = self.api.delete(f"{self.hub}/hub/api/users/{self.name}/server", timeout=30)
         if response.status_code not in (202, 204, 400):  # 400: not running
             _expect(response, f"stopping {self.name}'s server")
+        return self._wait_for_servers(lambda servers: not servers, "did not stop")
+
+    def _wait_for_servers(self, done, failure):
+        """Poll the hub's user model until ``done(its servers)``; HubError after ``self.timeout`` s."""
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
-            if not model.json().get("servers"):
+            if done(model.json().get("servers") or {}):
                 return self
             time.sleep(0.25)
-        raise HubError(f"{self.name}'s server did not stop within {self.timeout} s")
+        raise HubError(f"{self.name}'s server {failure} within {self.timeout} s")
 
     def follow(self, link):
         """Follow an nbgitpuller link: its page, then the sync stream the page's script reads.
