@@ -90,14 +90,14 @@ $(AXE_STAMP): | $(STAMP)
 SITE_OUT ?= build/site
 EDITION ?= learner
 site: install $(SITE_STAMP)
-	$(PY) tools/build_site.py --out $(SITE_OUT) --edition $(EDITION) $(if $(HUB_URL),--hub-url $(HUB_URL))
+	$(PY) -m tools.build_site --out $(SITE_OUT) --edition $(EDITION) $(if $(HUB_URL),--hub-url $(HUB_URL))
 
 # The published learner edition: a git repository (branch `learner`) holding
 # exactly what a learner gets, one new commit per build (tools/learner_repo.py,
 # docs/hub.md). FROM=URL_OR_PATH starts from an already published branch.
 LEARNER_REPO ?= build/learner-repo
 learner-repo: install
-	$(PY) tools/learner_repo.py --out $(LEARNER_REPO) $(if $(FROM),--from $(FROM))
+	$(PY) -m tools.learner_repo --out $(LEARNER_REPO) $(if $(FROM),--from $(FROM))
 
 # A JupyterHub on 127.0.0.1 for trying the class set-up (docs/hub.md): prints the
 # hub URL, the passwords and the nbgitpuller link that opens chapter 00.
@@ -105,10 +105,10 @@ learner-repo: install
 # taken; `make hub-stop` stops a hub left running (its terminal closed, say).
 HUB_PORT ?= 8000
 hub: install-hub learner-repo
-	$(PY) tools/class_hub.py --repo $(LEARNER_REPO) --port $(HUB_PORT)
+	$(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT)
 
 hub-stop:
-	$(PY) tools/class_hub.py --stop
+	$(PY) -m tools.class_hub --stop
 
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -128,7 +128,7 @@ install-browser:
 # as stubs, the outputs of every other cell kept. A rebuild writes a notebook
 # only if it is absent or unchanged since it was written; a learner's edited
 # notebook is kept, the collection's newer version goes to learner/updated/,
-# and a message names both (tools/instructor.py, build_learner).
+# and a message names both (tools/editions.py, build_learner).
 learner:
 	$(START) learner $(START_PIP)
 
@@ -144,25 +144,12 @@ lab-instructor: install
 
 # Lecture mode: `make present CHAPTER=04` serves one instructor notebook with
 # Voila, prose and live explorers with the code and the exercises hidden, on
-# 127.0.0.1 with a token (tools/present.py). PORT as for `make lab`, 8866 by
-# default (Voila's), so that `make lab` can run beside it. A bad CHAPTER stops
-# make before anything runs.
-CHAPTERS := $(sort $(foreach nb,$(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb)),$(firstword $(subst _, ,$(nb)))))
-DIGITS := 0 1 2 3 4 5 6 7 8 9
-TWO_DIGITS := $(foreach a,$(DIGITS),$(addprefix $(a),$(DIGITS)))
-ifneq ($(filter present,$(MAKECMDGOALS)),)
-PRESENT_NOTEBOOK := $(wildcard notebooks/$(CHAPTER)_*.ipynb)
-ifeq ($(strip $(CHAPTER)),)
-$(error CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04; chapters: $(CHAPTERS))
-else ifneq ($(words $(CHAPTER))$(filter-out $(TWO_DIGITS),$(CHAPTER)),1)
-$(error CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER=$(CHAPTER); chapters: $(CHAPTERS))
-else ifneq ($(words $(PRESENT_NOTEBOOK)),1)
-$(error CHAPTER=$(CHAPTER) must match one notebook notebooks/$(CHAPTER)_*.ipynb, found $(or $(PRESENT_NOTEBOOK),none); chapters: $(CHAPTERS))
-endif
-endif
+# 127.0.0.1 with a token (tools/present.py, which refuses a CHAPTER that names
+# no chapter). PORT as for `make lab`, 8866 by default (Voila's), so that
+# `make lab` can run beside it.
 present: PORT = 8866
 present: install
-	$(PY) tools/present.py $(PRESENT_NOTEBOOK) --port $(PORT)
+	$(PY) -m tools.present '$(CHAPTER)' --port $(PORT)
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real
@@ -232,29 +219,29 @@ notebooks: install-test
 	done
 	# nbgrader's cell metadata, derived from the exercise/check tags; Jupytext
 	# keeps it in the .ipynb and out of the .py.
-	$(PY) tools/instructor.py nbgrader-metadata $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions nbgrader-metadata $(NOTEBOOK_SOURCES:.py=.ipynb)
 	# Each figure also stores its picture for a dark page (d2lmini.plotting.DARK_FIGURES), for the web site.
 	D2LMINI_DARK_FIGURES=1 $(JUPYTER) nbconvert --log-level=WARN --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 $(NOTEBOOK_SOURCES:.py=.ipynb)
 	# Drop cell timings and give widget models stable ids, so that a re-run
 	# changes the .ipynb only where an output changed.
-	$(PY) tools/stable_outputs.py $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.stable_outputs $(NOTEBOOK_SOURCES:.py=.ipynb)
 	$(VENV)/bin/jupytext --quiet --to py:percent $(NOTEBOOK_SOURCES:.py=.ipynb)
 
 # Student notebooks (solutions replaced by stubs, no outputs) with d2lmini
 # and requirements.txt beside them; the solution key (executed, with HTML).
 student: install-test
 	rm -rf build/student
-	$(PY) tools/instructor.py student --out build/student $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions student --out build/student $(NOTEBOOK_SOURCES:.py=.ipynb)
 
 solutions: install-test
 	rm -rf build/solutions
-	$(PY) tools/instructor.py solutions --out build/solutions $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions solutions --out build/solutions $(NOTEBOOK_SOURCES:.py=.ipynb)
 
 # Speed and peak memory of the attention paths against PyTorch's (a few
 # minutes on 2 CPU cores); prints Markdown tables.
 bench: install-test
-	$(PY) benchmarks/attention.py
+	$(PY) -m benchmarks.attention
 
 # Never learner/: it holds the learner's work.
 clean:
@@ -267,35 +254,35 @@ distclean: clean
 
 # Latency of the widget explorers against a new figure per change (prints Markdown tables).
 bench-widgets: install-test
-	$(PY) benchmarks/widget_latency.py
+	$(PY) -m benchmarks.widget_latency
 
 # The live explorers of the web site in Chromium from file://: input to picture, data size,
 # export time, and the site's build time and size (prints Markdown tables; a few minutes).
 bench-page: install-test install-browser $(SITE_STAMP)
-	$(PY) benchmarks/page_explorers.py --site
+	$(PY) -m benchmarks.page_explorers --site
 
 # Per-notebook execution time in a fresh kernel (and through nbconvert), against
 # a baseline notebook that only imports torch and d2lmini.
 bench-notebooks: install-test
-	$(PY) benchmarks/notebook_times.py --cli
+	$(PY) -m benchmarks.notebook_times --cli
 
 # Per-call overhead and host reads of the attention modules against an earlier
 # revision, in one run: make bench-overhead BEFORE=<git revision>.
 BEFORE ?= HEAD~1
 bench-overhead: install-test
-	$(PY) benchmarks/overhead.py --before $(BEFORE)
+	$(PY) -m benchmarks.overhead --before $(BEFORE)
 
 # Chapter 08: time to the accuracy targets on one thread, the live view's cost against plain
 # training, additive against dot-product cross-attention (prints Markdown tables; a few minutes).
 bench-training: install-test
-	$(PY) benchmarks/training.py
+	$(PY) -m benchmarks.training
 
 # A class on one hub under load: N = 5, 10, 20 learners at once through a real hub
 # on 127.0.0.1, spread over the ten chapters, then each chapter alone
 # (benchmarks/README.md; about 6 minutes). Prints Markdown tables and writes
 # benchmarks/hub_load.json.
 bench-hub: install-test
-	$(PY) benchmarks/hub_load.py --out benchmarks/hub_load.json
+	$(PY) -m benchmarks.hub_load --out benchmarks/hub_load.json
 
 # The site in Lighthouse's mobile test (simulated slow 4G, a slow phone's CPU), every chapter page
 # served gzipped from 127.0.0.1 as GitHub Pages would serve it: performance and accessibility
@@ -312,7 +299,7 @@ $(LIGHTHOUSE_STAMP): | $(STAMP)
 	touch $@
 
 bench-site: site install-browser $(LIGHTHOUSE_STAMP)
-	$(PY) benchmarks/site_lighthouse.py --site $(SITE_OUT) --out $(SITE_BENCH_OUT)
+	$(PY) -m benchmarks.site_lighthouse --site $(SITE_OUT) --out $(SITE_BENCH_OUT)
 
 # `make help`: what each command does, in one line each.
 help:

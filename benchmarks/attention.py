@@ -1,6 +1,6 @@
 """Attention speed and memory: the book's explicit code, d2lmini's two paths, PyTorch.
 
-Run with ``make bench`` (or ``python benchmarks/attention.py --help``). Every
+Run with ``make bench`` (or ``python -m benchmarks.attention --help``). Every
 row computes the same causal multi-head self-attention with the same weights,
 forward only, under ``torch.no_grad()``; the script checks that the outputs
 agree before it times anything. It prints Markdown tables:

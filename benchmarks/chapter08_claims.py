@@ -20,7 +20,7 @@ is the notebook's own run): the training view on reversal, sorting,
 both without positional encoding, additive attention, longer sequences and
 the two cases of Experiment 4. One thread, as the notebook sets it.
 
-Run: ``python benchmarks/chapter08_claims.py`` (about 1.5 minutes a path on
+Run: ``python -m benchmarks.chapter08_claims`` (about 1.5 minutes a path on
 one core; ``--seeds 0 1`` and ``--paths native default`` for fewer).
 Prints Markdown tables: every figure's range over all runs, over the paths
 for seed 0, and each claim's worst case against its threshold.

@@ -1,7 +1,7 @@
 """Load test of a class on one hub: N learners at once, through JupyterHub's REST API and kernel websockets.
 
-    python benchmarks/hub_load.py                       # N = 5, 10, 20 over every chapter; each chapter alone
-    python benchmarks/hub_load.py --learners 2 --chapters 00 02 --moves 2 --memory-chapters 00   # the smoke test's size
+    python -m benchmarks.hub_load                       # N = 5, 10, 20 over every chapter; each chapter alone
+    python -m benchmarks.hub_load --learners 2 --chapters 00 02 --moves 2 --memory-chapters 00   # the smoke test's size
 
 It starts the hub of `make hub` (tools/class_hub.py) on 127.0.0.1 with a fresh
 learner repository, then for each N, all learners at once, spread over the
@@ -29,7 +29,6 @@ Markdown tables and writes the figures as JSON (--out).
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -39,11 +38,12 @@ from pathlib import Path
 
 import psutil
 
+from tools import learner_repo
+from tools.class_hub import Hub, nbgitpuller_link
+from tools.hub_client import Learner
+from tools.local_servers import free_port
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import learner_repo  # noqa: E402
-from class_hub import Hub, free_port, nbgitpuller_link  # noqa: E402
-from hub_client import Learner  # noqa: E402
 
 PASSWORD = "load-test-password"
 SLIDERS = {"IntSliderModel", "FloatSliderModel"}

@@ -14,7 +14,7 @@ baseline and chapters see the same machine load, and the table reports
 medians over the rounds plus each chapter's total as a ratio of the
 baseline's.
 
-Run: ``make bench-notebooks`` (or ``python benchmarks/notebook_times.py``).
+Run: ``make bench-notebooks`` (or ``python -m benchmarks.notebook_times``).
 ``--record benchmarks/notebook_times.json`` also writes the medians, with the
 date, the machine and its load, to the file that chapter 00's statement about
 run times is tested against (``tests/test_collection_claims.py``).

@@ -1,6 +1,6 @@
 """Per-call overhead of the attention modules: this checkout against an earlier revision.
 
-Run: ``make bench-overhead`` (or ``python benchmarks/overhead.py --before REV``).
+Run: ``make bench-overhead`` (or ``python -m benchmarks.overhead --before REV``).
 
 On tiny inputs (batch 2, 8 tokens, width 16) the arithmetic costs almost
 nothing, so the time per call is the Python-side overhead: argument checks,
@@ -16,18 +16,19 @@ wait for the device.
 """
 
 import argparse
-import importlib
 import os
 import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+import d2lmini as current
+from benchmarks.revision import import_at_revision
 
 REPO = Path(__file__).resolve().parent.parent
 HOST_READS = {"_local_scalar_dense", "nonzero"}
@@ -44,17 +45,6 @@ class HostReads(TorchDispatchMode):
         if func.overloadpacket.__name__ in HOST_READS:
             self.count += 1
         return func(*args, **(kwargs or {}))
-
-
-def load_revision(rev, into):
-    """``d2lmini`` as it was at ``rev``, importable as ``d2lmini_<rev>``."""
-    name = "d2lmini_before"
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "d2lmini"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
-    os.rename(Path(into) / "d2lmini", Path(into) / name)
-    sys.path.insert(0, into)
-    return importlib.import_module(name)
 
 
 def calls(d2l):
@@ -111,10 +101,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2000, help="timed calls per row and version")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # tiny tensors: thread wake-ups would dominate
-    sys.path.insert(0, str(REPO))
-    import d2lmini as current
     with tempfile.TemporaryDirectory() as folder:
-        before = calls(load_revision(args.before, folder))
+        before = calls(import_at_revision(args.before, folder, "d2lmini_before"))
         after = calls(current)
         reads = {label: (host_reads(old), host_reads(new)) for (label, old), (_, new) in zip(before, after)}
         medians = measure(before, after, args.repeats)

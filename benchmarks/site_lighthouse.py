@@ -1,7 +1,7 @@
 """The web site in Lighthouse's mobile test, each chapter page served gzipped from 127.0.0.1.
 
-    python benchmarks/site_lighthouse.py --out benchmarks/site_lighthouse.json   # make bench-site
-    python benchmarks/site_lighthouse.py --pages 02_masked_softmax --out /tmp/one.json
+    python -m benchmarks.site_lighthouse --out benchmarks/site_lighthouse.json   # make bench-site
+    python -m benchmarks.site_lighthouse --pages 02_masked_softmax --out /tmp/one.json
 
 It serves a built site (`make site`: build/site) from a small HTTP server on
 127.0.0.1 that compresses text (HTML, CSS, JavaScript, JSON, SVG) with gzip,
@@ -36,9 +36,9 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tools.learner_repo import chapter_sources
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools"))
-from learner_repo import chapter_sources  # noqa: E402
 
 LIGHTHOUSE = REPO / ".venv" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
 CHROMIUM = Path("/usr/bin/chromium")

@@ -25,7 +25,7 @@ Tables (Markdown):
    interleaved round by round; the ratio is view ÷ plain training;
 5. the alignment explorer: milliseconds from setting a control to the new PNG.
 
-Run: ``make bench-training`` (or ``python benchmarks/training.py``).
+Run: ``make bench-training`` (or ``python -m benchmarks.training``).
 """
 
 import argparse

@@ -27,7 +27,7 @@ Tables (Markdown):
 
 Every row gives this version ÷ baseline: the acceptance bar is 1.1.
 
-Run: ``make bench-widgets`` (or ``python benchmarks/widget_latency.py``).
+Run: ``make bench-widgets`` (or ``python -m benchmarks.widget_latency``).
 """
 
 import argparse
@@ -38,8 +38,6 @@ import io
 import math
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -51,6 +49,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import d2lmini as d2l  # noqa: E402
+from benchmarks.revision import import_at_revision  # noqa: E402
 from d2lmini import widgets  # noqa: E402
 from d2lmini.pretrained import EXAMPLE_SENTENCES  # noqa: E402
 from d2lmini.widgets.explorer import one_thread  # noqa: E402
@@ -123,12 +122,8 @@ CONSTRUCTION = ["explore_kernel_pooling", "explore_masked_softmax", "explore_mas
 
 
 def load_baseline(revision, folder):
-    """``d2lmini`` at ``revision``, imported as ``d2lmini_baseline`` from ``folder``."""
-    archive = subprocess.run(["git", "archive", revision, "d2lmini"], cwd=ROOT, check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
-    (Path(folder) / "d2lmini").rename(Path(folder) / "d2lmini_baseline")
-    sys.path.insert(0, folder)
+    """The explorers of ``d2lmini`` at ``revision``, imported as ``d2lmini_baseline.widgets``."""
+    import_at_revision(revision, folder, "d2lmini_baseline")
     return importlib.import_module("d2lmini_baseline.widgets")
 
 

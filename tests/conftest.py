@@ -5,6 +5,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from minilm_support import loaded_model  # noqa: E402
+from support import require_hub  # noqa: E402
 
 
 def _available(name):
@@ -21,6 +23,21 @@ def device(request):
     if not _available(request.param):
         pytest.skip(f"no {request.param} device on this machine")
     return torch.device(request.param)
+
+
+@pytest.fixture(scope="module")
+def hub_installed():
+    """Skip a module's tests, or fail them under CI, when the hub's parts are missing.
+
+    A hub test module asks for it with ``pytestmark = pytest.mark.usefixtures("hub_installed")``.
+    """
+    require_hub()
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """all-MiniLM-L6-v2, loaded once for the session (skipped, or failed under CI, without it)."""
+    return loaded_model()
 
 
 @pytest.fixture(autouse=True)

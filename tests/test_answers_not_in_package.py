@@ -28,6 +28,7 @@ import torch
 
 import d2lmini
 import d2lmini.exercises
+from tools.editions import tags
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.py"))
 
@@ -108,7 +109,7 @@ def passing(check, candidates):
 
 
 def _tagged(notebook, tag):
-    return [cell.source for cell in notebook.cells if tag in cell.metadata.get("tags", [])]
+    return [cell.source for cell in notebook.cells if tag in tags(cell)]
 
 
 def reference_answers():
@@ -124,7 +125,7 @@ def reference_answers():
             notebook = jupytext.read(path)
             namespace = {}
             exec(next(cell.source for cell in notebook.cells if cell.cell_type == "code"
-                      and "colab-setup" not in cell.metadata.get("tags", [])), namespace)
+                      and "colab-setup" not in tags(cell)), namespace)
             for source in _tagged(notebook, "exercise"):
                 exec(source, namespace)
             for source in _tagged(notebook, "check"):

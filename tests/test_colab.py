@@ -19,14 +19,12 @@ import nbformat
 import pytest
 
 import d2lmini
+from tools import colab, editions
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
 PRELOADED = ("torch", "numpy", "matplotlib", "ipywidgets", "seaborn")
 
-spec = importlib.util.spec_from_file_location("colab_tool", REPO / "tools" / "colab.py")
-colab = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(colab)
 
 
 def test_every_chapter_source_has_the_badge_and_setup_cell_of_the_template():
@@ -42,7 +40,7 @@ def test_the_title_and_goals_come_first_then_the_badge_then_the_collapsed_setup_
     assert cells[1].cell_type == "markdown" and colab.colab_url(name) in cells[1].source
     assert colab.colab_url(name).endswith(f"/blob/learner/{name}")
     setup = cells[2]
-    assert setup.cell_type == "code" and "colab-setup" in setup.metadata.get("tags", [])
+    assert setup.cell_type == "code" and "colab-setup" in editions.tags(setup)
     assert setup.metadata.get("jupyter") == {"source_hidden": True}, "JupyterLab shows it collapsed"
     assert setup.metadata.get("cellView") == "form" and setup.source.startswith("# @title "), "so does Colab"
     assert not setup.outputs, "here d2lmini is installed: the setup cell shows nothing"
@@ -138,13 +136,8 @@ def test_on_colab_it_installs_this_version_of_d2lmini_and_leaves_the_preloaded_p
 
 
 def test_the_learner_edition_keeps_the_badge_and_the_setup_cell():
-    sys.path.insert(0, str(REPO / "tools"))
-    try:
-        import instructor
-    finally:
-        sys.path.remove(str(REPO / "tools"))
     path = REPO / "notebooks" / "02_masked_softmax.ipynb"
-    learner = instructor.learner_notebook(nbformat.read(path, as_version=4), path.name)
+    learner = editions.learner_notebook(nbformat.read(path, as_version=4), path.name)
     assert colab.colab_url(path.name) in learner.cells[1].source
     assert learner.cells[2].source == colab.setup_cell("02")
     assert learner.cells[2].metadata["jupyter"] == {"source_hidden": True}

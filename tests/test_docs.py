@@ -137,16 +137,29 @@ def script_options(script):
     return options | {"-h", "--help"}
 
 
+TOOL_COMMAND = re.compile(r"(?:(?<![\w-])-m\s+(?P<module>(?:tools|benchmarks)\.\w+)|(?P<python>python3?\s+)?\b"
+                          r"(?P<path>(?:tools|benchmarks)/\w+\.py))"
+                          r"(?P<rest>(?:\s+[^\s|;&]+)*)")
+PROJECT_IMPORT = re.compile(r"^\s*(?:from|import) (?:tools|benchmarks)\b", re.MULTILINE)
+
+
 def unknown_tool_options(text):
-    """`tools/x.py --option` or `benchmarks/x.py --option` where the script defines no such option."""
+    """`tools/x.py --option`, `-m tools.x --option` (or benchmarks) where the script defines no such option.
+
+    A script that imports the project's tools or benchmarks runs only as a module:
+    `python tools/x.py` for one is reported too.
+    """
     unknown = []
     for snippet in snippets(text):
-        for script, rest in re.findall(r"\b((?:tools|benchmarks)/\w+\.py)((?:\s+[^\s|;&]+)*)", snippet):
+        for found in TOOL_COMMAND.finditer(snippet):
+            script = found["path"] or found["module"].replace(".", "/") + ".py"
             if not (REPO / script).exists():
                 unknown.append(f"{script}: no such script")
                 continue
+            if found["python"] and PROJECT_IMPORT.search((REPO / script).read_text()):
+                unknown.append(f"{script}: run it as python -m {script[:-3].replace('/', '.')}")
             options = script_options(REPO / script)
-            rest = re.sub(r"\"[^\"]*\"|'[^']*'", "", rest)  # a quoted value is not an option of the script
+            rest = re.sub(r"\"[^\"]*\"|'[^']*'", "", found["rest"])  # a quoted value is not an option of the script
             unknown += [f"{script} {option}" for option in re.findall(r"(?<![\w-])--?[a-z][\w-]*", rest)
                         if option.split("=")[0] not in options]
     return unknown
@@ -162,9 +175,14 @@ def test_the_option_check_reads_argparse_and_catches_an_unknown_option():
     assert unknown_tool_options('`python tools/start.py lab --pip-args="--extra-index-url https://x"`') == []
     assert unknown_tool_options('`python tools/start.py lab --pip "--x"`') == ["tools/start.py --pip"]
     assert {"--out", "--baseline"} & script_options(REPO / "benchmarks" / "widget_latency.py") == {"--baseline"}
-    assert unknown_tool_options("`python tools/colab.py --check notebooks/*.py`") == []
-    assert unknown_tool_options("`python tools/colab.py --fix notebooks/*.py`") == ["tools/colab.py --fix"]
+    assert unknown_tool_options("`python -m tools.colab --check notebooks/*.py`") == []
+    assert unknown_tool_options("`python -m tools.colab --fix notebooks/*.py`") == ["tools/colab.py --fix"]
+    assert unknown_tool_options("`python -m benchmarks.widget_latency --baseline 937c25e`") == []
     assert unknown_tool_options("`python tools/nothing.py`") == ["tools/nothing.py: no such script"]
+    assert unknown_tool_options("`python -m tools.nothing`") == ["tools/nothing.py: no such script"]
+    # colab.py imports the learner repository's branch from tools.learner_repo: it runs only as a module.
+    assert unknown_tool_options("`python tools/colab.py --check notebooks/*.py`") == [
+        "tools/colab.py: run it as python -m tools.colab"]
 
 
 # --- paths ------------------------------------------------------------------------------------------------

@@ -11,11 +11,13 @@ import jupytext
 import pytest
 import torch
 
+from tools.editions import tags
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.py"))
 
 
 def tagged(notebook, tag):
-    return [cell.source for cell in notebook.cells if tag in cell.metadata.get("tags", [])]
+    return [cell.source for cell in notebook.cells if tag in tags(cell)]
 
 
 WITH_CHECKS = [path for path in NOTEBOOKS if tagged(jupytext.read(path), "check")]
@@ -29,7 +31,7 @@ def test_the_chapters_with_exercises_are_found():
 def test_checks_leave_the_notebooks_generator_alone(path, capsys):
     notebook = jupytext.read(path)
     imports = next(cell.source for cell in notebook.cells if cell.cell_type == "code"
-                      and "colab-setup" not in cell.metadata.get("tags", []))
+                      and "colab-setup" not in tags(cell))
     namespace = {}
     threads = torch.get_num_threads()
     try:

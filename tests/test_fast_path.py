@@ -1,8 +1,6 @@
 """The fast path (need_weights=False, one SDPA call) gives the explicit path's answer."""
 
 import copy
-import importlib.util
-from pathlib import Path
 
 import pytest
 import torch
@@ -357,10 +355,8 @@ def test_fast_path_checks_valid_lens_like_the_explicit_path(lens, fragments, cau
 # ---- the benchmark script --------------------------------------------------------------
 
 def test_benchmark_runs_end_to_end_on_a_tiny_workload(capsys):
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "attention.py"
-    spec = importlib.util.spec_from_file_location("attention_benchmark", path)
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    from benchmarks import attention as benchmark
+
     benchmark.main(["--device", "cpu", "--batch", "2", "--tokens", "16", "--width", "8", "--heads", "2",
                     "--repeats", "1", "--warmup", "0", "--pair-repeats", "2", "--sweep", "8",
                     "--mask-small", "2", "3", "4", "--mask-large", "2", "3", "4"])

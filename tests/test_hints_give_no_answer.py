@@ -2,7 +2,7 @@
 
 The reference answers are the lines between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION`` of every exercise cell in the notebooks, read with
-``tools/instructor.py``'s own parser. The texts searched are every string a
+``tools/editions.py``'s own parser. The texts searched are every string a
 check module can show (each literal and the fixed parts of each f-string in
 ``d2lmini/exercises``, docstrings and comments aside: they are what the hints
 and messages are made of) and the rendered errors, with every hint step, of
@@ -20,7 +20,6 @@ Shapes such as ``(B, Q, K`` are names and commas, so they may be quoted.
 import ast
 import io
 import re
-import sys
 import textwrap
 import tokenize
 from pathlib import Path
@@ -29,9 +28,9 @@ import jupytext
 import pytest
 from test_exercise_feedback import WRONG_ANSWERS, failure
 
+from tools import editions
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import instructor  # noqa: E402
 
 RUN = 5
 TOKEN = re.compile(r"\w+|\*\*|//|<=|>=|==|!=|->|\S")
@@ -47,10 +46,10 @@ def solution_lines():
     lines = []
     for path in sorted((REPO / "notebooks").glob("*.py")):
         for cell in jupytext.read(path).cells:
-            if instructor.EXERCISE not in instructor.tags(cell):
+            if editions.EXERCISE not in editions.tags(cell):
                 continue
             source = cell.source.splitlines()
-            for begin, end in instructor.solution_regions(cell.source, path.name):
+            for begin, end in editions.solution_regions(cell.source, path.name):
                 lines += _without_comments(textwrap.dedent("\n".join(source[begin + 1:end])))
     return lines
 

@@ -16,21 +16,22 @@ Everything runs on 127.0.0.1, with every wait bounded.
 
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
-from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, without the hub)
+
+from d2lmini.updates import renamed_by_update
+from tools import learner_repo
+from tools.class_hub import Hub, nbgitpuller_link
+from tools.editions import tags
+from tools.hub_client import Learner
+from tools.local_servers import free_port
+
+pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import learner_repo  # noqa: E402
-from class_hub import Hub, free_port, nbgitpuller_link  # noqa: E402
-from hub_client import Learner  # noqa: E402
-
-from d2lmini.updates import renamed_by_update  # noqa: E402
 
 CHAPTER = "02_masked_softmax.ipynb"
 NEW_CHAPTER = "10_class_update.ipynb"
@@ -44,11 +45,11 @@ BENS_NOTES = "Ben's notes: masked_mean needs the lengths.\n"
 
 
 def exercise_cells(nb):
-    return [i for i, cell in enumerate(nb.cells) if "exercise" in cell.metadata.get("tags", [])]
+    return [i for i, cell in enumerate(nb.cells) if "exercise" in tags(cell)]
 
 
 def check_cells(nb):
-    return [i for i, cell in enumerate(nb.cells) if "check" in cell.metadata.get("tags", [])]
+    return [i for i, cell in enumerate(nb.cells) if "check" in tags(cell)]
 
 
 def answered(stub_source, body):
@@ -61,7 +62,7 @@ def answered(stub_source, body):
 def instructor_answer():
     """Exercise 2.1's reference answer, taken from the instructor notebook."""
     source = nbformat.read(REPO / "notebooks" / CHAPTER, as_version=4).cells
-    cell = next(c for c in source if "exercise" in c.metadata.get("tags", []))
+    cell = next(c for c in source if "exercise" in tags(c))
     lines = cell.source.splitlines(keepends=True)
     begin = next(i for i, line in enumerate(lines) if "BEGIN SOLUTION" in line)
     end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)
@@ -76,7 +77,7 @@ def files_under(folder):
 def run_setup_cell(learner):
     """Run the chapter's first code cell (tagged colab-setup) in a new kernel; return (outputs, error name)."""
     path = f"{FOLDER}/{CHAPTER}"
-    setup = next(cell for cell in learner.notebook(path).cells if "colab-setup" in cell.metadata.get("tags", []))
+    setup = next(cell for cell in learner.notebook(path).cells if "colab-setup" in tags(cell))
     kernel = learner.kernel(path)
     try:
         outputs, _, error = kernel.execute(setup.source)

@@ -11,7 +11,6 @@ twice, are in tests/test_make_hub.py.
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,13 +18,17 @@ import nbformat
 import psutil
 import pytest
 import requests
-from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, without the hub)
+from support import skip_or_fail
+
+from tools import learner_repo
+from tools.class_hub import Hub, nbgitpuller_link
+from tools.hub_client import HubError, Learner
+from tools.local_servers import free_port, wait_until
+
+pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import learner_repo  # noqa: E402
-from class_hub import Hub, free_port, nbgitpuller_link  # noqa: E402
-from hub_client import HubError, Learner  # noqa: E402
+
 
 PASSWORD = "faults-password"
 MAX_SERVERS = 1
@@ -68,14 +71,14 @@ def test_proxy_killed_the_hub_starts_it_again_and_the_learner_reconnects_to_the_
     (proxy,) = hub_processes(hub, "configurable-http-proxy")
     killed = time.monotonic()
     proxy.kill()
-    deadline, answered = killed + 60, False
-    while time.monotonic() < deadline and not answered:
+    def answered():
         try:
-            answered = learner.api.get(f"{learner.server}/api/status", timeout=5).ok
+            return learner.api.get(f"{learner.server}/api/status", timeout=5).ok
         except requests.ConnectionError:
-            time.sleep(0.1)
+            return False
+
+    wait_until(answered, 60, "the learner's server did not answer through a new proxy")
     back_after = time.monotonic() - killed
-    assert answered, "the learner's server did not answer through a new proxy within 60 s"
     (new_proxy,) = hub_processes(hub, "configurable-http-proxy")
     assert new_proxy.pid != proxy.pid
     print(f"proxy killed: the learner's server answered again after {back_after:.1f} s "
@@ -120,9 +123,7 @@ def small_home(hub):
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         message = f"mounting a tmpfs was refused: {mounted.stderr.strip()}"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI=true, as root with mount and tmpfs: {message}", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(f"{message} (CI runs as root, with mount and tmpfs)")
     try:
         yield folder
     finally:

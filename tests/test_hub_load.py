@@ -5,16 +5,14 @@ script runs a real hub end to end and measures what it says it measures.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from hub_support import require_hub
+from support import require_hub
+
+from benchmarks import hub_load
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))
-sys.path.insert(0, str(REPO / "tools"))
-import hub_load  # noqa: E402
 
 
 def test_the_load_test_spreads_learners_over_chapters_and_measures_each(tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 The instructor logs in to the hub as its admin and runs nbgrader in a kernel
 of their own server, on chapter 02 as it stands in notebooks/ (its nbgrader
-metadata comes from `tools/instructor.py nbgrader-metadata`). Three learners
+metadata comes from `tools/editions.py nbgrader-metadata`). Three learners
 log in, fetch the assignment in kernels of their servers, answer its three
 exercises in the notebook (wrong, not at all, right) through the contents
 API, and submit. The instructor collects, autogrades, and releases
@@ -17,12 +17,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, without the hub)
+
+from tools.class_hub import ADMIN, Hub
+from tools.editions import tags
+from tools.hub_client import Learner
+from tools.local_servers import free_port
+
+pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-from class_hub import ADMIN, Hub, free_port  # noqa: E402
-from hub_client import Learner  # noqa: E402
 
 CHAPTER = "02_masked_softmax.ipynb"
 ASSIGNMENT, COURSE = "ch02", "attention"
@@ -54,7 +57,7 @@ def solutions():
     nb = nbformat.read(REPO / "notebooks" / CHAPTER, as_version=4)
     bodies = []
     for cell in nb.cells:
-        if "exercise" in cell.metadata.get("tags", []):
+        if "exercise" in tags(cell):
             lines = cell.source.splitlines(keepends=True)
             begin = next(i for i, line in enumerate(lines) if "BEGIN SOLUTION" in line)
             end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)

@@ -1,4 +1,4 @@
-"""The learner edition (tools/instructor.py learner): what `make lab` and Binder open.
+"""The learner edition (tools/editions.py learner): what `make lab` and Binder open.
 
 Every chapter once, as a notebook whose exercises are stubs and whose other
 cells keep their outputs; no answer in any file of the folder; a rebuild never
@@ -7,29 +7,23 @@ runs top to bottom, with only its check cells reporting that the exercise is
 not attempted, is tested where Binder builds it: tests/test_binder.py.
 """
 
-import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
-from test_instructor import CHAPTERS, FIXTURE, FIXTURES, _leaks
+from leak_search import CHAPTERS, FIXTURE, FIXTURES, leaks, read
+
+from tools import editions, start
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import instructor  # noqa: E402
 
 EXERCISE_OR_CHECK = {"exercise", "check"}
-
-
-def read(path):
-    return nbformat.read(path, as_version=4)
 
 
 def visible(folder):
@@ -39,7 +33,7 @@ def visible(folder):
 
 def build(sources, out, capsys):
     """Run the learner build from the command line, as make lab does; return what it printed."""
-    instructor.main(["learner", "--out", str(out), *map(str, sources)])
+    editions.main(["learner", "--out", str(out), *map(str, sources)])
     return capsys.readouterr().out
 
 
@@ -47,7 +41,7 @@ def build(sources, out, capsys):
 def sources(tmp_path_factory):
     """Instructor notebooks by file name: the fixture chapter, then every chapter."""
     folder = tmp_path_factory.mktemp("instructor")
-    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
+    nb = editions.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
     nbformat.write(nb, folder / FIXTURE)
     return {FIXTURE: folder / FIXTURE, **{path.name: path for path in CHAPTERS}}
 
@@ -55,7 +49,7 @@ def sources(tmp_path_factory):
 @pytest.fixture(scope="module")
 def edition(sources, tmp_path_factory):
     out = tmp_path_factory.mktemp("repo") / "learner"
-    assert instructor.build_learner(sources.values(), out) == []
+    assert editions.build_learner(sources.values(), out) == []
     return out
 
 
@@ -68,7 +62,7 @@ def test_the_file_browser_shows_each_chapter_once(edition, sources):
 @pytest.mark.parametrize("name", [FIXTURE] + [path.name for path in CHAPTERS])
 def test_a_learner_notebook_has_stubs_and_keeps_only_the_outputs_that_show_no_answer(edition, sources, name):
     original, learner = read(sources[name]), read(edition / name)
-    student = instructor.student_notebook(read(sources[name]), name)
+    student = editions.student_notebook(read(sources[name]), name)
     assert learner.metadata["jupytext"] == {"formats": "ipynb"}  # never paired, even under jupytext.toml
     assert len(learner.cells) == len(original.cells)
     for index, (before, after) in enumerate(zip(original.cells, learner.cells)):
@@ -76,7 +70,7 @@ def test_a_learner_notebook_has_stubs_and_keeps_only_the_outputs_that_show_no_an
         assert "nbgrader" not in after.metadata
         if after.cell_type != "code":
             continue
-        if EXERCISE_OR_CHECK & set(instructor.tags(after)):
+        if EXERCISE_OR_CHECK & set(editions.tags(after)):
             assert after.outputs == [] and after.execution_count is None, f"cell {index}"
         else:
             for output in before.outputs:  # all but the dark page's pictures, which only the site shows
@@ -95,13 +89,13 @@ def test_figures_keep_their_alt_text_and_leave_the_dark_page_picture_to_the_site
     assert figures and all(metadata.get("alt") for metadata in figures if "height" in metadata)
     assert not [metadata for metadata in figures if "dark" in metadata]
     stored = read(CHAPTERS[0])
-    site = instructor.learner_notebook(stored, CHAPTERS[0].name, dark_pictures=True)
+    site = editions.learner_notebook(stored, CHAPTERS[0].name, dark_pictures=True)
     assert [output for cell in site.cells for output in cell.get("outputs", [])
             if "dark" in output.get("metadata", {}).get("image/png", {})]
 
 
 def test_no_solution_text_is_in_any_file_of_the_learner_edition(edition, sources):
-    assert _leaks(edition, sources) == []
+    assert leaks(edition, sources) == []
 
 
 def test_the_learner_edition_is_never_paired_with_a_py_file_on_save(edition, tmp_path):
@@ -128,7 +122,7 @@ def collection(tmp_path):
     """Two small chapters (the fixture chapter twice) and a function that edits their sources."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
+    nb = editions.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
     paths = [folder / "01_one.ipynb", folder / "02_two.ipynb"]
     for path in paths:
         nbformat.write(nb, path)
@@ -145,7 +139,7 @@ def collection(tmp_path):
 def edit(path, text="my own answer"):
     """Change a notebook as a learner would, in a way JupyterLab would save it; return its bytes."""
     nb = read(path)
-    (index, cell), *_ = [(i, c) for i, c in enumerate(nb.cells) if "exercise" in instructor.tags(c)]
+    (index, cell), *_ = [(i, c) for i, c in enumerate(nb.cells) if "exercise" in editions.tags(c)]
     cell.source = cell.source.replace("raise NotImplementedError", f"# {text}\n    raise NotImplementedError")
     nbformat.write(nb, path)
     return path.read_bytes()
@@ -246,7 +240,7 @@ def test_a_chapter_that_leaves_the_collection_goes_unless_the_learner_changed_it
 def test_the_learner_build_refuses_to_write_over_its_sources(collection):
     paths, _ = collection
     with pytest.raises(ValueError, match="holds the notebooks being read"):
-        instructor.build_learner(paths, paths[0].parent)
+        editions.build_learner(paths, paths[0].parent)
 
 
 # ---------------------------------------------------------------- make, git, Binder
@@ -269,9 +263,6 @@ def make_dry_run(*targets):
 def test_make_lab_builds_the_learner_edition_then_serves_it(monkeypatch):
     assert make_dry_run("lab").strip() == "python3 tools/start.py lab --port 8888"
     # That command, run for real from a fresh clone, is tests/test_start.py's; here, what it builds and serves.
-    spec = importlib.util.spec_from_file_location("start_tool", REPO / "tools" / "start.py")
-    start = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(start)
     commands = []
 
     class Server:
@@ -286,7 +277,7 @@ def test_make_lab_builds_the_learner_edition_then_serves_it(monkeypatch):
     monkeypatch.setattr(start.subprocess, "Popen", Server)
     assert start.main(["lab"]) == 0
     build, serve = commands
-    assert build[1:5] == [str(REPO / "tools" / "instructor.py"), "learner", "--out", "learner"]
+    assert build[1:5] == [str(REPO / "tools" / "editions.py"), "learner", "--out", "learner"]
     assert build[5:] == sorted(f"notebooks/{path.name}" for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert serve[1:6] == ["-m", "jupyter", "lab", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=8888"]
     assert "--ServerApp.root_dir=learner" in serve
@@ -310,7 +301,7 @@ def test_git_ignores_the_learner_edition_so_a_pull_never_touches_it():
 
 def test_postbuild_builds_the_learner_edition_into_learner():
     lines = (REPO / "binder" / "postBuild").read_text().splitlines()
-    assert 'python tools/instructor.py learner --out "${LEARNER_DIR:-learner}" notebooks/*.ipynb' in lines
+    assert 'python tools/editions.py learner --out "${LEARNER_DIR:-learner}" notebooks/*.ipynb' in lines
 
 
 def test_every_binder_link_of_this_repository_opens_the_learner_edition():
@@ -328,8 +319,8 @@ def test_every_binder_link_of_this_repository_opens_the_learner_edition():
 
 def test_run_all_goes_on_past_an_exercise_not_done_yet(sources):
     # JupyterLab's Run All stops at the first cell that raises, unless it is tagged raises-exception.
-    learner = instructor.learner_notebook(read(sources[CHAPTERS[2].name]), CHAPTERS[2].name)
-    checks = [cell for cell in learner.cells if "check" in instructor.tags(cell)]
-    assert checks and all("raises-exception" in instructor.tags(cell) for cell in checks)
-    others = [cell for cell in learner.cells if "check" not in instructor.tags(cell)]
-    assert not any("raises-exception" in instructor.tags(cell) for cell in others)
+    learner = editions.learner_notebook(read(sources[CHAPTERS[2].name]), CHAPTERS[2].name)
+    checks = [cell for cell in learner.cells if "check" in editions.tags(cell)]
+    assert checks and all("raises-exception" in editions.tags(cell) for cell in checks)
+    others = [cell for cell in learner.cells if "check" not in editions.tags(cell)]
+    assert not any("raises-exception" in editions.tags(cell) for cell in others)

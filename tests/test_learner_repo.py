@@ -9,18 +9,17 @@ through a real hub.
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbgitpuller.pull import GitPuller
-from test_instructor import _leaks
+from course_repo import commit, new_course, pull
+from leak_search import leaks
+
+from tools import class_hub, learner_repo
+from tools.editions import tags
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import class_hub  # noqa: E402
-import learner_repo  # noqa: E402
 
 CHAPTERS = learner_repo.chapter_sources()
 
@@ -54,7 +53,7 @@ def test_the_chapters_are_the_learner_edition_with_no_answer(published):
     for path in CHAPTERS:
         expected = learner_repo.learner_notebook(nbformat.read(path, as_version=4), path.name)
         assert nbformat.read(published / path.name, as_version=4) == expected
-    assert _leaks(published, {path.name: path for path in CHAPTERS}) == []
+    assert leaks(published, {path.name: path for path in CHAPTERS}) == []
 
 
 def test_the_environment_pins_torch_and_the_model_and_adds_what_a_hub_needs(published):
@@ -143,59 +142,39 @@ def test_the_hub_refuses_weak_passwords_and_bad_ports_before_starting(kwargs, ex
 
 # nbgitpuller's rules, one case each: the course's repository, a learner's clone, one update.
 
-def _course(tmp_path, files):
-    course = tmp_path / "course"
-    course.mkdir()
-    git(course, "init", "--quiet", "--initial-branch", "learner")
-    return _commit(course, files)
-
-
-def _commit(course, files):
-    for name, text in files.items():
-        (course / name).parent.mkdir(parents=True, exist_ok=True)
-        (course / name).write_text(text)
-    git(course, "add", "--all")
-    git(course, "commit", "--quiet", "-m", "update")
-    return course
-
-
-def _pull(course, clone):
-    return "".join(GitPuller(str(course), str(clone), branch="learner", depth=1).pull())
-
-
 CHAPTER = "".join(f"line {i}\n" for i in range(1, 13))
 
 
 def test_merge_rule_a_learners_edit_and_a_course_change_elsewhere_in_the_file_both_stay(tmp_path):
-    course = _course(tmp_path, {"ch.txt": CHAPTER})
+    course = new_course(tmp_path, {"ch.txt": CHAPTER})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     (clone / "ch.txt").write_text(CHAPTER.replace("line 10\n", "my answer\n"))
-    _commit(course, {"ch.txt": CHAPTER.replace("line 2\n", "line 2, corrected\n")})
-    _pull(course, clone)
+    commit(course, {"ch.txt": CHAPTER.replace("line 2\n", "line 2, corrected\n")})
+    pull(course, clone)
     assert (clone / "ch.txt").read_text() == CHAPTER.replace("line 10\n", "my answer\n").replace(
         "line 2\n", "line 2, corrected\n")
 
 
 def test_merge_rule_on_the_same_lines_the_learners_lines_win_and_the_course_fix_is_dropped(tmp_path):
-    course = _course(tmp_path, {"ch.txt": CHAPTER})
+    course = new_course(tmp_path, {"ch.txt": CHAPTER})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     (clone / "ch.txt").write_text(CHAPTER.replace("line 6\n", "my answer\n"))
-    _commit(course, {"ch.txt": CHAPTER.replace("line 6\n", "line 6, corrected\n").replace("line 1\n", "title\n")})
-    _pull(course, clone)
+    commit(course, {"ch.txt": CHAPTER.replace("line 6\n", "line 6, corrected\n").replace("line 1\n", "title\n")})
+    pull(course, clone)
     assert (clone / "ch.txt").read_text() == CHAPTER.replace("line 6\n", "my answer\n").replace("line 1\n", "title\n")
 
 
 def test_merge_rule_an_untracked_file_in_the_way_of_a_new_one_is_renamed_with_a_message(tmp_path):
-    course = _course(tmp_path, {"ch.txt": CHAPTER})
+    course = new_course(tmp_path, {"ch.txt": CHAPTER})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     (clone / "10_new.txt").write_text("mine")
     (clone / "my-work").mkdir()
     (clone / "my-work" / "notes.txt").write_text("my notes")
-    _commit(course, {"10_new.txt": "the course's"})
-    output = _pull(course, clone)
+    commit(course, {"10_new.txt": "the course's"})
+    output = pull(course, clone)
     renamed = list(clone.glob("10_new__*.txt"))
     assert [path.read_text() for path in renamed] == ["mine"] and f"Renamed {clone / '10_new.txt'}" in output
     assert (clone / "10_new.txt").read_text() == "the course's"
@@ -203,14 +182,14 @@ def test_merge_rule_an_untracked_file_in_the_way_of_a_new_one_is_renamed_with_a_
 
 
 def test_merge_rule_a_deleted_file_comes_back_and_an_edited_one_the_course_deleted_stays(tmp_path):
-    course = _course(tmp_path, {"a.txt": "a\n", "b.txt": "b\n"})
+    course = new_course(tmp_path, {"a.txt": "a\n", "b.txt": "b\n"})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     (clone / "a.txt").unlink()
     (clone / "b.txt").write_text("my b\n")
     subprocess.run(["git", "rm", "--quiet", "b.txt"], cwd=course, check=True)
-    _commit(course, {"c.txt": "c\n"})
-    _pull(course, clone)
+    commit(course, {"c.txt": "c\n"})
+    pull(course, clone)
     assert (clone / "a.txt").read_text() == "a\n"
     assert (clone / "b.txt").read_text() == "my b\n"
 
@@ -225,7 +204,7 @@ def _chapter_02():
 
 
 def _exercise(nb):
-    return next(i for i, cell in enumerate(nb.cells) if "exercise" in cell.metadata.get("tags", []))
+    return next(i for i, cell in enumerate(nb.cells) if "exercise" in tags(cell))
 
 
 def _learner_answers(nb):
@@ -284,22 +263,22 @@ def _rerun_the_check_cell(nb):
 def test_merge_rule_on_a_chapter_the_learners_answer_stays_and_the_notebook_stays_valid(update, arrives, tmp_path):
     original = _chapter_02()
     text = lambda nb: nbformat.writes(nb) + "\n"  # noqa: E731
-    course = _course(tmp_path, {"ch02.ipynb": text(original)})
+    course = new_course(tmp_path, {"ch02.ipynb": text(original)})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     learners = _chapter_02()
     _learner_answers(learners)
     (clone / "ch02.ipynb").write_text(text(learners))
     updated = _chapter_02()
     marker, present_once_arrived = update(updated)
-    _commit(course, {"ch02.ipynb": text(updated)})
-    _pull(course, clone)
+    commit(course, {"ch02.ipynb": text(updated)})
+    pull(course, clone)
 
     merged = nbformat.read(clone / "ch02.ipynb", as_version=4)
     nbformat.validate(merged)
     index = _exercise(merged)
     assert LEARNER_LINE in merged.cells[index].source
-    check = next(cell for cell in merged.cells[index:] if "check" in cell.metadata.get("tags", []))
+    check = next(cell for cell in merged.cells[index:] if "check" in tags(cell))
     assert check.outputs == learners.cells[_exercise(learners) + 1].outputs
     assert len(merged.cells) == len(updated.cells)
     present = any(marker in cell.source or marker in json.dumps(cell.get("outputs", [])) for cell in merged.cells)

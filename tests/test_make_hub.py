@@ -19,13 +19,15 @@ from pathlib import Path
 import psutil
 import pytest
 import requests
-from hub_support import _hub_installed  # noqa: F401 (skips, or fails under CI, without the hub)
+
+from tools import learner_repo
+from tools.class_hub import Hub, HubRunning, _running, class_size, running_hub
+from tools.hub_client import Learner
+from tools.local_servers import free_port, wait_until
+
+pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import learner_repo  # noqa: E402
-from class_hub import Hub, HubRunning, _running, class_size, free_port, running_hub  # noqa: E402
-from hub_client import Learner  # noqa: E402
 
 PASSWORD = "try-the-hub"
 LINK = r"/hub/user-redirect/git-pull\?"
@@ -90,13 +92,8 @@ def test_the_idle_culler_stops_a_server_nobody_uses(tmp_path):
     hub = Hub(tmp_path / "hub", free_port(), PASSWORD, cull_timeout=5, cull_every=2).wait_ready()
     try:
         learner = Learner(hub.url, "eve", PASSWORD).login().start()
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            model = learner.api.get(f"{hub.url}/hub/api/users/eve", timeout=30).json()
-            if not model["servers"]:
-                break
-            time.sleep(1)
-        assert model["servers"] == {}, "the idle culler did not stop eve's idle server within 90 s"
+        wait_until(lambda: not learner.api.get(f"{hub.url}/hub/api/users/eve", timeout=30).json()["servers"], 90,
+                   "the idle culler did not stop eve's idle server", every=1)
         assert "Culling server eve" in hub.log_path.read_text()
     finally:
         hub.stop()

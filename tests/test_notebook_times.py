@@ -4,24 +4,19 @@ It times real kernels, so these tests only check the table's structure and the
 relations that must hold whatever the machine's speed, never a duration.
 """
 
-import importlib.util
 import json
 import os
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "notebook_times.py"
-
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("notebook_times", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks import notebook_times
+
+    return notebook_times
 
 
 def table_rows(out):

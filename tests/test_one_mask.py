@@ -239,11 +239,8 @@ def test_the_valid_lens_rule_test_can_fail():
 
 
 def test_overhead_benchmark_runs_against_this_revision(capsys):
-    import importlib.util
-    path = PACKAGE.parent / "benchmarks" / "overhead.py"
-    spec = importlib.util.spec_from_file_location("overhead_benchmark", path)
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    from benchmarks import overhead as benchmark
+
     benchmark.main(["--before", "HEAD", "--repeats", "2"])
     out = capsys.readouterr().out
     assert "| MultiHeadAttention, fast, 1-D lengths |" in out and "host reads" in out

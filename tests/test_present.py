@@ -1,8 +1,7 @@
 """Lecture mode, `make present CHAPTER=NN`: the command line, the errors for a bad
-CHAPTER, the lecture copy without exercises, and Voilà's command line.
+CHAPTER (tools/present.py's), the lecture copy without exercises, and Voilà's command line.
 The page itself is tested in a real browser (tests/browser/test_lecture_mode_in_browser.py)."""
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -12,19 +11,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools import present
+from tools.editions import tags
+
 REPO = Path(__file__).resolve().parent.parent
 MAKE_DONE = ["-o", ".venv/.installed", "-o", ".venv/.installed-test",
              "-o", ".venv/share/jupyter/lab/settings/overrides.json"]
 
 
-def load_present():
-    spec = importlib.util.spec_from_file_location("present", REPO / "tools" / "present.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-present = load_present()
 
 
 def make_present(*arguments):
@@ -40,38 +34,49 @@ def existing_chapters():
     return " ".join(sorted(path.name[:2] for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")))
 
 
-def test_make_present_serves_the_chapters_instructor_notebook_through_tools_present():
+def test_make_present_serves_the_chapter_through_tools_present():
     result = make_present("CHAPTER=04")
     assert result.returncode == 0, result.stderr
-    expected = ".venv/bin/python tools/present.py notebooks/04_scaled_dot_product.ipynb --port 8866"
-    assert result.stdout.strip() == expected
+    assert result.stdout.strip() == ".venv/bin/python -m tools.present '04' --port 8866"
 
 
 def test_make_present_takes_a_port_as_make_lab_does():
     result = make_present("CHAPTER=09", "PORT=9001")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().endswith("tools/present.py notebooks/09_pretrained_attention.ipynb --port 9001")
+    assert result.stdout.strip().endswith("-m tools.present '09' --port 9001")
+
+
+def test_a_chapter_names_its_instructor_notebook():
+    assert present.chapter_notebook("04") == REPO / "notebooks" / "04_scaled_dot_product.ipynb"
+    assert present.chapter_notebook("09").name == "09_pretrained_attention.ipynb"
 
 
 @pytest.mark.parametrize(
-    "arguments, message",
+    "chapter, message",
     [
-        ((), "CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04"),
-        (("CHAPTER=",), "CHAPTER is missing"),
-        (("CHAPTER=4",), "CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER=4;"),
-        (("CHAPTER=004",), "got CHAPTER=004;"),
-        (("CHAPTER=0a",), "got CHAPTER=0a;"),
-        (("CHAPTER=04 05",), "got CHAPTER=04 05;"),
-        (("CHAPTER=04_scaled",), "got CHAPTER=04_scaled;"),
-        (("CHAPTER=98",), "CHAPTER=98 must match one notebook notebooks/98_*.ipynb, found none;"),
+        ("", "CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04"),
+        (" ", "CHAPTER is missing"),
+        ("4", "CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER=4;"),
+        ("004", "got CHAPTER=004;"),
+        ("0a", "got CHAPTER=0a;"),
+        ("04 05", "got CHAPTER=04 05;"),
+        ("04_scaled", "got CHAPTER=04_scaled;"),
+        ("98", "CHAPTER=98 must match one notebook notebooks/98_*.ipynb, found none;"),
     ],
 )
-def test_a_bad_chapter_stops_make_naming_what_it_got_and_the_chapters(arguments, message):
-    result = make_present(*arguments)
-    assert result.returncode != 0
-    assert result.stdout == ""  # nothing would have run
-    assert message in result.stderr
-    assert f"chapters: {existing_chapters()}." in result.stderr
+def test_a_bad_chapter_is_refused_naming_what_it_got_and_the_chapters(chapter, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        present.main([chapter])
+    said = str(stopped.value.code)
+    assert said.startswith("error: ") and message in said
+    assert f"chapters: {existing_chapters()}." in said
+
+
+def test_make_present_refuses_a_bad_chapter_before_voila_starts():
+    result = subprocess.run([sys.executable, "-m", "tools.present", "4x"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; "
+                                    "got CHAPTER=4x;")
 
 
 def chapter(cells):
@@ -123,7 +128,7 @@ def test_every_chapters_lecture_has_no_exercise_and_keeps_every_explorer():
         lecture = present.lecture_notebook(nb)
         text = "\n".join(sources(lecture))
         assert "BEGIN SOLUTION" not in text and "### Exercise" not in text, path.name
-        assert not any({"exercise", "check"} & set(cell.metadata.get("tags", [])) for cell in lecture.cells)
+        assert not any({"exercise", "check"} & set(tags(cell)) for cell in lecture.cells)
         explorers = [cell.source for cell in nb.cells if cell.cell_type == "code" and "= explore_" in cell.source]
         assert [s for s in explorers if s in text] == explorers, path.name
         assert ("## Further reading" in text) == any("## Further reading" in cell.source for cell in nb.cells)
@@ -149,10 +154,3 @@ def test_voila_listens_on_localhost_only_with_a_token_and_hides_the_code():
     for option in ("--no-browser", "--Voila.ip=127.0.0.1", "--Voila.port=8123", "--Voila.port_retries=0",
                    "--Voila.auto_token=True", "--VoilaConfiguration.strip_sources=True"):
         assert option in command
-
-
-def test_present_py_says_what_is_wrong_with_its_notebook_argument():
-    result = subprocess.run([sys.executable, str(REPO / "tools" / "present.py"), "notebooks/04_nothing.ipynb"],
-                            cwd=REPO, capture_output=True, text=True)
-    assert result.returncode == 1
-    assert result.stderr.strip() == "error: notebook must be an existing .ipynb file, got 'notebooks/04_nothing.ipynb'"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from minilm_support import MODEL_INSTALLED, minilm, require_model  # noqa: F401  (minilm: a fixture)
+from minilm_support import MODEL_INSTALLED, require_model
 
 import d2lmini
 from d2lmini import pretrained
@@ -32,6 +32,7 @@ from d2lmini.pretrained import (
 )
 from d2lmini.pretrained import cache as cache_module
 from d2lmini.pretrained import minilm as minilm_module
+from tools.editions import tags
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -309,7 +310,7 @@ def test_a_wrong_device_or_cache_path_fails_before_anything_is_loaded():
         pretrained.write_cache(torch.zeros(2))
 
 
-def test_the_model_runs_where_it_is_told_and_hands_back_cpu_tensors(minilm):  # noqa: F811
+def test_the_model_runs_where_it_is_told_and_hands_back_cpu_tensors(minilm):
     assert repr(minilm) == "MiniLM(layers=6, heads=12, hidden=384, vocab=30522, device='cpu')"
     on_cpu = load_minilm(device=torch.device("cpu"))
     assert on_cpu.device == torch.device("cpu")
@@ -425,7 +426,7 @@ def float16_steps(a, b):
     return (a.half().view(torch.int16).int() - b.half().view(torch.int16).int()).abs()
 
 
-def test_the_live_model_agrees_with_the_cache_within_one_float16_step(minilm):  # noqa: F811
+def test_the_live_model_agrees_with_the_cache_within_one_float16_step(minilm):
     """The live model's float32 weights move in their last bits from one CPU to another (another vector
     unit, another thread count). Rounded to float16, a weight within those bits of a float16 boundary
     lands on the neighbouring float16 number: one step away (78 of 76,032 weights with
@@ -452,7 +453,7 @@ def test_float16_steps_counts_neighbours_across_a_power_of_two():
     assert float16_steps(torch.tensor([0.5]), torch.tensor([0.25])).item() == 1024  # a whole binade
 
 
-def test_the_chapter_reads_its_sentences_from_the_cache_and_any_other_from_the_live_model(minilm):  # noqa: F811
+def test_the_chapter_reads_its_sentences_from_the_cache_and_any_other_from_the_live_model(minilm):
     """The notebook's digits never depend on this machine's float32 rounding: the chapter's sentences are
     served from the cache even when the live model is installed."""
     model = pretrained.chapter_model()
@@ -490,12 +491,9 @@ def test_write_cache_regenerates_the_shipped_cache_and_records_where(minilm, tmp
     assert CachedMiniLM(path).made_with == fresh["made_with"]
 
 
-def test_the_load_and_forward_benchmark_runs_on_a_tiny_workload(minilm, capsys):  # noqa: F811
-    import importlib.util
+def test_the_load_and_forward_benchmark_runs_on_a_tiny_workload(minilm, capsys):
+    from benchmarks import pretrained as benchmark
 
-    spec = importlib.util.spec_from_file_location("pretrained_benchmark", REPO / "benchmarks" / "pretrained.py")
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
     threads = torch.get_num_threads()
     benchmark.main(["--repeats", "2"])
     assert torch.get_num_threads() == threads  # one thread for the timings only
@@ -524,7 +522,7 @@ def test_without_the_model_the_notebook_prints_what_its_stored_outputs_show(monk
             with contextlib.redirect_stdout(printed):
                 exec(cell.source, namespace)
             plt.close("all")
-            if "nbval-ignore-output" in cell.metadata.get("tags", []):
+            if "nbval-ignore-output" in tags(cell):
                 assert "cached in d2lmini" in printed.getvalue()
                 continue
             stored = "".join(o["text"] for o in cell.outputs if o["output_type"] == "stream" and o["name"] == "stdout")

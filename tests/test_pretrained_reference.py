@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from minilm_support import minilm  # noqa: F401  (a fixture)
 
 REFERENCE = torch.load(Path(__file__).with_name("fixtures") / "minilm_reference.pt", weights_only=True)
 
@@ -42,14 +41,14 @@ def test_attention_maps_equal_the_reference_within_1e_4(minilm, index):  # noqa:
     torch.testing.assert_close(received, expected, atol=1e-4, rtol=0)
 
 
-def test_the_last_layer_of_a_longer_sentence_equals_the_reference(minilm):  # noqa: F811
+def test_the_last_layer_of_a_longer_sentence_equals_the_reference(minilm):
     received = minilm.attention(REFERENCE["long_attention_text"])[-1]
     expected = REFERENCE["long_attention_last_layer"]
     assert received.shape[-1] > 30
     torch.testing.assert_close(received, expected, atol=1e-4, rtol=0)
 
 
-def test_embeddings_of_a_padded_batch_have_cosine_at_least_0_9999_with_the_reference(minilm):  # noqa: F811
+def test_embeddings_of_a_padded_batch_have_cosine_at_least_0_9999_with_the_reference(minilm):
     # One batch of sentences of different lengths (the empty one included): padding must change nothing.
     received = minilm.embed(REFERENCE["embedding_texts"])
     expected = REFERENCE["embeddings"]

@@ -1,7 +1,6 @@
 """tools/stable_outputs.py: re-executing a notebook changes only the outputs that changed."""
 
 import copy
-import importlib.util
 import re
 import uuid
 from pathlib import Path
@@ -9,14 +8,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from d2lmini.widgets._compat import WIDGET_VIEW
+from tools import stable_outputs
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 WITH_WIDGETS = [path for path in NOTEBOOKS if '"IPY_MODEL_' in path.read_text()]
 ADDRESS = re.compile(r" at 0x[0-9a-f]{6,}")
 
-spec = importlib.util.spec_from_file_location("stable_outputs", ROOT / "tools" / "stable_outputs.py")
-stable_outputs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(stable_outputs)
 
 
 def widget_state(notebook):
@@ -35,7 +34,7 @@ def with_random_ids_and_timings(notebook):
             continue
         cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00.000000Z"}
         for output in cell.outputs:
-            view = output.get("data", {}).get(stable_outputs.VIEW_MIME)
+            view = output.get("data", {}).get(WIDGET_VIEW)
             if view:
                 view["model_id"] = new_ids[view["model_id"]]
     return notebook

@@ -9,7 +9,6 @@ learner's copy at the URL it prints. The clone borrows this checkout's
 that the test installs nothing.
 """
 
-import importlib.util
 import json
 import os
 import re
@@ -25,13 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from tools import start
+from tools.local_servers import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("start_tool", ROOT / "tools" / "start.py")
-start = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(start)
-hub_spec = importlib.util.spec_from_file_location("class_hub", ROOT / "tools" / "class_hub.py")
-class_hub = importlib.util.module_from_spec(hub_spec)
-hub_spec.loader.exec_module(class_hub)
 
 
 @pytest.fixture
@@ -58,7 +54,7 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
     (bare / "python3").symlink_to(sys.executable)
     for tool in ("make", "install", "sed", "npm"):
         assert shutil.which(tool, path=str(bare)) is None
-    port = class_hub.free_port()
+    port = free_port()
     server = subprocess.Popen(
         ["python3", "tools/start.py", "lab", "--port", str(port), "--", "--ServerApp.open_browser=False"],
         # no terminal on stdin: JupyterLab stops at the first Ctrl+C (in a terminal it asks first)

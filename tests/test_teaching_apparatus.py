@@ -3,11 +3,12 @@ reading, and worked answers to the explorers' things to try, collapsed until a l
 
 import functools
 import re
-import sys
 from pathlib import Path
 
 import jupytext
 import pytest
+
+from tools import editions
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
@@ -125,11 +126,8 @@ def test_the_worked_answers_render_as_a_closed_block_holding_a_numbered_list():
 
 
 def test_the_learner_edition_keeps_the_worked_answers_collapsed():
-    sys.path.insert(0, str(REPO / "tools"))
-    import instructor
-
     path = REPO / "notebooks" / "04_scaled_dot_product.py"
-    nb = instructor.add_nbgrader_metadata(jupytext.read(path), path.name)
+    nb = editions.add_nbgrader_metadata(jupytext.read(path), path.name)
     blocks = [cell.source for cell in nb.cells if "<details>" in cell.source]
-    learner = instructor.learner_notebook(nb, path.name)
+    learner = editions.learner_notebook(nb, path.name)
     assert blocks and [cell.source for cell in learner.cells if "<details>" in cell.source] == blocks

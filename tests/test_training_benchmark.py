@@ -4,18 +4,13 @@ It times real training, so the test checks the tables' structure and what must h
 machine's speed (a target reached or not, ratios above zero), never a duration.
 """
 
-import importlib.util
-from pathlib import Path
 
 import torch
 
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "training.py"
-
 
 def test_training_benchmark_prints_every_table_on_a_tiny_workload(capsys):
-    spec = importlib.util.spec_from_file_location("training_benchmark", PATH)
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    from benchmarks import training as benchmark
+
     threads = torch.get_num_threads()
     benchmark.main(["--seeds", "0", "--cap", "0.3", "--rounds", "1", "--view-steps", "100", "--changes", "4",
                     "--evaluate-every", "10"])

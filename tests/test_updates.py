@@ -8,7 +8,7 @@ follows what nbgitpuller really does to every kind of name.
 import datetime
 
 import pytest
-from test_learner_repo import _commit, _course, _pull
+from course_repo import commit, new_course, pull
 
 from d2lmini.updates import RenamedFile, nbgitpuller_name, renamed_by_update, report_renamed_files
 
@@ -69,14 +69,14 @@ def test_a_folder_with_no_renamed_file_or_no_folder_at_all_prints_nothing(tmp_pa
 
 
 def test_what_nbgitpullers_own_pull_renamed_is_found_with_every_kind_of_name(tmp_path):
-    course = _course(tmp_path, {"00_start_here.txt": "chapter 00"})
+    course = new_course(tmp_path, {"00_start_here.txt": "chapter 00"})
     clone = tmp_path / "home" / "course"
-    _pull(course, clone)
+    pull(course, clone)
     mine = ["10_new.ipynb", "data.tar.gz", "Makefile", ".env"]
     for name in mine:
         (clone / name).write_text(f"my {name}")
-    _commit(course, {name: f"the course's {name}" for name in mine})
-    output = _pull(course, clone)
+    commit(course, {name: f"the course's {name}" for name in mine})
+    output = pull(course, clone)
     found = renamed_by_update(clone)
     assert sorted(renamed.original for renamed in found) == sorted(mine)
     for renamed in found:

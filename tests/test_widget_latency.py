@@ -1,19 +1,13 @@
 """The widget latency benchmark runs end to end, against a git revision, and prints every table."""
 
-import importlib.util
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "widget_latency.py"
 
 
 def run_benchmark(capsys, monkeypatch, keep_case, keep_first_view, construction, baseline):
     """Run the benchmark on the cases kept (each cut to one control or one change); return what it printed."""
-    spec = importlib.util.spec_from_file_location("widget_latency", PATH)
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
-    monkeypatch.setattr(sys, "path", list(sys.path))  # the baseline's folder is added, then removed
+    from benchmarks import widget_latency as benchmark
+
     monkeypatch.setattr(benchmark, "CASES", [c[:4] + (c[4][:1],) for c in benchmark.CASES if keep_case(c)])
     monkeypatch.setattr(benchmark, "FIRST_VIEWS",
                         [c[:3] + (c[3][:1],) for c in benchmark.FIRST_VIEWS if keep_first_view(c)])

@@ -5,7 +5,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
-from minilm_support import minilm  # noqa: F401  (a fixture)
 
 from d2lmini.pretrained import CachedMiniLM, RoundedMiniLM
 from d2lmini.widgets import HeadView, explore_head_view
@@ -162,7 +161,7 @@ def test_the_query_is_checked_against_the_sentences_own_tokens():
         declaration.settings(sentence=TIRED, query=last + 1)
 
 
-def test_with_the_model_any_sentence_can_be_typed_and_errors_show_in_the_explorer(minilm):  # noqa: F811
+def test_with_the_model_any_sentence_can_be_typed_and_errors_show_in_the_explorer(minilm):
     explorer = explore_head_view(RoundedMiniLM(minilm))
     box = explorer.controls["sentence"]
     assert isinstance(box, ipywidgets.Combobox) and not box.continuous_update

@@ -1,12 +1,12 @@
 """The collection's web site: a static folder built offline with Jupyter Book 1's packages, read offline.
 
-    python tools/build_site.py [--out build/site] [--hub-url https://hub.example.edu] [--edition learner]
+    python -m tools.build_site [--out build/site] [--hub-url https://hub.example.edu] [--edition learner]
 
 It assembles a book in ``<out>-src`` (site/conf.py, a table of contents, the
 pages) and builds it with sphinx-build into ``<out>`` (open
 ``<out>/index.html``). The pages are made from what is already stored:
 
-- each chapter is its **learner edition** (tools/instructor.py: exercises as
+- each chapter is its **learner edition** (tools/editions.py: exercises as
   stubs, no check output), with its stored figures; ``--edition instructor``
   builds the notebooks with their answers instead, for an instructor who wants
   them on purpose;
@@ -45,12 +45,11 @@ import yaml
 from PIL import Image
 
 from d2lmini.widgets import DECLARATIONS, page
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import colab  # noqa: E402
-from class_hub import nbgitpuller_link  # noqa: E402
-from instructor import learner_notebook, tags  # noqa: E402
-from learner_repo import chapter_sources  # noqa: E402
+from d2lmini.widgets._compat import WIDGET_VIEW
+from tools import colab
+from tools.class_hub import nbgitpuller_link
+from tools.editions import learner_notebook, tags
+from tools.learner_repo import BRANCH, chapter_sources
 
 REPO = Path(__file__).resolve().parent.parent
 SITE_TEMPLATE = REPO / "site"
@@ -58,7 +57,6 @@ DEFAULT_OUT = REPO / "build" / "site"
 # npm's MathJax, which draws every formula when the site is built (tools/render_math.js, site/conf.py).
 MATHJAX = REPO / ".venv" / "mathjax" / "node_modules" / "mathjax"
 RENDER_MATH = REPO / "tools" / "render_math.js"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 QUESTION_CALL = "questions.ask("  # a chapter's Why? question (d2lmini.exercises.questions)
 BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{name}"
 # The guides, in the order of the site's navigation; docs/chapters.md feeds the landing page's map.
@@ -84,7 +82,7 @@ FIGURES = "figures"  # the chapters' figures, in _static
 def launch_links(name, hub_url):
     """The chapter's launch links, by label: where a reader runs this chapter's learner edition."""
     links = {"Colab": colab.colab_url(name),
-             "Binder": BINDER.format(repository=colab.REPOSITORY, branch=colab.LEARNER_BRANCH, name=name)}
+             "Binder": BINDER.format(repository=colab.REPOSITORY, branch=BRANCH, name=name)}
     if hub_url:
         links["your course's hub"] = nbgitpuller_link(hub_url, REPOSITORY_URL, name)
     return links
@@ -288,7 +286,7 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     assemble(src, hub_url, edition)
     env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL, "SITE_MATHJAX": str(MATHJAX),
            "SITE_RENDER_MATH": str(RENDER_MATH),
-           "SITE_BRANCH": colab.LEARNER_BRANCH, "SITE_HUB_URL": hub_url or ""}
+           "SITE_BRANCH": BRANCH, "SITE_HUB_URL": hub_url or ""}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
     # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must
     # not land in a shared folder (build/) where another edition's build could mix with it.

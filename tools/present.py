@@ -1,9 +1,9 @@
 """Lecture mode: one chapter served by Voilà, as prose and live explorers with the code hidden.
 
-    python tools/present.py notebooks/04_scaled_dot_product.ipynb --port 8866
+    python -m tools.present 04 --port 8866
 
-``make present CHAPTER=04`` runs this (the Makefile finds the chapter's
-notebook). It writes a lecture copy of the instructor notebook to
+``make present CHAPTER=04`` runs this; a chapter that is not two digits
+naming one notebook is refused with the list of chapters. It writes a lecture copy of the instructor notebook to
 build/present/ and serves that copy with Voilà on 127.0.0.1, behind Jupyter's
 token, like ``make lab``. Voilà runs the notebook in a fresh kernel and shows
 the outputs and the markdown, never the code (``strip_sources``).
@@ -28,7 +28,10 @@ from pathlib import Path
 
 import nbformat
 
+from tools.editions import tags
+
 REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
 LECTURE_DIR = REPO / "build" / "present"
 LEFT_OUT_TAGS = {"exercise", "check"}
 EXERCISES_HEADING = re.compile(r"^##\s+Exercises\s*$")
@@ -36,16 +39,12 @@ EXERCISES_HEADING = re.compile(r"^##\s+Exercises\s*$")
 SECTION_HEADING = re.compile(r"^#{1,2}\s")
 
 
-def _tags(cell):
-    return cell.get("metadata", {}).get("tags", [])
-
-
 def lecture_notebook(nb):
     """A copy of ``nb`` without its exercises (see the module's docstring); ``nb`` is unchanged."""
     lecture = nbformat.from_dict(nb)  # a deep copy
     kept, in_exercises = [], False
     for cell in lecture.cells:
-        if LEFT_OUT_TAGS & set(_tags(cell)):
+        if LEFT_OUT_TAGS & set(tags(cell)):
             continue
         if cell.cell_type != "markdown":
             if not in_exercises:
@@ -98,17 +97,36 @@ def voila_command(notebook, port):
     ]  # fmt: skip
 
 
+def chapter_notebook(chapter):
+    """The instructor notebook of ``chapter``, two digits such as "04"; ValueError for anything else."""
+    chapters = " ".join(sorted(path.name[:2] for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+    if not chapter.strip():
+        raise ValueError("CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04; "
+                         f"chapters: {chapters}.")
+    if not re.fullmatch(r"[0-9]{2}", chapter):
+        raise ValueError(f"CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER={chapter}; "
+                         f"chapters: {chapters}.")
+    found = sorted(NOTEBOOKS.glob(f"{chapter}_*.ipynb"))
+    if len(found) != 1:
+        names = " ".join(f"notebooks/{path.name}" for path in found) or "none"
+        raise ValueError(f"CHAPTER={chapter} must match one notebook notebooks/{chapter}_*.ipynb, found {names}; "
+                         f"chapters: {chapters}.")
+    return found[0]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebook", type=Path, help="an instructor notebook, e.g. notebooks/04_*.ipynb")
+    parser.add_argument("chapter", help="two digits naming a chapter, e.g. 04")
     parser.add_argument("--port", type=int, default=8866)
     parser.add_argument("--out", type=Path, default=LECTURE_DIR, help="where the lecture copy goes")
     args = parser.parse_args(argv)
     try:
-        lecture = write_lecture(args.notebook, args.out)
+        notebook = chapter_notebook(args.chapter)
+        lecture = write_lecture(notebook, args.out)
     except ValueError as error:
         sys.exit(f"error: {error}")
-    print(f"Lecture mode: {args.notebook} without its exercises, code hidden. Stop with Ctrl+C.", flush=True)
+    print(f"Lecture mode: {notebook.relative_to(REPO)} without its exercises, code hidden. Stop with Ctrl+C.",
+          flush=True)
     command = voila_command(lecture, args.port)
     os.execv(command[0], command)  # Voilà takes this process's place, so Ctrl+C reaches it directly
 

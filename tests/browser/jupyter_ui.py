@@ -14,6 +14,8 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
+from tools.local_servers import wait_until
+
 # Seconds. Generous for a loaded 2-core machine; a healthy notebook needs a
 # fraction of each.
 KERNEL_READY_TIMEOUT = 60
@@ -411,11 +413,10 @@ class NotebookDriver:
             raise AssertionError(f"{self.path} ({self.ui}): after {timeout} s, {what}; {self._dialogs()}") from error
 
     def _wait_for(self, condition, timeout, message):
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.path} ({self.ui}): {message()}; {self._dialogs()}")
-            time.sleep(0.1)
+        try:
+            wait_until(condition, timeout, "the condition did not hold")
+        except TimeoutError:
+            raise AssertionError(f"{self.path} ({self.ui}): {message()}; {self._dialogs()}") from None
 
     def _dialogs(self):
         dialogs = self.page.locator(".jp-Dialog").all_inner_texts()

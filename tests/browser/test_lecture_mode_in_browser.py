@@ -2,18 +2,18 @@
 the command line that tools/present.py builds, the page shows prose and a live explorer but
 no code and no exercise, a slider moves the heatmap, and without the token the page is refused."""
 
-import importlib.util
 import os
 import secrets
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 from jupyter_ui import NotebookDriver
+
+from tools import present
+from tools.local_servers import free_port, wait_for_answer
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTER = REPO / "notebooks" / "04_scaled_dot_product.ipynb"
@@ -25,22 +25,11 @@ CODE = ("from d2lmini.widgets import explore_dot_product", "explorer = explore_d
         "BEGIN SOLUTION", "def distance_as_dot_product", "ch04.check_")
 
 
-def _load_present():
-    spec = importlib.util.spec_from_file_location("present", REPO / "tools" / "present.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _status(url):
@@ -57,10 +46,9 @@ def _status(url):
 @pytest.fixture(scope="module")
 def lecture_server(chromium, screenshots, tmp_path_factory):
     """Voilà on chapter 04's lecture copy, exactly as `make present` starts it, on a free port."""
-    present = _load_present()
     base = tmp_path_factory.mktemp("present")
     lecture = present.write_lecture(CHAPTER, base / "lecture")
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "JUPYTER_TOKEN": token,  # what --Voila.auto_token=True picks up instead of generating one
@@ -73,13 +61,7 @@ def lecture_server(chromium, screenshots, tmp_path_factory):
                                    env=env, cwd=REPO)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while _status(url)[0] is None:
-            if process.poll() is not None:
-                raise RuntimeError(f"Voilà exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Voilà did not answer in {SERVER_START_TIMEOUT} s; log: {log}")
-            time.sleep(0.2)
+        wait_for_answer(process, lambda: _status(url)[0] is not None, SERVER_START_TIMEOUT, "Voilà", log)
         yield url, token
     finally:
         process.terminate()  # Voila shuts its kernel down and exits

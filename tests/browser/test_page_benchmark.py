@@ -6,14 +6,13 @@ from pathlib import Path
 
 from conftest import require_chromium
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "page_explorers.py"
-
+REPO = Path(__file__).resolve().parents[2]
 
 def test_the_page_benchmark_measures_an_explorer_against_its_budgets():
     require_chromium()
     # A process of its own: Playwright's sync API cannot start inside the session's running one.
-    done = subprocess.run([sys.executable, str(BENCHMARK), "--only", "QueryPooling", "--moves", "4"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "benchmarks.page_explorers", "--only", "QueryPooling", "--moves", "4"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     printed = done.stdout
     row = next(line for line in printed.splitlines() if line.startswith("| QueryPoolingExplorer | stored states |"))

@@ -15,7 +15,6 @@ import html
 import os
 import re
 import statistics
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -25,12 +24,11 @@ from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, press_every_control
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
-import build_site  # noqa: E402
-from instructor import BEGIN, END, EXERCISE, solution_regions, tags  # noqa: E402
+from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast
+from tools import build_site
+from tools.editions import BEGIN, END, EXERCISE, solution_regions, tags
 
-from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 CHAPTERS = [path.stem for path in build_site.chapter_sources()]
 GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]

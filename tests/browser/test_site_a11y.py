@@ -14,16 +14,17 @@
 The site is conftest.built_site, the one test_site.py reads: built once per run.
 """
 
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import _in_ci, require_chromium
+from conftest import require_chromium
 from playwright.sync_api import expect
+from support import skip_or_fail
+
+from tools import build_site
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
-import build_site  # noqa: E402
+
 
 AXE = REPO / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -80,9 +81,7 @@ def axe_source():
     """axe-core's script; without it the checks are skipped, except under CI=true, where they fail."""
     if not AXE.is_file():
         message = f"axe-core is missing at {AXE}: run `make install-test`, which installs it from npm"
-        if _in_ci():
-            pytest.fail(f"CI=true: {message}", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(message)
     return AXE.read_text()
 
 

@@ -1,9 +1,9 @@
 """Editions of the notebooks: nbgrader metadata, the learner edition, student notebooks, the solution key.
 
-    python tools/instructor.py nbgrader-metadata notebooks/*.ipynb
-    python tools/instructor.py learner   --out learner         notebooks/*.ipynb
-    python tools/instructor.py student   --out build/student   notebooks/*.ipynb
-    python tools/instructor.py solutions --out build/solutions notebooks/*.ipynb
+    python tools/editions.py nbgrader-metadata notebooks/*.ipynb
+    python tools/editions.py learner   --out learner         notebooks/*.ipynb
+    python tools/editions.py student   --out build/student   notebooks/*.ipynb
+    python tools/editions.py solutions --out build/solutions notebooks/*.ipynb
 
 The cell tags are the single source of truth. A code cell tagged ``exercise``
 defines a function whose body holds the reference answer between

@@ -1,4 +1,4 @@
-"""Instructor tooling (tools/instructor.py): nbgrader metadata, student build, solution key.
+"""Instructor tooling (tools/editions.py): nbgrader metadata, student build, solution key.
 
 The builds run on a fixture chapter that follows the exercise convention
 (tests/fixtures/exercise_chapter.py, with its checks in fixture_checks.py)
@@ -19,16 +19,14 @@ import jupytext
 import nbformat
 import pytest
 from jupytext.cli import jupytext as jupytext_cli
+from leak_search import CHAPTERS, FIXTURE, FIXTURES, leaks, public_text, read, solution_lines
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-import instructor  # noqa: E402
+from tools import editions
 
-TOOL = REPO / "tools" / "instructor.py"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-FIXTURE = "99_fixture_chapter.ipynb"
-CHAPTERS = sorted((REPO / "notebooks").glob("*.ipynb"))
+REPO = Path(__file__).resolve().parent.parent
+
+TOOL = REPO / "tools" / "editions.py"
 NAMES = [FIXTURE] + [path.name for path in CHAPTERS]
 STUB_ERROR = "is not done yet: replace this raise with your code for"
 NOT_ATTEMPTED = re.compile(r"ExerciseNotAttempted: Exercise \d+\.\d+ · not attempted yet: complete `\w+` above, "
@@ -44,11 +42,7 @@ def notebook(*cells):
 
 
 def tagged(nb, tag):
-    return [(index, cell) for index, cell in enumerate(nb.cells) if tag in instructor.tags(cell)]
-
-
-def read(path):
-    return nbformat.read(path, as_version=4)
+    return [(index, cell) for index, cell in enumerate(nb.cells) if tag in editions.tags(cell)]
 
 
 # ---------------------------------------------------------------- stubs, by hand
@@ -60,7 +54,7 @@ def test_a_solution_region_becomes_a_stub_indented_like_its_markers():
               '    inside = u.abs() < 1\n'
               '    return inside * (1 - u ** 2)\n'
               '    ### END SOLUTION\n')
-    assert instructor.strip_solutions(source, "Exercise 1.1", "cell") == (
+    assert editions.strip_solutions(source, "Exercise 1.1", "cell") == (
         'def kernel(u):\n'
         '    """Doc."""\n'
         '    # YOUR CODE HERE\n'
@@ -80,7 +74,7 @@ def test_each_region_gets_its_own_stub_naming_the_method_it_sits_in():
               "    ### BEGIN SOLUTION\n"
               "    return d ** -0.5\n"
               "    ### END SOLUTION")
-    lines = instructor.strip_solutions(source, "Exercise 5.2", "cell").splitlines()
+    lines = editions.strip_solutions(source, "Exercise 5.2", "cell").splitlines()
     assert lines[2:5] == ["        y = x + 1", "        # YOUR CODE HERE",
                           '        raise NotImplementedError("Exercise 5.2 is not done yet: replace this '
                           'raise with your code for Pool.forward()")']
@@ -102,20 +96,20 @@ def test_each_region_gets_its_own_stub_naming_the_method_it_sits_in():
 ])
 def test_a_malformed_exercise_cell_is_refused_with_its_place_and_the_fix(source, message):
     with pytest.raises(ValueError, match=r"ch\.ipynb, cell 4.*" + message):
-        instructor.strip_solutions(source, "Exercise 1.1", "ch.ipynb, cell 4")
+        editions.strip_solutions(source, "Exercise 1.1", "ch.ipynb, cell 4")
 
 
 def test_markers_outside_an_exercise_cell_are_refused():
     nb = notebook(nbformat.v4.new_markdown_cell("Answers go between ### BEGIN SOLUTION and the end."))
     with pytest.raises(ValueError, match=r"ch.ipynb, cell 0: solution markers outside a cell tagged 'exercise'"):
-        instructor.student_notebook(nb, "ch.ipynb")
+        editions.student_notebook(nb, "ch.ipynb")
     with pytest.raises(ValueError, match="solution markers outside"):
-        instructor.add_nbgrader_metadata(nb, "ch.ipynb")
+        editions.add_nbgrader_metadata(nb, "ch.ipynb")
 
 
 def test_a_check_cell_needs_an_exercise_before_it():
     with pytest.raises(ValueError, match=r"cell 0: a 'check' cell must be a code cell after an exercise cell"):
-        instructor.add_nbgrader_metadata(notebook(code_cell("check_it()", "check")), "ch.ipynb")
+        editions.add_nbgrader_metadata(notebook(code_cell("check_it()", "check")), "ch.ipynb")
 
 
 # ---------------------------------------------------------------- nbgrader metadata
@@ -129,7 +123,7 @@ def test_nbgrader_metadata_follows_the_tags():
         code_cell("print(1)", "nbval-ignore-output"),
     )
     nb.cells[4].metadata["nbgrader"] = {"grade": True}  # stale: the tag is gone
-    instructor.add_nbgrader_metadata(nb)
+    editions.add_nbgrader_metadata(nb)
     common = {"schema_version": 3, "task": False}
     assert [cell.metadata.get("nbgrader") for cell in nb.cells] == [
         None,
@@ -138,13 +132,13 @@ def test_nbgrader_metadata_follows_the_tags():
         {**common, "grade": True, "solution": False, "locked": True, "points": 1, "grade_id": "kernel_check_2"},
         None,
     ]
-    assert instructor.add_nbgrader_metadata(copy.deepcopy(nb)) == nb  # a second run changes nothing
+    assert editions.add_nbgrader_metadata(copy.deepcopy(nb)) == nb  # a second run changes nothing
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[path.stem for path in CHAPTERS])
 def test_every_chapter_carries_the_nbgrader_metadata_of_its_tags(path):
     stored = read(path)
-    expected = instructor.add_nbgrader_metadata(copy.deepcopy(stored), path.name)
+    expected = editions.add_nbgrader_metadata(copy.deepcopy(stored), path.name)
     assert [c.metadata.get("nbgrader") for c in stored.cells] == \
         [c.metadata.get("nbgrader") for c in expected.cells], f"{path.name}: run make notebooks"
     assert "nbgrader" not in path.with_suffix(".py").read_text(), "nbgrader metadata belongs in the .ipynb only"
@@ -154,7 +148,7 @@ def test_jupytext_keeps_nbgrader_metadata_in_the_ipynb_and_out_of_the_py(tmp_pat
     source = tmp_path / "ch.py"
     source.write_text((FIXTURES / "exercise_chapter.py").read_text().replace(
         '"""max(1 - u**2, 0), elementwise."""', '"""max(1 - u**2, 0), elementwise (edited)."""'))
-    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"))
+    nb = editions.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"))
     nbformat.write(nb, tmp_path / "ch.ipynb")
     assert jupytext_cli(["--quiet", "--update", "--to", "ipynb", str(source)]) == 0
     updated = read(tmp_path / "ch.ipynb")
@@ -178,7 +172,7 @@ def _fingerprint():
 def sources(tmp_path_factory):
     """Instructor notebooks by file name: the fixture, built as make notebooks builds one, and every chapter."""
     folder = tmp_path_factory.mktemp("instructor")
-    nb = instructor.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
+    nb = editions.add_nbgrader_metadata(jupytext.read(FIXTURES / "exercise_chapter.py"), FIXTURE)
     nbformat.write(nb, folder / FIXTURE)
     shutil.copy(FIXTURES / "fixture_checks.py", folder)
     return {FIXTURE: folder / FIXTURE, **{path.name: path for path in CHAPTERS}}
@@ -212,14 +206,14 @@ def test_the_build_writes_one_notebook_per_chapter_with_what_they_need_to_run(bu
 
 def test_the_build_refuses_to_write_over_its_sources(sources):
     with pytest.raises(ValueError, match="holds the notebooks being read"):
-        instructor.build_student([sources[FIXTURE]], sources[FIXTURE].parent)
+        editions.build_student([sources[FIXTURE]], sources[FIXTURE].parent)
 
 
 def test_the_command_line_reports_a_broken_notebook_in_one_line(tmp_path):
     nb = notebook(code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return x\n", "exercise"))
     nbformat.write(nb, tmp_path / "broken.ipynb")
     with pytest.raises(SystemExit) as exit_:  # sys.exit with a message: printed to stderr, status 1
-        instructor.main(["student", "--out", str(tmp_path / "out"), str(tmp_path / "broken.ipynb")])
+        editions.main(["student", "--out", str(tmp_path / "out"), str(tmp_path / "broken.ipynb")])
     assert exit_.value.code == ("error: broken.ipynb, cell 0, line 2: '### BEGIN SOLUTION' is never closed "
                                 "by '### END SOLUTION'")
     assert not (tmp_path / "out").exists()
@@ -234,86 +228,41 @@ def test_a_student_notebook_has_stubs_and_no_outputs_pairing_or_grading_metadata
         assert "nbgrader" not in after.metadata and after.metadata.get("tags") == before.metadata.get("tags")
         if after.cell_type == "code":
             assert after.outputs == [] and after.execution_count is None
-        if "exercise" in instructor.tags(after):
-            regions = instructor.solution_regions(before.source, name)
-            assert after.source.count(instructor.STUB_COMMENT) == len(regions), f"cell {index}"
+        if "exercise" in editions.tags(after):
+            regions = editions.solution_regions(before.source, name)
+            assert after.source.count(editions.STUB_COMMENT) == len(regions), f"cell {index}"
             assert after.source.count("raise NotImplementedError(") == len(regions), f"cell {index}"
         else:
             assert after.source == before.source, f"cell {index} changed but is no exercise"
     assert "SOLUTION" not in json.dumps(student)
 
 
-def _solution_lines(nb):
-    for _, cell in tagged(nb, "exercise"):
-        lines = cell.source.splitlines()
-        for begin, end in instructor.solution_regions(cell.source, ""):
-            yield [line.strip() for line in lines[begin + 1 : end] if line.strip()]
-
-
-def _public_text(sources):
-    """What a learner sees anyway: every notebook outside its solution regions, and d2lmini's code."""
-    parts = [path.read_text() for path in sorted((REPO / "d2lmini").rglob("*.py"))]
-    for path in sources.values():
-        for cell in read(path).cells:
-            lines = cell.source.splitlines()
-            if "exercise" in instructor.tags(cell):
-                for begin, end in reversed(instructor.solution_regions(cell.source, "")):
-                    del lines[begin : end + 1]
-            parts.append("\n".join(lines))
-    return "\n".join(parts)
-
-
-def _texts(folder):
-    """(file, text) for every file under folder; a notebook's text is all its JSON strings."""
-    def strings(node):
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, dict):
-            yield from (s for value in node.values() for s in strings(value))
-        elif isinstance(node, list):
-            yield from (s for item in node for s in strings(item))
-
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        if path.suffix == ".ipynb":
-            yield path, "\n".join(strings(json.loads(path.read_text())))
-        else:
-            yield path, path.read_text(errors="replace")
-
-
-def _leaks(folder, sources):
-    """Solution lines, seen nowhere outside solution regions, that appear somewhere under folder."""
-    public = _public_text(sources)
-    secret = {line for path in sources.values() for region in _solution_lines(read(path))
-              for line in region if line not in public}
-    return [(path.name, line) for path, text in _texts(folder) for line in sorted(secret) if line in text]
-
-
 def test_the_fixture_has_solution_lines_a_leak_search_can_find(sources):
-    public = _public_text(sources)
-    regions = list(_solution_lines(read(sources[FIXTURE])))
+    public = public_text(sources)
+    regions = list(solution_lines(read(sources[FIXTURE])))
     assert len(regions) == 4
     assert all(any(line not in public for line in region) for region in regions)
 
 
 def test_no_solution_text_leaks_into_the_student_build(build, sources):
-    assert _leaks(build["out"], sources) == []
+    assert leaks(build["out"], sources) == []
 
 
 def test_the_leak_search_finds_a_solution_line_pasted_into_a_markdown_cell(build, sources, tmp_path):
     leaky = read(build["out"] / FIXTURE)
     leaky.cells[0].source += "\n    return torch.where(inside, 1 - u * u, torch.zeros_like(u))"
     nbformat.write(leaky, tmp_path / FIXTURE)
-    assert _leaks(tmp_path, sources) == [(FIXTURE, "return torch.where(inside, 1 - u * u, torch.zeros_like(u))")]
+    assert leaks(tmp_path, sources) == [(FIXTURE, "return torch.where(inside, 1 - u * u, torch.zeros_like(u))")]
 
 
 def _fill_stubs(student_source, instructor_source):
     """Put the instructor's solution regions back in place of the student stubs."""
     answer_lines = instructor_source.splitlines()
     answers = [answer_lines[begin : end + 1]
-               for begin, end in instructor.solution_regions(instructor_source, "")]
+               for begin, end in editions.solution_regions(instructor_source, "")]
     lines, filled = student_source.splitlines(), []
     while lines:
-        if lines[0].strip() == instructor.STUB_COMMENT and len(lines) > 1 and STUB_ERROR in lines[1]:
+        if lines[0].strip() == editions.STUB_COMMENT and len(lines) > 1 and STUB_ERROR in lines[1]:
             filled += answers.pop(0)
             lines = lines[2:]
         else:
@@ -353,10 +302,10 @@ def _run_student_notebook(student_path, instructor_path):
                 continue
             client.execute_cell(cell, index)
             errors = _errors(cell)
-            if "check" not in instructor.tags(cell):
+            if "check" not in editions.tags(cell):
                 if errors:
                     problems.append(f"cell {index} should run but raised {errors}")
-                if "exercise" in instructor.tags(cell):
+                if "exercise" in editions.tags(cell):
                     exercise = index
                 continue
             checks += 1
@@ -404,7 +353,7 @@ def test_every_check_of_a_stored_chapter_passed_with_the_reference_answer(path):
 
 def test_the_solution_key_is_executed_with_every_check_passing(sources, tmp_path):
     shutil.copy(FIXTURES / "fixture_checks.py", tmp_path)
-    written = instructor.build_solutions([sources[FIXTURE]], tmp_path)
+    written = editions.build_solutions([sources[FIXTURE]], tmp_path)
     assert [path.name for path in written] == [FIXTURE, FIXTURE.replace(".ipynb", ".html")]
     key = read(tmp_path / FIXTURE)
     assert "jupytext" not in key.metadata
@@ -434,7 +383,7 @@ def test_nbgrader_generate_assignment_releases_every_notebook_without_solutions(
 
     release = tmp_path / "release" / "attention"
     assert sorted(path.name for path in release.glob("*.ipynb")) == sorted(NAMES)
-    assert _leaks(release, sources) == []
+    assert leaks(release, sources) == []
     total_checks = 0
     for name in NAMES:
         released = read(release / name)
