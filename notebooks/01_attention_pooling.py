@@ -50,8 +50,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
     print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
 from d2lmini.updates import report_renamed_files
@@ -152,29 +151,20 @@ plt.show()
 #
 # (Statistics books multiply the Epanechnikov kernel by $3/4$ so that it
 # integrates to 1; the factor cancels when the weights are normalised.) We
-# write the four in plain `torch` and check them against `d2lmini`'s.
+# write the four in plain `torch`, one line each, in a dictionary from a
+# kernel's name to its function (`lambda u: …` is a function of `u` written
+# in one line), and check them against `d2lmini`'s, `d2l.KERNELS`.
 
 # %%
-def gaussian(u):
-    return torch.exp(-u ** 2 / 2)
-
-
-def boxcar(u):
-    return (u.abs() < 1).to(u.dtype)
-
-
-def constant(u):
-    return torch.ones_like(u)
-
-
-def epanechnikov(u):
-    return torch.clamp(1 - u ** 2, min=0)
-
-
-kernels = (gaussian, boxcar, constant, epanechnikov)
+kernels = {
+    "gaussian": lambda u: torch.exp(-u ** 2 / 2),
+    "boxcar": lambda u: (u.abs() < 1).to(u.dtype),
+    "constant": lambda u: torch.ones_like(u),
+    "epanechnikov": lambda u: torch.clamp(1 - u ** 2, min=0),
+}
 u = torch.linspace(-3, 3, 121, device=device)
-for ours in kernels:
-    torch.testing.assert_close(ours(u), d2l.KERNELS[ours.__name__](u))
+for name, ours in kernels.items():
+    torch.testing.assert_close(ours(u), d2l.KERNELS[name](u))
 print("our four kernels match d2lmini's")
 
 # %% [markdown]
@@ -198,13 +188,13 @@ def kernel_pooling(queries, keys, values, kernel, sigma):
 
 sigma = 0.5
 fits = {}
-for kernel in kernels:
+for name, kernel in kernels.items():
     ours, our_weights = kernel_pooling(x_val, x_train, y_train, kernel, sigma)
-    theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, kernel.__name__, sigma)
+    theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, name, sigma)
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
-    fits[kernel.__name__] = ours
-    print(f"{kernel.__name__:>8}, σ = {sigma}: matches d2l.nadaraya_watson; "
+    fits[name] = ours
+    print(f"{name:>8}, σ = {sigma}: matches d2l.nadaraya_watson; "
           f"squared error against f: {truth_error(ours):.3f}")
 torch.testing.assert_close(fits["constant"], avg_predictions)
 print("the constant kernel gives average pooling exactly")
@@ -215,10 +205,10 @@ print("the constant kernel gives average pooling exactly")
 
 # %%
 fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
-for (ax_kernel, ax_fit), kernel in zip(axes.T, kernels):
+for (ax_kernel, ax_fit), (name, kernel) in zip(axes.T, kernels.items()):
     ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
-    ax_kernel.set(title=f"{kernel.__name__} kernel", xlabel="u = (q − x) / σ")
-    plot_fit(ax_fit, fits[kernel.__name__], f"{kernel.__name__} fit, σ = {sigma}")
+    ax_kernel.set(title=f"{name} kernel", xlabel="u = (q − x) / σ")
+    plot_fit(ax_fit, fits[name], f"{name} fit, σ = {sigma}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.1)
@@ -265,9 +255,10 @@ def nan_rows(weights):
 
 print("   σ    NaN rows of k/Σk (of 50)    NaN rows of d2l.nadaraya_watson")
 print("        gaussian   boxcar           gaussian   boxcar")
+compared = ("gaussian", "boxcar")
 for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
-    naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, k, sigma)[1]) for k in (gaussian, boxcar)]
-    stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, k, sigma)[1]) for k in ("gaussian", "boxcar")]
+    naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, kernels[name], sigma)[1]) for name in compared]
+    stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, name, sigma)[1]) for name in compared]
     print(f"{sigma:>6} {naive[0]:>9} {naive[1]:>8} {stable[0]:>18} {stable[1]:>8}")
 
 # %% [markdown]
@@ -299,7 +290,7 @@ for sigma in (0.5, 0.01):
     torch.testing.assert_close(ours, theirs)
     print(f"σ = {sigma}: softmax form matches d2lmini, NaN rows: {nan_rows(our_weights)}")
 
-naive_weights = kernel_pooling(x_val, x_train, y_train, gaussian, 0.01)[1]
+naive_weights = kernel_pooling(x_val, x_train, y_train, kernels["gaussian"], 0.01)[1]
 lost = naive_weights.isnan().any(dim=1)  # the queries the naive formula lost
 stable_weights = gaussian_pooling(x_val, x_train, y_train, 0.01)[1]
 print("queries lost by k/Σk:", d2l.numpy(x_val[lost]).round(1))

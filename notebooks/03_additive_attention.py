@@ -54,8 +54,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
     print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
 from d2lmini.updates import report_renamed_files
@@ -68,7 +67,6 @@ import torch
 import d2lmini as d2l
 from d2lmini.exercises import ch03
 
-torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
@@ -102,6 +100,7 @@ device = d2l.try_gpu()
 
 # %%
 query_size, key_size, num_hiddens = 5, 3, 8
+torch.manual_seed(0)  # here, so that running this cell again draws the same numbers
 W_q = torch.randn(num_hiddens, query_size) / query_size ** 0.5
 W_k = torch.randn(num_hiddens, key_size) / key_size ** 0.5
 w_v = torch.randn(num_hiddens) / num_hiddens ** 0.5

@@ -42,8 +42,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
     print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
 from d2lmini.updates import report_renamed_files
@@ -59,7 +58,6 @@ import torch.nn.functional as F
 import d2lmini as d2l
 from d2lmini.exercises import ch04
 
-torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
@@ -90,6 +88,7 @@ def scaled_dot_product(queries, keys, values, valid_lens=None):
     return torch.bmm(weights, values), weights  # (B, n_q, n_k) @ (B, n_k, d_v) -> (B, n_q, d_v)
 
 
+torch.manual_seed(0)  # here, so that running this cell again draws the same numbers
 queries = torch.randn(2, 3, 8).to(device)  # (batch, queries, d)
 keys = torch.randn(2, 5, 8).to(device)  # (batch, keys, d)
 values = torch.randn(2, 5, 4).to(device)  # (batch, keys, d_v)

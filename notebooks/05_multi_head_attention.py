@@ -47,8 +47,7 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    'd2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0'], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
     print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
 from d2lmini.updates import report_renamed_files
@@ -62,7 +61,6 @@ from torch import nn
 import d2lmini as d2l
 from d2lmini.exercises import ch05
 
-torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
@@ -106,6 +104,7 @@ device = d2l.try_gpu()
 num_hiddens, num_heads = 16, 4  # d_model and h
 d_head = num_hiddens // num_heads  # width of one head
 input_size = 16  # d_q = d_k = d_v
+torch.manual_seed(0)  # here, so that running this cell again draws the same numbers
 W_q, W_k, W_v = (torch.randn(num_hiddens, input_size) / input_size ** 0.5 for _ in range(3))  # (d_model, d_q)
 W_o = torch.randn(num_hiddens, num_hiddens) / num_hiddens ** 0.5  # (d_model, d_model)
 queries = torch.randn(2, 3, input_size)  # (batch, queries, d_q)

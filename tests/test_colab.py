@@ -49,8 +49,13 @@ def test_the_title_and_goals_come_first_then_the_badge_then_the_collapsed_setup_
 
 def test_the_setup_cell_is_code_only_what_it_does_is_said_above_it():
     for chapter in ("00", "09"):
-        comments = [line for line in colab.setup_cell(chapter).splitlines() if line.lstrip().startswith("#")]
+        lines = colab.setup_cell(chapter).splitlines()
+        comments = [line for line in lines if line.lstrip().startswith("#")]
         assert comments == ['# @title Setup { display-mode: "form" }']
+        statements = [line.strip() for line in lines if line and not line.startswith(("#", "import ", "from "))]
+        assert [statement.split("(")[0] for statement in statements] == [
+            "if importlib.util.find_spec", "subprocess.run", "print", "report_renamed_files"
+        ], "one line each: the check, the install of every package, what it installed, the renamed files"
     assert "installs `d2lmini`" in colab.badge_cell("00_start_here.ipynb")
     assert "model" in colab.badge_cell("09_pretrained_attention.ipynb")
     assert "model" not in colab.badge_cell("04_scaled_dot_product.ipynb")

