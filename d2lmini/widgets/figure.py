@@ -14,6 +14,7 @@ an end of the colour scale (``SCALE_TOPS``).
 import math
 
 import numpy as np
+from matplotlib.artist import allow_rasterization
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
@@ -66,19 +67,34 @@ class CellImage(AxesImage):
     def edges(self):
         """(column edges left to right, row edges top to bottom) in whole display pixels (y upwards):
         its axes' box rounded as matplotlib rounds images, and each cell over the pixels whose centres
-        fall in it. ``make_image`` fills them; the web page paints them (``page``)."""
+        fall in it. ``draw`` fills them; the web page paints them (``page``)."""
         x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
         left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)
         bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
-        rows, columns = self._A.shape[:2]
+        rows, columns = self.get_array().shape[:2]
         return left + _starts(right - left, columns), top - _starts(top - bottom, rows)
 
-    def make_image(self, renderer, magnification=1.0, unsampled=False):
+    @allow_rasterization
+    def draw(self, renderer):
+        """Hand the renderer the cells' colours repeated over their pixels, clipped as any artist is."""
+        cells = self.get_array()
+        if not self.get_visible() or cells.size == 0:
+            self.stale = False
+            return
         x_edges, y_edges = self.edges()
-        colours = self._A if self._A.ndim == 3 else self.to_rgba(self._A, bytes=True)  # (rows, columns, 4)
+        colours = cells if cells.ndim == 3 else self.to_rgba(cells, bytes=True)  # (rows, columns, 4)
         flipped = colours[::-1]  # the renderer fills bottom up
         image = flipped.repeat(-np.diff(y_edges)[::-1], axis=0).repeat(np.diff(x_edges), axis=1)
-        return image, x_edges[0], y_edges[-1], None
+        gc = renderer.new_gc()
+        if self.get_clip_on():
+            gc.set_clip_rectangle(self.get_clip_box())
+            gc.set_clip_path(self.get_clip_path())
+        gc.set_alpha(1.0 if self.get_alpha() is None else self.get_alpha())
+        gc.set_url(self.get_url())
+        gc.set_gid(self.get_gid())
+        renderer.draw_image(gc, x_edges[0], y_edges[-1], image)
+        gc.restore()
+        self.stale = False
 
 
 def _starts(pixels, cells):
