@@ -205,7 +205,7 @@ class BlitFigure:
         rgba = np.asarray(self.canvas.buffer_rgba())  # (height, width, 4), a view of the canvas
         key = (top, cmap)
         if key not in self._encoders:  # from the kept picture, now on the canvas
-            self._encoders[key] = BandedPNG(rgba, self._changing_rows())
+            self._encoders[key] = BandedPNG(rgba, self.changing_rows())
         for artist in self.artists:
             self.figure.draw_artist(artist)
         return self._encoders[key].encode(rgba)
@@ -221,7 +221,7 @@ class BlitFigure:
             self.colorbar_mappable.set_cmap(cmap)  # the colorbar follows its mappable
         self.cmap = cmap
 
-    def _changing_rows(self):
+    def changing_rows(self):
         """The rows of the canvas that the registered artists may draw on, as a slice:
         their clipping boxes (the axes), or their extents where they are not clipped."""
         renderer = self.canvas.get_renderer()
