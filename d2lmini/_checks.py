@@ -59,7 +59,7 @@ def check_number(value, name, low=None, high=None, *, integer=False):
     A bool is refused: Python counts True as 1, so a flag passed where a count
     or a size belongs would otherwise run as the number 1 or 0.
     """
-    kinds, wanted = (int, "an int") if integer else ((int, float), "a number (int or float)")
+    kinds, wanted = (int, "an int") if integer else ((int, float), "a number")
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
     if low is not None and high is not None and not low <= value <= high:  # NaN fails these too
