@@ -53,15 +53,54 @@ def check_linear_input(layer, x, name, size_name):
         )
 
 
-def check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
+def check_number(value, name, low=None, high=None, *, integer=False):
+    """``value`` is an int (or, unless ``integer``, a float), from ``low`` to ``high`` where they are given.
+
+    A bool is refused: Python counts True as 1, so a flag passed where a count
+    or a size belongs would otherwise run as the number 1 or 0.
+    """
+    kinds, wanted = (int, "an int") if integer else ((int, float), "a number")
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
+    if low is not None and high is not None and not low <= value <= high:  # NaN fails these too
+        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
+    if low is not None and not low <= value:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+
+
+def check_positive(value, name, *, integer=False):
+    """``value`` is a number above 0: an int if ``integer``."""
+    check_number(value, name, integer=integer)
+    if not value > 0:  # NaN fails this too
         raise ValueError(f"{name} must be positive, got {value}")
 
 
+def check_positive_int(value, name):
+    check_positive(value, name, integer=True)
+
+
 def check_dropout(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"dropout must be a number in [0, 1), got {type(value).__name__}")
+    check_number(value, "dropout")
     if not 0 <= value < 1:
         raise ValueError(f"dropout must be in [0, 1), got {value}")
+
+
+def check_flag(value, name):
+    """``value`` is True or False: not 1, 0 or a one-element tensor."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r:.60}")
+
+
+def check_choice(value, name, choices):
+    """``value`` is one of ``choices`` (a sequence)."""
+    # True == 1 in Python: a bool is only a valid choice among bools, and an int never is.
+    if isinstance(value, bool) != isinstance(choices[0], bool) or value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def check_per_example(values, name, count):
+    """``values`` is a list or tuple of ``count`` starting values, one per example."""
+    if not isinstance(values, (list, tuple)) or len(values) != count:
+        raise ValueError(f"{name} must be a list or tuple of {count} lengths, one per example, "
+                         f"got {values!r}")
+    return list(values)

@@ -38,6 +38,7 @@ from torch import nn
 
 from ._checks import (
     check_dropout,
+    check_flag,
     check_linear_input,
     check_positive_int,
     check_same,
@@ -102,11 +103,6 @@ def _check_qkv(queries, keys, values):
         )
 
 
-def _check_flag(value, name):
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-
-
 class AdditiveAttention(nn.Module):
     """Additive attention: a(q, k) = w_vᵀ tanh(W_q q + W_k k).
 
@@ -147,8 +143,8 @@ class DotProductAttention(nn.Module):
     def __init__(self, dropout, *, need_weights=True, causal=False, **kwargs):
         super().__init__(**kwargs)
         check_dropout(dropout)
-        _check_flag(need_weights, "need_weights")
-        _check_flag(causal, "causal")
+        check_flag(need_weights, "need_weights")
+        check_flag(causal, "causal")
         self.dropout = nn.Dropout(dropout)
         self._need_weights, self._causal = need_weights, causal
         self.attention_weights = None  # (batch, queries, keys) after an explicit call

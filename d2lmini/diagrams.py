@@ -26,6 +26,7 @@ from matplotlib import colormaps
 from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
+from ._checks import check_number
 from .figure_alt import set_alt
 from .masking import attention_mask
 from .plotting import CMAP, MASKED_CELLS, head_colour
@@ -202,8 +203,7 @@ def causal_masks(num_steps):
     "diagonal masked" (a query may not see its own key) and "flipped" (the
     upper triangle: query i sees itself and every later key, the future).
     """
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) or not 2 <= num_steps <= 12:
-        raise ValueError(f"num_steps must be an int from 2 to 12 (a grid readable in a figure), got {num_steps!r}")
+    check_number(num_steps, "num_steps", 2, 12, integer=True)  # a grid readable in a figure
     right = attention_mask(None, 1, num_steps, num_steps, causal=True)[0]  # (queries, keys)
     eye = torch.eye(num_steps, dtype=torch.bool)
     return {"right": right, "diagonal masked": right & ~eye, "flipped": right.T}

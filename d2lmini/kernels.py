@@ -8,7 +8,7 @@ over the keys, and the prediction is their weighted average of the values.
 import torch
 from torch import nn
 
-from ._checks import check_tensor, shape_str
+from ._checks import check_number, check_positive, check_tensor, shape_str
 
 
 def gaussian(u):
@@ -88,6 +88,8 @@ def nadaraya_watson(queries, keys, values, kernel="gaussian", sigma=1.0):
         raise ValueError(
             f"2-D keys need one row per query: keys {shape_str(keys)} but queries {shape_str(queries)}"
         )
+    if not isinstance(sigma, torch.Tensor):  # a tensor may give each query its own width
+        check_number(sigma, "sigma")
     sigma = torch.as_tensor(sigma, dtype=queries.dtype, device=queries.device)
     if not (sigma > 0).all():
         raise ValueError(f"sigma must be positive, got {sigma.tolist()}")
@@ -122,8 +124,7 @@ class NWKernelRegression(nn.Module):
 
     def __init__(self, sigma=1.0):
         super().__init__()
-        if not sigma > 0:
-            raise ValueError(f"sigma must be positive, got {sigma}")
+        check_positive(sigma, "sigma")
         self.log_sigma = nn.Parameter(torch.tensor(float(sigma)).log())
 
     @property

@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from ._checks import check_tensor, shape_str
+from ._checks import check_number, check_tensor, shape_str
 
 
 def _as_lengths(valid_lens, batch_size, num_queries):
@@ -181,6 +181,8 @@ def causal_valid_lens(batch_size, num_queries, device=None):
 
     Query ``i`` may look at keys ``0..i`` only: the decoder's causal mask.
     """
+    check_number(batch_size, "batch_size", low=0, integer=True)
+    check_number(num_queries, "num_queries", low=0, integer=True)
     lens = torch.arange(1, num_queries + 1, device=device)
     return lens.repeat(batch_size, 1)  # (batch, queries)
 
@@ -191,6 +193,7 @@ def padding_mask(valid_lens, num_keys):
     This is the form ``torch.nn.MultiheadAttention`` expects, shape
     ``(batch, keys)``: the opposite convention to ``attention_mask``.
     """
+    check_number(num_keys, "num_keys", low=0, integer=True)
     if isinstance(valid_lens, (list, tuple)):
         valid_lens = torch.tensor(valid_lens)
     check_tensor(valid_lens, "valid_lens")

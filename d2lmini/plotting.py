@@ -9,7 +9,7 @@ import sys
 import matplotlib.pyplot as plt
 import torch
 
-from ._checks import check_tensor, shape_str
+from ._checks import check_flag, check_tensor, shape_str
 from .dark import drawn_dark
 from .figure_alt import describe_figure
 
@@ -317,8 +317,7 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     num_rows, num_cols = matrices.shape[:2]
     if titles is not None and len(titles) != num_cols:
         raise ValueError(f"titles must have one entry per column ({num_cols}), got {len(titles)}")
-    if not isinstance(shared_scale, bool):
-        raise TypeError(f"shared_scale must be True or False, got {type(shared_scale).__name__}")
+    check_flag(shared_scale, "shared_scale")
     if shared_scale:
         vmin, vmax = _colour_range(matrices, vmin, vmax)
     fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,

@@ -12,13 +12,12 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_positive_int, check_tensor, shape_str
+from ._checks import check_dropout, check_number, check_positive_int, check_tensor, shape_str
 
 
 def _check_base(base):
     """``base`` is a real number above 1: base ** (2j/d) must grow with j for the wavelengths to spread."""
-    if isinstance(base, bool) or not isinstance(base, (int, float)):
-        raise TypeError(f"base must be a number greater than 1, got {type(base).__name__} {base!r}")
+    check_number(base, "base")
     if not 1 < base < math.inf:  # NaN fails this too
         raise ValueError(f"base must be a finite number greater than 1, got {base}: with base 1 every column "
                          f"pair has the same wavelength, and below 1 the wavelengths shrink along the columns")

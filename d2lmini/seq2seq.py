@@ -41,7 +41,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor, shape_str
+from ._checks import (
+    check_choice,
+    check_flag,
+    check_number,
+    check_positive,
+    check_positive_int,
+    check_tensor,
+    shape_str,
+)
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from .masking import attention_mask
 from .plotting import CMAP, attach_summary, describe_weights, plt
@@ -69,8 +77,7 @@ def expect(holds, claim, measured):
     """Raise ``ClaimNotShown`` unless ``holds``: ``claim`` says what the chapter claims, ``measured`` what
     this run gave (both text). The figures of a run vary a little from machine to machine; a claim holds
     on all of them, with a margin."""
-    if not isinstance(holds, bool):
-        raise TypeError(f"holds must be a bool (the claim's condition), got {type(holds).__name__} {holds!r:.60}")
+    check_flag(holds, "holds (the claim's condition)")
     for value, name in [(claim, "claim"), (measured, "measured")]:
         if not isinstance(value, str) or not value:
             raise TypeError(f"{name} must be a non-empty str, got {type(value).__name__} {value!r:.60}")
@@ -82,17 +89,13 @@ def expect(holds, claim, measured):
                             f"PyTorch version.")
 
 
-def _check_choice(value, name, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-
-
 def _check_lengths(lengths, task):
     """``lengths`` is a pair ``(shortest, longest)`` of positive ints; a sort needs distinct digits."""
-    if (not isinstance(lengths, (tuple, list)) or len(lengths) != 2
-            or not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths)):
+    if not isinstance(lengths, (tuple, list)) or len(lengths) != 2:
         raise TypeError(f"lengths must be a pair of ints (shortest, longest), got {lengths!r}")
     shortest, longest = lengths
+    check_number(shortest, "lengths[0] (the shortest)", integer=True)
+    check_number(longest, "lengths[1] (the longest)", integer=True)
     if not 1 <= shortest <= longest:
         raise ValueError(f"lengths must satisfy 1 <= shortest <= longest, got {tuple(lengths)}")
     if task == "sort" and longest > SYMBOLS:
@@ -152,7 +155,7 @@ def make_batch(task, batch_size, lengths=(4, 8), *, width=None, generator=None):
     default that length). ``generator`` (a ``torch.Generator``) makes the batch
     reproducible. The tensors are on the CPU: move them with ``batch.to(device)``.
     """
-    _check_choice(task, "task", TASKS)
+    check_choice(task, "task", TASKS)
     check_positive_int(batch_size, "batch_size")
     _check_lengths(lengths, task)
     shortest, longest = lengths
@@ -206,9 +209,8 @@ class AttentionSeq2Seq(nn.Module):
     def __init__(self, num_hiddens=32, attention="dot-product", positional=True, *, num_heads=1, max_len=64):
         super().__init__()
         check_positive_int(num_hiddens, "num_hiddens")
-        _check_choice(attention, "attention", ATTENTIONS)
-        if not isinstance(positional, bool):
-            raise TypeError(f"positional must be True or False, got {type(positional).__name__} {positional!r}")
+        check_choice(attention, "attention", ATTENTIONS)
+        check_flag(positional, "positional")
         check_positive_int(max_len, "max_len")
         h = num_hiddens
         self.attention, self.max_len = attention, max_len
@@ -358,11 +360,11 @@ def train(model, task, num_steps, *, lr=3e-3, batch_size=128, lengths=(4, 8), se
     """
     if not isinstance(model, AttentionSeq2Seq):
         raise TypeError(f"model must be an AttentionSeq2Seq, got {type(model).__name__}")
-    _check_choice(task, "task", TASKS)
-    if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 0:
-        raise ValueError(f"num_steps must be an int >= 0, got {num_steps!r}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    check_choice(task, "task", TASKS)
+    check_number(num_steps, "num_steps", low=0, integer=True)
+    check_positive(lr, "lr")
+    check_positive_int(batch_size, "batch_size")
+    check_number(seed, "seed", integer=True)
     _check_lengths(lengths, task)
     if stop is not None and not callable(getattr(stop, "is_set", None)):
         raise TypeError(f"stop must have an is_set() method, like threading.Event; got {type(stop).__name__}")

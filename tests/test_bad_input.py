@@ -1,9 +1,13 @@
 """Every public function answers a mistake with a message a learner can act on."""
 
+import re
+
 import pytest
 import torch
 
 import d2lmini as d2l
+from d2lmini import diagrams, seq2seq, widgets
+from d2lmini.pretrained.wordpiece import WordPieceTokenizer
 
 X3 = torch.zeros(2, 3, 4)
 
@@ -88,6 +92,72 @@ def test_bad_input_raises_a_clear_error(call, error, fragments):
     assert type(info.value) is error  # never a raw IndexError or RuntimeError from torch
     for fragment in fragments:
         assert fragment in str(info.value), f"{fragment!r} missing from: {info.value}"
+
+
+def tokens():
+    return torch.zeros(1, 3, dtype=torch.long)
+
+
+# True == 1 in Python, so a flag passed where a count, a size or a rate belongs would run as 1 (or 0).
+# Every entry point that takes a number refuses a bool, naming the argument, the bool and what it expects.
+BOOL_AS_NUMBER = [
+    # (case id, call, argument named, what is expected)
+    ("additive hiddens", lambda: d2l.AdditiveAttention(True, 0.0), "num_hiddens", "an int"),
+    ("additive dropout", lambda: d2l.AdditiveAttention(4, False), "dropout", "a number"),
+    ("dot product dropout", lambda: d2l.DotProductAttention(True), "dropout", "a number"),
+    ("multi-head hiddens", lambda: d2l.MultiHeadAttention(True, 1, 0.0), "num_hiddens", "an int"),
+    ("multi-head heads", lambda: d2l.MultiHeadAttention(8, True, 0.0), "num_heads", "an int"),
+    ("multi-head dropout", lambda: d2l.MultiHeadAttention(8, 2, True), "dropout", "a number"),
+    ("blockwise block size", lambda: d2l.blockwise_attention(X3, X3, X3, True), "block_size", "an int"),
+    ("positional hiddens", lambda: d2l.PositionalEncoding(True, 0.0), "num_hiddens", "an int"),
+    ("positional dropout", lambda: d2l.PositionalEncoding(8, True), "dropout", "a number"),
+    ("positional max_len", lambda: d2l.PositionalEncoding(8, 0.0, max_len=True), "max_len", "an int"),
+    ("positional base", lambda: d2l.PositionalEncoding(8, 0.0, base=True), "base", "a number"),
+    ("kernel width", lambda: d2l.nadaraya_watson(torch.zeros(2), torch.zeros(3), torch.zeros(3), sigma=True),
+     "sigma", "a number"),
+    ("learnable width", lambda: d2l.NWKernelRegression(sigma=True), "sigma", "a number"),
+    ("padding mask keys", lambda: d2l.padding_mask(torch.tensor([1, 2]), True), "num_keys", "an int"),
+    ("causal lengths batch", lambda: d2l.causal_valid_lens(True, 3), "batch_size", "an int"),
+    ("causal lengths queries", lambda: d2l.causal_valid_lens(2, True), "num_queries", "an int"),
+    ("causal mask diagram", lambda: diagrams.draw_causal_mask(True), "num_steps", "an int"),
+    ("batch size", lambda: seq2seq.make_batch("reverse", True), "batch_size", "an int"),
+    ("batch lengths", lambda: seq2seq.make_batch("reverse", 4, (True, 4)), "lengths[0] (the shortest)", "an int"),
+    ("batch width", lambda: seq2seq.make_batch("reverse", 4, width=True), "width", "an int"),
+    ("seq2seq hiddens", lambda: seq2seq.AttentionSeq2Seq(True), "num_hiddens", "an int"),
+    ("seq2seq heads", lambda: seq2seq.AttentionSeq2Seq(8, num_heads=True), "num_heads", "an int"),
+    ("seq2seq max_len", lambda: seq2seq.AttentionSeq2Seq(8, max_len=True), "max_len", "an int"),
+    ("prediction steps", lambda: seq2seq.AttentionSeq2Seq(8).predict(tokens(), None, num_steps=True),
+     "num_steps", "an int"),
+    ("training steps", lambda: seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", True), "num_steps", "an int"),
+    ("training rate", lambda: seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", 1, lr=True), "lr", "a number"),
+    ("training batch", lambda: seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", 1, batch_size=True),
+     "batch_size", "an int"),
+    ("training seed", lambda: seq2seq.train(seq2seq.AttentionSeq2Seq(8), "reverse", 1, seed=True), "seed", "an int"),
+    ("history snapshots", lambda: seq2seq.History(seq2seq.make_batch("reverse", 1), snapshot_every=True),
+     "snapshot_every", "an int"),
+    ("word length", lambda: WordPieceTokenizer(["[UNK]"], max_chars_per_word=True), "max_chars_per_word", "an int"),
+    ("explorer slider", lambda: widgets.explore_positional_encoding(d=True), "d", "an int"),
+    ("explorer width", lambda: widgets.explore_positional_encoding(base=True), "base", "a number"),
+    ("explorer lengths", lambda: widgets.explore_masked_softmax(valid_lens=(True, 5)), "valid_lens[0]", "an int"),
+    ("explorer seed", lambda: widgets.explore_mask_editor(seed=True), "seed", "an int"),
+    ("explorer noise", lambda: widgets.explore_additive(noise=True), "noise", "a number"),
+    ("explorer temperature", lambda: widgets.explore_dot_product(temperature=True), "temperature", "a number"),
+    # A choice among numbers: True is in (1, 2, 4) for Python, so a bool is refused there too.
+    ("explorer heads", lambda: widgets.explore_shape_tracer(num_heads=True), "num_heads", "one of [1, 2, 4, 8]"),
+    ("explorer dimension", lambda: widgets.explore_dot_product(d=True), "d", "one of [1, 2, 4, 8, 16"),
+    ("explorer head shown", lambda: widgets.explore_multihead(head=True), "head", "one of ['all', 0, 1"),
+]
+
+
+@pytest.mark.parametrize("call,name,expected", [c[1:] for c in BOOL_AS_NUMBER], ids=[c[0] for c in BOOL_AS_NUMBER])
+def test_a_bool_is_refused_where_a_number_belongs(call, name, expected):
+    error = ValueError if expected.startswith("one of") else TypeError
+    with pytest.raises(error) as info:
+        call()
+    message = str(info.value)
+    assert type(info.value) is error
+    assert message.startswith(f"{name} must be {expected}"), message
+    assert re.search(r"got (bool )?(True|False)$", message), message
 
 
 def test_there_are_at_least_twenty_cases():

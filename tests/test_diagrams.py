@@ -126,9 +126,15 @@ def test_causal_diagram_labels_time_and_the_mistakes():
         assert has_label(fig, label), label
 
 
-@pytest.mark.parametrize("num_steps", [1, 13, 2.0, True, "5"])
-def test_causal_diagram_rejects_a_bad_size_naming_it(num_steps):
-    with pytest.raises(ValueError, match=r"num_steps must be an int from 2 to 12.*got"):
+@pytest.mark.parametrize("num_steps, error, message", [
+    (1, ValueError, "num_steps must be between 2 and 12, got 1"),
+    (13, ValueError, "num_steps must be between 2 and 12, got 13"),
+    (2.0, TypeError, "num_steps must be an int, got float 2.0"),
+    (True, TypeError, "num_steps must be an int, got bool True"),
+    ("5", TypeError, "num_steps must be an int, got str '5'"),
+])
+def test_causal_diagram_rejects_a_bad_size_naming_it(num_steps, error, message):
+    with pytest.raises(error, match=message):
         diagrams.draw_causal_mask(num_steps)
 
 

@@ -18,7 +18,7 @@ from d2lmini.plotting import CMAPS, describe_weights
 from d2lmini.widgets import explorer as explorer_module
 from d2lmini.widgets.declaration import Choice, Declaration, FloatSlider, Result, Row
 from d2lmini.widgets.explorer import READY_CLASS, DescribedImage, Explorer
-from d2lmini.widgets.kernel import KernelPooling
+from d2lmini.widgets.kernel_pooling import KernelPooling
 
 
 @dataclass(frozen=True)

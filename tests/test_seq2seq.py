@@ -337,7 +337,7 @@ def test_show_attention_summarises_each_example_in_words(capsys):
     (lambda: AttentionSeq2Seq(8).predict(torch.zeros(1, 3, dtype=torch.long), None, num_steps=0), ValueError,
      ["num_steps", "positive", "0"]),
     (lambda: seq2seq.train("model", "reverse", 1), TypeError, ["model", "AttentionSeq2Seq", "str"]),
-    (lambda: seq2seq.train(AttentionSeq2Seq(8), "reverse", -1), ValueError, ["num_steps", ">= 0", "-1"]),
+    (lambda: seq2seq.train(AttentionSeq2Seq(8), "reverse", -1), ValueError, ["num_steps", "at least 0", "-1"]),
     (lambda: seq2seq.train(AttentionSeq2Seq(8), "reverse", 1, lr=0), ValueError, ["lr", "positive", "0"]),
     (lambda: seq2seq.train(AttentionSeq2Seq(8), "sort", 1, lengths=(4, 12)), ValueError, ["at most 10"]),
     (lambda: seq2seq.train(AttentionSeq2Seq(8), "reverse", 1, stop=True), TypeError,
@@ -401,8 +401,8 @@ def test_expect_passes_a_claim_that_holds_and_names_one_that_does_not():
 
 
 @pytest.mark.parametrize("holds, claim, measured, message", [
-    (torch.tensor(True), "a claim", "x", r"holds must be a bool \(the claim's condition\), got Tensor"),
-    (1, "a claim", "x", r"holds must be a bool \(the claim's condition\), got int 1"),
+    (torch.tensor(True), "a claim", "x", r"holds \(the claim's condition\) must be True or False, got Tensor"),
+    (1, "a claim", "x", r"holds \(the claim's condition\) must be True or False, got int 1"),
     (True, "", "x", r"claim must be a non-empty str, got str ''"),
     (True, "a claim", 0.74, r"measured must be a non-empty str, got float 0.74"),
 ])

@@ -25,8 +25,8 @@ from d2lmini.widgets import (
     explore_multihead,
     explore_one_query,
 )
-from d2lmini.widgets import kernel as kernel_module
-from d2lmini.widgets import masked as masked_module
+from d2lmini.widgets import kernel_pooling as kernel_module
+from d2lmini.widgets import masked_softmax as masked_module
 
 FACTORIES = [explore_one_query, explore_kernel_pooling, explore_masked_softmax, explore_additive,
              explore_dot_product, explore_multihead]

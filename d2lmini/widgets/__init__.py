@@ -26,13 +26,13 @@ from .dot_product import DotProduct, explore_dot_product
 from .explorer import HINT, Explorer
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, scale_top
 from .head_view import HeadView, explore_head_view
-from .kernel import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
+from .kernel_pooling import KernelPooling, QueryPooling, explore_kernel_pooling, explore_one_query
 from .mask_editor import MaskEditor, explore_mask_editor
-from .masked import MaskedSoftmax, explore_masked_softmax
+from .masked_softmax import MaskedSoftmax, explore_masked_softmax
 from .multihead import MultiHead, explore_multihead
 from .online_softmax import OnlineSoftmax, explore_online_softmax
 from .png import png_bytes
-from .positional import PositionalEncoding, explore_positional_encoding
+from .positional_encoding import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
 from .training import Alignment, TrainingView, explore_alignment
 

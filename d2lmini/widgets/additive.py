@@ -4,10 +4,11 @@ from dataclasses import dataclass
 
 import torch
 
+from .._checks import check_per_example
 from ..attention import AdditiveAttention, DotProductAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .declaration import Declaration, FloatSlider, IntSlider, Result, Row, check_per_example
+from .declaration import Declaration, FloatSlider, IntSlider, Result, Row
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights

@@ -4,7 +4,7 @@ It checks the starting value first (the spec's ``check``), so that a mistake
 raises at once, in the learner's terms: the spec names the argument the learner
 passed, as in ``sigma must be between 0.0078125 and 8.0, got 0``. The checks
 themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
-``declaration`` beside the specs.
+``d2lmini._checks``, with the package's other argument checks.
 """
 
 import ipywidgets as widgets

@@ -27,29 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-
-def check_number(value, name, low, high, integer=False):
-    """``value`` is an int (or, unless ``integer``, a float) between ``low`` and ``high``."""
-    kinds, wanted = ((int,), "an int") if integer else ((int, float), "a number")
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {wanted}, got {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
-
-
-def check_choice(value, name, choices):
-    """``value`` is one of ``choices``."""
-    # True == 1 in Python: a bool is only a valid choice among bools, and an int never is.
-    if isinstance(value, bool) != isinstance(choices[0], bool) or value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
-
-
-def check_per_example(values, name, count):
-    """``values`` is a list or tuple of ``count`` starting values, one per example."""
-    if not isinstance(values, (list, tuple)) or len(values) != count:
-        raise ValueError(f"{name} must be a list or tuple of {count} lengths, one per example, "
-                         f"got {values!r}")
-    return list(values)
+from .._checks import check_choice, check_number
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ an end of the colour scale (``SCALE_TOPS``).
 import math
 
 import numpy as np
+from matplotlib.artist import allow_rasterization
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
@@ -66,19 +67,34 @@ class CellImage(AxesImage):
     def edges(self):
         """(column edges left to right, row edges top to bottom) in whole display pixels (y upwards):
         its axes' box rounded as matplotlib rounds images, and each cell over the pixels whose centres
-        fall in it. ``make_image`` fills them; the web page paints them (``page``)."""
+        fall in it. ``draw`` fills them; the web page paints them (``page``)."""
         x0, y0, x1, y1 = self.axes.bbox.extents  # display pixels, y upwards
         left, right = math.floor(x0 + 0.5), math.floor(x1 + 0.5)
         bottom, top = math.ceil(y0 - 0.5), math.ceil(y1 - 0.5)
-        rows, columns = self._A.shape[:2]
+        rows, columns = self.get_array().shape[:2]
         return left + _starts(right - left, columns), top - _starts(top - bottom, rows)
 
-    def make_image(self, renderer, magnification=1.0, unsampled=False):
+    @allow_rasterization
+    def draw(self, renderer):
+        """Hand the renderer the cells' colours repeated over their pixels, clipped as any artist is."""
+        cells = self.get_array()
+        if not self.get_visible() or cells.size == 0:
+            self.stale = False
+            return
         x_edges, y_edges = self.edges()
-        colours = self._A if self._A.ndim == 3 else self.to_rgba(self._A, bytes=True)  # (rows, columns, 4)
+        colours = cells if cells.ndim == 3 else self.to_rgba(cells, bytes=True)  # (rows, columns, 4)
         flipped = colours[::-1]  # the renderer fills bottom up
         image = flipped.repeat(-np.diff(y_edges)[::-1], axis=0).repeat(np.diff(x_edges), axis=1)
-        return image, x_edges[0], y_edges[-1], None
+        gc = renderer.new_gc()
+        if self.get_clip_on():
+            gc.set_clip_rectangle(self.get_clip_box())
+            gc.set_clip_path(self.get_clip_path())
+        gc.set_alpha(1.0 if self.get_alpha() is None else self.get_alpha())
+        gc.set_url(self.get_url())
+        gc.set_gid(self.get_gid())
+        renderer.draw_image(gc, x_edges[0], y_edges[-1], image)
+        gc.restore()
+        self.stale = False
 
 
 def _starts(pixels, cells):
@@ -189,7 +205,7 @@ class BlitFigure:
         rgba = np.asarray(self.canvas.buffer_rgba())  # (height, width, 4), a view of the canvas
         key = (top, cmap)
         if key not in self._encoders:  # from the kept picture, now on the canvas
-            self._encoders[key] = BandedPNG(rgba, self._changing_rows())
+            self._encoders[key] = BandedPNG(rgba, self.changing_rows())
         for artist in self.artists:
             self.figure.draw_artist(artist)
         return self._encoders[key].encode(rgba)
@@ -205,7 +221,7 @@ class BlitFigure:
             self.colorbar_mappable.set_cmap(cmap)  # the colorbar follows its mappable
         self.cmap = cmap
 
-    def _changing_rows(self):
+    def changing_rows(self):
         """The rows of the canvas that the registered artists may draw on, as a slice:
         their clipping boxes (the axes), or their extents where they are not clipped."""
         renderer = self.canvas.get_renderer()

@@ -9,9 +9,10 @@ from matplotlib import rcParams
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
+from .._checks import check_choice
 from ..plotting import CMAP, describe_weights
 from ..pretrained import EXAMPLE_SENTENCES, CachedMiniLM, chapter_model
-from .declaration import Choice, Declaration, IntSlider, Result, Row, check_choice, options
+from .declaration import Choice, Declaration, IntSlider, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import DPI, PIXEL_RATIO

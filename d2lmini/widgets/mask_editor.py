@@ -9,8 +9,9 @@ import dataclasses
 
 import torch
 
+from .._checks import check_number
 from ..masking import attention_mask, empty_rows, masked_softmax
-from .declaration import Checkbox, Choice, Declaration, Result, Row, check_number, options
+from .declaration import Checkbox, Choice, Declaration, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import torch
 
+from .._checks import check_choice
 from ..attention import MultiHeadAttention
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, Row, check_choice, options
+from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import torch
 from matplotlib.lines import Line2D
 
+from .._checks import check_choice
 from ..attention import DotProductAttention
 from ..plotting import describe_weights
-from .declaration import Choice, Declaration, Result, Row, check_choice, options
+from .declaration import Choice, Declaration, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights

@@ -27,6 +27,7 @@ import torch
 from matplotlib import rcParams
 from matplotlib.transforms import offset_copy
 
+from .._checks import check_number
 from ..plotting import describe_weights
 from ..seq2seq import (
     ATTENTIONS,
@@ -48,7 +49,6 @@ from .declaration import (
     NumberBox,
     Result,
     Row,
-    check_number,
     options,
 )
 from .explorer import Explorer

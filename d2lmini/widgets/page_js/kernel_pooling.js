@@ -1,6 +1,6 @@
 // KernelPoolingExplorer (chapter 01) computed in the page: d2lmini.kernels.nadaraya_watson and
-// widgets.kernel.KernelView.update, in JavaScript. The training data comes from the page data
-// (widgets.kernel.KernelPooling.page_data), drawn by torch's generator at build time.
+// widgets.kernel_pooling.KernelView.update, in JavaScript. The training data comes from the page data
+// (widgets.kernel_pooling.KernelPooling.page_data), drawn by torch's generator at build time.
 "use strict";
 
 (function () {

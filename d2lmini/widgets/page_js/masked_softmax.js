@@ -1,5 +1,5 @@
 // Chapter 02's MaskedSoftmaxExplorer and MaskEditorExplorer computed in the page: d2lmini.masking's
-// masked_softmax over the fixed scores of the page data (widgets.masked.MaskedSoftmax.page_data,
+// masked_softmax over the fixed scores of the page data (widgets.masked_softmax.MaskedSoftmax.page_data,
 // widgets.mask_editor.MaskEditor.page_data), and the views' heatmaps (figure.BlitFigure.heatmap).
 // The mask editor's adjust is here too: a preset sets the cells, a click shows "edited by hand".
 "use strict";

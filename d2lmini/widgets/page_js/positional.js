@@ -1,6 +1,6 @@
 // PositionalEncodingExplorer (chapter 07) computed in the page: the encoding P of
 // d2lmini.PositionalEncoding, softmax(P Pᵀ / √d) as d2lmini.DotProductAttention computes it, and
-// widgets.positional.PositionalView.update, in JavaScript. Torch computes in float32, and the port
+// widgets.positional_encoding.PositionalView.update, in JavaScript. Torch computes in float32, and the port
 // rounds to float32 (Math.fround) at the same steps: key i - k and key i + k score the same for query i
 // in exact arithmetic, so which of the two the summary names first is decided by float32 rounding.
 "use strict";
@@ -33,7 +33,7 @@
     });
   }
 
-  // widgets.positional._number: three significant digits, as the base slider shows them: 3.16, 562, 17,800.
+  // widgets.positional_encoding._number: three significant digits, as the base slider shows them: 3.16, 562, 17,800.
   function number(value, d2l) {
     const rounded = Number(d2l.formatG(value, 3));
     return rounded < 1000 ? d2l.formatG(rounded, 6) : rounded.toLocaleString("en-US", { maximumFractionDigits: 0 });

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .._checks import check_per_example
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
 from .declaration import (
@@ -13,7 +14,6 @@ from .declaration import (
     NumberBox,
     Result,
     Row,
-    check_per_example,
     options,
 )
 from .explorer import Explorer
