@@ -1,6 +1,6 @@
 """PNG encoding of the explorers' pictures: d2lmini's own encoder against Pillow, in one run.
 
-    python benchmarks/png_encode.py [--rounds 30]
+    python -m benchmarks.png_encode [--rounds 30]
 
 Every explorer (``widgets.DECLARATIONS``, at its default settings) is drawn
 once by the kernel's shell, and its canvas (RGBA, drawn at twice the shown
