@@ -81,11 +81,6 @@ def broken_links(path, text):
     return broken
 
 
-@pytest.mark.parametrize("path", DOCS, ids=doc_id)
-def test_every_internal_link_resolves(path):
-    assert broken_links(path, path.read_text()) == []
-
-
 def test_the_link_check_catches_a_missing_file_and_a_missing_anchor():
     doc = REPO / "docs" / "planted.md"
     assert broken_links(doc, "[fine](explorers.md#on-the-web-page) [fine](../README.md)") == []
@@ -111,11 +106,6 @@ def makefile_targets():
 def unknown_make_targets(text, targets):
     named = {match for snippet in snippets(text) for match in re.findall(r"\bmake\s+([a-z][\w-]*)", snippet)}
     return sorted(named - targets)
-
-
-@pytest.mark.parametrize("path", DOCS, ids=doc_id)
-def test_every_make_target_named_exists(path):
-    assert unknown_make_targets(path.read_text(), makefile_targets()) == []
 
 
 def test_the_target_check_reads_the_makefile_and_catches_an_unknown_target():
@@ -165,11 +155,6 @@ def unknown_tool_options(text):
     return unknown
 
 
-@pytest.mark.parametrize("path", DOCS, ids=doc_id)
-def test_every_tool_option_named_exists(path):
-    assert unknown_tool_options(path.read_text()) == []
-
-
 def test_the_option_check_reads_argparse_and_catches_an_unknown_option():
     assert {"--check"} <= script_options(REPO / "tools" / "colab.py")
     assert unknown_tool_options('`python tools/start.py lab --pip-args="--extra-index-url https://x"`') == []
@@ -214,11 +199,6 @@ def missing_paths(path, text):
         if not found:
             missing.append(name)
     return missing
-
-
-@pytest.mark.parametrize("path", DOCS, ids=doc_id)
-def test_every_repository_path_named_exists(path):
-    assert missing_paths(path, path.read_text()) == []
 
 
 def test_the_path_check_catches_a_missing_file_and_skips_what_a_build_makes():
@@ -304,9 +284,22 @@ def test_every_claimed_count_is_stated_where_the_docs_say_it():
         assert any(re.search(pattern, text, flags=re.IGNORECASE) for text in places), (document, pattern)
 
 
+# --- every document, every check ---------------------------------------------------------------------------
+
+# What each check reports for one document: a list of what it names that does not exist or does not match.
+DOC_CHECKS = {
+    "links": lambda path, text: broken_links(path, text),
+    "make-targets": lambda path, text: unknown_make_targets(text, makefile_targets()),
+    "tool-options": lambda path, text: unknown_tool_options(text),
+    "paths": lambda path, text: missing_paths(path, text),
+    "counts": lambda path, text: wrong_numbers(doc_id(path), text, facts()),
+}
+
+
+@pytest.mark.parametrize("check", DOC_CHECKS)
 @pytest.mark.parametrize("path", DOCS, ids=doc_id)
-def test_every_count_the_docs_state_matches_the_files(path):
-    assert wrong_numbers(doc_id(path), path.read_text(), facts()) == []
+def test_every_document_names_only_what_exists(path, check):
+    assert DOC_CHECKS[check](path, path.read_text()) == []
 
 
 def test_the_counts_are_read_from_the_files_and_a_wrong_one_is_caught():

@@ -85,3 +85,22 @@ def grid_problems(tab, root):
                     max(x for x, _ in column) - min(x for x, _ in column) >= 1:
                 problems.append(f"grid {number}: column {c} is not one straight column, top to bottom")
     return problems
+
+
+def keep_inside(contexts, folder):
+    """Abort every request of ``contexts`` outside ``folder`` and return the list their addresses go into.
+
+    A page of the site, or an explorer's page, must need nothing else: no CDN, no network.
+    """
+    outside, inside = [], folder.as_uri() + "/"
+
+    def only_inside(route):
+        if route.request.url.startswith(inside):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    for context in contexts:
+        context.route("**/*", only_inside)
+    return outside

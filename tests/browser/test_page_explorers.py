@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 import traitlets
 from conftest import require_chromium
-from page_support import explorer_state, grid_problems, press_every_control
+from page_support import explorer_state, grid_problems, keep_inside, press_every_control
 from PIL import Image
 
 from d2lmini.plotting import CMAPS
@@ -78,20 +78,9 @@ def pages(tmp_path_factory):
 def contexts(chromium, pages):
     """A desktop and a phone, every request outside the pages' folder aborted and recorded."""
     require_chromium()
-    folder = pages.folder
-    outside = []
-
-    def only_the_folder(route):
-        if route.request.url.startswith(folder.as_uri() + "/"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
     made = {"desktop": chromium.new_context(viewport={"width": 1280, "height": 900}),
             "phone": chromium.new_context(viewport=PHONE, device_scale_factor=3, is_mobile=True, has_touch=True)}
-    for context in made.values():
-        context.route("**/*", only_the_folder)
+    outside = keep_inside(made.values(), pages.folder)
     yield made, outside
     for context in made.values():
         context.close()

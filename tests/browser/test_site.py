@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
-from page_support import grid_problems, press_every_control
+from page_support import grid_problems, keep_inside, press_every_control
 
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast
 from tools import build_site
@@ -56,20 +56,9 @@ def site(built_site):
 @pytest.fixture(scope="module")
 def site_browser(chromium, site):
     """Two contexts: a HiDPI desktop and a phone; every request outside ``site`` is aborted and recorded."""
-    outside = []
-
-    def only_the_site(route):
-        if route.request.url.startswith(site.as_uri() + "/"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    contexts = {}
-    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
-        context = chromium.new_context(viewport=viewport, device_scale_factor=2)
-        context.route("**/*", only_the_site)
-        contexts[name] = context
+    contexts = {name: chromium.new_context(viewport=viewport, device_scale_factor=2)
+                for name, viewport in (("desktop", DESKTOP), ("phone", PHONE))}
+    outside = keep_inside(contexts.values(), site)
     yield contexts, outside
     for context in contexts.values():
         context.close()
