@@ -6,7 +6,7 @@ from exercise_answers import bilinear_scores, concat_scores, weight_gap
 
 import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ch03
-from d2lmini.exercises._support import hint_for, seeded
+from d2lmini.exercises._support import expect_mask, hint_for, seeded
 
 # ---- the shared support -----------------------------------------------------
 
@@ -28,6 +28,24 @@ def test_hint_for_names_the_matching_mistake_or_falls_back():
     assert hint_for(wrong + 1, "default", [(wrong, "that mistake")]) == "default"
     assert hint_for(wrong[:1], "default", [(wrong, "that mistake")]) == "default"
     assert hint_for([1.0, 2.0], "default", [(wrong, "that mistake")]) == "default"
+
+
+def test_expect_mask_checks_the_shape_the_dtype_then_the_entries_shown_row_under_row():
+    expected = torch.tensor([[True, False], [True, True]])
+
+    def shown(received):
+        with pytest.raises(ExerciseError) as info:
+            expect_mask(received, expected, "Exercise 0.1", "mask(2)", "one row per query", "the default hint",
+                        [(expected.T, "that mistake")])
+        return info.value.lines()[1:4]
+
+    expect_mask(expected.clone(), expected, "Exercise 0.1", "mask(2)", "one row per query", "the default hint", [])
+    assert shown(expected[0]) == ["  expected: shape (2, 2) from mask(2)", "  received: shape (2,)",
+                                  "  hint: one row per query"]
+    assert shown(expected.float())[:2] == ["  expected: from mask(2): 10 11", "  received: dtype torch.float32"]
+    assert shown(expected.T) == ["  expected: from mask(2): 10 11", "  received: from mask(2): 11 01",
+                                 "  hint: that mistake"]
+    assert shown(~expected)[2] == "  hint: the default hint"
 
 
 # ---- Exercise 3.3 -------------------------------------------------------------
