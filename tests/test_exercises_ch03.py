@@ -2,28 +2,11 @@
 
 import pytest
 import torch
+from exercise_answers import bilinear_scores, concat_scores, weight_gap
 
 import d2lmini as d2l
-from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch03
-from d2lmini.exercises._support import hint_for, seeded
-
-
-def concat_scores(queries, keys, W_a, w_v):
-    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-    pairs = torch.cat([queries.unsqueeze(2).expand(B, Q, K, -1), keys.unsqueeze(1).expand(B, Q, K, -1)], -1)
-    return torch.tanh(pairs @ W_a.T) @ w_v
-
-
-def weight_gap(additive, queries, keys, values, valid_lens):
-    additive(queries, keys, values, valid_lens)
-    dot_product = d2l.DotProductAttention(dropout=0.0)
-    dot_product(queries, keys, values, valid_lens)
-    return (additive.attention_weights - dot_product.attention_weights).abs().max()
-
-
-def bilinear_scores(queries, keys, W):
-    return queries @ W @ keys.transpose(1, 2)
-
+from d2lmini.exercises import ExerciseError, ch03
+from d2lmini.exercises._support import expect_mask, hint_for, seeded
 
 # ---- the shared support -----------------------------------------------------
 
@@ -47,26 +30,30 @@ def test_hint_for_names_the_matching_mistake_or_falls_back():
     assert hint_for([1.0, 2.0], "default", [(wrong, "that mistake")]) == "default"
 
 
+def test_expect_mask_checks_the_shape_the_dtype_then_the_entries_shown_row_under_row():
+    expected = torch.tensor([[True, False], [True, True]])
+
+    def shown(received):
+        with pytest.raises(ExerciseError) as info:
+            expect_mask(received, expected, "Exercise 0.1", "mask(2)", "one row per query", "the default hint",
+                        [(expected.T, "that mistake")])
+        return info.value.lines()[1:4]
+
+    expect_mask(expected.clone(), expected, "Exercise 0.1", "mask(2)", "one row per query", "the default hint", [])
+    assert shown(expected[0]) == ["  expected: shape (2, 2) from mask(2)", "  received: shape (2,)",
+                                  "  hint: one row per query"]
+    assert shown(expected.float())[:2] == ["  expected: from mask(2): 10 11", "  received: dtype torch.float32"]
+    assert shown(expected.T) == ["  expected: from mask(2): 10 11", "  received: from mask(2): 11 01",
+                                 "  hint: that mistake"]
+    assert shown(~expected)[2] == "  hint: the default hint"
+
+
 # ---- Exercise 3.3 -------------------------------------------------------------
-
-def test_concat_scores_accepts_the_stacked_form(capsys):
-    ch03.check_concat_scores(concat_scores)
-    assert capsys.readouterr().out.startswith("✓ Exercise 3.3")
-
 
 def test_concat_scores_reports_a_leftover_axis():
     with pytest.raises(ExerciseError, match=r"(?s)expected: shape \(2, 3, 4\).*received: shape \(2, 3, 4, 1\)"
                                             r".*drop the last axis of length 1"):
         ch03.check_concat_scores(lambda q, k, W_a, w_v: concat_scores(q, k, W_a, w_v).unsqueeze(-1))
-
-
-def test_a_student_stub_is_reported_as_not_attempted():
-    def stub(*args):
-        raise NotImplementedError("fill me in")
-
-    for check in (ch03.check_concat_scores, ch03.check_weight_gap, ch03.check_bilinear_scores):
-        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
-            check(stub)
 
 
 # ---- Exercise 3.2 -------------------------------------------------------------

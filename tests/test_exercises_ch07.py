@@ -5,44 +5,16 @@ import math
 
 import pytest
 import torch
+from exercise_answers import (
+    LearnedPositionalEmbedding,
+    OneRowTooMany,
+    PlainTensor,
+    is_permutation_equivariant,
+    offset_rotation,
+)
 
 import d2lmini as d2l
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch07
-
-
-def offset_rotation(delta, omega):
-    c, s = math.cos(omega * delta), math.sin(omega * delta)
-    return torch.tensor([[c, s], [-s, c]])
-
-
-class LearnedPositionalEmbedding(torch.nn.Module):
-    def __init__(self, max_len, num_hiddens):
-        super().__init__()
-        self.table = torch.nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))
-
-    def forward(self, X):
-        return X + self.table[:X.shape[1]]
-
-
-def is_permutation_equivariant(layer, X, perm, compare=lambda a, b: torch.allclose(a, b, atol=1e-5)):
-    return compare(layer(X[:, perm]), layer(X)[:, perm])
-
-
-def test_every_check_accepts_the_reference_answers(capsys):
-    ch07.check_offset_rotation(offset_rotation)
-    ch07.check_learned_embedding(LearnedPositionalEmbedding)
-    ch07.check_equivariance(is_permutation_equivariant)
-    lines = capsys.readouterr().out.splitlines()
-    assert [line[:14] for line in lines] == ["✓ Exercise 7.1", "✓ Exercise 7.2", "✓ Exercise 7.3"]
-
-
-def test_a_student_stub_is_reported_as_not_attempted():
-    def stub(*args, **kwargs):
-        raise NotImplementedError("fill me in")
-
-    for check in (ch07.check_offset_rotation, ch07.check_equivariance):
-        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
-            check(stub)
 
 
 def test_a_class_whose_methods_are_stubs_is_not_attempted():
@@ -136,15 +108,6 @@ def test_learned_embedding_success_line_says_what_it_cannot_do(capsys):
     assert "no row for position 10 or later (max_len=10)" in capsys.readouterr().out
 
 
-class PlainTensor(torch.nn.Module):
-    def __init__(self, max_len, num_hiddens):
-        super().__init__()
-        self.table = 0.02 * torch.randn(max_len, num_hiddens)
-
-    def forward(self, X):
-        return X + self.table[:X.shape[1]]
-
-
 class Buffer(PlainTensor):
     def __init__(self, max_len, num_hiddens):
         torch.nn.Module.__init__(self)
@@ -160,44 +123,9 @@ class Sinusoidal(torch.nn.Module):
         return self.encoding(X)
 
 
-class Transposed(torch.nn.Module):
-    def __init__(self, max_len, num_hiddens):
-        super().__init__()
-        self.table = torch.nn.Parameter(torch.randn(num_hiddens, max_len))
-
-    def forward(self, X):
-        return X + self.table[:, :X.shape[1]].T
-
-
-class OneRowTooMany(LearnedPositionalEmbedding):
-    def __init__(self, max_len, num_hiddens):
-        super().__init__(max_len + 1, num_hiddens)
-
-
-class EmbeddingAlone(LearnedPositionalEmbedding):
-    def forward(self, X):
-        return self.table[:X.shape[1]].expand(X.shape[0], -1, -1)
-
-
-class SinusoidalStart(LearnedPositionalEmbedding):
-    def __init__(self, max_len, num_hiddens):
-        super().__init__(max_len, num_hiddens)
-        self.table = torch.nn.Parameter(d2l.PositionalEncoding(num_hiddens, 0.0, max_len=max_len).P[0].clone())
-
-
 class SinusoidalAdded(LearnedPositionalEmbedding):
     def forward(self, X):
         return X + d2l.PositionalEncoding(X.shape[-1], 0.0, max_len=X.shape[1]).P[0]
-
-
-class RowPerExample(LearnedPositionalEmbedding):
-    def forward(self, X):
-        return X + self.table[:X.shape[0]].unsqueeze(1)  # (batch, 1, hiddens): row b for every token of example b
-
-
-class Detached(LearnedPositionalEmbedding):
-    def forward(self, X):
-        return X + self.table.detach()[:X.shape[1]]
 
 
 class ThroughData(LearnedPositionalEmbedding):

@@ -6,61 +6,17 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
+from exercise_answers import (
+    make_cross_attention,
+    masked_after_softmax,
+    masked_then_softmax_over_steps,
+    reversal_alignment,
+    sort_alignment,
+)
 
 import d2lmini as d2l
 from d2lmini import seq2seq
-from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch08
-
-
-def reversal_alignment(valid_lens, num_steps, lengths=None, rows=None):
-    steps = torch.arange(num_steps)
-    n = valid_lens[:, None] if lengths is None else lengths
-    copied = (n - 1 - steps) if rows is None else rows(n - 1 - steps)
-    return (copied[..., None] == steps).float()
-
-
-def make_cross_attention(encoder_outputs, source_lens, W_q, W_k, *, scale=True, values=None, softmax=None,
-                         keys_in_step=False, keep_axis=False):
-    keys = None if keys_in_step else W_k(encoder_outputs)
-
-    def step(decoder_state):
-        query = W_q(decoder_state)[:, None, :]  # (B, 1, d_model)
-        step_keys = W_k(encoder_outputs) if keys_in_step else keys
-        scores = query @ step_keys.transpose(1, 2) / (math.sqrt(query.shape[-1]) if scale else 1)  # (B, 1, S)
-        weights = d2l.masked_softmax(scores, source_lens) if softmax is None else softmax(scores, source_lens)
-        context = weights @ (encoder_outputs if values is None else values(encoder_outputs, W_k))
-        return (context, weights) if keep_axis else (context[:, 0], weights[:, 0])
-
-    return step
-
-
-def sort_alignment(source, valid_lens, descending=False, ranks=False, mask_rows=True):
-    steps = source.shape[1]
-    real = torch.arange(steps) < valid_lens[:, None]
-    fill = -1 if descending else 10 ** 6
-    copied = source.masked_fill(~real, fill).argsort(dim=1, descending=descending)
-    if ranks:
-        copied = copied.argsort(dim=1)
-    alignment = F.one_hot(copied, steps).float()
-    return alignment * real[:, :, None] if mask_rows else alignment
-
-
-def test_every_check_accepts_the_reference_answers(capsys):
-    ch08.check_reversal_alignment(reversal_alignment)
-    ch08.check_cross_attention_steps(make_cross_attention)
-    ch08.check_sort_alignment(sort_alignment)
-    lines = capsys.readouterr().out.splitlines()
-    assert [line[:14] for line in lines] == ["✓ Exercise 8.1", "✓ Exercise 8.2", "✓ Exercise 8.3"]
-
-
-def test_a_student_stub_is_reported_as_not_attempted():
-    def stub(*args, **kwargs):
-        raise NotImplementedError("fill me in")
-
-    for check in (ch08.check_reversal_alignment, ch08.check_cross_attention_steps, ch08.check_sort_alignment):
-        with pytest.raises(ExerciseNotAttempted, match="not attempted yet: complete `stub` above"):
-            check(stub)
-
+from d2lmini.exercises import ExerciseError, ch08
 
 # ---- Exercise 8.1 -------------------------------------------------------------
 
@@ -85,18 +41,6 @@ def test_reversal_names_a_wrong_shape():
 
 
 # ---- Exercise 8.2 -------------------------------------------------------------
-
-def _padding(scores, lens):
-    return (torch.arange(scores.shape[-1]) >= lens[:, None])[:, None, :]  # (B, 1, S)
-
-
-def masked_after_softmax(scores, lens):
-    return torch.softmax(scores, -1) * ~_padding(scores, lens)  # multiplied, not renormalised
-
-
-def masked_then_softmax_over_steps(scores, lens):
-    return torch.softmax(scores.masked_fill(_padding(scores, lens), float("-inf")), 1)  # padding columns: NaN
-
 
 def _shown_rows(error):
     """The row an error shows on its expected and received lines: (where, values, sum)."""

@@ -1,8 +1,10 @@
-"""What the chapter checks share: private random inputs, naming a typical mistake, showing a mask."""
+"""What the chapter checks share: private random inputs, naming a typical mistake, checking and showing a mask."""
 
 import contextlib
 
 import torch
+
+from ._feedback import ExerciseError, expect
 
 
 @contextlib.contextmanager
@@ -48,6 +50,24 @@ def mask_rows(mask):
     return " " + " ".join("".join("1" if v else "0" for v in row) for row in mask.tolist())
 
 
+def expect_mask(received, expected, exercise, call, shape_hint, default, mistakes):
+    """Check the tensor ``call`` returned against the boolean mask ``expected``: its shape, its dtype, its entries.
+
+    Wrong entries show both masks row under row, with the hint ``hint_for``
+    picks from ``mistakes``, ``(wrong mask, hint)`` pairs, and ``default``.
+    """
+    expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)} from {call}",
+           f"shape {tuple(received.shape)}", shape_hint)
+    received = received.cpu()
+    expected_rows = f"from {call}:{mask_rows(expected)}"
+    expect(received.dtype == torch.bool, exercise, expected_rows, f"dtype {received.dtype}",
+           ("return a boolean mask, not numbers",
+            "a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
+            "attn_mask to the scores instead of masking with it"))
+    expect(torch.equal(received, expected), exercise, expected_rows, f"from {call}:{mask_rows(received)}",
+           hint_for(received, default, mistakes))
+
+
 @contextlib.contextmanager
 def without(exercise, task, *targets):
     """Run the learner's code with the package functions that would do the exercise for them switched off.
@@ -56,8 +76,6 @@ def without(exercise, task, *targets):
     Calling one raises an ``ExerciseError`` that says the exercise is to do it
     by hand: the answer cannot be imported away.
     """
-    from ._feedback import ExerciseError
-
     def refuse(label):
         def refused(*args, **kwargs):
             raise ExerciseError(exercise, task, f"a call to {label}",

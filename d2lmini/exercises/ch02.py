@@ -8,9 +8,9 @@ where d2lmini has no such function (the sliding window), with a private one.
 import torch
 
 from ..masking import masked_softmax
-from ._feedback import ExerciseError, check, expect, expect_close, passed
+from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch02.hint()
-from ._support import hint_for, mask_rows
+from ._support import expect_mask, hint_for
 
 PADDED_QUERIES = "Exercise 2.2"
 SLIDING_WINDOW = "Exercise 2.3"
@@ -85,14 +85,16 @@ def _local_causal(num_steps, window):
     return (steps[None, :] <= steps[:, None]) & (steps[None, :] > steps[:, None] - window)
 
 
-def _local_causal_hint(received, num_steps, window):
-    if received.dtype != torch.bool:
-        return ("return a boolean mask, not numbers",
-                "a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
-                "attn_mask to the scores instead of masking with it")
+_LOCAL_CAUSAL_HINT = ("query i may attend to key j when i - window < j <= i",
+                      "compare a column of query positions with a row of key positions, once for each bound; "
+                      "broadcasting makes each comparison a (num_steps, num_steps) mask. Combine the two with &")
+
+
+def _local_causal_mistakes(num_steps, window):
+    """The typical wrong masks of Exercise 2.3, each with its hint."""
     expected = _local_causal(num_steps, window)
     steps = torch.arange(num_steps)
-    mistakes = [
+    return [
         (~expected, ("True should mark the keys a query MAY attend to, as in SDPA's attn_mask",
                      "your mask is the opposite one: nn.MultiheadAttention's boolean attn_mask uses that "
                      "convention")),
@@ -114,29 +116,18 @@ def _local_causal_hint(received, num_steps, window):
           "a distance |i - j| < window is symmetric: bound j from above by i and from below by i - window, "
           "in two comparisons")),
     ]
-    default = ("query i may attend to key j when i - window < j <= i",
-               "compare a column of query positions with a row of key positions, once for each bound; "
-               "broadcasting makes each comparison a (num_steps, num_steps) mask. Combine the two with &")
-    return hint_for(received, default, mistakes)
 
 
 @check(SLIDING_WINDOW)
 def check_local_causal_mask(local_causal_mask):
     """Exercise 2.3: query i attends to keys i - window + 1 .. i only."""
     for num_steps, window in ((6, 3), (5, 1), (4, 10)):
-        expected = _local_causal(num_steps, window)
-        call = f"local_causal_mask({num_steps}, {window})"
         received = local_causal_mask(num_steps, window)
         expect(isinstance(received, torch.Tensor), SLIDING_WINDOW, "a torch.Tensor",
                f"{type(received).__name__}", "return the comparison's result, a boolean tensor")
-        expect(received.shape == expected.shape, SLIDING_WINDOW, f"shape {tuple(expected.shape)} from {call}",
-               f"shape {tuple(received.shape)}", "one row per query and one column per key")
-        received = received.cpu()
-        if received.dtype != torch.bool or not torch.equal(received, expected):
-            shown = (f"from {call}:{mask_rows(received)}" if received.dtype == torch.bool
-                     else f"dtype {received.dtype}")
-            raise ExerciseError(SLIDING_WINDOW, f"from {call}:{mask_rows(expected)}", shown,
-                                _local_causal_hint(received, num_steps, window))
+        expect_mask(received, _local_causal(num_steps, window), SLIDING_WINDOW,
+                    f"local_causal_mask({num_steps}, {window})", "one row per query and one column per key",
+                    _LOCAL_CAUSAL_HINT, _local_causal_mistakes(num_steps, window))
     kept, causal = int(_local_causal(1024, 128).sum()), 1024 * 1025 // 2
     passed(SLIDING_WINDOW, f"Each query sees at most `window` keys: at 1,024 steps a window of 128 keeps "
                            f"{kept:,} of the causal mask's {causal:,} entries ({kept / causal:.0%}).")

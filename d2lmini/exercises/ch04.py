@@ -239,6 +239,7 @@ def _causal_weight_mistakes(queries, keys):
 
 
 # The typical mistakes of a prefix, the step of Exercise 4.5 beyond the plain causal mask.
+_PREFIX_KEYS = "a prefix of p tokens is keys 0 to p - 1"
 _PREFIX_HINTS = {
     "general": ("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself",
                 "start from the causal triangle of torch.tril, then allow the first p keys in every row"),
@@ -248,8 +249,8 @@ _PREFIX_HINTS = {
     "sees_all": ("your prefix queries see the whole sequence, the later tokens too: they may see the prefix only",
                  "a prefix query may attend to keys 0 to p - 1; the causal triangle still holds for every key after "
                  "the prefix"),
-    "too_long": ("your prefix is one token too long", "a prefix of p tokens is keys 0 to p - 1"),
-    "too_short": ("your prefix is one token too short", "a prefix of p tokens is keys 0 to p - 1"),
+    "too_long": ("your prefix is one token too long", _PREFIX_KEYS),
+    "too_short": ("your prefix is one token too short", _PREFIX_KEYS),
     "no_argument": ("your function takes no prefix: add the argument prefix=1 after values",
                     "with prefix=1 it is the plain causal attention you have; the check then calls it with "
                     "prefix=3"),

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from ..attention import DotProductAttention, MultiHeadAttention
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
-from ._support import hint_for, mask_rows, seeded
+from ._support import expect_mask, hint_for, mask_rows, seeded
 
 BYTES = "Exercise 6.1 · The bytes of the score matrix"
 DECODE = "Exercise 6.2 · A causal mask for cached decoding"
@@ -78,10 +78,16 @@ def _decode_reference(num_queries, num_keys):
     return torch.arange(num_keys)[None, :] <= positions  # (queries, keys)
 
 
-def _decode_hint(received, num_queries, num_keys):
+_DECODE_HINT = ("new query i is the token at position num_keys - num_queries + i",
+                "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
+                "the new queries' positions, a column")
+
+
+def _decode_mistakes(num_queries, num_keys):
+    """The typical wrong masks of Exercise 6.2, each with its hint."""
     cached = num_keys - num_queries
     everything = torch.ones(num_queries, num_keys, dtype=torch.bool)
-    mistakes = [
+    return [
         (~_decode_reference(num_queries, num_keys),
          ("this is True where attention is forbidden, nn.MultiheadAttention's convention",
           "SDPA's boolean mask is True where a query MAY attend")),
@@ -104,10 +110,6 @@ def _decode_hint(received, num_queries, num_keys):
                       "single new token",
                       "query i may see keys 0 .. num_keys - num_queries + i")),
     ]
-    default = ("new query i is the token at position num_keys - num_queries + i",
-               "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
-               "the new queries' positions, a column")
-    return hint_for(received, default, mistakes)
 
 
 @check(DECODE)
@@ -117,19 +119,14 @@ def check_decode_mask(decode_mask):
         call = f"decode_mask({num_queries}, {num_keys})"
         received = decode_mask(num_queries, num_keys)
         _expect_bool_tensor(received, DECODE, call)
-        expected = _decode_reference(num_queries, num_keys)
-        expect(received.shape == expected.shape, DECODE, f"shape {tuple(expected.shape)} from {call}",
-               f"shape {tuple(received.shape)}", "one row per NEW query and one column per key, the "
-               "cached keys included: (num_queries, num_keys)")
-        received = received.cpu()
-        hint = _decode_hint(received, num_queries, num_keys)
-        expect(torch.equal(received, expected), DECODE, f"from {call}:{mask_rows(expected)}",
-               f"from {call}:{mask_rows(received)}", hint)
+        expect_mask(received, _decode_reference(num_queries, num_keys), DECODE, call,
+                    "one row per NEW query and one column per key, the cached keys included: (num_queries, num_keys)",
+                    _DECODE_HINT, _decode_mistakes(num_queries, num_keys))
         # All num_keys tokens under ordinary causal attention: the new tokens are its last rows.
         queries, keys, values = _random_qkv(62, 2, num_keys, num_keys)
         full = DotProductAttention(0.0, causal=True)(queries, keys, values)  # (2, keys, 3)
-        expect_close(F.scaled_dot_product_attention(queries[:, -num_queries:], keys, values, attn_mask=received),
-                     full[:, -num_queries:].detach(), DECODE, hint)
+        output = F.scaled_dot_product_attention(queries[:, -num_queries:], keys, values, attn_mask=received.cpu())
+        expect_close(output, full[:, -num_queries:].detach(), DECODE, _DECODE_HINT)
     passed(DECODE, "SDPA with your mask gives the new tokens the outputs that causal attention over all "
                    "the tokens gives them. One new token (1 query, 5 keys) needs no mask at all, and with "
                    "as many queries as keys the mask is is_causal's.")
