@@ -41,15 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import (
-    check_choice,
-    check_flag,
-    check_number,
-    check_positive,
-    check_positive_int,
-    check_tensor,
-    shape_str,
-)
+from ._checks import check_choice, check_flag, check_number, check_positive, check_positive_int, check_tensor, shape_str
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from .masking import attention_mask
 from .plotting import CMAP, attach_summary, describe_weights, plt

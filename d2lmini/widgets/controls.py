@@ -10,14 +10,7 @@ themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
 import ipywidgets as widgets
 
 from ._compat import toggle_button_style, tooltip
-from .declaration import (
-    Checkbox,
-    Choice,
-    FloatSlider,
-    IntSlider,
-    LogSlider,
-    NumberBox,
-)
+from .declaration import Checkbox, Choice, FloatSlider, IntSlider, LogSlider, NumberBox
 
 WIDE = {"description_width": "initial"}  # a control's style: its description in full, never cut
 

@@ -7,15 +7,7 @@ import torch
 from .._checks import check_per_example
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
-from .declaration import (
-    Choice,
-    Declaration,
-    IntSlider,
-    NumberBox,
-    Result,
-    Row,
-    options,
-)
+from .declaration import Choice, Declaration, IntSlider, NumberBox, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights

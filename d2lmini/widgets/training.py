@@ -41,16 +41,7 @@ from ..seq2seq import (
     make_batch,
     train,
 )
-from .declaration import (
-    Checkbox,
-    Choice,
-    Declaration,
-    IntSlider,
-    NumberBox,
-    Result,
-    Row,
-    options,
-)
+from .declaration import Checkbox, Choice, Declaration, IntSlider, NumberBox, Result, Row, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
