@@ -15,12 +15,13 @@ import pkgutil
 import re
 from typing import NamedTuple
 
+import pytest
 import torch
 import torch.nn.functional as F
 
 import d2lmini as d2l
 from d2lmini import exercises
-from d2lmini.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
+from d2lmini.exercises import ExerciseError, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
 
 
 def public_checks():
@@ -363,3 +364,60 @@ REFERENCE = {
     ch09.check_previous_token_head: Reference("9.2", previous_token_head),
     ch09.check_similarity_matrix: Reference("9.3", similarity_matrix),
 }
+
+
+# ---------------------------------------------------------------- one wrong answer for every check
+
+def zeros_like_scores(queries, keys, *rest):
+    return torch.zeros(queries.shape[0], queries.shape[1], keys.shape[1])
+
+
+# One wrong answer for every check, and for some checks a second, typical mistake.
+WRONG_ANSWERS = {
+    "ch01.check_triangular": lambda u: 1 - u.abs(),
+    "ch01.check_best_sigma": lambda x_train, y_train, x_val, y_val, sigmas: sigmas[0],
+    "ch01.check_block_out_loss": lambda x, y, sigma, m: torch.tensor(0.0),
+    "ch02.check_padded_queries": lambda scores, valid_lens: torch.softmax(scores, -1),
+    "ch02.check_local_causal_mask": lambda n, window: torch.ones(n, n, dtype=torch.bool).tril(),
+    "ch02.check_masked_mean": lambda values, valid_lens: values.mean(1),
+    "ch03.check_concat_scores": lambda queries, keys, W_a, w_v: zeros_like_scores(queries, keys),
+    "ch03.check_weight_gap": lambda additive, queries, keys, values, valid_lens: torch.tensor(0.5),
+    "ch03.check_bilinear_scores": lambda queries, keys, W: zeros_like_scores(queries, keys),
+    "ch04.check_distance_scores": lambda queries, keys: queries @ keys.transpose(1, 2),
+    "ch04.check_sum_scores": zeros_like_scores,
+    "ch04.check_attention_cost": lambda nq, nk, d, bytes_per_element=4: (nq * nk * d, nq * nk * bytes_per_element),
+    "ch04.check_causal_attention": lambda q, k, v: torch.softmax(q @ k.transpose(1, 2), -1) @ v,
+    "ch04.check_fixed_causal_weights": lambda queries, keys: torch.full((2, 5, 5), 0.2),
+    "ch05.check_einsum_multihead": lambda queries, keys, values, mha: torch.zeros(2, 3, 12),
+    "ch05.check_head_weights": lambda mha, X, head: torch.full((2, 4, 4), 0.25),
+    "ch05.check_output_without_head": lambda mha, X, head: mha(X, X, X),
+    "ch05.check_parameter_count": lambda *sizes: 0,
+    "ch05.check_split_heads_seq_first": lambda X, num_heads: X.reshape(-1, X.shape[0], X.shape[2] // num_heads),
+    "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
+    "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
+    "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
+    "ch07.check_offset_rotation": lambda delta, omega: torch.eye(2),
+    "ch07.check_learned_embedding": lambda max_len, num_hiddens: torch.nn.Identity(),
+    "ch07.check_equivariance": lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+    "ch08.check_reversal_alignment": lambda lens, n: torch.eye(n).expand(len(lens), n, n),
+    "ch08.check_cross_attention_steps": lambda outputs, lens, W_q, W_k: lambda state: (
+        outputs[:, 0], torch.softmax((W_k(outputs) @ W_q(state)[:, :, None])[..., 0], -1)),
+    "ch08.check_sort_alignment": lambda source, lens: torch.zeros(*source.shape, source.shape[1]),
+    "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
+    "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),
+    "ch09.check_similarity_matrix": lambda hidden, valid_lens: hidden.mean(1) @ hidden.mean(1).T,
+}
+CHAPTERS = {"ch01": ch01, "ch02": ch02, "ch03": ch03, "ch04": ch04, "ch05": ch05, "ch06": ch06, "ch07": ch07,
+            "ch08": ch08, "ch09": ch09}
+
+
+def the_check(name):
+    module, function = name.split(".")
+    return getattr(CHAPTERS[module], function)
+
+
+def failure(name, answer):
+    """The ExerciseError that the named check raises for ``answer``."""
+    with pytest.raises(ExerciseError) as info:
+        the_check(name)(answer)
+    return info.value

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import jupytext
 import pytest
-from test_exercise_feedback import WRONG_ANSWERS, failure
+from exercise_answers import WRONG_ANSWERS, failure
 
 from tools import editions
 
