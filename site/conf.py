@@ -7,7 +7,8 @@ theme, the external table of contents); a plain conf.py, rather than Jupyter
 Book's _config.yml, keeps the extensions to those the site uses (no Thebe,
 whose configuration script Jupyter Book adds twice) and every list as written.
 tools/build_site.py passes the launch buttons' repository, branch and JupyterHub
-address (empty: no hub button) in the environment.
+address (empty: no hub button), the repository's folder and the landing page's
+substitutions in the environment.
 """
 
 import html
@@ -16,7 +17,9 @@ import os
 import subprocess
 from pathlib import Path
 
+import yaml
 from docutils import nodes
+from sphinx import addnodes
 
 project = "attention-notebooks"
 author = "the attention-notebooks contributors"
@@ -30,7 +33,9 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 
 # The chapters are stored executed; the site never runs them again.
 nb_execution_mode = "off"
-myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
+myst_enable_extensions = ["dollarmath", "amsmath", "html_image", "substitution"]
+# The landing page's {{ name }} fields: its chapter map, its edition's sentence, ... (tools/build_site.py).
+myst_substitutions = yaml.safe_load(os.environ["SITE_SUBSTITUTIONS"])
 # Markdown links to a heading (page.md#a-heading) resolve, as they do on GitHub.
 myst_heading_anchors = 4
 
@@ -121,6 +126,28 @@ def _visit_display_math(self, node):
     raise nodes.SkipNode
 
 
+# --- Links to the repository's other files ----------------------------------------------------
+# A guide sits in the book where it sits in the repository (docs/hub.md), so MyST resolves its links
+# to other pages as GitHub does. A link to a file that is no page of the site (../tools/colab.py)
+# is left unresolved by MyST; it leads to that file on GitHub instead.
+REPOSITORY_ROOT = Path(os.environ["SITE_REPOSITORY_ROOT"])
+GITHUB_FILE = os.environ["SITE_REPOSITORY_URL"] + "/blob/main/{path}"
+
+
+def _link_repository_files(app, doctree):
+    page = REPOSITORY_ROOT / app.env.doc2path(app.env.docname, base=False)
+    for link in list(doctree.findall(addnodes.pending_xref)):
+        if link["reftype"] != "myst" or link["refdomain"] is not None:
+            continue
+        path, hash_mark, anchor = link["reftarget"].partition("#")
+        target = (page.parent / path).resolve()
+        if not target.exists() or REPOSITORY_ROOT not in target.parents:
+            continue
+        url = GITHUB_FILE.format(path=target.relative_to(REPOSITORY_ROOT).as_posix()) + hash_mark + anchor
+        title = {"reftitle": link["title"]} if "title" in link else {}
+        link.replace_self(nodes.reference("", "", *link.children, refuri=url, **title))
+
+
 # --- Scripts that do not hold the page up ------------------------------------------------------
 # Every script file of a page loads with defer: in order, after the page is parsed, without keeping
 # the first view waiting. documentation_options.js stays as it is: the page's inline scripts read it.
@@ -139,6 +166,7 @@ def _defer_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    app.connect("doctree-read", _link_repository_files)
     app.connect("html-page-context", _defer_scripts)
     app.add_html_math_renderer("prerendered", (_visit_math, None), (_visit_display_math, None))
     app.connect("env-updated", _draw_formulas)

@@ -15,8 +15,8 @@ pages) and builds it with sphinx-build into ``<out>`` (open
   explorer's own declaration (``_static/explorers/``); without JavaScript its
   stored picture shows. The why-questions show their question and options as text;
 - ``docs/`` and ``benchmarks/README.md`` are pages too, and ``site/index.md``
-  is the landing page, its chapter map made here from each chapter's title and
-  its row in docs/chapters.md.
+  is the landing page, its fields (MyST substitutions) filled here: the chapter
+  map from each chapter's title and its row in docs/chapters.md.
 
 Nothing is executed, and nothing is fetched: MathJax comes from the npm copy
 that ``make site`` installs (MATHJAX below), the theme's fonts and scripts from
@@ -63,14 +63,12 @@ BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{nam
 GUIDES = ["learners", "instructors", "explorers", "d2lmini", "colab", "binder", "hub", "platforms",
           "pretrained", "chapter08", "architecture", "site", "chapters"]
 REPOSITORY_URL = f"https://github.com/{colab.REPOSITORY}"
-GITHUB_FILE = REPOSITORY_URL + "/blob/main/{path}"
 EDITION_SENTENCES = {
     "learner": "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page "
                "of this site.",
     "instructor": "**This is the instructor edition: every exercise shows its answer.** Keep it off any address "
                   "your learners can reach.",
 }
-LINK = re.compile(r"\]\(([^)\s]+)\)")
 EXPLORER_REPR = re.compile(r"^(\w+Explorer|TrainingView)\(")  # an explorer's text form names its declaration
 # Chapter 08's training view trains a model, which needs a kernel: on the page it becomes the replay of
 # the notebook's recorded run, the alignment explorer with its Play button.
@@ -208,26 +206,16 @@ def chapter_map(titles):
     return "\n".join(lines)
 
 
-def _relink(text, page, pages):
-    """Links from a copied Markdown page: kept when they reach a page of the site, else to the file on GitHub."""
-
-    def relink(match):
-        target = match.group(1)
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
-            return match.group(0)
-        path, _, anchor = target.partition("#")
-        resolved = (page.parent / path).resolve()
-        if resolved in pages:
-            return match.group(0)
-        relative = resolved.relative_to(REPO).as_posix()
-        url = GITHUB_FILE.format(path=relative)
-        return f"]({url}{'#' + anchor if anchor else ''})"
-
-    return LINK.sub(relink, text)
+def landing_substitutions(titles, hub_url, edition):
+    """What fills the landing page's ``{{ name }}`` fields (MyST's substitutions, site/index.md)."""
+    return {"chapter_map": chapter_map(titles),
+            "hub_sentence": ", or on your course's **JupyterHub**" if hub_url else "",
+            "edition_sentence": EDITION_SENTENCES[edition],
+            "repository_link": f"[the repository]({REPOSITORY_URL})"}
 
 
-def assemble(src, hub_url, edition):
-    """Write the book's source folder: config, table of contents, landing page, chapters, guides."""
+def new_book(src):
+    """An empty book in ``src``: the site's settings (site/conf.py), stylesheet and templates, no page yet."""
     if src.exists():
         shutil.rmtree(src)
     (src / "_static").mkdir(parents=True)
@@ -238,6 +226,12 @@ def assemble(src, hub_url, edition):
         raise FileNotFoundError(f"MathJax is missing at {MATHJAX}: run `make site`, which installs it from npm")
     if shutil.which("node") is None:
         raise FileNotFoundError("node not found: the site's formulas are drawn by MathJax with Node.js 20 or newer")
+
+
+def assemble(src, hub_url, edition):
+    """Write the book's source folder: config, table of contents, landing page, chapters, guides;
+    return each chapter's title, by its notebook's stem."""
+    new_book(src)
 
     chapters = {path: nbformat.read(path, as_version=4) for path in chapter_sources()}
     shown = {explorer_name(output) for nb in chapters.values() for cell in nb.cells
@@ -256,19 +250,13 @@ def assemble(src, hub_url, edition):
     for guide in guides:
         if not guide.exists():
             raise FileNotFoundError(f"the site lists {guide.relative_to(REPO)}, which does not exist")
-    pages = {guide.resolve() for guide in guides}
+    # Each guide keeps its place in the repository, so that MyST resolves its links as GitHub does
+    # (site/conf.py sends a link to a file that is no page of the site to that file on GitHub).
     for guide in guides:
         target = src / guide.relative_to(REPO)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_relink(guide.read_text(), guide, pages))
-
-    hub_sentence = ", or on your course's **JupyterHub**" if hub_url else ""
-    landing = (SITE_TEMPLATE / "index.md").read_text()
-    fields = {"chapter_map": chapter_map(titles), "hub_sentence": hub_sentence,
-              "edition_sentence": EDITION_SENTENCES[edition], "repository": REPOSITORY_URL}
-    for field, value in fields.items():
-        landing = landing.replace("{" + field + "}", value)
-    (src / "index.md").write_text(landing)
+        shutil.copy(guide, target)
+    shutil.copy(SITE_TEMPLATE / "index.md", src / "index.md")
     toc = {"format": "jb-book", "root": "index", "parts": [
         {"caption": "Chapters", "chapters": [{"file": stem} for stem in titles]},
         {"caption": "Guides", "chapters": [{"file": f"docs/{guide}"} for guide in GUIDES]
@@ -283,10 +271,21 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     out = Path(out)
     src = out.with_name(out.name + "-src")
     started = time.perf_counter()
-    assemble(src, hub_url, edition)
-    env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL, "SITE_MATHJAX": str(MATHJAX),
-           "SITE_RENDER_MATH": str(RENDER_MATH),
-           "SITE_BRANCH": BRANCH, "SITE_HUB_URL": hub_url or ""}
+    titles = assemble(src, hub_url, edition)
+    html_dir = sphinx_build(src, landing_substitutions(titles, hub_url, edition), hub_url)
+    cut_icon_fonts(html_dir)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(html_dir, out)
+    return time.perf_counter() - started
+
+
+def sphinx_build(src, substitutions, hub_url=None):
+    """Build the book in ``src`` with sphinx-build; return its HTML folder. ``substitutions`` fill the
+    ``{{ name }}`` fields of its pages; ``hub_url`` (or None) is the launch buttons' JupyterHub."""
+    env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL, "SITE_REPOSITORY_ROOT": str(REPO),
+           "SITE_SUBSTITUTIONS": yaml.safe_dump(substitutions), "SITE_MATHJAX": str(MATHJAX),
+           "SITE_RENDER_MATH": str(RENDER_MATH), "SITE_BRANCH": BRANCH, "SITE_HUB_URL": hub_url or ""}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
     # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must
     # not land in a shared folder (build/) where another edition's build could mix with it.
@@ -297,11 +296,7 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-6000:] + done.stderr[-6000:])
         raise RuntimeError(f"sphinx-build failed (exit {done.returncode}); its output is above")
-    cut_icon_fonts(html_dir)
-    if out.exists():
-        shutil.rmtree(out)
-    shutil.copytree(html_dir, out)
-    return time.perf_counter() - started
+    return html_dir
 
 
 class _Classes(HTMLParser):

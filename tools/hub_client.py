@@ -9,12 +9,13 @@ saves it through the contents API, as JupyterLab does.
 
 import json
 import time
-import uuid
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import nbformat
 import requests
 import websocket
+from jupyter_client.session import Session
+from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1, serialize_msg_to_ws_v1
 
 
 class HubError(RuntimeError):
@@ -132,20 +133,9 @@ class Learner:
         return Kernel(self, path)
 
 
-def _decode(frame):
-    """A kernel message from a websocket frame: JSON text, or binary with its buffers (widgets' images).
-
-    A binary frame is a count of parts, their offsets (4-byte big-endian
-    integers), then the parts: the message's JSON first, then its buffers.
-    """
-    if isinstance(frame, str):
-        return json.loads(frame)
-    count = int.from_bytes(frame[:4], "big")
-    offsets = [int.from_bytes(frame[4 + 4 * i : 8 + 4 * i], "big") for i in range(count)] + [len(frame)]
-    parts = [frame[offsets[i] : offsets[i + 1]] for i in range(count)]
-    msg = json.loads(parts[0])
-    msg["buffers"] = parts[1:]
-    return msg
+# Jupyter's binary websocket protocol, the one JupyterLab speaks: each frame carries its channel and the
+# message's parts as the kernel sent them (jupyter_server.services.kernels.connection.base).
+WEBSOCKET_PROTOCOL = "v1.kernel.websocket.jupyter.org"
 
 
 class Kernel:
@@ -158,25 +148,35 @@ class Kernel:
                                           "kernel": {"name": "python3"}})
         self.session = _expect(response, f"a kernel for {path}").json()
         self.id = self.session["kernel"]["id"]
-        self.client_session = uuid.uuid4().hex
+        # No key: the server signs what it passes on to the kernel, and the websocket carries no signature.
+        self.client_session = Session(username=learner.name, key=b"")
         url = learner.server.replace("http", "ws", 1) + f"/api/kernels/{self.id}/channels"
-        self.socket = websocket.create_connection(f"{url}?session_id={self.client_session}",
+        self.socket = websocket.create_connection(f"{url}?session_id={self.client_session.session}",
                                                   header=[f"Authorization: {learner.api.headers['Authorization']}"],
-                                                  timeout=learner.timeout)
+                                                  subprotocols=[WEBSOCKET_PROTOCOL], timeout=learner.timeout)
+        if self.socket.getsubprotocol() != WEBSOCKET_PROTOCOL:
+            self.socket.close()
+            raise HubError(f"{learner.name}'s server answered the kernel websocket with the protocol "
+                           f"{self.socket.getsubprotocol()!r}, not {WEBSOCKET_PROTOCOL!r}")
 
     def send(self, msg_type, content, channel="shell"):
-        msg_id = uuid.uuid4().hex
-        header = {"msg_id": msg_id, "msg_type": msg_type, "username": self.learner.name,
-                  "session": self.client_session, "date": "", "version": "5.3"}
-        self.socket.send(json.dumps({"header": header, "parent_header": {}, "metadata": {}, "content": content,
-                                     "channel": channel, "buffers": []}))
-        return msg_id
+        """Send a message to the kernel; return its id, which the kernel's answers name as their parent."""
+        msg = self.client_session.msg(msg_type, content)
+        self.socket.send_binary(serialize_msg_to_ws_v1(msg, channel, self.client_session.pack))
+        return msg["msg_id"]
+
+    def receive(self):
+        """The kernel's next message, as jupyter_client's Session reads it, with the channel it came on."""
+        channel, parts = deserialize_msg_from_ws_v1(self.socket.recv())
+        msg = self.client_session.deserialize([b"", *parts])  # b"": the signature, which this session does not check
+        msg["channel"] = channel
+        return msg
 
     def replies(self, msg_id):
         """The kernel's messages answering ``msg_id``, on every channel, as they come."""
         deadline = time.monotonic() + self.learner.timeout
         while time.monotonic() < deadline:
-            msg = _decode(self.socket.recv())
+            msg = self.receive()
             if msg.get("parent_header", {}).get("msg_id") == msg_id:
                 yield msg
         raise HubError(f"no answer from {self.learner.name}'s kernel within {self.learner.timeout} s")
@@ -185,7 +185,7 @@ class Kernel:
         """Read the kernel's messages until a status in ``states`` (e.g. the server's "restarting"); return it."""
         deadline = time.monotonic() + self.learner.timeout
         while time.monotonic() < deadline:
-            msg = _decode(self.socket.recv())
+            msg = self.receive()
             if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] in states:
                 return msg["content"]["execution_state"]
         raise HubError(f"{self.learner.name}'s kernel reported none of {sorted(states)} "

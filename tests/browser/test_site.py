@@ -11,15 +11,16 @@ explorer a chapter shows is live on its page, on a desktop and on a phone, and
 every one of its controls moves it from the keyboard.
 """
 
-import html
 import os
 import re
 import statistics
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
+import yaml
 from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, keep_inside, press_every_control
@@ -80,9 +81,41 @@ def _internal_targets(page):
         .map(a => a.href).filter(href => href.startsWith('file:'))""")
 
 
+class _Page(HTMLParser):
+    """A page of the site as a browser reads it: its text (no tags, entities decoded), the ids of its
+    elements, and its links, each as {"text", "href", "title"}."""
+
+    def __init__(self, page_html):
+        super().__init__()
+        self.ids, self.links, self._text, self._link = set(), [], [], None
+        self.feed(page_html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a":
+            self._link = {"text": "", "href": attrs.get("href"), "title": attrs.get("title")}
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._link is not None:
+            self.links.append(self._link)
+            self._link = None
+
+    def handle_data(self, data):
+        self._text.append(data)
+        if self._link is not None:
+            self._link["text"] += data
+
+    @property
+    def text(self):
+        return "".join(self._text)
+
+
 def _ids(path, cache={}):  # noqa: B006 - a cache of each page's ids, for this module's run
     if path not in cache:
-        cache[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text()))
+        cache[path] = _Page(path.read_text()).ids
     return cache[path]
 
 
@@ -238,10 +271,6 @@ def test_answers_folded_and_why_question_without_feedback(site, site_browser):
     assert "✓" not in question[0] and "✗" not in question[0] and "correct" not in question[0].lower()
 
 
-def _text_of(page_html):
-    return html.unescape(re.sub(r"<[^>]+>", "", page_html))
-
-
 def _answer_lines(nb, name):
     """Lines found only inside the notebook's solution regions: what a learner must not be shown."""
     secret, given = set(), []
@@ -259,7 +288,7 @@ def _answer_lines(nb, name):
 
 def _answers_shown(site):
     """The lines that only a reference answer holds which appear in ``site``, pages or sources."""
-    texts = [_text_of(path.read_text()) for path in site.rglob("*.html")]
+    texts = [_Page(path.read_text()).text for path in site.rglob("*.html")]
     texts += [path.read_text() for path in (site / "_sources").rglob("*") if path.is_file()]
     answers = set()
     for path in build_site.chapter_sources():
@@ -286,6 +315,45 @@ def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
     for path in build_site.chapter_sources():
         answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
     assert _answers_shown(site) == sorted(answers)
+
+
+def test_a_guide_links_pages_and_repository_files_but_not_inside_code(tmp_path):
+    """A guide's links, as MyST reads them: to a page of the site, resolved; to another file of the
+    repository, to that file on GitHub, title and anchor kept; inside a code span, left as text."""
+    src = tmp_path / "book"
+    build_site.new_book(src)
+    (src / "index.md").write_text("# A book\n\nHello, {{ reader }}.\n")
+    (src / "docs").mkdir()
+    (src / "docs" / "links.md").write_text(
+        "# Links\n\n"
+        "In code: `[the builder](../tools/build_site.py)`.\n\n"
+        'To a page, with a title: [the landing page](../index.md "where to start").\n\n'
+        'To a file, with a title: [the builder](../tools/build_site.py#L1 "how the site is built").\n')
+    toc = {"format": "jb-book", "root": "index", "chapters": [{"file": "docs/links"}]}
+    (src / "_toc.yml").write_text(yaml.safe_dump(toc))
+    html_dir = build_site.sphinx_build(src, {"reader": "**reader**"})
+
+    page = _Page((html_dir / "docs" / "links.html").read_text())
+    assert "In code: [the builder](../tools/build_site.py)." in page.text
+    named = [link for link in page.links if link["text"] in ("the landing page", "the builder")]
+    assert [link["text"] for link in named] == ["the landing page", "the builder"], page.links  # none in code
+    landing, builder = named
+    assert landing["href"] == "../index.html"
+    assert builder == {
+        "text": "the builder", "title": "how the site is built",
+        "href": "https://github.com/attention-notebooks/attention-notebooks/blob/main/tools/build_site.py#L1"}
+    assert "Hello, reader." in _Page((html_dir / "index.html").read_text()).text  # a substitution, in Markdown
+
+
+def test_the_landing_page_is_filled_in(site):
+    """Every {{ name }} of site/index.md is replaced: the chapter map links every chapter, the hub is named."""
+    page = _Page((site / "index.html").read_text())
+    assert "{{" not in page.text and "}}" not in page.text
+    assert "Colab, or on your course’s JupyterHub, and each chapter" in page.text
+    assert build_site.EDITION_SENTENCES["learner"] in page.text
+    hrefs = {link["href"] for link in page.links}
+    assert {f"{chapter}.html" for chapter in CHAPTERS} <= hrefs
+    assert "https://github.com/attention-notebooks/attention-notebooks" in hrefs
 
 
 def _figures(page):
