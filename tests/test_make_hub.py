@@ -30,6 +30,7 @@ pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under C
 REPO = Path(__file__).resolve().parent.parent
 
 PASSWORD = "try-the-hub"
+HUB_COMMAND = [sys.executable, "-m", "tools.class_hub"]  # `make hub`'s, run from the repository root
 LINK = r"/hub/user-redirect/git-pull\?"
 
 def lines_until(process, pattern, timeout=120):
@@ -65,9 +66,9 @@ def test_make_hub_prints_a_hub_to_log_in_to_and_a_link_to_chapter_00_and_ctrl_c_
     content = tmp_path / "attention-notebooks"
     learner_repo.build_learner_repo(learner_repo.chapter_sources()[:1], content)
     state, port = tmp_path / "hub", free_port()
-    process = subprocess.Popen([sys.executable, str(REPO / "tools" / "class_hub.py"), "--repo", str(content),
+    process = subprocess.Popen(HUB_COMMAND + ["--repo", str(content),
                                 "--port", str(port), "--state", str(state)], text=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, env={**os.environ,
+                               stderr=subprocess.STDOUT, cwd=REPO, env={**os.environ,
                                                               "ATTN_HUB_PASSWORD": PASSWORD})
     try:
         printed = lines_until(process, r"/hub/user-redirect/git-pull\?")
@@ -109,9 +110,9 @@ def content(tmp_path_factory):
 
 def make_hub(content, state, port):
     """`make hub`'s command, as a process printing to a pipe."""
-    return subprocess.Popen([sys.executable, str(REPO / "tools" / "class_hub.py"), "--repo", str(content),
+    return subprocess.Popen(HUB_COMMAND + ["--repo", str(content),
                              "--port", str(port), "--state", str(state)], text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env={**os.environ, "ATTN_HUB_PASSWORD": PASSWORD})
+                            stderr=subprocess.STDOUT, cwd=REPO, env={**os.environ, "ATTN_HUB_PASSWORD": PASSWORD})
 
 
 def started_by(process):
@@ -203,13 +204,13 @@ def test_a_second_make_hub_is_refused_with_how_to_stop_the_first_and_hub_stop_st
             assert "is still running" in out and "make hub-stop" in out and "JupyterHub is running" not in out, out
         Learner(f"http://127.0.0.1:{port}", "hal", PASSWORD).login()  # the first hub is untouched
         everything = started_by(first.pid)
-        stop = subprocess.run([sys.executable, str(REPO / "tools" / "class_hub.py"), "--stop", "--state", str(state)],
-                              capture_output=True, text=True, timeout=120)
+        stop = subprocess.run(HUB_COMMAND + ["--stop", "--state", str(state)],
+                              cwd=REPO, capture_output=True, text=True, timeout=120)
         assert stop.returncode == 0 and f"Stopped the hub started from {state} (pid {first.pid}" in stop.stdout
         assert still_running(everything) == []
         first.wait(30)
-        again = subprocess.run([sys.executable, str(REPO / "tools" / "class_hub.py"), "--stop", "--state", str(state)],
-                               capture_output=True, text=True, timeout=60)
+        again = subprocess.run(HUB_COMMAND + ["--stop", "--state", str(state)],
+                               cwd=REPO, capture_output=True, text=True, timeout=60)
         assert again.stdout.strip() == f"No hub started from {state} is running."
     finally:
         first.kill()

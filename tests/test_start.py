@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tools import start
-from tools.local_servers import free_port
+from tools.local_servers import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,23 +59,26 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
         # no terminal on stdin: JupyterLab stops at the first Ctrl+C (in a terminal it asks first)
         cwd=clone, env={**os.environ, "PATH": str(bare)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    printed, url = [], None
-    deadline = time.monotonic() + 120
+    printed = []
+
+    def printed_url():
+        line = server.stdout.readline()
+        printed.append(line)
+        assert line or server.poll() is None, "the command ended:\n" + "".join(printed)[-3000:]
+        found = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=\w+", line)
+        return found.group(0) if found else None
+
+    def lab_page():  # the server binds its port just after it prints the URL
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                return response.status, response.read()
+        except urllib.error.URLError:
+            return None
+
     try:
-        while url is None and time.monotonic() < deadline and server.poll() is None:
-            line = server.stdout.readline()
-            printed.append(line)
-            found = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=\w+", line)
-            url = found.group(0) if found else None
-        assert url, "no JupyterLab URL printed:\n" + "".join(printed)[-3000:]
-        page = None  # the server binds its port just after it prints the URL
-        while page is None and time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(url, timeout=30) as response:
-                    page = response.status, response.read()
-            except urllib.error.URLError:
-                time.sleep(0.2)
-        assert page is not None and page[0] == 200 and b"JupyterLab" in page[1], page
+        url = wait_until(printed_url, 120, "no JupyterLab URL printed", every=0)
+        page = wait_until(lab_page, 60, f"nothing answered at {url}", every=0.2)
+        assert page[0] == 200 and b"JupyterLab" in page[1], page
         token = url.split("token=")[1]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=30) as listing:
             names = {item["name"] for item in json.load(listing)["content"]}

@@ -17,6 +17,8 @@ import websocket
 from jupyter_client.session import Session
 from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1, serialize_msg_to_ws_v1
 
+from tools.local_servers import wait_until
+
 
 class HubError(RuntimeError):
     """A step of the simulated learner failed; the message says which and what the hub answered."""
@@ -71,13 +73,12 @@ class Learner:
 
     def _wait_for_servers(self, done, failure):
         """Poll the hub's user model until ``done(its servers)``; HubError after ``self.timeout`` s."""
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
+        def servers():
             model = _expect(self.api.get(f"{self.hub}/hub/api/users/{self.name}", timeout=30), "the user model")
-            if done(model.json().get("servers") or {}):
-                return self
-            time.sleep(0.25)
-        raise HubError(f"{self.name}'s server {failure} within {self.timeout} s")
+            return done(model.json().get("servers") or {})
+
+        wait_until(servers, self.timeout, f"{self.name}'s server {failure}", every=0.25, error=HubError)
+        return self
 
     def follow(self, link):
         """Follow an nbgitpuller link: its page, then the sync stream the page's script reads.
@@ -183,13 +184,14 @@ class Kernel:
 
     def next_status(self, states):
         """Read the kernel's messages until a status in ``states`` (e.g. the server's "restarting"); return it."""
-        deadline = time.monotonic() + self.learner.timeout
-        while time.monotonic() < deadline:
+        def reported():
             msg = self.receive()
             if msg["header"]["msg_type"] == "status" and msg["content"]["execution_state"] in states:
                 return msg["content"]["execution_state"]
-        raise HubError(f"{self.learner.name}'s kernel reported none of {sorted(states)} "
-                       f"within {self.learner.timeout} s")
+            return None
+
+        return wait_until(reported, self.learner.timeout, f"{self.learner.name}'s kernel reported none of "
+                          f"{sorted(states)}", every=0, error=HubError)
 
     def execute(self, code):
         """Run code; return (its outputs as nbformat outputs, its execution count, the error name or None)."""
