@@ -90,7 +90,7 @@ def _recorded(state, name, marker):
 
 def running_hub(state):
     """The processes of a hub started from ``state`` that still run: this command's, then JupyterHub's."""
-    return [process for process in (_recorded(state, PID_FILE, "class_hub.py"),
+    return [process for process in (_recorded(state, PID_FILE, "tools.class_hub"),
                                     _recorded(state, HUB_PID_FILE, "jupyterhub")) if process]
 
 
