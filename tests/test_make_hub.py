@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -37,16 +36,21 @@ def lines_until(process, pattern, timeout=120):
     """Lines the process prints, up to the first matching ``pattern``; fails after ``timeout`` s."""
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
-    seen, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    seen = []
+
+    def matched():
         try:
             seen.append(lines.get(timeout=1))
         except queue.Empty:
             assert process.poll() is None, f"the hub command exited with {process.returncode}: {''.join(seen)}"
-            continue
-        if re.search(pattern, seen[-1]):
-            return "".join(seen)
-    raise AssertionError(f"no line matching {pattern!r} within {timeout} s: {''.join(seen)}")
+            return False
+        return re.search(pattern, seen[-1])
+
+    try:
+        wait_until(matched, timeout, f"no line matching {pattern!r}", every=0)
+    except TimeoutError as error:
+        raise AssertionError(f"{error}: {''.join(seen)}") from None
+    return "".join(seen)
 
 
 def servers_under(state):
