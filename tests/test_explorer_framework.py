@@ -4,7 +4,9 @@ artist cannot be forgotten silently."""
 
 import asyncio
 import dataclasses
+import heapq
 import html
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -17,7 +19,7 @@ from IPython.core.events import EventManager, available_events
 from d2lmini.plotting import CMAPS, describe_weights
 from d2lmini.widgets import explorer as explorer_module
 from d2lmini.widgets.declaration import Choice, Declaration, FloatSlider, Result, Row
-from d2lmini.widgets.explorer import READY_CLASS, DescribedImage, Explorer
+from d2lmini.widgets.explorer import IDLE_DELAY, IDLE_STEP, READY_CLASS, DescribedImage, Explorer
 from d2lmini.widgets.kernel_pooling import KernelPooling
 
 
@@ -286,71 +288,117 @@ def test_without_an_event_loop_a_layout_is_built_when_first_shown():
     assert set(explorer.views) == {2, 4} and explorer.last_error is None
 
 
-def _run_in_event_loop(scenario, monkeypatch, delay=0.05):
-    monkeypatch.setattr(explorer_module, "IDLE_DELAY", delay)
-    monkeypatch.setattr(explorer_module, "IDLE_STEP", 0.01)
-    # Playwright's sync API (the browser tests, same session) keeps an event loop
-    # running in the main thread: give the scenario a thread and a loop of its own.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, scenario()).result()
+class FakeClock:
+    """``LoopClock``'s stand-in: its time moves only when ``advance`` moves it, and then it runs the
+    timers that fall due, in order, each at its own time."""
+
+    def __init__(self):
+        self.time = 0.0
+        self.timers = []  # (due, order set, callback), a heap
+        self.set_so_far = 0
+
+    def now(self):
+        return self.time
+
+    def running(self):
+        return True
+
+    def call_later(self, delay, callback):
+        # Later than now however small the delay, as on a real loop, whose time moves on: a float sum
+        # can lose a delay of 1e-17, and a timer set again at the same time would run for ever.
+        due = max(self.time + delay, math.nextafter(self.time, math.inf))
+        heapq.heappush(self.timers, (due, self.set_so_far, callback))
+        self.set_so_far += 1
+
+    def advance(self, seconds):
+        end = self.time + seconds
+        while self.timers and self.timers[0][0] <= end:
+            self.time, _, callback = heapq.heappop(self.timers)
+            callback()
+        self.time = end
 
 
-async def _until(condition, timeout=20.0):
-    waited = 0.0
-    while not condition():
-        assert waited < timeout, "the idle-time work did not finish"
-        await asyncio.sleep(0.02)
-        waited += 0.02
+@pytest.fixture
+def clock(monkeypatch):
+    """Every explorer's idle-time work on a fake clock, with no change of any explorer seen yet."""
+    fake = FakeClock()
+    monkeypatch.setattr(Explorer, "clock", fake)
+    monkeypatch.setattr(explorer_module, "_last_change_anywhere", [float("-inf")])
+    return fake
 
 
-def test_in_an_event_loop_the_layouts_are_drawn_in_idle_time(monkeypatch):
-    async def scenario():
-        explorer = Explorer(Panels())
-        assert set(explorer.views) == {2}  # construction builds the layout shown, no more
-        await _until(lambda: len(explorer.views) == 3)
-        return explorer
+# Margins around a moment the explorer waits for: far above the rounding of the fake clock's sums,
+# far below IDLE_STEP, so that one layout at most is drawn between two checks.
+JUST_BEFORE, JUST_AFTER = IDLE_DELAY - 0.01, 0.02
 
-    explorer = _run_in_event_loop(scenario, monkeypatch)
+
+def test_in_an_event_loop_the_layouts_are_drawn_in_idle_time(clock):
+    explorer = Explorer(Panels())
+    assert set(explorer.views) == {2}  # construction builds the layout shown, no more
+    clock.advance(JUST_BEFORE)
+    assert set(explorer.views) == {2}, "drawn ahead before the quiet period ended"
+    clock.advance(JUST_AFTER)
+    assert set(explorer.views) == {1, 2}, "one layout per turn of the event loop"
+    clock.advance(IDLE_STEP)
+    assert set(explorer.views) == {1, 2, 4}
     assert [blit.full_draws for blit, _ in explorer.views.values()] == [1, 1, 1]
     explorer.controls["panels"].value = 4
     assert explorer.views[4][0].full_draws == 1 and explorer.last_error is None
 
 
-def test_idle_time_work_waits_while_controls_move_or_cells_run(monkeypatch):
+def test_idle_time_work_waits_while_controls_move_or_cells_run(clock, monkeypatch):
     events = EventManager(shell=None, available_events=available_events)
     monkeypatch.setattr(explorer_module, "get_ipython", lambda: type("Shell", (), {"events": events})())
-
-    async def scenario():
-        explorer = Explorer(Panels())
-        for step in range(6):  # activity every 0.05 s, under the 0.2 s of quiet needed
-            await asyncio.sleep(0.05)
-            if step % 2:
-                events.trigger("pre_execute")  # a cell starts
-            else:
-                explorer.controls["beta"].value = 1.0 + step % 3
+    explorer = Explorer(Panels())
+    for step in range(6):  # activity every 0.3 s, under the 0.5 s of quiet needed
+        clock.advance(0.3)
+        if step % 2:
+            events.trigger("pre_execute")  # a cell starts
+        else:
+            explorer.controls["beta"].value = 2.0 + step / 2  # never the value it has
         assert set(explorer.views) == {2}, "prepared while the kernel was busy"
-        await _until(lambda: len(explorer.views) == 3)
-        return explorer
-
-    explorer = _run_in_event_loop(scenario, monkeypatch, delay=0.2)
-    assert explorer.last_error is None
+    clock.advance(JUST_BEFORE)
+    assert set(explorer.views) == {2}, "prepared before the quiet period after the last cell ended"
+    clock.advance(JUST_AFTER + IDLE_STEP)
+    assert set(explorer.views) == {1, 2, 4} and explorer.last_error is None
     assert events.callbacks["pre_execute"] == [] and events.callbacks["post_execute"] == []
 
 
-def test_a_layout_that_fails_in_idle_time_fails_again_when_shown(monkeypatch):
+def test_a_layout_that_fails_in_idle_time_fails_again_when_shown(clock):
     declaration = Panels()
     declaration.broken_layout = 4
-
-    async def scenario():
-        explorer = Explorer(declaration)
-        await _until(lambda: len(explorer.views) == 2)
-        await asyncio.sleep(0.1)
-        return explorer
-
-    explorer = _run_in_event_loop(scenario, monkeypatch)
-    assert set(explorer.views) == {1, 2}
+    explorer = Explorer(declaration)
+    clock.advance(IDLE_DELAY + IDLE_STEP + JUST_AFTER)  # both layouts tried
+    assert set(explorer.views) == {1, 2} and clock.timers == []
     explorer.controls["panels"].value = 4
     assert isinstance(explorer.last_error, RuntimeError) and "no room" in explorer.message.value
+
+
+def test_in_a_running_event_loop_the_real_clock_sets_the_timers(monkeypatch):
+    """A Jupyter kernel's case, with no waiting: the loop runs the timers as soon as it can."""
+    monkeypatch.setattr(explorer_module, "IDLE_DELAY", 0)
+    monkeypatch.setattr(explorer_module, "IDLE_STEP", 0)
+
+    async def scenario():
+        assert Explorer.clock.running()
+        explorer = Explorer(Panels())
+        assert set(explorer.views) == {2}  # the timers run once this coroutine lets the loop go on
+        ready = asyncio.Event()
+
+        def note_ready(change):
+            if READY_CLASS in change["new"]:
+                ready.set()
+
+        explorer.observe(note_ready, names="_dom_classes")
+        await asyncio.wait_for(ready.wait(), timeout=60)  # a bound on a failure, not a pause
+        return explorer
+
+    assert not Explorer.clock.running()  # a script: the explorer sets no timer
+    # Playwright's sync API (the browser tests, same session) keeps an event loop
+    # running in the main thread: give the scenario a thread and a loop of its own.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        explorer = pool.submit(asyncio.run, scenario()).result()
+    assert set(explorer.views) == {1, 2, 4} and explorer.last_error is None
 
 
 def test_a_colour_map_recolours_heatmap_and_colorbar_in_place_and_is_kept_per_scale_end():
@@ -405,37 +453,34 @@ def test_an_explorer_without_weights_has_no_colour_controls_and_says_what_it_sho
     assert "d2l-weights" in sharpness()._dom_classes
 
 
-def test_an_explorer_says_when_its_layouts_are_drawn(monkeypatch):
+def test_an_explorer_says_when_its_layouts_are_drawn(clock):
     """The class ``d2l-ready`` marks an explorer with nothing left to draw ahead: the browser
     tests wait for it before timing key presses (a first view is a benchmark case of its own)."""
     assert READY_CLASS in sharpness()._dom_classes  # one figure: ready at once
+    explorer = Explorer(Panels())
+    clock.advance(IDLE_DELAY)
+    assert READY_CLASS not in explorer._dom_classes and len(explorer.views) == 2  # one layout still to draw
+    clock.advance(IDLE_STEP)
+    assert READY_CLASS in explorer._dom_classes and len(explorer.views) == 3
+
+
+def test_in_a_script_an_explorer_is_ready_once_prepared():
     scripted = Explorer(Panels())
     assert READY_CLASS not in scripted._dom_classes
     scripted.prepare()
     assert READY_CLASS in scripted._dom_classes
 
-    async def scenario():
-        explorer = Explorer(Panels())
-        assert READY_CLASS not in explorer._dom_classes
-        await _until(lambda: READY_CLASS in explorer._dom_classes)
-        return explorer
 
-    assert len(_run_in_event_loop(scenario, monkeypatch).views) == 3
-
-
-def test_idle_time_work_waits_while_another_explorer_is_used(monkeypatch):
+def test_idle_time_work_waits_while_another_explorer_is_used(clock):
     """A layout drawn in idle time holds up every message behind it: while the learner moves
     another explorer's controls, no explorer draws ahead."""
-    monkeypatch.setattr(explorer_module, "_last_change_anywhere", [float("-inf")])
-
-    async def scenario():
-        other = sharpness()  # first: building it takes longer than the quiet needed
-        explorer = Explorer(Panels())
-        for step in range(8):  # a change every 0.05 s, under the 0.2 s of quiet needed
-            await asyncio.sleep(0.05)
-            other.controls["beta"].value = 1.0 + step % 2
+    other = sharpness()
+    explorer = Explorer(Panels())
+    for step in range(8):  # a change every 0.3 s, under the 0.5 s of quiet needed
+        clock.advance(0.3)
+        other.controls["beta"].value = 2.0 + step % 2  # never the value it has
         assert set(explorer.views) == {2}, "drew ahead while another explorer was being used"
-        await _until(lambda: len(explorer.views) == 3)
-        return explorer
-
-    assert _run_in_event_loop(scenario, monkeypatch, delay=0.2).last_error is None
+    clock.advance(JUST_BEFORE)
+    assert set(explorer.views) == {2}, "drew ahead before the quiet period after the last change ended"
+    clock.advance(JUST_AFTER + IDLE_STEP)
+    assert set(explorer.views) == {1, 2, 4} and explorer.last_error is None

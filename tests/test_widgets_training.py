@@ -3,7 +3,7 @@
 import base64
 import inspect
 import io
-import time
+import threading
 
 import numpy as np
 import pytest
@@ -23,13 +23,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-def wait_for(condition, timeout=60):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 class Recorder:
@@ -138,13 +131,20 @@ def test_every_setting_reaches_the_model_and_the_run():
 
 def test_the_train_button_trains_in_the_background_and_stop_ends_the_run():
     view = TrainingView(num_steps=800)
+    drawn_step_20 = threading.Event()  # set by the training thread, as it moves the bar
+
+    def note_progress(change):
+        if change["new"] >= 20:
+            drawn_step_20.set()
+
+    view.progress.observe(note_progress, names="value")
     view.train_button.click()
     thread = view._thread
     assert view.training and view.stop_button.disabled is False
     assert view.start() is thread  # a second press while training starts nothing
     with pytest.raises(RuntimeError, match="a run is in progress"):
         view.run()
-    wait_for(lambda: view.progress.value >= 20)
+    assert drawn_step_20.wait(timeout=60), "the run drew no step 20 within 60 s"
     view.stop_button.click()
     thread.join(timeout=60)
     assert not thread.is_alive() and not view.training

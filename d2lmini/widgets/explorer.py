@@ -76,6 +76,27 @@ _last_change_anywhere = [float("-inf")]
 READY_CLASS = "d2l-ready"  # an explorer's CSS class once every layout is drawn (the browser tests wait for it)
 
 
+class LoopClock:
+    """The time, and timers on the asyncio event loop running in this thread (a Jupyter kernel's):
+    what the idle-time work waits with (``Explorer.clock``). Tests put a clock they advance by
+    hand in its place, so that they wait for no timer."""
+
+    def now(self):
+        return time.monotonic()
+
+    def running(self):
+        """Whether an event loop runs in this thread, so that ``call_later`` can set a timer."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def call_later(self, delay, callback):
+        """Call ``callback()`` after ``delay`` seconds, between the loop's other work."""
+        asyncio.get_running_loop().call_later(delay, callback)
+
+
 @contextlib.contextmanager
 def one_thread():
     """Run torch on one thread: the tensors here are tiny, and waking torch's
@@ -136,6 +157,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
     """
 
     COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
+    clock = LoopClock()  # the idle-time work's time and timers, shared by every explorer
 
     def __init__(self, declaration, settings=None):
         super().__init__()
@@ -180,7 +202,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.cmap = CMAP  # the colour map shown now
         self.last_error = None
         self._syncing = False
-        self._last_activity = time.monotonic()
+        self._last_activity = self.clock.now()
         self.caption = widgets.HTML()  # the values drawn, as text: drawing text in the figure is slow
         self.image = DescribedImage(format="png")
         self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
@@ -255,26 +277,26 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         nbconvert) never waits for this work. It runs between the kernel's
         messages, one layout per turn of its event loop, so a message arriving
         meanwhile waits for one layout at most. Without a running event loop
-        (a script), a layout is built when it is first shown.
+        (a script), a layout is built when it is first shown. The time and the
+        timers are the ``clock``'s.
         """
         pending = [layout for layout in self.layouts if layout not in self.views]
         if not pending:
             self.add_class(READY_CLASS)
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        clock = self.clock
+        if not clock.running():
             return
         shell = get_ipython()  # None outside IPython
-        self._last_activity = time.monotonic()
+        self._last_activity = clock.now()
 
         def note_activity(*args):
-            self._last_activity = time.monotonic()
+            self._last_activity = clock.now()
 
         def prepare_next():
-            quiet = time.monotonic() - max(self._last_activity, _last_change_anywhere[0])
+            quiet = clock.now() - max(self._last_activity, _last_change_anywhere[0])
             if quiet < IDLE_DELAY:
-                loop.call_later(IDLE_DELAY - quiet, prepare_next)
+                clock.call_later(IDLE_DELAY - quiet, prepare_next)
                 return
             layout = pending.pop(0)
             try:
@@ -282,7 +304,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             except Exception:  # not lost: showing this layout raises it again, in the explorer
                 pass
             if pending:
-                loop.call_later(IDLE_STEP, prepare_next)
+                clock.call_later(IDLE_STEP, prepare_next)
                 return
             self.add_class(READY_CLASS)
             if shell is not None:
@@ -292,7 +314,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         if shell is not None:
             for event in ("pre_execute", "post_execute"):  # a cell starts, a cell ends
                 shell.events.register(event, note_activity)
-        loop.call_later(IDLE_DELAY, prepare_next)
+        clock.call_later(IDLE_DELAY, prepare_next)
 
     def refresh(self):
         """Compute from the settings and show the result (``show``)."""
@@ -397,7 +419,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         return save_picture(self.blit, path, fmt, dpi, self.caption_text)
 
     def _on_change(self, change):
-        self._last_activity = _last_change_anywhere[0] = time.monotonic()  # postpones all idle-time work
+        self._last_activity = _last_change_anywhere[0] = self.clock.now()  # postpones all idle-time work
         if self._syncing:  # a control set by the declaration's adjust: one redraw follows
             return
         self._syncing = True
