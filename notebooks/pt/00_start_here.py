@@ -31,7 +31,7 @@
 # 5. saber como os notebooks estão organizados e onde ficam os exercícios.
 
 # %% [markdown] en="691af2ce0cdd"
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/00_start_here.ipynb) abre a edição do estudante deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela informa o nome de qualquer arquivo seu que uma atualização guardou com um nome novo. Em qualquer outro lugar, ela não faz nada.
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/00_start_here.ipynb) abre a edição do aluno deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.
 
 # %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]
 # @title Setup { display-mode: "form" }
@@ -270,7 +270,7 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 # 4. **Faça os exercícios.** Os capítulos 01 a 09 terminam com pelo menos
 #    três cada um (este não tem nenhum), marcados de ★ a ★★★. Cada um pede que
 #    você complete uma função ou uma classe em uma célula de código, e a
-#    célula logo abaixo confere a sua resposta. Na edição do estudante, a
+#    célula logo abaixo confere a sua resposta. Na edição do aluno, a
 #    cópia que `make lab` abre em `learner/` (e que o Binder também abre),
 #    essas células são suas para preencher; os capítulos em `notebooks/`
 #    trazem as respostas de referência. Enquanto você não tentar, a

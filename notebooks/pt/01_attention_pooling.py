@@ -42,7 +42,7 @@
 # operação.
 
 # %% [markdown] en="3ea93eb4f3d8"
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/01_attention_pooling.ipynb) abre a edição do estudante deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela informa o nome de qualquer arquivo seu que uma atualização guardou com um nome novo. Em qualquer outro lugar, ela não faz nada.
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/01_attention_pooling.ipynb) abre a edição do aluno deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.
 
 # %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]
 # @title Setup { display-mode: "form" }
