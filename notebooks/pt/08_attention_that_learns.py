@@ -242,7 +242,7 @@ d2l.plt.show()
 #   entre elas, aplicadas a cada posição separadamente: depois que a atenção
 #   misturou os tokens, ele transforma o vetor de cada token.
 # * **Entropia cruzada**: a perda que o treinamento torna pequena. O modelo dá
-#   uma pontuação a cada um dos 10 dígitos; uma softmax transforma as
+#   uma pontuação a cada um dos 10 dígitos; um softmax transforma as
 #   pontuações em probabilidades, e a perda é $-\log$ da probabilidade do
 #   dígito correto, com a média tomada sobre os passos de saída reais: 0 para
 #   uma resposta certa e segura.
