@@ -43,21 +43,25 @@
 #    execução no meio.
 
 # %% [markdown] en="4e443eb37430"
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/08_attention_that_learns.ipynb) abre a edição do estudante deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, sem mexer nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/pt/08_attention_that_learns.ipynb) abre a edição do aluno deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.
 
 # %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]
-# @title Setup { display-mode: "form" }
+# @title Configuração { display-mode: "form" }
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
-    print("Installed d2lmini 0.1.0 for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+    print("d2lmini 0.1.0 instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.")
 
 from d2lmini.updates import report_renamed_files
 
 report_renamed_files()
+
+from d2lmini.i18n import set_language
+
+set_language("pt_BR")
 
 # %%
 import math
