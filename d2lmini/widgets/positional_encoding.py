@@ -112,7 +112,7 @@ class PositionalView:
         norm = Normalize(-1, 1)  # every entry of P is a sine or a cosine
         self.code = blit.animate(_cells(ax_code, (n, 2), ENCODING_CMAP, norm, (0, 1, n - 0.5, -0.5)))
         ax_code.set(xlabel=_("column / d  (fast → slow)"), ylabel=_("position i"), title=_("encoding P"))
-        blit.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label="P[i, column]")
+        blit.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label=_("P[i, column]"))
         # As blit.heatmap draws one, on the explorer's colour scale, but drawn cell by cell.
         self.heatmap = blit.animate(_cells(ax_weights, (n, n), CMAP, blit.norm, (-0.5, n - 0.5, n - 0.5, -0.5)))
         ax_weights.set(xlabel=_("Keys (position j)"), ylabel=_("Queries (position i)"),
