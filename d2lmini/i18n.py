@@ -8,7 +8,9 @@ gettext tool (Poedit, Lokalize, a text editor). docs/translating.md says how.
 
 A message for the learner is marked ``_("...")``. A message with values has
 named fields, filled after it is translated, so that a translation may put them
-in another order: ``_("{count} padded queries").format(count=3)``.
+in another order: ``_("{count} padded queries").format(count=3)``. A message
+kept in a module-level table is marked ``N_("...")`` where it is written (which
+only marks it) and translated with ``_(...)`` where it is shown.
 """
 
 import gettext
@@ -51,6 +53,11 @@ def current_language():
 def _(message):
     """``message`` in the learner's language (English where the catalogue has no translation yet)."""
     return _translation.gettext(message)
+
+
+def N_(message):
+    """Mark ``message`` for the catalogue without translating it: for tables built at import time."""
+    return message
 
 
 def n_(singular, plural, count):

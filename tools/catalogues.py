@@ -1,6 +1,6 @@
 """d2lmini's message catalogues: extract the English, merge it into each language, compile, check.
 
-    python -m tools.catalogues extract    # d2lmini/locale/d2lmini.pot, every message marked _("...") or n_(...)
+    python -m tools.catalogues extract    # build/d2lmini.pot: every message marked _("..."), N_("...") or n_(...)
     python -m tools.catalogues update     # merge it into each language's .po (a changed message turns fuzzy)
     python -m tools.catalogues compile    # each .po to its .mo, which d2lmini reads
     python -m tools.catalogues check      # exit 1, naming them, for messages untranslated, fuzzy or stale
@@ -24,8 +24,8 @@ from babel.messages.pofile import read_po, write_po
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "d2lmini"
 LOCALE = PACKAGE / "locale"
-TEMPLATE = LOCALE / "d2lmini.pot"
-KEYWORDS = {"_": None, "n_": (1, 2)}  # d2lmini.i18n's two markers
+TEMPLATE = REPO / "build" / "d2lmini.pot"  # for a translator's tool; the catalogues are read from the code
+KEYWORDS = {"_": None, "N_": None, "n_": (1, 2)}  # d2lmini.i18n's markers
 FIELD = re.compile(r"\{(\w*)[^{}]*\}")  # a str.format field: {count}, {value:.2f}
 
 
@@ -85,7 +85,8 @@ def problems(template, catalog, mo_bytes):
             if any(set(fields(text)) != english_fields and not (len(ids) > 1 and set(fields(text)) < english_fields)
                    for text in strings):
                 found.append(f"fields differ from the English's {sorted(english_fields)} ({where}): {english!r}")
-    stale = [message.id for message in catalog if message.id and not message.obsolete and message.id not in template]
+    # Iterating a Catalog gives its current messages only: Babel keeps the obsolete ones apart, in catalog.obsolete.
+    stale = [message.id for message in catalog if message.id and message.id not in template]
     found += [f"no longer in the code: {message!r}" for message in stale]
     if mo_bytes != compiled(catalog):
         found.append("the .mo is not the .po compiled: run python -m tools.catalogues compile")
@@ -98,12 +99,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     template = extracted()
     if args.command == "extract":
-        write(template, TEMPLATE, omit_header=False)
+        TEMPLATE.parent.mkdir(exist_ok=True)
+        write(template, TEMPLATE)
     elif args.command == "update":
-        write(template, TEMPLATE, omit_header=False)
         for path in po_files():
             catalog = read(path)
-            catalog.update(template, update_header_comment=False)
+            catalog.update(template, update_creation_date=False)  # the header changes only by hand: no churn
             write(catalog, path, ignore_obsolete=True)
     elif args.command == "compile":
         for path in po_files():
