@@ -10,6 +10,7 @@ nowhere in the translation.
 """
 
 import ast
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -124,6 +125,39 @@ def test_the_message_catalogue_uses_the_glossarys_terms(language, glossary):
     text = "\n".join(form for message in catalogue if message.id
                      for form in (message.string if isinstance(message.string, tuple) else (message.string,)))
     assert [term for term in ruled_out(glossary) if uses(text, term)] == []
+
+
+@functools.cache
+def english_fragments(language):
+    """The longest stretch of English between the fields of each message d2lmini translates (15+ characters)."""
+    with open(LOCALE / language / "LC_MESSAGES" / "d2lmini.po", "rb") as file:
+        catalogue = read_po(file)
+    fragments = set()
+    for message in catalogue:
+        for english in (message.id if isinstance(message.id, tuple) else (message.id,)):
+            longest = max(re.split(r"\{[^{}]*\}", english), key=len).strip()
+            if len(longest) >= 15 and longest not in str(message.string):
+                fragments.add(longest)
+    return fragments
+
+
+def outputs_text(notebook):
+    """What a chapter's stored outputs say: printed text, text results, and the figures' alt texts."""
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")))
+            parts.append("".join(output.get("data", {}).get("text/plain", "")))
+            parts.append(output.get("metadata", {}).get("image/png", {}).get("alt", ""))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_the_outputs_of_a_translated_chapter_hold_no_english_message_of_d2lmini(path):
+    notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    said = outputs_text(notebook)
+    language = TRANSLATIONS[path.parent.name][0]
+    assert sorted(fragment for fragment in english_fragments(language) if fragment in said) == []
 
 
 def test_each_translation_has_an_english_chapter_of_the_same_name():
