@@ -20,7 +20,8 @@ PIP_ARGS ?=
 # pip warns about this machine's own package locations; nothing a reader can act on.
 QUIET_PIP_WARNINGS := 2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2)
 JUPYTER := $(VENV)/bin/jupyter
-NOTEBOOK_SOURCES := $(wildcard notebooks/*.py)
+# The English chapters, then their translations (docs/translating.md).
+NOTEBOOK_SOURCES := $(wildcard notebooks/*.py notebooks/pt/*.py)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \

@@ -28,6 +28,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ._checks import check_number
 from .figure_alt import set_alt
+from .i18n import _
 from .masking import attention_mask
 from .plotting import CMAP, MASKED_CELLS, head_colour
 
@@ -97,7 +98,7 @@ def draw_queries_keys_values():
     fig = _figure((9.5, 3.6))
     ax = fig.add_subplot()
     centre = (num_keys - 1) / 2
-    _box(ax, 0.6, centre, f"query\n$q$ = {EXAMPLE_QUERY:g}", QUERY_COLOUR, width=1.1, height=0.8)
+    _box(ax, 0.6, centre, _("query\n$q$ = {query:g}").format(query=EXAMPLE_QUERY), QUERY_COLOUR, width=1.1, height=0.8)
     for i, (row, key, value, score, weight) in enumerate(zip(rows, EXAMPLE_KEYS, EXAMPLE_VALUES, scores,
                                                              weights), start=1):
         _box(ax, 2.4, row, f"$k_{i}$ = {key:g}", KEY_COLOUR)
@@ -113,25 +114,29 @@ def draw_queries_keys_values():
         ax.text(8.1, row, "×", ha="center", va="center", fontsize=12)
         _arrow(ax, (9.4, row), (10.35, centre))
     ax.add_patch(Rectangle((6.25, -0.35), 0.3, num_keys - 0.3, facecolor="#f2f2f2", edgecolor="#888888"))
-    ax.text(6.4, centre, "softmax over the keys", rotation=90, ha="center", va="center", fontsize=9)
-    _box(ax, 11.0, centre, f"output\n$\\sum_i \\alpha_i v_i$\n= {output:.2f}", QUERY_COLOUR, width=1.25,
+    ax.text(6.4, centre, _("softmax over the keys"), rotation=90, ha="center", va="center", fontsize=9)
+    _box(ax, 11.0, centre, _("output\n$\\sum_i \\alpha_i v_i$\n= {output:.2f}").format(output=output), QUERY_COLOUR,
+         width=1.25,
          height=1.1)
-    ax.text(0.6, centre + 0.5, "meets each key", ha="center", fontsize=9, color="#1f4e99")
-    ax.text(2.4, num_keys - 0.35, "keys", ha="center", fontsize=10, color="#9a4a12")
-    ax.text(4.5, num_keys - 0.35, "scores", ha="center", fontsize=10)
-    ax.text(7.3, num_keys - 0.35, f"weights: $\\sum_i \\alpha_i$ = {float(weights.sum()):.2f}", ha="center",
+    ax.text(0.6, centre + 0.5, _("meets each key"), ha="center", fontsize=9, color="#1f4e99")
+    ax.text(2.4, num_keys - 0.35, _("keys"), ha="center", fontsize=10, color="#9a4a12")
+    ax.text(4.5, num_keys - 0.35, _("scores"), ha="center", fontsize=10)
+    ax.text(7.3, num_keys - 0.35, _("weights: $\\sum_i \\alpha_i$ = {total:.2f}").format(total=float(weights.sum())),
+            ha="center",
             fontsize=10)
-    ax.text(8.9, num_keys - 0.35, "values", ha="center", fontsize=10, color="#2d6a1f")
-    ax.text(0.0, -0.85, "$a(q, k) = -(q - k)^2 / 2$: a key near the query scores high and gets a large weight",
+    ax.text(8.9, num_keys - 0.35, _("values"), ha="center", fontsize=10, color="#2d6a1f")
+    ax.text(0.0, -0.85, _("$a(q, k) = -(q - k)^2 / 2$: a key near the query scores high and gets a large weight"),
             fontsize=9, color="#444444")
     ax.set(xlim=(-0.1, 11.8), ylim=(-1.0, num_keys))
     ax.set_axis_off()
-    pairs = "; ".join(f"k{i} = {key:g}: score {float(score):.2f}, weight {float(weight):.2f}, value {value:g}"
+    pairs = "; ".join(_("k{i} = {key:g}: score {score:.2f}, weight {weight:.2f}, value {value:g}").format(
+                          i=i, key=key, score=float(score), weight=float(weight), value=value)
                       for i, (key, value, score, weight)
                       in enumerate(zip(EXAMPLE_KEYS, EXAMPLE_VALUES, scores, weights), start=1))
-    return set_alt(fig, f"Diagram: the query q = {EXAMPLE_QUERY:g} is scored against {num_keys} keys with "
-                        f"a(q, k) = -(q - k)² / 2, the softmax turns the scores into weights that sum to 1, and the "
-                        f"output is the weighted sum of the values, {output:.2f}. {pairs}.")
+    return set_alt(fig, _("Diagram: the query q = {query:g} is scored against {count} keys with "
+                          "a(q, k) = -(q - k)² / 2, the softmax turns the scores into weights that sum to 1, and the "
+                          "output is the weighted sum of the values, {output:.2f}. {pairs}.").format(
+                       query=EXAMPLE_QUERY, count=num_keys, output=output, pairs=pairs))
 
 
 def draw_additive_scorer():
@@ -155,7 +160,7 @@ def draw_additive_scorer():
     _box(ax, 5.75, middle, "+", width=0.5, fontsize=14)
     _box(ax, 7.0, middle, "tanh\n$\\mathbb{R}^{d_h}$", width=0.9, height=0.8)
     _box(ax, 8.5, middle, "$w_v^\\top$: $1 \\times d_h$", width=1.3)
-    _box(ax, 10.2, middle, "$a(q, k)$\na scalar", "#f2f2f2", width=1.3, height=0.8)
+    _box(ax, 10.2, middle, _("$a(q, k)$\na scalar"), "#f2f2f2", width=1.3, height=0.8)
     for row in (top, bottom):
         _arrow(ax, (1.15, row), (1.65, row))
         _arrow(ax, (2.95, row), (3.45, row))
@@ -164,15 +169,16 @@ def draw_additive_scorer():
     ax.text(6.27, middle + 0.12, "$\\mathbb{R}^{d_h}$", ha="center", fontsize=9)
     _arrow(ax, (7.45, middle), (7.85, middle))
     _arrow(ax, (9.15, middle), (9.55, middle))
-    ax.text(0.05, -0.25, "A batch: $W_q q$ as (B, n_q, 1, d_h) + $W_k k$ as (B, 1, n_k, d_h) broadcast to "
-            "(B, n_q, n_k, d_h); tanh and $w_v^\\top$ then give the scores (B, n_q, n_k).", fontsize=9, color="#444444")
+    ax.text(0.05, -0.25, _("A batch: $W_q q$ as (B, n_q, 1, d_h) + $W_k k$ as (B, 1, n_k, d_h) broadcast to "
+                           "(B, n_q, n_k, d_h); tanh and $w_v^\\top$ then give the scores (B, n_q, n_k)."),
+            fontsize=9, color="#444444")
     ax.set(xlim=(0.0, 11.0), ylim=(-0.45, 2.45))
     ax.set_axis_off()
-    return set_alt(fig, "Diagram of the additive score a(q, k) = w_vᵀ tanh(W_q q + W_k k): the query q (size d_q) "
-                        "goes through W_q (d_h × d_q) and the key k (size d_k) through W_k (d_h × d_k), both into "
-                        "size d_h; the two are added, passed through tanh, and w_vᵀ (1 × d_h) turns the result "
-                        "into one number, the score. Below: for a batch, W_q q as (B, n_q, 1, d_h) plus W_k k as "
-                        "(B, 1, n_k, d_h) broadcast to (B, n_q, n_k, d_h), and the scores are (B, n_q, n_k).")
+    return set_alt(fig, _("Diagram of the additive score a(q, k) = w_vᵀ tanh(W_q q + W_k k): the query q (size d_q) "
+                          "goes through W_q (d_h × d_q) and the key k (size d_k) through W_k (d_h × d_k), both into "
+                          "size d_h; the two are added, passed through tanh, and w_vᵀ (1 × d_h) turns the result "
+                          "into one number, the score. Below: for a batch, W_q q as (B, n_q, 1, d_h) plus W_k k as "
+                          "(B, 1, n_k, d_h) broadcast to (B, n_q, n_k, d_h), and the scores are (B, n_q, n_k)."))
 
 
 def _mask_panel(ax, mask, right, title):
@@ -191,8 +197,8 @@ def _mask_panel(ax, mask, right, title):
         ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2))
     ax.set(xticks=range(n), yticks=range(n))
     ax.set_title(title, fontsize=10)
-    ax.set_xlabel("key $j$ (time →)")
-    ax.set_ylabel("query $i$ (time ↓)")
+    ax.set_xlabel(_("key $j$ (time →)"))
+    ax.set_ylabel(_("query $i$ (time ↓)"))
     ax.tick_params(which="both", length=0, labelsize=9)
 
 
@@ -221,22 +227,22 @@ def draw_causal_mask(num_steps=5):
     masks = causal_masks(num_steps)
     fig = _figure((9.5, 3.8), layout="compressed")
     axes = fig.subplots(1, 3, width_ratios=[1.3, 1, 1])
-    titles = {"right": "right: keys 0..i, diagonal included",
-              "diagonal masked": "wrong: diagonal masked\n(a query cannot see itself)",
-              "flipped": "wrong: flipped (upper triangle)\n(queries see the future)"}
+    titles = {"right": _("right: keys 0..i, diagonal included"),
+              "diagonal masked": _("wrong: diagonal masked\n(a query cannot see itself)"),
+              "flipped": _("wrong: flipped (upper triangle)\n(queries see the future)")}
     for ax, (name, mask) in zip(axes, masks.items()):
         _mask_panel(ax, mask, masks["right"], titles[name])
-    fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=ALLOWED_COLOUR, label="may attend"),
-                        Rectangle((0, 0), 1, 1, label="masked", **MASKED_CELLS),
+    fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=ALLOWED_COLOUR, label=_("may attend")),
+                        Rectangle((0, 0), 1, 1, label=_("masked"), **MASKED_CELLS),
                         Rectangle((0, 0), 1, 1, fill=False, edgecolor=MISTAKE_EDGE, linewidth=2,
-                                  label="wrong cell")],
+                                  label=_("wrong cell"))],
                loc="outside lower center", ncols=3, fontsize=9, frameon=False)
-    return set_alt(fig, f"Three {num_steps} × {num_steps} grids of queries (rows) by keys (columns). Left, the "
-                        "right causal mask: each query may attend to the keys up to and including its own "
-                        "position (the lower triangle with the diagonal); the rest is hatched grey, masked. "
-                        "Middle, a wrong mask with the diagonal masked too: a query cannot see itself. Right, a "
-                        "wrong mask flipped to the upper triangle: queries see the future. The cells each wrong "
-                        "mask gets wrong are outlined in red.")
+    return set_alt(fig, _("Three {n} × {n} grids of queries (rows) by keys (columns). Left, the "
+                          "right causal mask: each query may attend to the keys up to and including its own "
+                          "position (the lower triangle with the diagonal); the rest is hatched grey, masked. "
+                          "Middle, a wrong mask with the diagonal masked too: a query cannot see itself. Right, a "
+                          "wrong mask flipped to the upper triangle: queries see the future. The cells each wrong "
+                          "mask gets wrong are outlined in red.").format(n=num_steps))
 
 
 def _feature_strip(ax, x, y, num_heads, head_width, width=1.5, height=0.3):
@@ -266,34 +272,35 @@ def draw_multihead_split_merge():
     _box(ax, 2.25, centre, "$W_q, W_k, W_v$\n$d_\\mathrm{model} \\times d_q$", width=1.5, height=0.8)
     _feature_strip(ax, 4.05, centre, num_heads, head_width)
     ax.text(4.05, centre + 0.35, "Q, K, V\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom", fontsize=10)
-    ax.text(4.05, centre - 0.3, "features coloured\nby their head", ha="center", va="top", fontsize=9,
+    ax.text(4.05, centre - 0.3, _("features coloured\nby their head"), ha="center", va="top", fontsize=9,
             color="#444444")
     for i in range(num_heads):
         row = num_heads - 1 - i
-        _box(ax, 6.9, row, f"head {i}: attention\nover (n, d_head)", _lighter(head_colour(i)), width=1.8,
+        _box(ax, 6.9, row, _("head {i}: attention\nover (n, d_head)").format(i=i), _lighter(head_colour(i)), width=1.8,
              height=0.7, fontsize=9)
         _arrow(ax, (4.85, centre), (6.0, row))
         _arrow(ax, (7.8, row), (8.95, centre))
-    ax.text(5.4, num_heads - 0.4, "split\ntranspose_qkv\n(B·h, n, d_head)", ha="center", fontsize=9)
-    ax.text(8.4, num_heads - 0.4, "merge\ntranspose_output\n(B, n, h·d_head)", ha="center", fontsize=9)
+    ax.text(5.4, num_heads - 0.4, _("split\ntranspose_qkv\n(B·h, n, d_head)"), ha="center", fontsize=9)
+    ax.text(8.4, num_heads - 0.4, _("merge\ntranspose_output\n(B, n, h·d_head)"), ha="center", fontsize=9)
     _feature_strip(ax, 9.75, centre, num_heads, head_width)
-    ax.text(9.75, centre + 0.35, "heads side by side\n(B, n, $d_\\mathrm{model}$)", ha="center", va="bottom",
+    ax.text(9.75, centre + 0.35, _("heads side by side\n(B, n, $d_\\mathrm{model}$)"), ha="center", va="bottom",
             fontsize=10)
-    ax.text(9.75, centre - 0.3, "= the concatenation", ha="center", va="top", fontsize=9, color="#444444")
+    ax.text(9.75, centre - 0.3, _("= the concatenation"), ha="center", va="top", fontsize=9, color="#444444")
     _box(ax, 11.4, centre, "$W_o$\n$d_\\mathrm{model}$\n$\\times d_\\mathrm{model}$", width=1.0, height=1.1)
-    _box(ax, 12.75, centre, "output\n(B, n, $d_\\mathrm{model}$)", "#f2f2f2", width=1.2, height=0.8)
+    _box(ax, 12.75, centre, _("output\n(B, n, $d_\\mathrm{model}$)"), "#f2f2f2", width=1.2, height=0.8)
     for start, end in ((1.15, 1.5), (3.0, 3.3), (10.55, 10.9), (11.9, 12.15)):
         _arrow(ax, (start, centre), (end, centre))
-    ax.text(0.05, -0.6, "Here $d_\\mathrm{model}$ = 16 features and h = 4 heads of width $d_\\mathrm{head}$ = "
-            "$d_\\mathrm{model}$ / h = 4: each head attends "
-            "with its own 4 columns,\nall heads at once, as extra examples of the batch (B·h).", fontsize=9,
+    ax.text(0.05, -0.6, _("Here $d_\\mathrm{model}$ = 16 features and h = 4 heads of width $d_\\mathrm{head}$ = "
+                          "$d_\\mathrm{model}$ / h = 4: each head attends "
+                          "with its own 4 columns,\nall heads at once, as extra examples of the batch (B·h)."),
+            fontsize=9,
             color="#444444", va="top")
     ax.set(xlim=(0.0, 13.4), ylim=(-1.3, num_heads + 0.3))
     ax.set_axis_off()
-    return set_alt(fig, "Diagram of multi-head attention as one flow: X of shape (B, n, d_q) is projected by W_q, "
-                        "W_k and W_v to Q, K and V of shape (B, n, d_model), whose 16 feature columns are coloured "
-                        "by head; the split (transpose_qkv) gives each of 4 heads its own 4 columns as extra "
-                        "examples of the batch, (B·h, n, d_head); each head attends on its own; the merge "
-                        "(transpose_output) puts the heads side by side again, (B, n, d_model), which is their "
-                        "concatenation; W_o mixes them into the output of shape (B, n, d_model).")
+    return set_alt(fig, _("Diagram of multi-head attention as one flow: X of shape (B, n, d_q) is projected by W_q, "
+                          "W_k and W_v to Q, K and V of shape (B, n, d_model), whose 16 feature columns are coloured "
+                          "by head; the split (transpose_qkv) gives each of 4 heads its own 4 columns as extra "
+                          "examples of the batch, (B·h, n, d_head); each head attends on its own; the merge "
+                          "(transpose_output) puts the heads side by side again, (B, n, d_model), which is their "
+                          "concatenation; W_o mixes them into the output of shape (B, n, d_model)."))
 

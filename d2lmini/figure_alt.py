@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from .i18n import _, n_
+
 ALT = "_d2lmini_alt"  # the attribute of a figure that holds its own alt text (set_alt)
 MAX_PANELS = 4  # a figure of more panels is described by its first ones
 MAX_CURVES = 4
@@ -34,7 +36,7 @@ def _number(value):
     below 0.001), no "-0"."""
     value = float(value)
     if 0 < abs(value) < 0.001:
-        return "almost 0"
+        return _("almost 0")
     text = f"{value:.0f}" if abs(value) >= 100 else f"{value:.2g}"
     return "0" if text in {"-0", "0"} else text
 
@@ -70,7 +72,7 @@ def _word_labels(labels):
     if not texts or all(NUMBER.fullmatch(re.sub(r"[${}]|\\mathdefault", "", text)) for text in texts):
         return None
     shown = ", ".join(texts[:MAX_LABELS])
-    return shown + (f" and {len(texts) - MAX_LABELS} more" if len(texts) > MAX_LABELS else "")
+    return shown + (_(" and {count} more").format(count=len(texts) - MAX_LABELS) if len(texts) > MAX_LABELS else "")
 
 
 def _axis(ax, name):
@@ -78,19 +80,20 @@ def _axis(ax, name):
     words = _word_labels(ax.get_xticklabels() if name == "x" else ax.get_yticklabels())
     if not label and not words:
         return ""
-    return f"{name} axis" + (f" {_quoted(label)}" if label else "") + (f" labelled {words}" if words else "")
+    return (_("{axis} axis").format(axis=name) + (f" {_quoted(label)}" if label else "")
+            + (_(" labelled {words}").format(words=words) if words else ""))
 
 
 def _curve(line, label):
     y = np.asarray(line.get_ydata(), dtype=float)
     y = y[np.isfinite(y)]
-    name = _quoted(label) if label and not label.startswith("_") else "a curve"
+    name = _quoted(label) if label and not label.startswith("_") else _("a curve")
     if y.size == 0:
         return name
     if y.size == 1:
-        return f"{name} at {_number(y[0])}"
-    return (f"{name} from {_number(y[0])} to {_number(y[-1])} "
-            f"(lowest {_number(y.min())}, highest {_number(y.max())})")
+        return _("{curve} at {value}").format(curve=name, value=_number(y[0]))
+    return _("{curve} from {first} to {last} (lowest {lowest}, highest {highest})").format(
+        curve=name, first=_number(y[0]), last=_number(y[-1]), lowest=_number(y.min()), highest=_number(y.max()))
 
 
 def _panel(ax):
@@ -98,38 +101,41 @@ def _panel(ax):
     drawn = []
     for image in ax.images:
         rows, cols = np.shape(image.get_array())[:2]
-        drawn.append(f"a heatmap of {rows} × {cols} cells")
+        drawn.append(_("a heatmap of {rows} × {cols} cells").format(rows=rows, cols=cols))
     for mesh in ax.collections:
         if mesh.get_array() is not None and getattr(mesh, "colorbar", None) is not None and not ax.images:
-            drawn.append(f"a colour map of {np.size(mesh.get_array())} cells")
+            drawn.append(_("a colour map of {count} cells").format(count=np.size(mesh.get_array())))
     lines = [line for line in ax.get_lines() if np.size(line.get_ydata()) > 1 or line.get_label()[:1] != "_"]
     marks = [line for line in lines if line.get_linestyle() in {"None", "", " "}]  # markers only
     curves = [line for line in lines if line not in marks and np.size(line.get_ydata()) > 2]
     if marks:
-        drawn.append(f"{sum(np.size(line.get_ydata()) for line in marks)} marked cells or points")
+        count = sum(np.size(line.get_ydata()) for line in marks)
+        drawn.append(_("{count} marked cells or points").format(count=count))
     if curves:
         legend = ax.get_legend()
         labels = [text.get_text() for text in legend.get_texts()] if legend is not None else []
         if len(labels) != len(curves):  # a legend given its labels in order names the curves in order
             labels = [line.get_label() for line in curves]
         described = [_curve(line, label) for line, label in zip(curves[:MAX_CURVES], labels)]
-        more = f" and {len(curves) - MAX_CURVES} more" if len(curves) > MAX_CURVES else ""
-        drawn.append(f"{len(curves)} {'curve' if len(curves) == 1 else 'curves'}: {'; '.join(described)}{more}")
+        more = _(" and {count} more").format(count=len(curves) - MAX_CURVES) if len(curves) > MAX_CURVES else ""
+        drawn.append(n_("{count} curve: {curves}{more}", "{count} curves: {curves}{more}", len(curves)).format(
+            count=len(curves), curves="; ".join(described), more=more))
     bars = sum(len(container.patches) for container in ax.containers)
     if bars:
-        drawn.append(f"{bars} bars")
+        drawn.append(_("{count} bars").format(count=bars))
     points = sum(len(collection.get_offsets()) for collection in ax.collections
                  if type(collection).__name__ == "PathCollection")
     if points:
-        drawn.append(f"{points} points")
+        drawn.append(_("{count} points").format(count=points))
     texts = [" ".join(text.get_text().split()) for text in ax.texts if text.get_text().strip()]
     if texts and not drawn:
         shown = ", ".join(texts[:MAX_LABELS])
-        drawn.append(f"labels {shown}" + (f" and {len(texts) - MAX_LABELS} more" if len(texts) > MAX_LABELS else ""))
+        more = _(" and {count} more").format(count=len(texts) - MAX_LABELS) if len(texts) > MAX_LABELS else ""
+        drawn.append(_("labels {labels}").format(labels=shown) + more)
     axes = [_axis(ax, "x"), _axis(ax, "y")] if ax.axison else []
     axes = [text for text in axes if text]
     title = ax.get_title().strip()
-    text = (_quoted(title) + ": " if title else "") + ("; ".join(drawn) or "an empty panel")
+    text = (_quoted(title) + ": " if title else "") + ("; ".join(drawn) or _("an empty panel"))
     return text + (f" ({', '.join(axes)})" if axes else "")
 
 
@@ -140,15 +146,20 @@ def _colour_scale(fig, bars):
                    if getattr(mappable, "colorbar", None) is not None and mappable.colorbar.ax is bar_ax)
         low, high = bar.mappable.get_clim()
         label = bar.ax.get_ylabel() or bar.ax.get_xlabel()
-        scales.append(f"colour scale{' ' + _quoted(label) if label else ''} from {_number(low)} to {_number(high)}")
+        if label:
+            scale = _("colour scale {label} from {low} to {high}").format(label=_quoted(label), low=_number(low),
+                                                                          high=_number(high))
+        else:
+            scale = _("colour scale from {low} to {high}").format(low=_number(low), high=_number(high))
+        scales.append(scale)
     if not scales:
         return ""
     if len(scales) == 1:
-        shared = ", shared by every panel" if len(fig.axes) - len(bars) > 1 else ""
+        shared = _(", shared by every panel") if len(fig.axes) - len(bars) > 1 else ""
         return scales[0][0].upper() + scales[0][1:] + shared + "."
     if len(set(scales)) == 1:
-        return f"Every panel has its own {scales[0]}."
-    return "Each panel has its own colour scale."
+        return _("Every panel has its own {scale}.").format(scale=scales[0])
+    return _("Each panel has its own colour scale.")
 
 
 def describe_figure(fig):
@@ -159,15 +170,16 @@ def describe_figure(fig):
     bars = _colour_bars(fig)
     panels = [ax for ax in fig.axes if ax not in bars and ax.get_visible()]
     suptitle = fig.get_suptitle().strip() if hasattr(fig, "get_suptitle") else ""
-    opening = f"Figure {_quoted(suptitle)}" if suptitle else "Figure"
+    opening = _("Figure {title}").format(title=_quoted(suptitle)) if suptitle else _("Figure")
     if len(panels) == 1:
         sentences = [f"{opening}: {_panel(panels[0])}."]
     else:
-        sentences = [f"{opening} of {len(panels)} panels."]
+        sentences = [_("{figure} of {count} panels.").format(figure=opening, count=len(panels))]
         for number, ax in enumerate(panels[:MAX_PANELS], start=1):
-            sentences.append(f"Panel {number}, {_panel(ax)}.")
+            sentences.append(_("Panel {number}, {panel}.").format(number=number, panel=_panel(ax)))
         if len(panels) > MAX_PANELS:
-            sentences.append(f"(First {MAX_PANELS} of {len(panels)} panels described.)")
+            sentences.append(_("(First {shown} of {count} panels described.)").format(shown=MAX_PANELS,
+                                                                                      count=len(panels)))
     scale = _colour_scale(fig, bars)
     if scale:
         sentences.append(scale)

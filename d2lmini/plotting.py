@@ -12,6 +12,7 @@ import torch
 from ._checks import check_flag, check_tensor, shape_str
 from .dark import drawn_dark
 from .figure_alt import describe_figure
+from .i18n import N_, _, n_
 
 SUMMARY = "_d2lmini_summary"  # the attribute of a figure that holds its text summary (attach_summary)
 
@@ -27,10 +28,10 @@ CMAP = "viridis"
 # viridis, cividis and greys keep their order of lightness for every common colour-vision
 # deficiency; the book's Reds is one hue from white to dark red, less even to a red-blind eye.
 CMAPS = (
-    ("viridis (colour-blind safe)", CMAP),
-    ("cividis (colour-blind safe)", "cividis"),
-    ("greys (colour-blind safe)", "Greys"),
-    ("Reds (the book's)", "Reds"),
+    (N_("viridis (colour-blind safe)"), CMAP),
+    (N_("cividis (colour-blind safe)"), "cividis"),
+    (N_("greys (colour-blind safe)"), "Greys"),
+    (N_("Reds (the book's)"), "Reds"),
 )
 
 # The colour of each attention head wherever heads are drawn (chapter 05's shape tracer, the
@@ -44,16 +45,27 @@ def head_colour(head):
     return HEAD_COLOURS[head]
 
 
+# The axes' labels of a heatmap of weights, by default (said in the learner's language).
+KEYS, QUERIES = N_("Keys"), N_("Queries")
+
 # How many queries a text summary describes, at most, and how many keys for each.
 SUMMARY_QUERIES, SUMMARY_KEYS = 3, 2
 SUMMARY_PANELS = 4  # a grid of more panels is summarised by its first ones
 
 
-def _plural(count, word):
-    """"1 query", "3 queries", "2 keys"."""
-    if count == 1:
-        return f"{count} {word}"
-    return f"{count} {word[:-1]}ies" if word.endswith("ry") else f"{count} {word}s"
+def _queries(count):
+    """"1 query", "3 queries", in the learner's language."""
+    return n_("{count} query", "{count} queries", count).format(count=count)
+
+
+def _keys(count):
+    """"1 key", "2 keys", in the learner's language."""
+    return n_("{count} key", "{count} keys", count).format(count=count)
+
+
+def _label(text):
+    """An axis label in the learner's language: d2lmini's own ("Keys") translated, a learner's kept."""
+    return _(text) if text else text
 
 
 def _named(index, labels):
@@ -84,19 +96,20 @@ def _representative_queries(num_queries, count):
 
 def _describe_row(row, allowed, query, query_labels, key_labels):
     """One query's weights (keys,) in words; ``allowed`` (keys,) is False where masked."""
-    name = f"query {_named(query, query_labels)}"
+    name = _("query {name}").format(name=_named(query, query_labels))
     if not allowed.any() or float(row.sum()) == 0.0:
-        return f"{name} attends to no key (all weights 0)"
+        return _("{query} attends to no key (all weights 0)").format(query=name)
     visible = row[allowed]
     if len(visible) > 1 and float(visible.max() - visible.min()) < 0.005:  # equal to 2 decimals
-        return f"{name} spreads evenly over {_plural(int(allowed.sum()), 'key')} ({float(visible[0]):.2f} each)"
+        return _("{query} spreads evenly over {keys} ({weight:.2f} each)").format(
+            query=name, keys=_keys(int(allowed.sum())), weight=float(visible[0]))
     # The largest weights, equal ones in key order: torch.topk leaves the order of ties to the
     # machine, and a summary must read the same everywhere (the web page computes it too).
     candidates = torch.where(allowed, row, -1.0).tolist()
     keys = sorted(range(len(candidates)), key=lambda k: (-candidates[k], k))[:min(SUMMARY_KEYS, int(allowed.sum()))]
     parts = [f"{_named(k, key_labels)} ({candidates[k]:.2f})" for k in keys if candidates[k] >= 0.005]
-    noun = "key" if len(parts) == 1 else "keys"
-    return f"{name} attends mostly to {noun} {' and '.join(parts)}"
+    return n_("{query} attends mostly to key {keys}", "{query} attends mostly to keys {keys}", len(parts)).format(
+        query=name, keys=_(" and ").join(parts))
 
 
 def describe_weights(weights, mask=None, query_labels=None, key_labels=None, titles=None,
@@ -125,9 +138,9 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
     for labels, what, size in ((query_labels, "query", num_queries), (key_labels, "key", num_keys)):
         if labels is not None and len(labels) != size:
             raise ValueError(f"{what}_labels must have one entry per {what} ({size}), got {len(labels)}")
-    shape = f"{_plural(num_queries, 'query')} × {_plural(num_keys, 'key')}"
+    shape = f"{_queries(num_queries)} × {_keys(num_keys)}"
     if num_panels > 1:
-        shape = f"{num_panels} panels of {shape}"
+        shape = _("{count} panels of {shape}").format(count=num_panels, shape=shape)
     sentences = [shape + _masked_text(allowed) + "."]
     per_panel = max_queries if num_panels == 1 else 1
     for p in range(min(num_panels, SUMMARY_PANELS)):
@@ -135,15 +148,17 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
         rows = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
         text = "; ".join(rows)
         if num_panels > 1:
-            title = " ".join(titles[p].split()) if titles is not None else f"panel {p}"  # one line
+            title = " ".join(titles[p].split()) if titles is not None else _("panel {p}").format(p=p)  # one line
             text = f"{title}: {text}"
         else:
             text = text[0].upper() + text[1:]
         sentences.append(text + ".")
     if num_panels > SUMMARY_PANELS:
-        sentences.append(f"(First {SUMMARY_PANELS} of {num_panels} panels described.)")
+        sentences.append(_("(First {shown} of {count} panels described.)").format(
+            shown=SUMMARY_PANELS, count=num_panels))
     elif len(shown) < num_queries:
-        sentences.append(f"({_plural(len(shown), 'query')} of {num_queries} described.)")
+        sentences.append(_("({queries} of {count} described.)").format(queries=_queries(len(shown)),
+                                                                         count=num_queries))
     return " ".join(sentences)
 
 
@@ -154,12 +169,14 @@ def _masked_text(allowed):
         return ""
     always = (~allowed).all(dim=0).all(dim=0).nonzero().flatten().tolist()  # keys no query may see
     if hidden == len(always) * allowed.shape[0] * allowed.shape[1]:
-        text = f", {'key' if len(always) == 1 else 'keys'} {_spans(always)} masked for every query"
+        text = n_(", key {keys} masked for every query", ", keys {keys} masked for every query",
+                  len(always)).format(keys=_spans(always))
     else:
-        text = f", {hidden} of {allowed.numel()} cells masked"
+        text = _(", {hidden} of {total} cells masked").format(hidden=hidden, total=allowed.numel())
     empty = (~allowed.any(dim=-1)).any(dim=0).nonzero().flatten().tolist()  # queries with no key, in a panel
     if empty:
-        text += f" (no key left for {'query' if len(empty) == 1 else 'queries'} {_spans(empty)})"
+        text += n_(" (no key left for query {queries})", " (no key left for queries {queries})",
+                   len(empty)).format(queries=_spans(empty))
     return text
 
 
@@ -217,7 +234,7 @@ def alt_text(fig):
     summary printed under it, when it has one (``attach_summary``)."""
     text = describe_figure(fig)
     if getattr(fig, SUMMARY, None):
-        text += " A text summary of the weights follows the figure."
+        text += _(" A text summary of the weights follows the figure.")
     return text
 
 
@@ -330,9 +347,9 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
             if not shared_scale:
                 fig.colorbar(image, ax=ax, shrink=0.6)
             if i == num_rows - 1:
-                ax.set_xlabel(xlabel)
+                ax.set_xlabel(_label(xlabel))
             if j == 0:
-                ax.set_ylabel(ylabel)
+                ax.set_ylabel(_label(ylabel))
             if titles is not None:
                 ax.set_title(titles[j])
     if shared_scale:
@@ -341,7 +358,7 @@ def show_heatmaps(matrices, xlabel, ylabel, titles=None, figsize=(2.5, 2.5), cma
     if _is_weights(matrices):
         names = None
         if titles is not None:
-            names = [titles[j] if num_rows == 1 else f"row {i}, {titles[j]}"
+            names = [titles[j] if num_rows == 1 else _("row {i}, {title}").format(i=i, title=titles[j])
                      for i in range(num_rows) for j in range(num_cols)]
         summary = describe_weights(matrices, titles=names)
     return attach_summary(fig, summary)
@@ -413,7 +430,7 @@ def plot(X, Y=None, xlabel=None, ylabel=None, legend=None, xlim=None, ylim=None,
 
 
 def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".2f",
-                 xlabel="Keys", ylabel="Queries", colorbar=True):
+                 xlabel=KEYS, ylabel=QUERIES, colorbar=True):
     """One small (queries, keys) weight matrix with each weight printed in its cell.
 
     ``mask`` (True = may attend, as from ``attention_mask``) marks the cells
@@ -440,7 +457,7 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
             raise ValueError(f"mask of shape {shape_str(mask)} does not broadcast to the weights' "
                              f"shape {tuple(weights.shape)}") from None
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.55 * weights.shape[1] + 1.5, 0.45 * weights.shape[0] + 0.9),
+        _figure, ax = plt.subplots(figsize=(0.55 * weights.shape[1] + 1.5, 0.45 * weights.shape[0] + 0.9),
                              layout="constrained")
     # Masked cells are not drawn; this hatched background shows through them.
     ax.patch.set(**MASKED_CELLS)
@@ -448,8 +465,8 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
                 annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
                 xticklabels=xlabels if xlabels is not None else "auto",
                 yticklabels=ylabels if ylabels is not None else "auto",
-                cbar=colorbar, cbar_kws={"label": "attention weight"})
-    ax.set(xlabel=xlabel, ylabel=ylabel)
+                cbar=colorbar, cbar_kws={"label": _("attention weight")})
+    ax.set(xlabel=_label(xlabel), ylabel=_label(ylabel))
     print(describe_weights(weights, None if hidden is None else torch.from_numpy(~hidden),
                            query_labels=ylabels, key_labels=xlabels))
     return ax

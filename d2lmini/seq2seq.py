@@ -43,6 +43,7 @@ from torch import nn
 
 from ._checks import check_choice, check_flag, check_number, check_positive, check_positive_int, check_tensor, shape_str
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
+from .i18n import _
 from .masking import attention_mask
 from .plotting import CMAP, attach_summary, describe_weights, plt
 from .positional import PositionalEncoding
@@ -275,7 +276,7 @@ class AttentionSeq2Seq(nn.Module):
         check_positive_int(num_steps, "num_steps")
         encoder_outputs = self.encode(source, valid_lens)
         inputs = torch.full((source.shape[0], 1), BOS, dtype=torch.long, device=source.device)
-        for _ in range(num_steps):
+        for _step in range(num_steps):
             # Without decoder self-attention step t depends on its own input only: the
             # last row of this call is step t's prediction, the rows before it are unchanged.
             scores = self.decode(inputs, encoder_outputs, valid_lens)
@@ -511,13 +512,13 @@ def show_attention(weights, batch, predictions=None, titles=None, figsize=None):
         if predictions is not None:
             for label, ok in zip(ax.get_yticklabels(), right):
                 label.set_color("#1a7f37" if ok else "#cf222e")
-        title = " ".join(titles[b].split()) if titles is not None else f"example {b}"
+        title = " ".join(titles[b].split()) if titles is not None else _("example {b}").format(b=b)
         summaries.append(f"{title}: " + describe_weights(weights[b, :n, :n], query_labels=outputs,
                                                           key_labels=sources, max_queries=1))
-        ax.set_xlabel("source (keys)")
+        ax.set_xlabel(_("source (keys)"))
         if b == 0:
-            ax.set_ylabel("output (queries)")
+            ax.set_ylabel(_("output (queries)"))
         if titles is not None:
             ax.set_title(titles[b], fontsize="medium")
-    fig.colorbar(image, ax=axes[0], shrink=0.8, label="attention weight")
+    fig.colorbar(image, ax=axes[0], shrink=0.8, label=_("attention weight"))
     return attach_summary(fig, " ".join(summaries))

@@ -9,6 +9,7 @@ one line saying what happened), and on a hub after an update renamed one of
 the learner's files (one line naming it).
 """
 
+import hashlib
 import importlib.util
 import re
 import sys
@@ -23,6 +24,7 @@ from tools import colab, editions
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
+TRANSLATED = sorted((REPO / "notebooks").glob("*/[0-9][0-9]_*.py"))
 PRELOADED = ("torch", "numpy", "matplotlib", "ipywidgets", "seaborn")
 
 
@@ -156,3 +158,27 @@ def test_the_tool_names_a_file_that_is_not_a_chapter_source(tmp_path, capsys):
     bad.write_text("print(1)\n")
     with pytest.raises(ValueError, match=r"05_x.py has no Jupytext header"):
         colab.main([str(bad)])
+
+
+def test_every_translated_chapter_has_the_cells_in_its_language():
+    assert TRANSLATED and colab.main(["--check", *map(str, TRANSLATED)]) == 0
+
+
+def test_a_translated_setup_cell_speaks_its_language_and_sets_d2lminis():
+    cell = colab.setup_cell("04", "pt")
+    assert cell.startswith("# @title Configuração") and cell.endswith('set_language("pt_BR")')
+    assert "instalado neste ambiente" in cell and "Installed" not in cell
+    english = colab.setup_cell("04")
+    assert "set_language" not in english and english.startswith("# @title Setup")
+    # The same install, whatever the language: only the words and the language differ.
+    assert re.findall(r"subprocess.run\(.*\)", cell) == re.findall(r"subprocess.run\(.*\)", english)
+
+
+def test_a_translated_badge_opens_its_own_learner_edition_and_records_the_english_badge():
+    path = REPO / "notebooks" / "pt" / "09_pretrained_attention.py"
+    url = colab.colab_url("09_pretrained_attention.ipynb", "pt")
+    assert url.endswith("/blob/learner/pt/09_pretrained_attention.ipynb")
+    assert "pacote do modelo" in colab.badge_cell("09_pretrained_attention.ipynb", "pt")
+    english = colab.badge_cell("09_pretrained_attention.ipynb")
+    recorded = hashlib.sha256(english.encode()).hexdigest()[:12]
+    assert f'# %% [markdown] en="{recorded}"' in colab.setup_cells(path)

@@ -276,9 +276,14 @@ def test_make_lab_builds_the_learner_edition_then_serves_it(monkeypatch):
     monkeypatch.setattr(start, "run", commands.append)
     monkeypatch.setattr(start.subprocess, "Popen", Server)
     assert start.main(["lab"]) == 0
-    build, serve = commands
+    build, build_pt, serve = commands
     assert build[1:5] == [str(REPO / "tools" / "editions.py"), "learner", "--out", "learner"]
     assert build[5:] == sorted(f"notebooks/{path.name}" for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    # The Portuguese chapters, in learner/pt beside the English.
+    assert build_pt[1:5] == [str(REPO / "tools" / "editions.py"), "learner", "--out", "learner/pt"]
+    assert build_pt[5:] == sorted(f"notebooks/pt/{path.name}"
+                                  for path in (REPO / "notebooks" / "pt").glob("[0-9][0-9]_*.ipynb"))
+    assert len(build_pt) - 5 == len(build) - 5 == 10
     assert serve[1:6] == ["-m", "jupyter", "lab", "--ServerApp.ip=127.0.0.1", "--ServerApp.port=8888"]
     assert "--ServerApp.root_dir=learner" in serve
 

@@ -7,14 +7,15 @@ import jupytext
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-SOURCES = sorted(NOTEBOOKS.glob("*.py"))
+SOURCES = sorted(NOTEBOOKS.glob("*.py")) + sorted(NOTEBOOKS.glob("*/[0-9][0-9]_*.py"))  # the translations too
+ENGLISH = sorted(NOTEBOOKS.glob("*.py"))
 
 
 def test_there_are_notebooks():
     assert SOURCES, "notebooks/ has no .py sources"
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+@pytest.mark.parametrize("source", SOURCES, ids=[str(p.relative_to(NOTEBOOKS).with_suffix("")) for p in SOURCES])
 def test_ipynb_is_in_sync_with_its_py_source(source):
     ipynb = source.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} is missing: run make notebooks"
@@ -24,7 +25,7 @@ def test_ipynb_is_in_sync_with_its_py_source(source):
     )
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=[p.stem for p in SOURCES])
+@pytest.mark.parametrize("source", SOURCES, ids=[str(p.relative_to(NOTEBOOKS).with_suffix("")) for p in SOURCES])
 def test_ipynb_has_executed_outputs_and_a_kernel(source):
     notebook = jupytext.read(source.with_suffix(".ipynb"))
     assert notebook.metadata["kernelspec"]["name"] == "python3"
@@ -37,5 +38,11 @@ def test_ipynb_has_executed_outputs_and_a_kernel(source):
 def test_the_map_in_00_names_every_chapter():
     source = (NOTEBOOKS / "00_start_here.py").read_text()
     map_rows = re.findall(r"^# \| (\d\d) · ", source, flags=re.MULTILINE)
-    chapters = sorted(path.stem[:2] for path in SOURCES if path.stem[:2] != "00")
+    chapters = sorted(path.stem[:2] for path in ENGLISH if path.stem[:2] != "00")
     assert map_rows == chapters
+
+
+def test_the_map_in_each_translated_00_names_every_chapter():
+    for start in sorted(NOTEBOOKS.glob("*/00_start_here.py")):
+        map_rows = re.findall(r"^# \| (\d\d) · ", start.read_text(), flags=re.MULTILINE)
+        assert map_rows == sorted(path.stem[:2] for path in ENGLISH if path.stem[:2] != "00"), start

@@ -103,7 +103,7 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
     assert "Interrupted" in after or "Shutting down" in after, "JupyterLab shut down its kernels itself"
     steps = [line.strip() for line in printed if line.startswith("[")]
     assert steps[:3] == ["[1/4] Using .venv", "[2/4] Packages up to date",
-                         "[3/4] Building your copy of the chapters in learner/"], steps
+                         "[3/4] Building your copy of the chapters in learner/ (em português: learner/pt/)"], steps
     chapters = sorted(path.name for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert set(chapters) <= names, "JupyterLab serves the learner's copy"
     assert sorted(path.name for path in (clone / "learner").glob("[0-9][0-9]_*.ipynb")) == chapters

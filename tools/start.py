@@ -110,9 +110,10 @@ def install(pip_args=(), venv=VENV):
 
 def learner(out="learner", venv=VENV):
     """Build the learner's copy of the chapters (an edited notebook is kept; tools/editions.py says how)."""
-    step(3, f"Building your copy of the chapters in {out}/")
-    notebooks = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    run([venv_python(venv), str(ROOT / "tools" / "editions.py"), "learner", "--out", out, *notebooks])
+    step(3, f"Building your copy of the chapters in {out}/ (em português: {out}/pt/)")
+    for folder, into in (("notebooks", out), ("notebooks/pt", f"{out}/pt")):
+        notebooks = sorted(str(path.relative_to(ROOT)) for path in (ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+        run([venv_python(venv), str(ROOT / "tools" / "editions.py"), "learner", "--out", into, *notebooks])
 
 
 def lab(port, out="learner", extra=(), venv=VENV):

@@ -13,6 +13,11 @@ mistake; ``hint()`` shows the next one for the last check that failed.
 When the answer is a matrix of attention weights, the error also carries a
 picture, the learner's weights beside the expected ones, which IPython
 displays (as one PNG) just before the error's lines.
+
+Every word a learner reads is in their language (``d2lmini.i18n``). A check
+may hand the exercise's label and its hints over in English, marked ``N_`` in
+a module-level table: the error translates them when it is made (translating
+a text twice changes nothing).
 """
 
 import functools
@@ -24,7 +29,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..plotting import CMAP
+
+
+def said(text):
+    """``text`` in the learner's language, if it is a message; anything else as it is."""
+    return _(text) if isinstance(text, str) and text else text
 
 
 class ExerciseError(AssertionError):
@@ -36,18 +47,22 @@ class ExerciseError(AssertionError):
 
     def __init__(self, exercise, expected, received, hint):
         super().__init__(exercise, expected, received, hint)
-        self.exercise, self.expected, self.received = exercise, expected, received
-        self.hints = (hint,) if isinstance(hint, str) else tuple(hint)
+        self.exercise, self.expected, self.received = said(exercise), said(expected), said(received)
+        self.hints = tuple(said(step) for step in ((hint,) if isinstance(hint, str) else hint))
         self.help_call = None  # set by the check that raised it, e.g. "ch02.hint()"
         self.hints_shown = 1
         self.picture = None  # (received, expected) weights, drawn beside each other where IPython shows the error
 
     def lines(self):
         """The learner's view: four lines whatever the fields hold, a fifth when more hints wait."""
-        lines = [f"✗ {self.exercise}: not yet.", f"  expected: {_one_line(self.expected)}",
-                 f"  received: {_one_line(self.received)}", f"  hint: {_one_line(self.hints[0], limit=None)}"]
+        # Translators: "expected:" and "received:" start two lines whose values line up (masks row under row):
+        # keep their translations the same length.
+        lines = [_("✗ {exercise}: not yet.").format(exercise=self.exercise),
+                 "  " + _("expected: {expected}").format(expected=_one_line(self.expected)),
+                 "  " + _("received: {received}").format(received=_one_line(self.received)),
+                 "  " + _("hint: {hint}").format(hint=_one_line(self.hints[0], limit=None))]
         if self.help_call and len(self.hints) > 1:
-            lines.append(f"  More help: run {self.help_call} in a new cell.")
+            lines.append("  " + _("More help: run {call} in a new cell.").format(call=self.help_call))
         return lines
 
     def __str__(self):
@@ -71,12 +86,12 @@ class ExerciseNotAttempted(NotImplementedError):
 
     def __init__(self, exercise, function):
         super().__init__(exercise, function)
-        self.exercise, self.function = exercise, function
+        self.exercise, self.function = said(exercise), function
 
     def __str__(self):
         number = self.exercise.split(" · ")[0]
-        return (f"{number} · not attempted yet: complete `{self.function}` above, run that cell, "
-                f"then this one.")
+        return _("{number} · not attempted yet: complete `{function}` above, run that cell, "
+                 "then this one.").format(number=number, function=self.function)
 
     def _render_traceback_(self):
         return [str(self)]
@@ -134,7 +149,7 @@ def check(exercise):
             except NotImplementedError as error:
                 if isinstance(error, ExerciseNotAttempted) or not _raised_by(answer, error):
                     raise
-                name = getattr(answer, "__name__", "the function")
+                name = getattr(answer, "__name__", _("the function"))
                 raise ExerciseNotAttempted(exercise, name) from None
         return checked
     return decorate
@@ -144,17 +159,21 @@ def hint():
     """Print the next hint for the last check run, if it failed; the last step again once all are shown."""
     error = _last_failure
     if error is None:
-        print("No hint to give: the last check you ran did not fail with a wrong answer.")
+        print(_("No hint to give: the last check you ran did not fail with a wrong answer."))
         return
     step = min(error.hints_shown, len(error.hints) - 1)
     error.hints_shown = step + 1
-    last = " (the last)" if step == len(error.hints) - 1 else ""
-    print(f"{error.exercise} · hint {step + 1} of {len(error.hints)}{last}: {error.hints[step]}")
+    if step == len(error.hints) - 1:
+        line = _("{exercise} · hint {step} of {steps} (the last): {hint}")
+    else:
+        line = _("{exercise} · hint {step} of {steps}: {hint}")
+    print(line.format(exercise=error.exercise, step=step + 1, steps=len(error.hints), hint=error.hints[step]))
 
 
 def passed(exercise, detail=""):
-    """Report a correct answer."""
-    print(f"✓ {exercise}: correct." + (f" {detail}" if detail else ""))
+    """Report a correct answer; ``detail``, if any, follows on the same line."""
+    detail = said(detail)
+    print(_("✓ {exercise}: correct.").format(exercise=said(exercise)) + (f" {detail}" if detail else ""))
 
 
 def expect(condition, exercise, expected, received, hint):
@@ -168,7 +187,8 @@ def describe(x):
         values = x.detach().cpu().flatten()[:6].tolist()
         shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
         more = ", ..." if x.numel() > 6 else ""
-        return f"tensor of shape {tuple(x.shape)}, dtype {x.dtype}: [{shown}{more}]"
+        return _("tensor of shape {shape}, dtype {dtype}: [{values}{more}]").format(
+            shape=tuple(x.shape), dtype=x.dtype, values=shown, more=more)
     return f"{type(x).__name__} {x!r}"
 
 
@@ -179,13 +199,13 @@ def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weigh
     batch of them): wrong values then also show the learner's matrix beside
     the expected one.
     """
-    expect(isinstance(received, torch.Tensor), exercise, "a torch.Tensor", describe(received),
-           "return a tensor, not a number or a list")
-    expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)}",
-           f"shape {tuple(received.shape)}", hint)
+    expect(isinstance(received, torch.Tensor), exercise, _("a torch.Tensor"), describe(received),
+           _("return a tensor, not a number or a list"))
+    expect(received.shape == expected.shape, exercise, _("shape {shape}").format(shape=tuple(expected.shape)),
+           _("shape {shape}").format(shape=tuple(received.shape)), hint)
     received = received.detach().to(expected.device, expected.dtype)
     try:
-        expect(not received.isnan().any() or expected.isnan().any(), exercise, "no NaN values",
+        expect(not received.isnan().any() or expected.isnan().any(), exercise, _("no NaN values"),
                describe(received), hint)
         expect(torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True), exercise,
                describe(expected), describe(received), hint)
@@ -217,13 +237,13 @@ def weights_figure(received, expected):
     figure = Figure(figsize=(5.2, 2.4), dpi=72)  # fixed axes: a layout engine would cost more than the drawing
     FigureCanvasAgg(figure)
     norm = Normalize(vmin=0, vmax=1)
-    where = "" if example is None else f" (example {example})"
-    for left, matrix, title in ((0.08, received, "yours"), (0.47, expected, "expected")):
+    where = "" if example is None else " " + _("(example {example})").format(example=example)
+    for left, matrix, title in ((0.08, received, _("yours")), (0.47, expected, _("expected"))):
         ax = figure.add_axes((left, 0.2, 0.34, 0.65))
         image = ax.imshow(matrix.numpy(), cmap=CMAP, norm=norm)
         ax.set_title(title + where, fontsize=10)
-        ax.set_xlabel("keys")
-        ax.set_ylabel("queries")
+        ax.set_xlabel(_("keys"))
+        ax.set_ylabel(_("queries"))
     figure.colorbar(image, cax=figure.add_axes((0.86, 0.2, 0.025, 0.65)))
     return figure
 

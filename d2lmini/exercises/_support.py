@@ -4,6 +4,7 @@ import contextlib
 
 import torch
 
+from ..i18n import _
 from ._feedback import ExerciseError, expect
 
 
@@ -56,30 +57,33 @@ def expect_mask(received, expected, exercise, call, shape_hint, default, mistake
     Wrong entries show both masks row under row, with the hint ``hint_for``
     picks from ``mistakes``, ``(wrong mask, hint)`` pairs, and ``default``.
     """
-    expect(received.shape == expected.shape, exercise, f"shape {tuple(expected.shape)} from {call}",
-           f"shape {tuple(received.shape)}", shape_hint)
+    expect(received.shape == expected.shape, exercise,
+           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+           _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
     received = received.cpu()
-    expected_rows = f"from {call}:{mask_rows(expected)}"
-    expect(received.dtype == torch.bool, exercise, expected_rows, f"dtype {received.dtype}",
-           ("return a boolean mask, not numbers",
-            "a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
-            "attn_mask to the scores instead of masking with it"))
-    expect(torch.equal(received, expected), exercise, expected_rows, f"from {call}:{mask_rows(received)}",
-           hint_for(received, default, mistakes))
+    expected_rows = _("from {call}:{rows}").format(call=call, rows=mask_rows(expected))
+    expect(received.dtype == torch.bool, exercise, expected_rows, _("dtype {dtype}").format(dtype=received.dtype),
+           (_("return a boolean mask, not numbers"),
+            _("a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
+              "attn_mask to the scores instead of masking with it")))
+    expect(torch.equal(received, expected), exercise, expected_rows,
+           _("from {call}:{rows}").format(call=call, rows=mask_rows(received)), hint_for(received, default, mistakes))
 
 
 @contextlib.contextmanager
 def without(exercise, task, *targets):
     """Run the learner's code with the package functions that would do the exercise for them switched off.
 
-    Each target is ``(owner, attribute name, what to call it in the message)``.
+    Each target is ``(owner, attribute name, what to call it in the message)``; ``task``
+    says what to do, in the learner's language (or marked ``N_``).
     Calling one raises an ``ExerciseError`` that says the exercise is to do it
     by hand: the answer cannot be imported away.
     """
     def refuse(label):
         def refused(*args, **kwargs):
-            raise ExerciseError(exercise, task, f"a call to {label}",
-                                (f"{label} does the whole exercise for you", f"{task} yourself"))
+            raise ExerciseError(exercise, _(task), _("a call to {function}").format(function=label),
+                                (_("{function} does the whole exercise for you").format(function=label),
+                                 _("{task} yourself").format(task=_(task))))
         return refused
 
     saved = [(owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))

@@ -3,13 +3,14 @@
 import torch
 
 from ..attention import AdditiveAttention, DotProductAttention
+from ..i18n import N_, _
 from ._feedback import check, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch03.hint()
 from ._support import hint_for, seeded
 
-CONCATENATION = "Exercise 3.3 · the concatenation form"
-WEIGHT_GAP = "Exercise 3.2 · additive versus dot-product weights"
-BILINEAR = "Exercise 3.1 · a score from matrix products only"
+CONCATENATION = N_("Exercise 3.3 · the concatenation form")
+WEIGHT_GAP = N_("Exercise 3.2 · additive versus dot-product weights")
+BILINEAR = N_("Exercise 3.1 · a score from matrix products only")
 
 
 def _module_scores(attention, queries, keys):
@@ -32,18 +33,19 @@ def check_concat_scores(concat_scores):
     swapped = torch.cat([keys.unsqueeze(1).expand(2, 3, 4, 3), queries.unsqueeze(2).expand(2, 3, 4, 5)], -1)
     no_tanh = torch.cat([queries.unsqueeze(2).expand(2, 3, 4, 5), keys.unsqueeze(1).expand(2, 3, 4, 3)], -1)
     hint = hint_for(received, (
-        "each (query, key) pair gets one score, w_vᵀ tanh(W_a [q; k])",
-        "build [q; k] for every pair, a (B, n_q, n_k, d_q + d_k) tensor: expand the queries along the key "
-        "axis and the keys along the query axis, join them on the last axis, then apply W_a, tanh and w_v"), [
+        _("each (query, key) pair gets one score, w_vᵀ tanh(W_a [q; k])"),
+        _("build [q; k] for every pair, a (B, n_q, n_k, d_q + d_k) tensor: expand the queries along the key "
+          "axis and the keys along the query axis, join them on the last axis, then apply W_a, tanh and w_v")), [
             (torch.tanh(swapped @ W_a.T) @ w_v,
-             ("you stacked [k; q]: put the query first", "W_a's first d_q columns belong to the query")),
-            (no_tanh @ W_a.T @ w_v, ("the tanh is missing", "apply tanh to W_a [q; k] before the product with w_v")),
+             (_("you stacked [k; q]: put the query first"), _("W_a's first d_q columns belong to the query"))),
+            (no_tanh @ W_a.T @ w_v,
+             (_("the tanh is missing"), _("apply tanh to W_a [q; k] before the product with w_v"))),
         ])
     if isinstance(received, torch.Tensor) and received.shape == (2, 3, 4, 1):
-        hint = ("drop the last axis of length 1", "a product with the vector w_v, rather than with a one-column "
-                "matrix, leaves no such axis")
+        hint = (_("drop the last axis of length 1"), _("a product with the vector w_v, rather than with a one-column "
+                                                       "matrix, leaves no such axis"))
     expect_close(received, expected, CONCATENATION, hint)
-    passed(CONCATENATION, "W_a [q; k] scores equal d2l.AdditiveAttention's W_q q + W_k k scores.")
+    passed(CONCATENATION, _("W_a [q; k] scores equal d2l.AdditiveAttention's W_q q + W_k k scores."))
 
 
 @check(WEIGHT_GAP)
@@ -64,8 +66,8 @@ def check_weight_gap(weight_gap):
 
     dot_product = DotProductAttention(dropout=0.0)
     gaps = {}
-    cases = (("identical keys", random_queries, identical_keys), ("random keys", random_queries, random_keys),
-             ("keys (1, t)", along, sideways_keys))
+    cases = ((N_("identical keys"), random_queries, identical_keys), (N_("random keys"), random_queries, random_keys),
+             (N_("keys (1, t)"), along, sideways_keys))
     for name, queries, keys in cases:
         additive(queries, keys, values)
         dot_product(queries, keys, values)
@@ -76,19 +78,20 @@ def check_weight_gap(weight_gap):
         received = weight_gap(additive, queries, keys, values, valid_lens)
         if isinstance(received, torch.Tensor) and received.numel() == 1:
             received = received.detach().reshape(())
-        hint = hint_for(received, ("compare the two modules' attention weights on the same inputs",
-                                   "call both modules with the same queries, keys, values and valid_lens, "
-                                   "then take the largest absolute difference of their attention_weights"), [
-            (output_gap, ("you compared the outputs, not the weights",
-                          "compare the attention_weights that each module stores after a call")),
-            (unmasked_gap, ("pass valid_lens to both calls", "padding keys must get weight 0 in both")),
+        hint = hint_for(received, (_("compare the two modules' attention weights on the same inputs"),
+                                   _("call both modules with the same queries, keys, values and valid_lens, "
+                                     "then take the largest absolute difference of their attention_weights")), [
+            (output_gap, (_("you compared the outputs, not the weights"),
+                          _("compare the attention_weights that each module stores after a call"))),
+            (unmasked_gap, (_("pass valid_lens to both calls"), _("padding keys must get weight 0 in both"))),
         ])
-        expect_close(received, expected, f"{WEIGHT_GAP} ({name})", hint)
+        expect_close(received, expected, f"{_(WEIGHT_GAP)} ({_(name)})", hint)
         gaps[name] = expected.item()
-    passed(WEIGHT_GAP, f"Gap with identical keys: {gaps['identical keys']:.3f}; with random keys: "
-                       f"{gaps['random keys']:.3f}; with keys (1, t): {gaps['keys (1, t)']:.3f}. Against a query "
-                       f"along (1, 0), every key (1, t) has the same dot product, so the dot product weights them "
-                       f"equally; the additive network sees the whole key and tells them apart.")
+    passed(WEIGHT_GAP, _("Gap with identical keys: {identical:.3f}; with random keys: {random:.3f}; with keys "
+                         "(1, t): {sideways:.3f}. Against a query along (1, 0), every key (1, t) has the same dot "
+                         "product, so the dot product weights them equally; the additive network sees the whole "
+                         "key and tells them apart.").format(identical=gaps["identical keys"],
+                                                             random=gaps["random keys"], sideways=gaps["keys (1, t)"]))
 
 
 @check(BILINEAR)
@@ -99,21 +102,21 @@ def check_bilinear_scores(bilinear_scores):
         same_size_keys = torch.randn(2, 4, 5)
     received = bilinear_scores(queries, keys, W)
     expected = torch.einsum("bqi,ij,bkj->bqk", queries, W, keys)
-    hint = hint_for(received, ("W has shape (d_q, d_k): a product with W turns a key into a vector of a "
-                               "query's size. Which score of two vectors of equal size must W = I give?",
-                               "score the query against W k by a dot product, qᵀ (W k) = qᵀ W k: multiply the "
-                               "queries (B, n_q, d_q) by W (d_q, d_k), then by the keys with their last two "
-                               "axes swapped, (B, d_k, n_k)"),
-                    [(-expected, ("check the sign", "the score is +qᵀ W k")),
-                     (expected.transpose(1, 2), ("your result has one row per key: rows are queries, columns "
-                                                 "keys", "the queries come first in the product, the keys' "
-                                                 "transpose last")),
-                     (expected / 5 ** 0.5, ("the bilinear score has no scale: W already sets how large it is",
-                                            "leave out the division by √d"))])
+    hint = hint_for(received, (_("W has shape (d_q, d_k): a product with W turns a key into a vector of a "
+                                 "query's size. Which score of two vectors of equal size must W = I give?"),
+                               _("score the query against W k by a dot product, qᵀ (W k) = qᵀ W k: multiply the "
+                                 "queries (B, n_q, d_q) by W (d_q, d_k), then by the keys with their last two "
+                                 "axes swapped, (B, d_k, n_k)")),
+                    [(-expected, (_("check the sign"), _("the score is +qᵀ W k"))),
+                     (expected.transpose(1, 2), (_("your result has one row per key: rows are queries, columns "
+                                                   "keys"), _("the queries come first in the product, the keys' "
+                                                              "transpose last"))),
+                     (expected / 5 ** 0.5, (_("the bilinear score has no scale: W already sets how large it is"),
+                                            _("leave out the division by √d")))])
     expect_close(received, expected, BILINEAR, hint)
 
     received = bilinear_scores(queries, same_size_keys, torch.eye(5))
     expected = torch.bmm(queries, same_size_keys.transpose(1, 2))  # the unscaled dot product
-    expect_close(received, expected, f"{BILINEAR} (W = I)", "with W = I the result must be the dot product qᵀk")
-    passed(BILINEAR, "This is the bilinear score qᵀ W k: with W = I it is the unscaled dot product, and any W "
-                     "lets q and k differ in size.")
+    expect_close(received, expected, f"{_(BILINEAR)} (W = I)", _("with W = I the result must be the dot product qᵀk"))
+    passed(BILINEAR, _("This is the bilinear score qᵀ W k: with W = I it is the unscaled dot product, and any W "
+                       "lets q and k differ in size."))

@@ -8,24 +8,26 @@ import torch.nn.functional as F
 import d2lmini
 
 from ..attention import DotProductAttention
+from ..i18n import N_, _
 from ..masking import causal_valid_lens, masked_softmax
 from ._feedback import ExerciseError, check, describe, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
-DISTANCE = "Exercise 4.3 · the Gaussian kernel as dot-product attention"
-SUMMATION = "Exercise 4.1 · the summation score"
-COST = "Exercise 4.2 · the cost of attention"
-CAUSAL = "Exercise 4.5 · a causal mask with a prefix"
-SPOT_THE_BUG = "Exercise 4.4 · spot the bug"
+DISTANCE = N_("Exercise 4.3 · the Gaussian kernel as dot-product attention")
+SUMMATION = N_("Exercise 4.1 · the summation score")
+COST = N_("Exercise 4.2 · the cost of attention")
+CAUSAL = N_("Exercise 4.5 · a causal mask with a prefix")
+SPOT_THE_BUG = N_("Exercise 4.4 · spot the bug")
 
 
 def _pair_shapes(received):
     """What a learner's answer to Exercise 4.3 is, in a few words: a pair's shapes, or its type."""
     if isinstance(received, tuple) and all(isinstance(x, torch.Tensor) for x in received):
-        return "a tuple of tensors of shapes " + ", ".join(str(tuple(x.shape)) for x in received)
+        shapes = ", ".join(str(tuple(x.shape)) for x in received)
+        return _("a tuple of tensors of shapes {shapes}").format(shapes=shapes)
     if isinstance(received, torch.Tensor):
-        return f"one tensor of shape {tuple(received.shape)}"
+        return _("one tensor of shape {shape}").format(shape=tuple(received.shape))
     return f"{type(received).__name__} {received!r}"
 
 
@@ -33,8 +35,8 @@ def _describe_shift(shift):
     """The number that right dot products add to qᵀk - ½‖k‖², in a few words: one value, or one per query."""
     per_query = shift[..., 0]  # (2, 3)
     if torch.allclose(per_query, per_query.flatten()[0].expand_as(per_query), atol=1e-4, rtol=1e-4):
-        return f"{per_query.flatten()[0].item():.4g}, the same for every query and key"
-    return "a number that changes from query to query but is the same for every key of a query"
+        return _("{shift:.4g}, the same for every query and key").format(shift=per_query.flatten()[0].item())
+    return _("a number that changes from query to query but is the same for every key of a query")
 
 
 @check(DISTANCE)
@@ -49,20 +51,20 @@ def check_distance_scores(distance_as_dot_product):
     received = distance_as_dot_product(queries.clone(), keys.clone())
     expect(isinstance(received, tuple) and len(received) == 2
            and all(isinstance(x, torch.Tensor) for x in received), DISTANCE,
-           "a pair (longer_queries, longer_keys) of tensors", _pair_shapes(received),
-           ("return the longer queries and the longer keys, as a tuple of two tensors",
-            "the check computes the dot products itself, from the two longer tensors"))
+           _("a pair (longer_queries, longer_keys) of tensors"), _pair_shapes(received),
+           (_("return the longer queries and the longer keys, as a tuple of two tensors"),
+            _("the check computes the dot products itself, from the two longer tensors")))
     longer_queries, longer_keys = received
     shapes_fit = (longer_queries.dim() == 3 and longer_keys.dim() == 3 and longer_queries.shape[:2] == (2, 3)
                   and longer_keys.shape[:2] == (2, 5) and longer_queries.shape[-1] == longer_keys.shape[-1])
     if shapes_fit and longer_queries.shape[-1] == 4:
-        hint = ("nothing was appended: the vectors still have d coordinates",
-                "add one coordinate at the end of every query and every key, along the feature axis")
+        hint = (_("nothing was appended: the vectors still have d coordinates"),
+                _("add one coordinate at the end of every query and every key, along the feature axis"))
     else:
-        hint = ("append along the last axis, the features: (B, n_q, d) becomes (B, n_q, d + 1), and "
-                "(B, n_k, d) becomes (B, n_k, d + 1)", "torch.cat joins tensors along the axis you name")
+        hint = (_("append along the last axis, the features: (B, n_q, d) becomes (B, n_q, d + 1), and "
+                  "(B, n_k, d) becomes (B, n_k, d + 1)"), _("torch.cat joins tensors along the axis you name"))
     expect(shapes_fit and longer_queries.shape[-1] > 4, DISTANCE,
-           "shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer",
+           _("shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer"),
            _pair_shapes(received), hint)
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
     half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
@@ -75,42 +77,44 @@ def check_distance_scores(distance_as_dot_product):
     # mistake shifted by one number per query is still named; -½‖q‖² is named by its dot products, since its
     # weights are those of plain qᵀk.
     by_weights = [
-        (dots, ("the appended coordinates add nothing to the weights: the dot products are plain qᵀk, or qᵀk plus "
-                "a number that is the same for every key of a query, which the softmax drops",
-                "the appended pair must multiply to -½‖k‖², a number that changes from key to key")),
-        (dots - 2 * half_key_norms, ("halve the squared norm of the keys", "-½‖k‖², not -‖k‖²")),
-        (dots + half_key_norms, ("check the sign of the key's appended number", "the bias is -½‖k‖², not +½‖k‖²")),
-        (-expected, ("check the signs", "+qᵀk and -½‖k‖²")),
+        (dots, (_("the appended coordinates add nothing to the weights: the dot products are plain qᵀk, or qᵀk "
+                  "plus a number that is the same for every key of a query, which the softmax drops"),
+                _("the appended pair must multiply to -½‖k‖², a number that changes from key to key"))),
+        (dots - 2 * half_key_norms, (_("halve the squared norm of the keys"), _("-½‖k‖², not -‖k‖²"))),
+        (dots + half_key_norms,
+         (_("check the sign of the key's appended number"), _("the bias is -½‖k‖², not +½‖k‖²"))),
+        (-expected, (_("check the signs"), _("+qᵀk and -½‖k‖²"))),
     ]
     by_scores = [
-        (dots - half_query_norms, ("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²",
-                                   "the key's norm changes along a row of scores; the query's does not")),
+        (dots - half_query_norms, (_("the appended pair must give -½‖k‖² (one value per key), not -½‖q‖²"),
+                                   _("the key's norm changes along a row of scores; the query's does not"))),
     ]
-    hint = hint_for(weights, ("the score is qᵀk - ½‖k‖², whose softmax is the kernel's weights: the first d "
-                              "coordinates already give qᵀk, so the appended pair must multiply to -½‖k‖²",
-                              "the query's appended number must be the same for every query, since the bias "
-                              "belongs to the key alone; the key's appended number is then its bias",
-                              "append 1 to every query and -½‖k‖² to every key"),
+    hint = hint_for(weights, (_("the score is qᵀk - ½‖k‖², whose softmax is the kernel's weights: the first d "
+                                "coordinates already give qᵀk, so the appended pair must multiply to -½‖k‖²"),
+                              _("the query's appended number must be the same for every query, since the bias "
+                                "belongs to the key alone; the key's appended number is then its bias"),
+                              _("append 1 to every query and -½‖k‖² to every key")),
                     [(masked_softmax(wrong, None), hint) for wrong, hint in by_weights])
     hint = hint_for(scores, hint, by_scores)
     expect(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
-           f"the Gaussian kernel's weights softmax(-½‖q - k‖²) = {describe(kernel_weights)}",
-           f"the softmax of your dot products = {describe(weights)}", hint)
+           _("the Gaussian kernel's weights softmax(-½‖q - k‖²) = {weights}").format(weights=describe(kernel_weights)),
+           _("the softmax of your dot products = {weights}").format(weights=describe(weights)), hint)
     appended = longer_queries.shape[-1] - 4
     if torch.allclose(scores, expected - half_query_norms, atol=1e-5, rtol=1e-4):
-        hint = ("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is enough",
-                "drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax")
+        hint = (_("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is "
+                  "enough"),
+                _("drop the -½‖q‖² part: it is the same for every key of a row, so it cancels in the softmax"))
     else:
-        hint = (f"your weights are right, but you appended {appended} coordinates: one is enough",
-                "the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²")
-    expect(appended == 1, DISTANCE, "shapes (2, 3, 5) and (2, 5, 5): one appended coordinate",
+        hint = (_("your weights are right, but you appended {count} coordinates: one is enough").format(count=appended),
+                _("the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²"))
+    expect(appended == 1, DISTANCE, _("shapes (2, 3, 5) and (2, 5, 5): one appended coordinate"),
            _pair_shapes(received), hint)
     shift = scores - expected  # (2, 3, 5): one number per query when the weights are right
-    detail = ("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
-              "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
+    detail = _("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
+               "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
     if not torch.allclose(shift, torch.zeros_like(shift), atol=1e-5, rtol=1e-4):
-        detail += (f" Your dot products are qᵀk - ½‖k‖² plus {_describe_shift(shift)}: the softmax drops "
-                   f"such a number, as it dropped the query's sum in Exercise 4.1.")
+        detail += " " + _("Your dot products are qᵀk - ½‖k‖² plus {shift}: the softmax drops such a number, as it "
+                          "dropped the query's sum in Exercise 4.1.").format(shift=_describe_shift(shift))
     passed(DISTANCE, detail)
 
 
@@ -122,24 +126,24 @@ def check_sum_scores(sum_scores):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     expected = queries.sum(-1).unsqueeze(2) + keys.sum(-1).unsqueeze(1)  # (2, 3, 1) + (2, 1, 5)
     received = sum_scores(queries, keys)
-    hint = ("the score of q and k is Σᵢ (qᵢ + kᵢ), which is the sum of q's features plus the sum of k's",
-            "sum each query over its features, shape (B, n_q, 1), and each key, shape (B, 1, n_k); adding the two "
-            "broadcasts to one score per pair")
+    hint = (_("the score of q and k is Σᵢ (qᵢ + kᵢ), which is the sum of q's features plus the sum of k's"),
+            _("sum each query over its features, shape (B, n_q, 1), and each key, shape (B, 1, n_k); adding the two "
+              "broadcasts to one score per pair"))
     if isinstance(received, torch.Tensor) and received.dim() == 4:
-        hint = "a score is one number per (query, key) pair: also sum over the feature axis"
+        hint = _("a score is one number per (query, key) pair: also sum over the feature axis")
     query_sums, key_sums = queries.sum(-1).unsqueeze(2), keys.sum(-1).unsqueeze(1)  # (2, 3, 1), (2, 1, 5)
     hint = hint_for(received, hint, [
-        (key_sums.expand(-1, 3, -1), ("the query's sum is missing: it changes no weight, but the score "
-                                      "Σᵢ (qᵢ + kᵢ) contains it", "add each query's sum to its row of scores")),
-        (query_sums * key_sums, ("you multiplied the two sums: the score adds them",
+        (key_sums.expand(-1, 3, -1), (_("the query's sum is missing: it changes no weight, but the score "
+                                        "Σᵢ (qᵢ + kᵢ) contains it"), _("add each query's sum to its row of scores"))),
+        (query_sums * key_sums, (_("you multiplied the two sums: the score adds them"),
                                  "Σᵢ (qᵢ + kᵢ) = Σᵢ qᵢ + Σᵢ kᵢ")),
     ])
     expect_close(received, expected, SUMMATION, hint)
     weights = masked_softmax(received.detach(), None)  # (2, 3, 5)
     spread = (weights - weights[:, :1]).abs().max().item()  # how far any query's row is from the first's
-    passed(SUMMATION, f"Largest difference between the weights of two queries: {spread:.3f}. The query's "
-                      f"sum adds the same number to every score of its row, so the softmax drops it: "
-                      f"every query attends the same way, which makes it a useless score.")
+    passed(SUMMATION, _("Largest difference between the weights of two queries: {spread:.3f}. The query's "
+                        "sum adds the same number to every score of its row, so the softmax drops it: "
+                        "every query attends the same way, which makes it a useless score.").format(spread=spread))
 
 
 @check(COST)
@@ -153,61 +157,64 @@ def check_attention_cost(attention_cost):
     measured_bytes = weights.numel() * weights.element_size()
     received = attention_cost(num_queries, num_keys, d)
     expect(isinstance(received, tuple) and len(received) == 2, COST,
-           "a pair (multiply_adds, weight_bytes)", repr(received), "return two numbers, as a tuple")
+           _("a pair (multiply_adds, weight_bytes)"), repr(received), _("return two numbers, as a tuple"))
     multiply_adds, weight_bytes = received
     expect(weight_bytes == measured_bytes, COST,
-           f"{measured_bytes} bytes, measured on the weights of a real call with {num_queries} queries "
-           f"and {num_keys} keys in float32", f"{weight_bytes}",
-           ("the weight matrix holds one float32 (4 bytes) per (query, key) pair",
-            "it has num_queries rows and num_keys columns"))
+           _("{bytes} bytes, measured on the weights of a real call with {queries} queries "
+             "and {keys} keys in float32").format(bytes=measured_bytes, queries=num_queries, keys=num_keys),
+           f"{weight_bytes}",
+           (_("the weight matrix holds one float32 (4 bytes) per (query, key) pair"),
+            _("it has num_queries rows and num_keys columns")))
     expected_adds = 2 * num_queries * num_keys * d
-    hints = {num_queries * num_keys * d: ("you counted QKᵀ only", "the product αV costs as much again"),
-             2 * (num_queries + num_keys) * d: ("every query meets every key: the count grows with "
-                                                "num_queries × num_keys, not their sum",
-                                                "each of the n_q·n_k scores is a dot product of length d, "
-                                                "and αV costs as much again")}
-    expect(multiply_adds == expected_adds, COST, f"{expected_adds} multiply-adds for "
-           f"n_q={num_queries}, n_k={num_keys}, d={d}", f"{multiply_adds}",
-           hints.get(multiply_adds, ("count the multiply-adds of the two matrix products, QKᵀ and αV",
-                                     "QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
-                                     "(n_q × n_k) times (n_k × d)")))
+    hints = {num_queries * num_keys * d: (_("you counted QKᵀ only"), _("the product αV costs as much again")),
+             2 * (num_queries + num_keys) * d: (_("every query meets every key: the count grows with "
+                                                  "num_queries × num_keys, not their sum"),
+                                                _("each of the n_q·n_k scores is a dot product of length d, "
+                                                  "and αV costs as much again"))}
+    expect(multiply_adds == expected_adds, COST,
+           _("{count} multiply-adds for n_q={queries}, n_k={keys}, d={d}").format(
+               count=expected_adds, queries=num_queries, keys=num_keys, d=d), f"{multiply_adds}",
+           hints.get(multiply_adds, (_("count the multiply-adds of the two matrix products, QKᵀ and αV"),
+                                     _("QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
+                                       "(n_q × n_k) times (n_k × d)"))))
     half_precision_bytes = attention_cost(4, 4, 1, bytes_per_element=2)[1]
     expect(half_precision_bytes == 32, COST,
-           "32 bytes for a 4 × 4 weight matrix in float16", f"{half_precision_bytes}",
-           ("use the bytes_per_element argument instead of assuming 4", "multiply by bytes_per_element"))
+           _("32 bytes for a 4 × 4 weight matrix in float16"), f"{half_precision_bytes}",
+           (_("use the bytes_per_element argument instead of assuming 4"), _("multiply by bytes_per_element")))
     small, large = attention_cost(1024, 1024, 64), attention_cost(2048, 2048, 64)
-    passed(COST, f"At n = 1024 and d = 64 the weights of one example take {small[1] / 2 ** 20:.0f} MiB; "
-                 f"doubling n multiplies both costs by {large[0] / small[0]:.0f}.")
+    passed(COST, _("At n = 1024 and d = 64 the weights of one example take {mebibytes:.0f} MiB; "
+                   "doubling n multiplies both costs by {factor:.0f}.").format(mebibytes=small[1] / 2 ** 20,
+                                                                               factor=large[0] / small[0]))
 
 
 # The typical mistakes of causal attention, named once for the two exercises that build it.
 _CAUSAL_HINTS = {
-    "general": ("query i may attend to keys j ≤ i only: the scores of later keys must be -inf before the softmax",
-                "torch.tril of an (n, n) matrix of True keeps the entries on and below the diagonal, the allowed "
-                "pairs; set the scores outside it to -inf"),
-    "flipped": ("your mask keeps the future and hides the past: use torch.tril, not torch.triu",
-                "the allowed keys of query i are 0 to i: on and below the diagonal"),
-    "diagonal": ("the diagonal is masked: query i may also attend to itself, key i",
-                 "without it query 0 has no key left, and its row is softmax(-inf, ..., -inf) = NaN"),
-    "one_too_many": ("one key too many: query i also sees key i + 1, one step into the future",
-                     "the allowed keys of query i are 0 to i, so the mask is on and below the main diagonal"),
-    "unscaled": ("divide the scores by √d before the softmax", "d is the size of a query, its last axis"),
-    "by_d": ("you divided the scores by d: the scale is √d", "torch.sqrt or math.sqrt of the query size"),
-    "after_softmax": ("you zeroed the weights after the softmax, so the rows no longer sum to 1",
-                      "mask the scores with -inf before the softmax: then the weight the future keys would "
-                      "have taken goes to the allowed ones"),
-    "zero_scores": ("a score of 0 is not a masked score: exp(0) = 1 still gives the future keys weight",
-                    "fill the scores of the future keys with -inf, whose exp is 0"),
-    "key_axis": ("your softmax runs over the queries, axis 1: each row of weights, one per query, must sum to 1",
-                 "the keys are the last axis of the scores: softmax over dim=-1"),
-    "as_given": ("this is still the function as given: the past gets the right pattern, but each row's weights "
-                 "no longer sum to 1",
-                 "look at the order of the steps: what happens to the weight the future keys had?",
-                 "compare a row of the given function's output with the same row of the softmax over the allowed "
-                 "keys alone"),
-    "unmasked": ("the mask has no effect on the result",
-                 "masked_fill returns a new tensor: use what it returns, and apply it to the scores before the "
-                 "softmax"),
+    "general": (N_("query i may attend to keys j ≤ i only: the scores of later keys must be -inf before the softmax"),
+                N_("torch.tril of an (n, n) matrix of True keeps the entries on and below the diagonal, the allowed "
+                   "pairs; set the scores outside it to -inf")),
+    "flipped": (N_("your mask keeps the future and hides the past: use torch.tril, not torch.triu"),
+                N_("the allowed keys of query i are 0 to i: on and below the diagonal")),
+    "diagonal": (N_("the diagonal is masked: query i may also attend to itself, key i"),
+                 N_("without it query 0 has no key left, and its row is softmax(-inf, ..., -inf) = NaN")),
+    "one_too_many": (N_("one key too many: query i also sees key i + 1, one step into the future"),
+                     N_("the allowed keys of query i are 0 to i, so the mask is on and below the main diagonal")),
+    "unscaled": (N_("divide the scores by √d before the softmax"), N_("d is the size of a query, its last axis")),
+    "by_d": (N_("you divided the scores by d: the scale is √d"), N_("torch.sqrt or math.sqrt of the query size")),
+    "after_softmax": (N_("you zeroed the weights after the softmax, so the rows no longer sum to 1"),
+                      N_("mask the scores with -inf before the softmax: then the weight the future keys would "
+                         "have taken goes to the allowed ones")),
+    "zero_scores": (N_("a score of 0 is not a masked score: exp(0) = 1 still gives the future keys weight"),
+                    N_("fill the scores of the future keys with -inf, whose exp is 0")),
+    "key_axis": (N_("your softmax runs over the queries, axis 1: each row of weights, one per query, must sum to 1"),
+                 N_("the keys are the last axis of the scores: softmax over dim=-1")),
+    "as_given": (N_("this is still the function as given: the past gets the right pattern, but each row's weights "
+                    "no longer sum to 1"),
+                 N_("look at the order of the steps: what happens to the weight the future keys had?"),
+                 N_("compare a row of the given function's output with the same row of the softmax over the allowed "
+                    "keys alone")),
+    "unmasked": (N_("the mask has no effect on the result"),
+                 N_("masked_fill returns a new tensor: use what it returns, and apply it to the scores before the "
+                    "softmax")),
 }
 
 
@@ -239,21 +246,23 @@ def _causal_weight_mistakes(queries, keys):
 
 
 # The typical mistakes of a prefix, the step of Exercise 4.5 beyond the plain causal mask.
-_PREFIX_KEYS = "a prefix of p tokens is keys 0 to p - 1"
+_PREFIX_KEYS = N_("a prefix of p tokens is keys 0 to p - 1")
 _PREFIX_HINTS = {
-    "general": ("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself",
-                "start from the causal triangle of torch.tril, then allow the first p keys in every row"),
-    "ignored": ("the prefix changes nothing in your output: its queries still see only the keys up to themselves",
-                "the first p tokens are given at once, so each of them may see all p; allow the first p columns "
-                "in every row"),
-    "sees_all": ("your prefix queries see the whole sequence, the later tokens too: they may see the prefix only",
-                 "a prefix query may attend to keys 0 to p - 1; the causal triangle still holds for every key after "
-                 "the prefix"),
-    "too_long": ("your prefix is one token too long", _PREFIX_KEYS),
-    "too_short": ("your prefix is one token too short", _PREFIX_KEYS),
-    "no_argument": ("your function takes no prefix: add the argument prefix=1 after values",
-                    "with prefix=1 it is the plain causal attention you have; the check then calls it with "
-                    "prefix=3"),
+    "general": (N_("query i may attend to keys 0 to max(i, p - 1): the whole prefix, then the past and itself"),
+                N_("start from the causal triangle of torch.tril, then allow the first p keys in every row")),
+    "ignored": (N_("the prefix changes nothing in your output: its queries still see only the keys up to "
+                   "themselves"),
+                N_("the first p tokens are given at once, so each of them may see all p; allow the first p columns "
+                   "in every row")),
+    "sees_all": (N_("your prefix queries see the whole sequence, the later tokens too: they may see the prefix "
+                    "only"),
+                 N_("a prefix query may attend to keys 0 to p - 1; the causal triangle still holds for every key "
+                    "after the prefix")),
+    "too_long": (N_("your prefix is one token too long"), _PREFIX_KEYS),
+    "too_short": (N_("your prefix is one token too short"), _PREFIX_KEYS),
+    "no_argument": (N_("your function takes no prefix: add the argument prefix=1 after values"),
+                    N_("with prefix=1 it is the plain causal attention you have; the check then calls it with "
+                       "prefix=3")),
 }
 
 
@@ -279,7 +288,7 @@ def check_causal_attention(causal_attention):
                (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
                (d2lmini, "attention_mask", "d2l.attention_mask"),
                (d2lmini, "causal_valid_lens", "d2l.causal_valid_lens"))
-    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
+    with without(CAUSAL, _("build the mask with torch.tril and apply it to the scores"), *blocked):
         received = causal_attention(queries, keys, values)
 
     mistakes = [(weights @ values, hint) for weights, hint in _causal_weight_mistakes(queries, keys)]
@@ -290,10 +299,12 @@ def check_causal_attention(causal_attention):
     try:
         inspect.signature(causal_attention).bind(queries, keys, values, prefix)
     except TypeError:
-        raise ExerciseError(CAUSAL, "a function that takes (queries, keys, values, prefix=1)",
-                            f"a function that takes {inspect.signature(causal_attention)}",
+        raise ExerciseError(CAUSAL, _("a function that takes {signature}").format(
+                                signature="(queries, keys, values, prefix=1)"),
+                            _("a function that takes {signature}").format(
+                                signature=inspect.signature(causal_attention)),
                             _PREFIX_HINTS["no_argument"]) from None
-    with without(CAUSAL, "build the mask with torch.tril and apply it to the scores", *blocked):
+    with without(CAUSAL, _("build the mask with torch.tril and apply it to the scores"), *blocked):
         received = causal_attention(queries, keys, values, prefix)
     scores = _scaled_scores(queries, keys)
 
@@ -306,9 +317,10 @@ def check_causal_attention(causal_attention):
              "too_long": output(_prefix_allowed(n, prefix + 1)), "too_short": output(_prefix_allowed(n, prefix - 1))}
     hint = hint_for(received, _PREFIX_HINTS["general"], [(wrong[name], _PREFIX_HINTS[name]) for name in wrong])
     expect_close(received, expected_with_prefix, CAUSAL, hint)
-    passed(CAUSAL, f"Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
-                   f"DotProductAttention with the valid lengths {', '.join(map(str, prefix_lens[0].tolist()))}: "
-                   f"a prefix is one more set of valid lengths, max(i + 1, p).")
+    passed(CAUSAL, _("Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
+                     "DotProductAttention with the valid lengths {lengths}: a prefix is one more set of valid "
+                     "lengths, max(i + 1, p).").format(prefix=prefix,
+                                                       lengths=", ".join(map(str, prefix_lens[0].tolist()))))
 
 
 @check(SPOT_THE_BUG)
@@ -317,7 +329,7 @@ def check_fixed_causal_weights(causal_weights):
     with seeded(45):
         queries, keys = torch.randn(2, 5, 4), torch.randn(2, 5, 4)
     expected = masked_softmax(_scaled_scores(queries, keys), causal_valid_lens(2, 5))  # (2, 5, 5)
-    with without(SPOT_THE_BUG, "fix the given function's own steps",
+    with without(SPOT_THE_BUG, _("fix the given function's own steps"),
                  (DotProductAttention, "forward", "d2l.DotProductAttention"),
                  (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
                  (d2lmini, "masked_softmax", "d2l.masked_softmax"),
@@ -328,4 +340,4 @@ def check_fixed_causal_weights(causal_weights):
     as_given = next(weights for weights, hint in mistakes if hint is _CAUSAL_HINTS["after_softmax"])
     hint = hint_for(received, _CAUSAL_HINTS["general"], [(as_given, _CAUSAL_HINTS["as_given"]), *mistakes])
     expect_close(received, expected, SPOT_THE_BUG, hint, weights=True)
-    passed(SPOT_THE_BUG, "Each row sums to 1 over keys 0..i, as masked_softmax gives it.")
+    passed(SPOT_THE_BUG, _("Each row sums to 1 over keys 0..i, as masked_softmax gives it."))

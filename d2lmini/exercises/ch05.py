@@ -5,15 +5,16 @@ import math
 import torch
 
 from ..attention import DotProductAttention, MultiHeadAttention
+from ..i18n import N_, _
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch05.hint()
 from ._support import hint_for, seeded, without
 
-EINSUM = "Exercise 5.5 · multi-head attention with einsum"
-ONE_HEAD = "Exercise 5.2 · one head's weights by hand"
-SILENCED_HEAD = "Exercise 5.3 · silencing a head"
-PARAMETERS = "Exercise 5.1 · parameters of multi-head attention"
-SPLIT = "Exercise 5.4 · heads into the batch from a sequence-first tensor"
+EINSUM = N_("Exercise 5.5 · multi-head attention with einsum")
+ONE_HEAD = N_("Exercise 5.2 · one head's weights by hand")
+SILENCED_HEAD = N_("Exercise 5.3 · silencing a head")
+PARAMETERS = N_("Exercise 5.1 · parameters of multi-head attention")
+SPLIT = N_("Exercise 5.4 · heads into the batch from a sequence-first tensor")
 
 
 def _random_layer(seed, num_hiddens=12, num_heads=3, input_size=5):
@@ -42,21 +43,21 @@ def _einsum_mistakes(mha, queries, keys, values):
         right = (heads(q, n_q), heads(k, n_k), heads(v, n_k))
         wrong = [
             (mha.W_o(attend(*right, width=h * d_head)),
-             ("divide each head's scores by √d_head, the width of one head, not by √num_hiddens",
-              "d_head = num_hiddens / num_heads")),
-            (mha.W_o(attend(*right, width=1)), ("divide the scores by √d_head before the softmax",
-                                                "d_head = num_hiddens / num_heads, the width of one head")),
-            (mha.W_o(attend(*right, dim=-2)), ("your softmax runs over the queries",
-                                               "each query's weights over the keys sum to 1: the keys' axis")),
+             (_("divide each head's scores by √d_head, the width of one head, not by √num_hiddens"),
+              _("d_head = num_hiddens / num_heads"))),
+            (mha.W_o(attend(*right, width=1)), (_("divide the scores by √d_head before the softmax"),
+                                                _("d_head = num_hiddens / num_heads, the width of one head"))),
+            (mha.W_o(attend(*right, dim=-2)), (_("your softmax runs over the queries"),
+                                               _("each query's weights over the keys sum to 1: the keys' axis"))),
             (mha.W_o(attend(heads(q, n_q, False), heads(k, n_k, False), heads(v, n_k, False))),
-             ("a reshape to (batch, heads, n, d_head) without the transpose mixes positions into the heads",
-              "reshape to (batch, n, heads, d_head) first, then move the head axis forward")),
+             (_("a reshape to (batch, heads, n, d_head) without the transpose mixes positions into the heads"),
+              _("reshape to (batch, n, heads, d_head) first, then move the head axis forward"))),
             (mha.W_o(attend(*right, join=lambda o: o.reshape(B, n_q, -1))),
-             ("the heads were joined without moving them back: (batch, heads, n, d_head) reshaped straight to "
-              "(batch, n, num_hiddens) mixes positions",
-              "bring the query axis in front of the head axis before you merge heads and d_head")),
-            (attend(*right), ("W_o is missing: the heads side by side still go through the output projection",
-                              "apply mha.W_o's weight (transposed) at the end")),
+             (_("the heads were joined without moving them back: (batch, heads, n, d_head) reshaped straight to "
+                "(batch, n, num_hiddens) mixes positions"),
+              _("bring the query axis in front of the head axis before you merge heads and d_head"))),
+            (attend(*right), (_("W_o is missing: the heads side by side still go through the output projection"),
+                              _("apply mha.W_o's weight (transposed) at the end"))),
         ]
     return wrong
 
@@ -68,18 +69,18 @@ def check_einsum_multihead(einsum_multihead):
         mha = MultiHeadAttention(12, 3, 0.0, query_size=5, key_size=7, value_size=6).eval()
         queries, keys, values = torch.randn(2, 3, 5), torch.randn(2, 4, 7), torch.randn(2, 4, 6)
     expected = mha(queries, keys, values).detach()
-    with without(EINSUM, "compute it with torch.einsum from mha's weights",
+    with without(EINSUM, _("compute it with torch.einsum from mha's weights"),
                  (MultiHeadAttention, "forward", "mha(...)"),
                  (DotProductAttention, "forward", "mha.attention(...)")):
         received = einsum_multihead(queries, keys, values, mha)
     hint = hint_for(received, (
-        "follow the module's steps: project, split into heads, score, softmax, weight the values, join, W_o",
-        "a Linear layer computes x Wᵀ, so project with each weight's transpose; head i owns the i-th block "
-        "of d_head = num_hiddens / num_heads features, and its scores are divided by √d_head, not √num_hiddens",
-        "softmax over the keys, weight the values, put the heads back side by side as (batch, queries, "
-        "num_hiddens), and apply W_o"), _einsum_mistakes(mha, queries, keys, values))
+        _("follow the module's steps: project, split into heads, score, softmax, weight the values, join, W_o"),
+        _("a Linear layer computes x Wᵀ, so project with each weight's transpose; head i owns the i-th block "
+          "of d_head = num_hiddens / num_heads features, and its scores are divided by √d_head, not √num_hiddens"),
+        _("softmax over the keys, weight the values, put the heads back side by side as (batch, queries, "
+          "num_hiddens), and apply W_o")), _einsum_mistakes(mha, queries, keys, values))
     expect_close(received, expected, EINSUM, hint)
-    passed(EINSUM, "Equal to d2l.MultiHeadAttention, with queries, keys and values of three sizes.")
+    passed(EINSUM, _("Equal to d2l.MultiHeadAttention, with queries, keys and values of three sizes."))
 
 
 @check(ONE_HEAD)
@@ -92,30 +93,32 @@ def check_head_weights(head_weights):
     d_head = 12 // 3
     for head in range(3):
         expected = all_heads[:, head]
-        with without(ONE_HEAD, "compute the head's weights from its rows of W_q and W_k",
+        with without(ONE_HEAD, _("compute the head's weights from its rows of W_q and W_k"),
                      (MultiHeadAttention, "forward", "mha(...)"),
                      (DotProductAttention, "forward", "mha.attention(...)")):
             received = head_weights(mha, X, head)
         q, k = mha.transpose_qkv(mha.W_q(X)), mha.transpose_qkv(mha.W_k(X))  # (batch*heads, n, d_head)
         scores = (q @ k.transpose(1, 2)).reshape(2, 3, 4, 4)[:, head].detach()  # (batch, n, n)
         interleaved = X @ mha.W_q.weight[head::3].T @ (X @ mha.W_k.weight[head::3].T).transpose(1, 2)
-        hint = hint_for(received, (f"head {head} has its own rows of W_q.weight and W_k.weight: rows "
-                                   f"{head * d_head} to {head * d_head + d_head - 1}",
-                                   "project X with those rows (a Linear layer computes x Wᵀ), then softmax "
-                                   "the scores divided by √d_head over the keys"),
+        hint = hint_for(received, (_("head {head} has its own rows of W_q.weight and W_k.weight: rows "
+                                     "{first} to {last}").format(head=head, first=head * d_head,
+                                                                 last=head * d_head + d_head - 1),
+                                   _("project X with those rows (a Linear layer computes x Wᵀ), then softmax "
+                                     "the scores divided by √d_head over the keys")),
                         [(torch.softmax(scores / math.sqrt(12), -1),
-                          ("divide by √d_head, the width of one head (here 4), not by √num_hiddens",
-                           "d_head = num_hiddens / num_heads")),
-                         (torch.softmax(scores, -1), ("divide the scores by √d_head before the softmax",
-                                                      "d_head is the width of one head: num_hiddens / num_heads")),
-                         (torch.softmax(scores / 2, 1), ("your softmax runs over the queries, axis 1",
-                                                         "each query's row of weights sums to 1: softmax over "
-                                                         "the keys, the last axis")),
+                          (_("divide by √d_head, the width of one head (here 4), not by √num_hiddens"),
+                           _("d_head = num_hiddens / num_heads"))),
+                         (torch.softmax(scores, -1), (_("divide the scores by √d_head before the softmax"),
+                                                      _("d_head is the width of one head: num_hiddens / num_heads"))),
+                         (torch.softmax(scores / 2, 1), (_("your softmax runs over the queries, axis 1"),
+                                                         _("each query's row of weights sums to 1: softmax over "
+                                                           "the keys, the last axis"))),
                          (torch.softmax(interleaved.detach() / 2, -1),
-                          ("a head owns a block of consecutive rows, not every num_heads-th row",
-                           "head i owns rows i·d_head to (i + 1)·d_head - 1 of each projection"))])
-        expect_close(received, expected, f"{ONE_HEAD} (head {head})", hint, weights=True)
-    passed(ONE_HEAD, "All three heads match mha.attention_weights.")
+                          (_("a head owns a block of consecutive rows, not every num_heads-th row"),
+                           _("head i owns rows i·d_head to (i + 1)·d_head - 1 of each projection")))])
+        expect_close(received, expected, _("{exercise} (head {head})").format(exercise=_(ONE_HEAD), head=head), hint,
+                     weights=True)
+    passed(ONE_HEAD, _("All three heads match mha.attention_weights."))
 
 
 @check(SILENCED_HEAD)
@@ -132,19 +135,22 @@ def check_output_without_head(output_without_head):
         keep[head * 4:(head + 1) * 4] = 0
         expected = mha.W_o(concatenated * keep).detach()
         received = output_without_head(mha, X, head)
-        hint = hint_for(received, (f"silence head {head} before W_o mixes the heads: features {head * 4} to "
-                                   f"{head * 4 + 3} of the heads side by side must be zero",
-                                   "recompute the heads' outputs side by side, as the module does before W_o "
-                                   "(transpose_output), zero that slice of a copy, then apply W_o"), [
-            (full * keep, ("you zeroed the output after W_o",
-                           "zero the head's slice of the concatenation before W_o, which mixes every head into "
-                           "every feature")),
-            (full, ("the output is unchanged", "zero the head's slice of the concatenation before W_o")),
+        hint = hint_for(received, (_("silence head {head} before W_o mixes the heads: features {first} to "
+                                     "{last} of the heads side by side must be zero").format(
+                                         head=head, first=head * 4, last=head * 4 + 3),
+                                   _("recompute the heads' outputs side by side, as the module does before W_o "
+                                     "(transpose_output), zero that slice of a copy, then apply W_o")), [
+            (full * keep, (_("you zeroed the output after W_o"),
+                           _("zero the head's slice of the concatenation before W_o, which mixes every head into "
+                             "every feature"))),
+            (full, (_("the output is unchanged"), _("zero the head's slice of the concatenation before W_o"))),
         ])
-        expect_close(received, expected, f"{SILENCED_HEAD} (head {head})", hint)
+        expect_close(received, expected,
+                     _("{exercise} (head {head})").format(exercise=_(SILENCED_HEAD), head=head), hint)
         changes.append((full - expected).norm().item())
-    ranking = ", ".join(f"head {i}: {change:.3f}" for i, change in enumerate(changes))
-    passed(SILENCED_HEAD, f"Output change without each head ({ranking}).")
+    ranking = ", ".join(_("head {head}: {change:.3f}").format(head=i, change=change)
+                        for i, change in enumerate(changes))
+    passed(SILENCED_HEAD, _("Output change without each head ({ranking}).").format(ranking=ranking))
 
 
 @check(PARAMETERS)
@@ -160,24 +166,26 @@ def check_parameter_count(multihead_parameter_count):
         received = multihead_parameter_count(num_hiddens, num_heads, query_size, key_size, value_size, bias)
         weights_only = num_hiddens * (query_size + key_size + value_size + num_hiddens)
         if received == expected * num_heads and num_heads > 1:
-            hint = ("do not multiply by num_heads: the heads split each projection's num_hiddens rows "
-                    "between them",
-                    "heads × d_head = num_hiddens, whatever the number of heads")
+            hint = (_("do not multiply by num_heads: the heads split each projection's num_hiddens rows "
+                      "between them"),
+                    _("heads × d_head = num_hiddens, whatever the number of heads"))
         elif received == weights_only:
-            hint = ("with bias=True each of the four layers also has biases", "num_hiddens biases per layer")
+            hint = (_("with bias=True each of the four layers also has biases"), _("num_hiddens biases per layer"))
         elif received == num_hiddens * (query_size + key_size + value_size):
-            hint = ("count W_o too", "W_o is num_hiddens × num_hiddens")
+            hint = (_("count W_o too"), _("W_o is num_hiddens × num_hiddens"))
         else:
-            hint = ("count the weights of the four Linear layers, W_q, W_k, W_v and W_o, and their biases "
-                    "when bias=True",
-                    "W_q is (num_hiddens × query_size), W_k and W_v likewise, W_o is "
-                    "(num_hiddens × num_hiddens), plus num_hiddens biases per layer when bias=True")
+            hint = (_("count the weights of the four Linear layers, W_q, W_k, W_v and W_o, and their biases "
+                      "when bias=True"),
+                    _("W_q is (num_hiddens × query_size), W_k and W_v likewise, W_o is "
+                      "(num_hiddens × num_hiddens), plus num_hiddens biases per layer when bias=True"))
         expect(received == expected, PARAMETERS,
-               f"{expected} parameters for num_hiddens={num_hiddens}, num_heads={num_heads}, sizes "
-               f"({query_size}, {key_size}, {value_size}), bias={bias}", f"{received!r}", hint)
+               _("{expected} parameters for num_hiddens={num_hiddens}, num_heads={num_heads}, sizes "
+                 "({query_size}, {key_size}, {value_size}), bias={bias}").format(
+                   expected=expected, num_hiddens=num_hiddens, num_heads=num_heads, query_size=query_size,
+                   key_size=key_size, value_size=value_size, bias=bias), f"{received!r}", hint)
         counts.append(expected)
-    passed(PARAMETERS, f"The count does not depend on num_heads: width 8 costs {counts[0]} parameters with "
-                       f"1 head and {counts[1]} with 4.")
+    passed(PARAMETERS, _("The count does not depend on num_heads: width 8 costs {one} parameters with "
+                         "1 head and {four} with 4.").format(one=counts[0], four=counts[1]))
 
 
 def _sequence_first_mistakes(X, num_heads):
@@ -187,29 +195,29 @@ def _sequence_first_mistakes(X, num_heads):
     by_head = X.reshape(T, B, num_heads, d_head)  # (T, B, h, d_head)
     return [
         (X.reshape(B * num_heads, T, d_head),
-         ("a reshape alone never moves a number: each batch row mixes positions, examples and heads",
-          "a reshape only regroups the numbers in the order they lie in memory; bringing an axis forward takes a "
-          "permute or a transpose")),
+         (_("a reshape alone never moves a number: each batch row mixes positions, examples and heads"),
+          _("a reshape only regroups the numbers in the order they lie in memory; bringing an axis forward takes "
+            "a permute or a transpose"))),
         (X.reshape(B, T, num_heads, d_head).permute(0, 2, 1, 3).reshape(B * num_heads, T, d_head),
-         ("you reshaped X as if it were (B, T, d_model): a reshape renames the axes without moving the numbers, so "
-          "positions and examples got mixed",
-          "in X the positions come first; putting the examples in front of them takes a permute or a transpose")),
+         (_("you reshaped X as if it were (B, T, d_model): a reshape renames the axes without moving the numbers, "
+            "so positions and examples got mixed"),
+          _("in X the positions come first; putting the examples in front of them takes a permute or a transpose"))),
         (by_head.transpose(0, 1).reshape(B * num_heads, T, d_head),
-         ("the examples came to the front, but the head axis still sits behind the positions: the heads mix "
-          "positions",
-          "before merging, the head axis must also come in front of the position axis")),
+         (_("the examples came to the front, but the head axis still sits behind the positions: the heads mix "
+            "positions"),
+          _("before merging, the head axis must also come in front of the position axis"))),
         (by_head.permute(2, 1, 0, 3).reshape(B * num_heads, T, d_head),
-         ("the batch rows are merged in the wrong order: head first, then example",
-          "row b·num_heads + i must be head i of example b, the order in which the valid lengths are repeated "
-          "(repeat_interleave): keep the example axis in front of the head axis when you merge them")),
+         (_("the batch rows are merged in the wrong order: head first, then example"),
+          _("row b·num_heads + i must be head i of example b, the order in which the valid lengths are repeated "
+            "(repeat_interleave): keep the example axis in front of the head axis when you merge them"))),
         (by_head.permute(0, 2, 1, 3).reshape(T * num_heads, B, d_head),
-         ("you folded the heads into the first axis of X, which here is the positions, not the examples",
-          "the result holds the examples' heads as batch rows and the positions as its second axis: "
-          "(B·num_heads, T, d_head)")),
+         (_("you folded the heads into the first axis of X, which here is the positions, not the examples"),
+          _("the result holds the examples' heads as batch rows and the positions as its second axis: "
+            "(B·num_heads, T, d_head)"))),
         (X.reshape(T, B, d_head, num_heads).permute(1, 3, 0, 2).reshape(B * num_heads, T, d_head),
-         ("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved",
-          "head i owns the block of d_head consecutive features i·d_head to (i + 1)·d_head - 1, so the "
-          "feature axis splits as (heads, d_head), heads first")),
+         (_("the head index is taken from the wrong end: head i got every num_heads-th feature, interleaved"),
+          _("head i owns the block of d_head consecutive features i·d_head to (i + 1)·d_head - 1, so the "
+            "feature axis splits as (heads, d_head), heads first"))),
     ]
 
 
@@ -221,16 +229,16 @@ def check_split_heads_seq_first(split_heads_seq_first):
         with seeded(55):  # building the module draws its W_o
             X = torch.randn(T, B, d_model)
             expected = MultiHeadAttention(d_model, num_heads, 0.0).transpose_qkv(X.transpose(0, 1))  # (B·h, T, d_head)
-        with without(SPLIT, "split the heads into the batch",
+        with without(SPLIT, _("split the heads into the batch"),
                      (MultiHeadAttention, "transpose_qkv", "mha.transpose_qkv(...)"),
                      (MultiHeadAttention, "split_heads", "mha.split_heads(...)")):
             received = split_heads_seq_first(X.clone(), num_heads)
-        hint = hint_for(received, ("work out where each axis of X has to go: the result's axes are (example and "
-                                   "head together, position, feature of the head)",
-                                   "split the feature axis into (heads, d_head) first; then one permute can put "
-                                   "the example, head and position axes in the order the result needs, before you "
-                                   "merge the first two"),
+        hint = hint_for(received, (_("work out where each axis of X has to go: the result's axes are (example and "
+                                     "head together, position, feature of the head)"),
+                                   _("split the feature axis into (heads, d_head) first; then one permute can put "
+                                     "the example, head and position axes in the order the result needs, before "
+                                     "you merge the first two")),
                         _sequence_first_mistakes(X, num_heads))
-        expect_close(received, expected, f"{SPLIT} (T={T}, B={B}, d_model={d_model}, num_heads={num_heads})", hint)
-    passed(SPLIT, "Each batch row holds one head of one example, its positions in order down its rows: "
-                  "the examples and the heads both had to move in front of the positions.")
+        expect_close(received, expected, f"{_(SPLIT)} (T={T}, B={B}, d_model={d_model}, num_heads={num_heads})", hint)
+    passed(SPLIT, _("Each batch row holds one head of one example, its positions in order down its rows: "
+                    "the examples and the heads both had to move in front of the positions."))

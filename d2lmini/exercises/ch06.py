@@ -9,22 +9,23 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import DotProductAttention, MultiHeadAttention
+from ..i18n import N_, _
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
 from ._support import expect_mask, hint_for, mask_rows, seeded
 
-BYTES = "Exercise 6.1 · The bytes of the score matrix"
-DECODE = "Exercise 6.2 · A causal mask for cached decoding"
-LEFT = "Exercise 6.3 · Left padding for batched generation"
+BYTES = N_("Exercise 6.1 · The bytes of the score matrix")
+DECODE = N_("Exercise 6.2 · A causal mask for cached decoding")
+LEFT = N_("Exercise 6.3 · Left padding for batched generation")
 
 
 def _expect_bool_tensor(received, exercise, call):
     expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, exercise,
-           f"a boolean tensor from {call}",
-           f"{type(received).__name__}" + (f" of dtype {received.dtype}" if isinstance(received, torch.Tensor)
-                                           else ""),
-           ("SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing",
-            "return the booleans of a comparison, True where a query may attend"))
+           _("a boolean tensor from {call}").format(call=call),
+           _("{type} of dtype {dtype}").format(type=type(received).__name__, dtype=received.dtype)
+           if isinstance(received, torch.Tensor) else f"{type(received).__name__}",
+           (_("SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing"),
+            _("return the booleans of a comparison, True where a query may attend")))
 
 
 def _random_qkv(seed, batch, num_queries, num_keys):
@@ -50,24 +51,26 @@ def check_score_bytes(score_bytes):
         received = score_bytes(batch, heads, tokens, dtype)
         call = f"score_bytes({batch}, {heads}, {tokens}, {dtype})"
         expect(isinstance(received, int) and not isinstance(received, bool), BYTES,
-               f"an int for {call}", f"{type(received).__name__} {received!r}",
-               ("return a whole number of bytes, an int", "int(...) turns a float into one"))
+               _("an int for {call}").format(call=call), f"{type(received).__name__} {received!r}",
+               (_("return a whole number of bytes, an int"), _("int(...) turns a float into one")))
         itemsize = weights.element_size()
         if received == batch * tokens * tokens * itemsize and heads > 1:
-            hint = ("every head has its own (tokens, tokens) matrix: multiply by num_heads",
-                    "there is one score matrix per head of each example")
+            hint = (_("every head has its own (tokens, tokens) matrix: multiply by num_heads"),
+                    _("there is one score matrix per head of each example"))
         elif received == batch * heads * tokens * itemsize:
-            hint = ("there is one score per (query, key) pair: num_tokens² of them per matrix, not num_tokens",
-                    "each head of each example has a (num_tokens, num_tokens) matrix")
+            hint = (_("there is one score per (query, key) pair: num_tokens² of them per matrix, not num_tokens"),
+                    _("each head of each example has a (num_tokens, num_tokens) matrix"))
         elif received == batch * heads * tokens * tokens * 4 and itemsize != 4:
-            hint = (f"{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize",)
+            hint = (_("{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize").format(
+                dtype=dtype, itemsize=itemsize),)
         else:
-            hint = ("count the numbers of the score tensor, then their bytes",
-                    "the scores form a (batch_size, num_heads, num_tokens, num_tokens) tensor, and each number "
-                    "takes dtype.itemsize bytes")
-        expect(received == expected, BYTES, f"{expected} for {call}", f"{received}", hint)
-    passed(BYTES, f"At 4,096 tokens, batch 8 and 12 heads that is "
-                  f"{score_bytes(8, 12, 4096, torch.float32) / 2**30:.1f} GiB in float32.")
+            hint = (_("count the numbers of the score tensor, then their bytes"),
+                    _("the scores form a (batch_size, num_heads, num_tokens, num_tokens) tensor, and each number "
+                      "takes dtype.itemsize bytes"))
+        expect(received == expected, BYTES, _("{expected} for {call}").format(expected=expected, call=call),
+               f"{received}", hint)
+    passed(BYTES, _("At 4,096 tokens, batch 8 and 12 heads that is {gib:.1f} GiB in float32.").format(
+        gib=score_bytes(8, 12, 4096, torch.float32) / 2**30))
 
 
 # Exercise 6.2
@@ -78,9 +81,14 @@ def _decode_reference(num_queries, num_keys):
     return torch.arange(num_keys)[None, :] <= positions  # (queries, keys)
 
 
-_DECODE_HINT = ("new query i is the token at position num_keys - num_queries + i",
-                "True for keys 0 up to that position, False after it: compare the key positions, a row, with "
-                "the new queries' positions, a column")
+_DECODE_HINT = (N_("new query i is the token at position num_keys - num_queries + i"),
+                N_("True for keys 0 up to that position, False after it: compare the key positions, a row, with "
+                   "the new queries' positions, a column"))
+
+
+def _decode_hint():
+    """Exercise 6.2's general hint, in the learner's language."""
+    return tuple(_(step) for step in _DECODE_HINT)
 
 
 def _decode_mistakes(num_queries, num_keys):
@@ -89,26 +97,26 @@ def _decode_mistakes(num_queries, num_keys):
     everything = torch.ones(num_queries, num_keys, dtype=torch.bool)
     return [
         (~_decode_reference(num_queries, num_keys),
-         ("this is True where attention is forbidden, nn.MultiheadAttention's convention",
-          "SDPA's boolean mask is True where a query MAY attend")),
+         (_("this is True where attention is forbidden, nn.MultiheadAttention's convention"),
+          _("SDPA's boolean mask is True where a query MAY attend"))),
         (everything.tril(),
-         ("this lines query i up with key i (top-left), as SDPA's is_causal does",
-          f"in decoding the {num_queries} new queries are the LAST {num_queries} of {num_keys} tokens: query i "
-          f"is token {cached} + i, so its row ends {cached} columns further right (see the diagonal argument "
-          f"of torch.tril)")),
+         (_("this lines query i up with key i (top-left), as SDPA's is_causal does"),
+          _("in decoding the {num_queries} new queries are the LAST {num_queries} of {num_keys} tokens: query i "
+            "is token {cached} + i, so its row ends {cached} columns further right (see the diagonal argument "
+            "of torch.tril)").format(num_queries=num_queries, num_keys=num_keys, cached=cached))),
         (everything.tril(cached - 1),
-         ("a new token may attend to itself",
-          "its own key is already in the cache, so key num_keys - num_queries + i is True for query i")),
+         (_("a new token may attend to itself"),
+          _("its own key is already in the cache, so key num_keys - num_queries + i is True for query i"))),
         (everything.tril(cached + 1),
-         ("each query sees one key too many, a token from its future",
-          "query i's last key is num_keys - num_queries + i")),
+         (_("each query sees one key too many, a token from its future"),
+          _("query i's last key is num_keys - num_queries + i"))),
         (everything.triu(cached),
-         ("your mask is flipped: it keeps each query's future and hides its past",
-          "query i may see the keys up to its own position, on and below the shifted diagonal: torch.tril, "
-          "not torch.triu")),
-        (everything, ("every key is visible, the new tokens' future ones too: that is right only for a "
-                      "single new token",
-                      "query i may see keys 0 .. num_keys - num_queries + i")),
+         (_("your mask is flipped: it keeps each query's future and hides its past"),
+          _("query i may see the keys up to its own position, on and below the shifted diagonal: torch.tril, "
+            "not torch.triu"))),
+        (everything, (_("every key is visible, the new tokens' future ones too: that is right only for a "
+                        "single new token"),
+                      _("query i may see keys 0 .. num_keys - num_queries + i"))),
     ]
 
 
@@ -120,16 +128,17 @@ def check_decode_mask(decode_mask):
         received = decode_mask(num_queries, num_keys)
         _expect_bool_tensor(received, DECODE, call)
         expect_mask(received, _decode_reference(num_queries, num_keys), DECODE, call,
-                    "one row per NEW query and one column per key, the cached keys included: (num_queries, num_keys)",
-                    _DECODE_HINT, _decode_mistakes(num_queries, num_keys))
+                    _("one row per NEW query and one column per key, the cached keys included: "
+                      "(num_queries, num_keys)"),
+                    _decode_hint(), _decode_mistakes(num_queries, num_keys))
         # All num_keys tokens under ordinary causal attention: the new tokens are its last rows.
         queries, keys, values = _random_qkv(62, 2, num_keys, num_keys)
         full = DotProductAttention(0.0, causal=True)(queries, keys, values)  # (2, keys, 3)
         output = F.scaled_dot_product_attention(queries[:, -num_queries:], keys, values, attn_mask=received.cpu())
-        expect_close(output, full[:, -num_queries:].detach(), DECODE, _DECODE_HINT)
-    passed(DECODE, "SDPA with your mask gives the new tokens the outputs that causal attention over all "
-                   "the tokens gives them. One new token (1 query, 5 keys) needs no mask at all, and with "
-                   "as many queries as keys the mask is is_causal's.")
+        expect_close(output, full[:, -num_queries:].detach(), DECODE, _decode_hint())
+    passed(DECODE, _("SDPA with your mask gives the new tokens the outputs that causal attention over all "
+                     "the tokens gives them. One new token (1 query, 5 keys) needs no mask at all, and with "
+                     "as many queries as keys the mask is is_causal's."))
 
 
 # Exercise 6.3
@@ -149,31 +158,31 @@ def _left_padded_hint(received, valid_lens, num_steps):
     first_real = (num_steps - valid_lens)[:, None, None]  # (batch, 1, 1)
     real_query = steps[None, :, None] >= first_real  # (batch, queries, 1)
     mistakes = [
-        (~expected, ("this is True where attention is forbidden, nn.MultiheadAttention's convention",
-                     "SDPA's boolean mask is True where a query MAY attend")),
+        (~expected, (_("this is True where attention is forbidden, nn.MultiheadAttention's convention"),
+                     _("SDPA's boolean mask is True where a query MAY attend"))),
         (causal & (steps < valid_lens[:, None, None]),
-         ("this puts the padding on the right (keys j < valid_lens[b])",
-          "here it is on the LEFT: the real keys of example b are its last valid_lens[b] positions, "
-          "j ≥ num_steps - valid_lens[b]")),
+         (_("this puts the padding on the right (keys j < valid_lens[b])"),
+          _("here it is on the LEFT: the real keys of example b are its last valid_lens[b] positions, "
+            "j ≥ num_steps - valid_lens[b]"))),
         ((steps >= first_real).expand_as(expected),
-         ("the future is visible: a token may attend to keys j ≤ i only",
-          "combine the padding mask with the causal one")),
+         (_("the future is visible: a token may attend to keys j ≤ i only"),
+          _("combine the padding mask with the causal one"))),
         (causal.expand_as(expected),
-         ("the padding gets weight",
-          "a real token must ignore the first num_steps - valid_lens[b] positions of example b")),
+         (_("the padding gets weight"),
+          _("a real token must ignore the first num_steps - valid_lens[b] positions of example b"))),
         (causal & (steps > first_real),
-         ("one real key is missing",
-          "example b's first real token sits at position num_steps - valid_lens[b], and that key is True")),
+         (_("one real key is missing"),
+          _("example b's first real token sits at position num_steps - valid_lens[b], and that key is True"))),
         (causal & (steps >= first_real - 1),
-         ("one padding key is visible", "keys before position num_steps - valid_lens[b] are padding")),
+         (_("one padding key is visible"), _("keys before position num_steps - valid_lens[b] are padding"))),
         (expected & ~torch.eye(num_steps, dtype=torch.bool),
-         ("the diagonal is missing: a token may attend to itself",)),
+         (_("the diagonal is missing: a token may attend to itself"),)),
     ]
-    default = ("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]",
-               "build a (steps, steps) causal mask and a (batch, 1, steps) padding mask, and combine them with &")
+    default = (_("query i of example b may attend to key j when j ≤ i and j ≥ num_steps - valid_lens[b]"),
+               _("build a (steps, steps) causal mask and a (batch, 1, steps) padding mask, and combine them with &"))
     if torch.equal(received & real_query, expected):  # right, but for the padded queries' rows
-        default = ("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False",
-                   "a padding token attends to nothing")
+        default = (_("the rows of the padded queries (i < num_steps - valid_lens[b]) must be all False"),
+                   _("a padding token attends to nothing"))
     return hint_for(received, default, mistakes)
 
 
@@ -186,24 +195,27 @@ def check_left_padded_mask(left_padded_mask):
     _expect_bool_tensor(received, LEFT, call)
     expected = _left_padded_reference(valid_lens, num_steps)
     if received.dim() == 3 and received.shape[1] == 1:
-        shape_hint = ("the causal part gives each query a row of its own: a (batch, 1, num_steps) mask "
-                      "can only hide padding")
+        shape_hint = _("the causal part gives each query a row of its own: a (batch, 1, num_steps) mask "
+                       "can only hide padding")
     else:
-        shape_hint = "one (queries, keys) mask per example: (batch, num_steps, num_steps)"
-    expect(received.shape == expected.shape, LEFT, f"shape {tuple(expected.shape)} from {call}",
-           f"shape {tuple(received.shape)}", shape_hint)
+        shape_hint = _("one (queries, keys) mask per example: (batch, num_steps, num_steps)")
+    expect(received.shape == expected.shape, LEFT,
+           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+           _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
     received = received.cpu()
     hint = _left_padded_hint(received, valid_lens, num_steps)
     for b, length in enumerate(valid_lens.tolist()):
-        example = f"example {b} (valid length {length}) of {call}:"
-        expect(torch.equal(received[b], expected[b]), LEFT, f"for {example}{mask_rows(expected[b])}",
-               f"for {example}{mask_rows(received[b])}", hint)
+        example = _("example {b} (valid length {length}) of {call}:").format(b=b, length=length, call=call)
+        expect(torch.equal(received[b], expected[b]), LEFT,
+               _("for {example}{rows}").format(example=example, rows=mask_rows(expected[b])),
+               _("for {example}{rows}").format(example=example, rows=mask_rows(received[b])), hint)
     # The real tokens must get the outputs of their sequence run alone, without padding.
     queries, keys, values = _random_qkv(63, len(valid_lens), num_steps, num_steps)  # padding holds noise too
     output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=received)  # (batch, steps, 3)
     causal = DotProductAttention(0.0, causal=True)
     for b, length in enumerate(valid_lens.tolist()):
         alone = causal(queries[b:b + 1, -length:], keys[b:b + 1, -length:], values[b:b + 1, -length:])
-        expect_close(output[b, -length:], alone[0].detach(), f"{LEFT} (example {b})", hint)
-    passed(LEFT, "Every real token gets the output of its sequence run alone, without padding, and "
-                 "a padding token has no key to attend to.")
+        expect_close(output[b, -length:], alone[0].detach(),
+                     _("{exercise} (example {b})").format(exercise=_(LEFT), b=b), hint)
+    passed(LEFT, _("Every real token gets the output of its sequence run alone, without padding, and "
+                   "a padding token has no key to attend to."))

@@ -6,15 +6,16 @@ import torch
 from torch import nn
 
 from ..attention import MultiHeadAttention
+from ..i18n import N_, _
 from ..positional import PositionalEncoding
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch07.hint()
 from ._support import hint_for, seeded
 
-ROTATION = "Exercise 7.1 · an offset as a rotation"
-LEARNED = "Exercise 7.2 · a learned positional embedding"
-EQUIVARIANCE = "Exercise 7.3 · which layers ignore the order?"
-MEAN = "the mean of the tokens, given to each"
+ROTATION = N_("Exercise 7.1 · an offset as a rotation")
+LEARNED = N_("Exercise 7.2 · a learned positional embedding")
+EQUIVARIANCE = N_("Exercise 7.3 · which layers ignore the order?")
+MEAN = N_("the mean of the tokens, given to each")
 
 
 def _rotation(angle):
@@ -31,10 +32,10 @@ def check_offset_rotation(offset_rotation):
     offsets = [1, 3, -2, 10, 0]
     cases = [(delta, omega) for delta in offsets for omega in omegas]
     first = offset_rotation(*cases[0])
-    expect(isinstance(first, torch.Tensor), ROTATION, "a torch.Tensor", type(first).__name__,
-           "return a 2 × 2 tensor of the four entries (torch.tensor takes a list of rows)")
-    expect(first.shape == (2, 2), ROTATION, "shape (2, 2)", f"shape {tuple(first.shape)}",
-           "one 2 × 2 matrix: it maps the column (sin ωi, cos ωi) to (sin ω(i + δ), cos ω(i + δ))")
+    expect(isinstance(first, torch.Tensor), ROTATION, _("a torch.Tensor"), type(first).__name__,
+           _("return a 2 × 2 tensor of the four entries (torch.tensor takes a list of rows)"))
+    expect(first.shape == (2, 2), ROTATION, _("shape (2, 2)"), _("shape {shape}").format(shape=tuple(first.shape)),
+           _("one 2 × 2 matrix: it maps the column (sin ωi, cos ωi) to (sin ω(i + δ), cos ω(i + δ))"))
     received = torch.stack([offset_rotation(delta, omega).detach().double() for delta, omega in cases])
     expected = torch.stack([_rotation(omega * delta) for delta, omega in cases])  # (cases, 2, 2)
 
@@ -42,37 +43,39 @@ def check_offset_rotation(offset_rotation):
         return torch.stack([layout(angle_of(delta, omega)) for delta, omega in cases])
 
     hint = hint_for(received, (
-        "expand sin(a + b) and cos(a + b) with a = ωi and b = ωδ",
-        "sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b: read the matrix off "
-        "these two lines, with (sin a, cos a) as the column it multiplies"), [
+        _("expand sin(a + b) and cos(a + b) with a = ωi and b = ωδ"),
+        _("sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b: read the matrix off "
+          "these two lines, with (sin a, cos a) as the column it multiplies")), [
         (wrong(lambda delta, omega: omega * delta, lambda a: _rotation(a).T),
-         ("your matrix moves the pair back by δ (a rotation by -ωδ): the sign of sin(ωδ) sits in the wrong "
-          "corner. If it is the chapter's A, that one multiplies a row from the right (p_i A = p_(i+δ)); "
-          "M multiplies a column (M p_i = p_(i+δ)), and M = Aᵀ",
-          "either the matrix is transposed (the chapter's row-vector A, transposed), or it is written for "
-          "(cos, sin) pairs, while P stores the sine first: (sin ωi, cos ωi)")),
+         (_("your matrix moves the pair back by δ (a rotation by -ωδ): the sign of sin(ωδ) sits in the wrong "
+            "corner. If it is the chapter's A, that one multiplies a row from the right (p_i A = p_(i+δ)); "
+            "M multiplies a column (M p_i = p_(i+δ)), and M = Aᵀ"),
+          _("either the matrix is transposed (the chapter's row-vector A, transposed), or it is written for "
+            "(cos, sin) pairs, while P stores the sine first: (sin ωi, cos ωi)"))),
         (wrong(lambda delta, omega: omega * delta,
                lambda a: torch.tensor([[math.sin(a), math.cos(a)], [-math.cos(a), math.sin(a)]],
                                       dtype=torch.float64)),
-         ("cos(ωδ) belongs on the diagonal: at δ = 0 the matrix must be the identity",
-          "sin and cos of the angle are swapped")),
+         (_("cos(ωδ) belongs on the diagonal: at δ = 0 the matrix must be the identity"),
+          _("sin and cos of the angle are swapped"))),
         (wrong(lambda delta, omega: math.radians(omega * delta), _rotation),
-         ("ωδ is already an angle in radians, and math.sin, math.cos and torch.sin take radians: "
-          "convert nothing", "drop the conversion to radians (or from degrees)")),
+         (_("ωδ is already an angle in radians, and math.sin, math.cos and torch.sin take radians: "
+            "convert nothing"), _("drop the conversion to radians (or from degrees)"))),
         (wrong(lambda delta, omega: delta, _rotation),
-         ("the angle is ω·δ: each pair turns at its own frequency ω", "multiply the offset by omega")),
+         (_("the angle is ω·δ: each pair turns at its own frequency ω"), _("multiply the offset by omega"))),
     ])
-    expect_close(received, expected, f"{ROTATION} (δ in {offsets}, ω in {omegas})", hint)
+    expect_close(received, expected, _("{exercise} (δ in {offsets}, ω in {omegas})").format(
+        exercise=_(ROTATION), offsets=offsets, omegas=omegas), hint)
 
     P = PositionalEncoding(num_hiddens, 0.0, max_len=40).P[0].double()  # (positions, num_hiddens)
     for delta in (1, 5, 17):
         for j, omega in enumerate(omegas):
             pairs = P[:40 - delta, 2 * j:2 * j + 2]  # (positions, 2): rows (sin ωi, cos ωi)
             moved = pairs @ offset_rotation(delta, omega).detach().double().T  # M p, for every row p
-            expect_close(moved, P[delta:, 2 * j:2 * j + 2], f"{ROTATION} (on the table, δ = {delta})",
-                         "M should move every row of the table δ positions on")
-    passed(ROTATION, "On every row of d2l.PositionalEncoding(8, 0.0, max_len=40).P, M(δ, ω) gives the row δ "
-                     "positions on, for δ = 1, 5 and 17: one matrix, whatever the position i.")
+            expect_close(moved, P[delta:, 2 * j:2 * j + 2],
+                         _("{exercise} (on the table, δ = {delta})").format(exercise=_(ROTATION), delta=delta),
+                         _("M should move every row of the table δ positions on"))
+    passed(ROTATION, _("On every row of d2l.PositionalEncoding(8, 0.0, max_len=40).P, M(δ, ω) gives the row δ "
+                       "positions on, for δ = 1, 5 and 17: one matrix, whatever the position i."))
 
 
 def _table(module, max_len, num_hiddens):
@@ -89,72 +92,81 @@ def check_learned_embedding(LearnedPositionalEmbedding):
         module = LearnedPositionalEmbedding(max_len, num_hiddens)
         X = torch.randn(batch, steps, num_hiddens)
         upstream = torch.randn(batch, steps, num_hiddens)  # ∂loss/∂output for the gradient check
-    expect(isinstance(module, nn.Module), LEARNED, "an nn.Module", type(module).__name__,
-           "subclass torch.nn.Module and call super().__init__() first")
+    expect(isinstance(module, nn.Module), LEARNED, _("an nn.Module"), type(module).__name__,
+           _("subclass torch.nn.Module and call super().__init__() first"))
     parameters = list(module.parameters())
-    buffers = [name for name, _ in module.named_buffers()]
-    expect(parameters, LEARNED, "at least one learnable parameter: the table",
-           f"no parameters{f' (buffers: {buffers})' if buffers else ''}", (
-               "the table is not learnable: an optimiser only updates module.parameters()",
-               "wrap the table in torch.nn.Parameter, or use a torch.nn.Embedding with one row per position; "
-               "a plain tensor attribute or a buffer (like PositionalEncoding's P) is never trained"))
+    buffers = [name for name, _buffer in module.named_buffers()]
+    expect(parameters, LEARNED, _("at least one learnable parameter: the table"),
+           _("no parameters (buffers: {buffers})").format(buffers=buffers) if buffers else _("no parameters"), (
+               _("the table is not learnable: an optimiser only updates module.parameters()"),
+               _("wrap the table in torch.nn.Parameter, or use a torch.nn.Embedding with one row per position; "
+                 "a plain tensor attribute or a buffer (like PositionalEncoding's P) is never trained")))
     count = sum(p.numel() for p in parameters)
     expect(_table(module, max_len, num_hiddens) is not None and count == max_len * num_hiddens, LEARNED,
-           f"one learned vector per position: {max_len} × {num_hiddens} = {max_len * num_hiddens} numbers, "
-           f"for max_len={max_len}, num_hiddens={num_hiddens}",
-           f"{count} numbers in parameters of shapes {[tuple(p.shape) for p in parameters]}",
-           ("the table has one row of num_hiddens numbers for each of the max_len positions",
-            "build it with shape (max_len, num_hiddens), from the constructor's two arguments, in that order"))
+           _("one learned vector per position: {max_len} × {num_hiddens} = {numbers} numbers, "
+             "for max_len={max_len}, num_hiddens={num_hiddens}").format(
+               max_len=max_len, num_hiddens=num_hiddens, numbers=max_len * num_hiddens),
+           _("{count} numbers in parameters of shapes {shapes}").format(
+               count=count, shapes=[tuple(p.shape) for p in parameters]),
+           (_("the table has one row of num_hiddens numbers for each of the max_len positions"),
+            _("build it with shape (max_len, num_hiddens), from the constructor's two arguments, in that order")))
     table = _table(module, max_len, num_hiddens)
-    expect(table.shape[-1] == num_hiddens, LEARNED, f"a table of shape ({max_len}, {num_hiddens})",
-           f"shape {tuple(table.shape)}", (
-               f"the table is transposed: one row per position, so its shape is (max_len, num_hiddens) = "
-               f"({max_len}, {num_hiddens})", "swap the two sizes where you build it"))
+    expect(table.shape[-1] == num_hiddens, LEARNED,
+           _("a table of shape ({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
+           _("shape {shape}").format(shape=tuple(table.shape)), (
+               _("the table is transposed: one row per position, so its shape is (max_len, num_hiddens) = "
+                 "({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
+               _("swap the two sizes where you build it")))
     rows = table.detach().reshape(max_len, num_hiddens)
 
     received = module(X)
-    expect(isinstance(received, torch.Tensor), LEARNED, "a torch.Tensor", type(received).__name__,
-           "forward returns X with the positions added: a tensor")
-    expect(received.shape == X.shape, LEARNED, f"shape {tuple(X.shape)}, the shape of X",
-           f"shape {tuple(received.shape)}", (
-               "the output has the shape of X, (batch, steps, num_hiddens): one row of the table added at each "
-               "position", "take the rows of the first steps positions (steps is the length of X's axis 1), "
-               "and let them broadcast over the batch"))
+    expect(isinstance(received, torch.Tensor), LEARNED, _("a torch.Tensor"), type(received).__name__,
+           _("forward returns X with the positions added: a tensor"))
+    expect(received.shape == X.shape, LEARNED, _("shape {shape}, the shape of X").format(shape=tuple(X.shape)),
+           _("shape {shape}").format(shape=tuple(received.shape)), (
+               _("the output has the shape of X, (batch, steps, num_hiddens): one row of the table added at each "
+                 "position"), _("take the rows of the first steps positions (steps is the length of X's axis 1), "
+                                "and let them broadcast over the batch")))
     added = received.detach() - X  # (batch, steps, num_hiddens): what the module added
     sinusoidal = PositionalEncoding(num_hiddens, 0.0, max_len=max_len).P[0, :steps]
     hint = hint_for(added, (
-        "add row i of the table to position i of every example: the table's first steps rows, broadcast "
-        "over the batch", "the rows to add are those of positions 0 to steps - 1, the same for every example"), [
+        _("add row i of the table to position i of every example: the table's first steps rows, broadcast "
+          "over the batch"), _("the rows to add are those of positions 0 to steps - 1, the same for every example")), [
         (sinusoidal.expand(batch, -1, -1),
-         ("that is the fixed sinusoidal table: a learned one starts from random numbers and is shaped by "
-          "training", "initialise the parameter with small random values, for example 0.02 times randn")),
+         (_("that is the fixed sinusoidal table: a learned one starts from random numbers and is shaped by "
+            "training"), _("initialise the parameter with small random values, for example 0.02 times randn"))),
         (rows[:steps].expand(batch, -1, -1) - X,
-         ("the module returns the embedding alone: add it to X", "the output is X plus the rows")),
-        (torch.zeros_like(X), ("nothing was added to X", "add the table's first steps rows to X")),
+         (_("the module returns the embedding alone: add it to X"), _("the output is X plus the rows"))),
+        (torch.zeros_like(X), (_("nothing was added to X"), _("add the table's first steps rows to X"))),
     ])
     expect_close(added, rows[:steps].expand(batch, -1, -1), LEARNED, hint)
-    expect(not torch.allclose(added[0], sinusoidal, atol=1e-4), LEARNED, "a table learned from random numbers",
-           "the sinusoidal table", ("that is the fixed sinusoidal table: a learned one starts from random numbers",
-                                    "initialise the parameter with small random values"))
+    expect(not torch.allclose(added[0], sinusoidal, atol=1e-4), LEARNED, _("a table learned from random numbers"),
+           _("the sinusoidal table"),
+           (_("that is the fixed sinusoidal table: a learned one starts from random numbers"),
+            _("initialise the parameter with small random values")))
 
-    no_gradient = ("the output does not depend on the parameter through autograd",
-                   "use the parameter itself in forward, not .data, .detach() or a copy made in __init__")
-    expect(received.requires_grad, LEARNED, "an output that autograd can trace back to the table",
-           "an output with requires_grad=False", no_gradient)
+    no_gradient = (_("the output does not depend on the parameter through autograd"),
+                   _("use the parameter itself in forward, not .data, .detach() or a copy made in __init__"))
+    expect(received.requires_grad, LEARNED, _("an output that autograd can trace back to the table"),
+           _("an output with requires_grad=False"), no_gradient)
     (received * upstream).sum().backward()
-    expect(table.grad is not None, LEARNED, "a gradient on the table after backward()", "none", no_gradient)
+    expect(table.grad is not None, LEARNED, _("a gradient on the table after backward()"), _("none"), no_gradient)
     expected_grad = torch.zeros(max_len, num_hiddens)
     expected_grad[:steps] = upstream.sum(dim=0)  # each row is used once per example
     expect_close(table.grad.reshape(-1, num_hiddens), expected_grad, LEARNED, (
-        "each used row of the table should receive the sum over the batch of the gradient at its position, "
-        "and unused rows nothing", "add the rows once, to every example: no scaling, no mean over the batch"))
-    passed(LEARNED, f"{max_len * num_hiddens} learned numbers, and the gradient reaches the {steps} rows in use. "
-                    f"It has no row for position {max_len} or later (max_len={max_len}), and a new one would need "
-                    f"training, while the sinusoidal formula gives a row for any position.")
+        _("each used row of the table should receive the sum over the batch of the gradient at its position, "
+          "and unused rows nothing"), _("add the rows once, to every example: no scaling, no mean over the batch")))
+    passed(LEARNED, _("{numbers} learned numbers, and the gradient reaches the {steps} rows in use. "
+                      "It has no row for position {max_len} or later (max_len={max_len}), and a new one would need "
+                      "training, while the sinusoidal formula gives a row for any position.").format(
+                          numbers=max_len * num_hiddens, steps=steps, max_len=max_len))
 
 
 def _layers():
-    """(name, layer, equivariant?) for layers from (batch, tokens, 8) to the same shape, weights seeded."""
+    """(name, layer, equivariant?) for layers from (batch, tokens, 8) to the same shape, weights seeded.
+
+    A name is the English one, marked for the catalogue: a message translates it where it shows it.
+    """
     num_hiddens = 8
     with seeded(73):
         attention = MultiHeadAttention(num_hiddens, 2, 0.0, query_size=num_hiddens, key_size=num_hiddens,
@@ -171,13 +183,13 @@ def _layers():
         return attention(X, X, X)
 
     return [
-        ("self-attention", lambda X: attention(X, X, X), True),
-        ("self-attention after adding P", with_positions, False),
-        ("causal self-attention", lambda X: causal(X, X, X), False),
-        ("a position-wise MLP", mlp, True),
+        (N_("self-attention"), lambda X: attention(X, X, X), True),
+        (N_("self-attention after adding P"), with_positions, False),
+        (N_("causal self-attention"), lambda X: causal(X, X, X), False),
+        (N_("a position-wise MLP"), mlp, True),
         (MEAN, lambda X: X.mean(dim=1, keepdim=True).expand_as(X), True),
-        ("a convolution over the tokens", lambda X: conv(X.transpose(1, 2)).transpose(1, 2), False),
-        ("an RNN", lambda X: rnn(X)[0], False),
+        (N_("a convolution over the tokens"), lambda X: conv(X.transpose(1, 2)).transpose(1, 2), False),
+        (N_("an RNN"), lambda X: rnn(X)[0], False),
     ]
 
 
@@ -185,10 +197,11 @@ def _as_bool(value, name):
     """The learner's answer as a bool, or an ExerciseError saying what a yes-or-no answer looks like."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
         return bool(value)
-    expect(isinstance(value, bool), EQUIVARIANCE, f"True or False for {name}",
-           f"{type(value).__name__}{f' of shape {tuple(value.shape)}' if isinstance(value, torch.Tensor) else ''}",
-           ("return one True or False for the whole comparison",
-            "torch.allclose compares two tensors and returns one bool"))
+    expect(isinstance(value, bool), EQUIVARIANCE, _("True or False for {name}").format(name=_(name)),
+           _("{type} of shape {shape}").format(type=type(value).__name__, shape=tuple(value.shape))
+           if isinstance(value, torch.Tensor) else f"{type(value).__name__}",
+           (_("return one True or False for the whole comparison"),
+            _("torch.allclose compares two tensors and returns one bool")))
     return value
 
 
@@ -197,44 +210,47 @@ def check_equivariance(is_permutation_equivariant):
     """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations."""
     with seeded(730):
         X = torch.randn(2, 6, 8)  # (batch, tokens, features)
-    perms = {"a swap of the ends": torch.tensor([5, 1, 2, 3, 4, 0]),  # its own inverse
-             "a rotation by one": torch.tensor([1, 2, 3, 4, 5, 0])}  # its inverse is the rotation back
+    perms = {_("a swap of the ends"): torch.tensor([5, 1, 2, 3, 4, 0]),  # its own inverse
+             _("a rotation by one"): torch.tensor([1, 2, 3, 4, 5, 0])}  # its inverse is the rotation back
     layers = _layers()
-    expected = [flag for _, _, flag in layers]
+    expected = [flag for _name, _layer, flag in layers]
     answers = {}
     with torch.no_grad():
         for label, perm in perms.items():
-            answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name) for name, layer, _ in layers]
+            answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name)
+                              for name, layer, _equivariant in layers]
     swap, rotation = answers.values()
-    names = [name for name, _, _ in layers]
+    names = [name for name, _layer, _equivariant in layers]
     false_negatives = any(want and not got for row in answers.values() for got, want in zip(row, expected))
     false_positives = any(got and not want for row in answers.values() for got, want in zip(row, expected))
     if swap == expected and rotation != expected:
-        hint = ("right for a swap, wrong for a rotation: you shuffled one side with the inverse permutation",
-                "index the output of the layer with perm itself, exactly as its input was indexed")
+        hint = (_("right for a swap, wrong for a rotation: you shuffled one side with the inverse permutation"),
+                _("index the output of the layer with perm itself, exactly as its input was indexed"))
     elif swap == rotation == [name == MEAN for name in names]:  # only the mean gives the unshuffled output
-        hint = ("you compared the output for the shuffled input with the unshuffled output",
-                "an equivariant layer moves each output with its token: compare with the output of X, shuffled "
-                "by perm")
+        hint = (_("you compared the output for the shuffled input with the unshuffled output"),
+                _("an equivariant layer moves each output with its token: compare with the output of X, shuffled "
+                  "by perm"))
     elif swap == rotation == [not flag for flag in expected]:
-        hint = ("every answer is the opposite: return True when the two outputs agree", "negate your result")
+        hint = (_("every answer is the opposite: return True when the two outputs agree"), _("negate your result"))
     elif false_negatives and not false_positives:
-        hint = ("your test is too strict: float sums taken in another order differ in their last bits",
-                "compare with a tolerance (torch.allclose, atol around 1e-5), not exact equality")
+        hint = (_("your test is too strict: float sums taken in another order differ in their last bits"),
+                _("compare with a tolerance (torch.allclose, atol around 1e-5), not exact equality"))
     elif all(swap) and all(rotation):
-        hint = ("every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X?",
-                "shuffling axis 0 reorders the examples of the batch, which every layer here treats on their "
-                "own; the tokens are axis 1, and the comparison wants a small tolerance (around 1e-5)")
+        hint = (_("every layer passes your test, even the RNN: are you shuffling the tokens, axis 1 of X?"),
+                _("shuffling axis 0 reorders the examples of the batch, which every layer here treats on their "
+                  "own; the tokens are axis 1, and the comparison wants a small tolerance (around 1e-5)"))
     elif false_positives and not false_negatives:
-        hint = ("your test accepts layers whose outputs do change with the order: its tolerance is too loose",
-                "compare the two outputs with a small tolerance, around 1e-5")
+        hint = (_("your test accepts layers whose outputs do change with the order: its tolerance is too loose"),
+                _("compare the two outputs with a small tolerance, around 1e-5"))
     else:
-        hint = ("shuffle the tokens (axis 1) of X with perm, run the layer, and compare with the layer's output "
-                "for X, shuffled the same way", "use torch.allclose with a small tolerance for the comparison")
+        hint = (_("shuffle the tokens (axis 1) of X with perm, run the layer, and compare with the layer's output "
+                  "for X, shuffled the same way"), _("use torch.allclose with a small tolerance for the comparison"))
     for label, received in answers.items():
-        wrong = [name for name, got, want in zip(names, received, expected) if got != want]
-        expect(not wrong, EQUIVARIANCE, f"with {label}: equivariant for {[n for n, f in zip(names, expected) if f]}",
-               f"a wrong answer for {wrong}", hint)
-    passed(EQUIVARIANCE, "Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention "
-                         "after adding P, causal self-attention (its mask depends on the positions), the "
-                         "convolution and the RNN (they read the tokens in order).")
+        wrong = [_(name) for name, got, want in zip(names, received, expected) if got != want]
+        expect(not wrong, EQUIVARIANCE,
+               _("with {label}: equivariant for {names}").format(
+                   label=label, names=[_(n) for n, f in zip(names, expected) if f]),
+               _("a wrong answer for {names}").format(names=wrong), hint)
+    passed(EQUIVARIANCE, _("Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention "
+                           "after adding P, causal self-attention (its mask depends on the positions), the "
+                           "convolution and the RNN (they read the tokens in order)."))

@@ -6,15 +6,16 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
+from ..i18n import N_, _
 from ..masking import masked_softmax
 from ..seq2seq import BOS, AttentionSeq2Seq, make_batch
 from ._feedback import ExerciseError, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch08.hint()
 from ._support import hint_for, seeded, without
 
-REVERSAL = "Exercise 8.1 · the reversal's alignment"
-CROSS = "Exercise 8.2 · cross-attention, one output step at a time"
-SORTING = "Exercise 8.3 · the sorting task's alignment"
+REVERSAL = N_("Exercise 8.1 · the reversal's alignment")
+CROSS = N_("Exercise 8.2 · cross-attention, one output step at a time")
+SORTING = N_("Exercise 8.3 · the sorting task's alignment")
 
 
 def _one_hot_rows(columns, real, width):
@@ -31,27 +32,29 @@ def check_reversal_alignment(reversal_alignment):
     expected = _one_hot_rows(valid_lens[:, None] - 1 - steps, real, num_steps)
     received = reversal_alignment(valid_lens.clone(), num_steps)
     everywhere = torch.ones_like(real)
-    hint = hint_for(received, ("output step t copies source position n - 1 - t, where n is that example's "
-                               "length; rows of padding steps (t ≥ n) hold no 1",
-                               "compare, for every (step t, position s), the position n - 1 - t with s; "
-                               "n comes from valid_lens, one per example"), [
+    hint = hint_for(received, (_("output step t copies source position n - 1 - t, where n is that example's "
+                                 "length; rows of padding steps (t ≥ n) hold no 1"),
+                               _("compare, for every (step t, position s), the position n - 1 - t with s; "
+                                 "n comes from valid_lens, one per example")), [
         (_one_hot_rows(steps.expand(4, -1), real, num_steps),
-         ("that is the diagonal: step t copying position t is the identity, not a reversal",
-          "reversal reads the source from its last digit: step 0 copies position n - 1")),
+         (_("that is the diagonal: step t copying position t is the identity, not a reversal"),
+          _("reversal reads the source from its last digit: step 0 copies position n - 1"))),
         (_one_hot_rows((num_steps - 1 - steps).expand(4, -1), real, num_steps),
-         ("you reversed the padded row of 8: step 0 then copies the last *padding* position of a short example",
-          "use each example's own length n from valid_lens, not num_steps")),
+         (_("you reversed the padded row of 8: step 0 then copies the last *padding* position of a short "
+            "example"),
+          _("use each example's own length n from valid_lens, not num_steps"))),
         (_one_hot_rows((num_steps - 1 - steps).expand(4, -1), everywhere, num_steps),
-         ("you reversed the padded row of 8, and padding steps got a 1",
-          "use each example's own length n from valid_lens, not num_steps; rows t ≥ n stay 0")),
+         (_("you reversed the padded row of 8, and padding steps got a 1"),
+          _("use each example's own length n from valid_lens, not num_steps; rows t ≥ n stay 0"))),
         (_one_hot_rows((valid_lens[:, None] - 1 - steps) % num_steps, everywhere, num_steps),
-         ("the real steps are right, but the padding steps (t ≥ n) got a 1 too",
-          "a padding step copies nothing: its whole row must be 0")),
+         (_("the real steps are right, but the padding steps (t ≥ n) got a 1 too"),
+          _("a padding step copies nothing: its whole row must be 0"))),
     ])
     expect_close(received, expected, REVERSAL, hint)
     chance = ", ".join(f"{1 / n:g}" for n in (2, 5, 8))  # 0.125 in full: ".2f" would print 0.12
-    passed(REVERSAL, f"Uniform attention over the n real positions would put 1/n on it: {chance} for "
-                     f"n = 2, 5, 8. The trained model of this chapter puts most of its weight there.")
+    passed(REVERSAL, _("Uniform attention over the n real positions would put 1/n on it: {chance} for "
+                       "n = 2, 5, 8. The trained model of this chapter puts most of its weight there.").format(
+                           chance=chance))
 
 
 def _cross_inputs():
@@ -76,10 +79,10 @@ def _expect_rows_close(received, expected, name, hint):
     also gives the row's sum, and the error carries the picture of that
     example.
     """
-    expect(isinstance(received, torch.Tensor), CROSS, "a torch.Tensor", f"{type(received).__name__}",
-           "return tensors, not numbers or lists")
-    expect(received.shape == expected.shape, CROSS, f"shape {tuple(expected.shape)}", f"shape {tuple(received.shape)}",
-           hint)
+    expect(isinstance(received, torch.Tensor), CROSS, _("a torch.Tensor"), f"{type(received).__name__}",
+           _("return tensors, not numbers or lists"))
+    expect(received.shape == expected.shape, CROSS, _("shape {shape}").format(shape=tuple(expected.shape)),
+           _("shape {shape}").format(shape=tuple(received.shape)), hint)
     received = received.detach().to(expected.device, expected.dtype)
     close = torch.isclose(received, expected, atol=1e-5, rtol=1e-4, equal_nan=True).all(dim=-1)  # (B, T)
     if close.all():
@@ -89,8 +92,9 @@ def _expect_rows_close(received, expected, name, hint):
 
     def row(tensor):
         values = ", ".join(f"{v:.3f}" for v in tensor[b, t].tolist())
-        total = f" (sum {tensor[b, t].sum():.3f})" if name == "weights" else ""
-        return f"{name}[{b}, {t}], example {b}'s output step {t}: [{values}]{total}"
+        total = _(" (sum {total:.3f})").format(total=tensor[b, t].sum()) if name == "weights" else ""
+        return _("{name}[{b}, {t}], example {b}'s output step {t}: [{values}]{total}").format(
+            name=name, b=b, t=t, values=values, total=total)
 
     error = ExerciseError(CROSS, row(expected), row(received), hint)
     if name == "weights":
@@ -117,16 +121,18 @@ class _Counted(torch.nn.Module):
 
 def _expect_step_result(result, expected_shapes):
     """One step's answer must be a pair (context, weights) of the given shapes."""
-    expect(isinstance(result, tuple) and len(result) == 2, CROSS, "a pair (context, weights)",
-           f"{type(result).__name__}", "step returns the context and the weights, as a tuple")
+    expect(isinstance(result, tuple) and len(result) == 2, CROSS, _("a pair (context, weights)"),
+           f"{type(result).__name__}", _("step returns the context and the weights, as a tuple"))
     for name, value, shape in zip(("context", "weights"), result, expected_shapes):
-        expect(isinstance(value, torch.Tensor), CROSS, f"{name}: a torch.Tensor", f"{type(value).__name__}",
-               "return tensors, not numbers or lists")
+        expect(isinstance(value, torch.Tensor), CROSS, _("{name}: a torch.Tensor").format(name=name),
+               f"{type(value).__name__}", _("return tensors, not numbers or lists"))
         extra_axis = value.shape == (shape[0], 1, shape[1])
-        expect(value.shape == shape, CROSS, f"{name} of one step: shape {tuple(shape)}",
-               f"{name} of one step: shape {tuple(value.shape)}",
-               f"drop the axis of size 1 that holds the one query: {name} is (B, {shape[1]})" if extra_axis else
-               f"one step gives one row per example: {name} is (B, {shape[1]})")
+        expect(value.shape == shape, CROSS,
+               _("{name} of one step: shape {shape}").format(name=name, shape=tuple(shape)),
+               _("{name} of one step: shape {shape}").format(name=name, shape=tuple(value.shape)),
+               _("drop the axis of size 1 that holds the one query: {name} is (B, {size})").format(
+                   name=name, size=shape[1]) if extra_axis else
+               _("one step gives one row per example: {name} is (B, {size})").format(name=name, size=shape[1]))
 
 
 @check(CROSS)
@@ -141,21 +147,21 @@ def check_cross_attention_steps(make_cross_attention):
         expected_context = DotProductAttention(0.0)(model.W_q(states), model.W_k(encoder_outputs),
                                                     encoder_outputs, lens)
     W_q, W_k = _Counted(model.W_q), _Counted(model.W_k)
-    with without(CROSS, "compute the scores, the masked softmax and the weighted sum",
+    with without(CROSS, _("compute the scores, the masked softmax and the weighted sum"),
                  (DotProductAttention, "forward", "d2l.DotProductAttention"),
                  (AdditiveAttention, "forward", "d2l.AdditiveAttention"),
                  (MultiHeadAttention, "forward", "d2l.MultiHeadAttention"),
                  (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention")), torch.no_grad():
         step = make_cross_attention(encoder_outputs.clone(), lens.clone(), W_q, W_k)
-        expect(callable(step), CROSS, "a function step(decoder_state)", f"{type(step).__name__}",
-               "define step inside make_cross_attention and return it (the function itself, not a call)")
+        expect(callable(step), CROSS, _("a function step(decoder_state)"), f"{type(step).__name__}",
+               _("define step inside make_cross_attention and return it (the function itself, not a call)"))
         results = []
         for t in range(T):
             result = step(states[:, t].clone())
             _expect_step_result(result, ((B, d), (B, S)))
             results.append(result)
-    context = torch.stack([c for c, _ in results], dim=1)  # (B, T, d_model)
-    weights = torch.stack([w for _, w in results], dim=1)  # (B, T, S)
+    context = torch.stack([c for c, _weights in results], dim=1)  # (B, T, d_model)
+    weights = torch.stack([w for _context, w in results], dim=1)  # (B, T, S)
 
     with torch.no_grad():
         queries, keys = model.W_q(states), model.W_k(encoder_outputs)
@@ -164,54 +170,55 @@ def check_cross_attention_steps(make_cross_attention):
         padding = (torch.arange(S) >= lens[:, None])[:, None, :]  # (B, 1, S): the padding keys
         masked = scores.masked_fill(padding, float("-inf"))
         mistakes = [
-            (masked_softmax(scores * scale, lens), ("divide the scores by √d before the softmax",
-                                                    "d is the size of a query, its last axis (num_hiddens)")),
-            (torch.softmax(scores, dim=-1), ("padding source positions get weight: mask them",
-                                             "pass the source lengths to the masked softmax")),
+            (masked_softmax(scores * scale, lens), (_("divide the scores by √d before the softmax"),
+                                                    _("d is the size of a query, its last axis (num_hiddens)"))),
+            (torch.softmax(scores, dim=-1), (_("padding source positions get weight: mask them"),
+                                             _("pass the source lengths to the masked softmax"))),
             (torch.softmax(scores, dim=-1).masked_fill(padding, 0.0),
-             ("you masked after the softmax: the padding positions got 0, but the other weights of the row "
-              "were not scaled up, so the row sums to less than 1",
-              "mask the scores before the softmax (padding set to −inf, or d2l.masked_softmax with the source "
-              "lengths): the softmax then shares the whole weight among the real positions")),
+             (_("you masked after the softmax: the padding positions got 0, but the other weights of the row "
+                "were not scaled up, so the row sums to less than 1"),
+              _("mask the scores before the softmax (padding set to −inf, or d2l.masked_softmax with the source "
+                "lengths): the softmax then shares the whole weight among the real positions"))),
             (torch.ones_like(scores),
-             ("every weight is 1: your softmax ran over an axis of size 1. One step's scores are (B, 1, S), "
-              "and axis 1 holds the step's one query",
-              "normalise each row over the source positions: the last axis")),
+             (_("every weight is 1: your softmax ran over an axis of size 1. One step's scores are (B, 1, S), "
+                "and axis 1 holds the step's one query"),
+              _("normalise each row over the source positions: the last axis"))),
             (torch.ones_like(scores).masked_fill(padding, float("nan")),
-             ("your softmax ran over axis 1, which holds the step's one query: each real position got 1, and "
-              "a padding position, −inf alone, got 0/0, NaN",
-              "the mask was right; normalise over the source positions: the last axis")),
+             (_("your softmax ran over axis 1, which holds the step's one query: each real position got 1, and "
+                "a padding position, −inf alone, got 0/0, NaN"),
+              _("the mask was right; normalise over the source positions: the last axis"))),
             (torch.softmax(masked, dim=0),
-             ("your softmax runs over the examples (axis 0): each weight is shared with the other examples of "
-              "the batch",
-              "normalise each example's row over its source positions: the last axis")),
+             (_("your softmax runs over the examples (axis 0): each weight is shared with the other examples of "
+                "the batch"),
+              _("normalise each example's row over its source positions: the last axis"))),
             (masked_softmax(states @ keys.transpose(1, 2) / scale, lens),
-             ("project the decoder states with W_q to get the queries",
-              "the queries are W_q applied to the decoder states, not the states themselves")),
+             (_("project the decoder states with W_q to get the queries"),
+              _("the queries are W_q applied to the decoder states, not the states themselves"))),
             (masked_softmax(queries @ encoder_outputs.transpose(1, 2) / scale, lens),
-             ("project the encoder outputs with W_k to get the keys",
-              "the keys are W_k applied to the encoder outputs; the values are the outputs as they are")),
+             (_("project the encoder outputs with W_k to get the keys"),
+              _("the keys are W_k applied to the encoder outputs; the values are the outputs as they are"))),
         ]
     _expect_rows_close(weights, expected_weights, "weights", hint_for(weights, (
-        "scores = query · keysᵀ / √d, one per source position; softmax over the source positions, with the "
-        "padding positions masked",
-        "the query is W_q(decoder_state), the keys W_k(encoder outputs); then d2l.masked_softmax with the "
-        "source lengths"), mistakes))
+        _("scores = query · keysᵀ / √d, one per source position; softmax over the source positions, with the "
+          "padding positions masked"),
+        _("the query is W_q(decoder_state), the keys W_k(encoder outputs); then d2l.masked_softmax with the "
+          "source lengths")), mistakes))
     with torch.no_grad():
         projected_values = expected_weights @ model.W_k(encoder_outputs)
     _expect_rows_close(context, expected_context, "context", hint_for(context, (
-        "the context of a step is the weighted sum of the values: the weights times the encoder outputs",
-        "a batched product of the step's weights with the (B, S, d) values"), [
-        (projected_values, ("the values are the encoder outputs themselves, not W_k of them",
-                            "this model has no W_v: multiply the weights by the encoder outputs")),
+        _("the context of a step is the weighted sum of the values: the weights times the encoder outputs"),
+        _("a batched product of the step's weights with the (B, S, d) values")), [
+        (projected_values, (_("the values are the encoder outputs themselves, not W_k of them"),
+                            _("this model has no W_v: multiply the weights by the encoder outputs"))),
     ]))
-    expect(W_k.runs == 1, CROSS, f"W_k run once for the {T} steps", f"W_k run {W_k.runs} times",
-           ("project the encoder outputs once, in make_cross_attention; step reuses them",
-            "the keys do not depend on the output step: compute them before defining step, and step "
-            "sees them as a variable of make_cross_attention"))
-    passed(CROSS, f"Equal to the model's own cross-attention, step by step. W_k ran once and W_q "
-                  f"{W_q.runs} times for T = {T} steps: the keys were projected once for the whole output, "
-                  f"as a decoder that caches the encoder's keys does.")
+    expect(W_k.runs == 1, CROSS, _("W_k run once for the {steps} steps").format(steps=T),
+           _("W_k run {runs} times").format(runs=W_k.runs),
+           (_("project the encoder outputs once, in make_cross_attention; step reuses them"),
+            _("the keys do not depend on the output step: compute them before defining step, and step "
+              "sees them as a variable of make_cross_attention")))
+    passed(CROSS, _("Equal to the model's own cross-attention, step by step. W_k ran once and W_q "
+                    "{runs} times for T = {steps} steps: the keys were projected once for the whole output, "
+                    "as a decoder that caches the encoder's keys does.").format(runs=W_q.runs, steps=T))
 
 
 def _sort_inputs():
@@ -231,22 +238,23 @@ def check_sort_alignment(sort_alignment):
     order = source.argsort(dim=1)  # padding (PAD = 10) sorts after every digit
     descending = source.masked_fill(~real, -1).argsort(dim=1, descending=True)
     hint = hint_for(received, (
-        "row t holds a 1 in the column of the source position whose digit is the t-th smallest; padding rows "
-        "are 0",
-        "argsort the digits (keep padding last): its result lists, for each output step, the position it "
-        "copies; turn those positions into one-hot rows"), [
+        _("row t holds a 1 in the column of the source position whose digit is the t-th smallest; padding rows "
+          "are 0"),
+        _("argsort the digits (keep padding last): its result lists, for each output step, the position it "
+          "copies; turn those positions into one-hot rows")), [
         (expected.transpose(1, 2),
-         ("you marked where each source position goes (its rank): that is the transpose of the alignment",
-          "one argsort is enough: it says which position output step t copies. A second argsort inverts the "
-          "permutation")),
+         (_("you marked where each source position goes (its rank): that is the transpose of the alignment"),
+          _("one argsort is enough: it says which position output step t copies. A second argsort inverts the "
+            "permutation"))),
         (_one_hot_rows(descending, real, width),
-         ("that sorts in decreasing order: output step 0 must copy the smallest digit",
-          "sort ascending")),
+         (_("that sorts in decreasing order: output step 0 must copy the smallest digit"),
+          _("sort ascending"))),
         (_one_hot_rows(order, everywhere, width),
-         ("the real steps are right, but the padding steps got a 1 too",
-          "a padding step copies nothing: multiply its row by 0 (the lengths say which steps are real)")),
+         (_("the real steps are right, but the padding steps got a 1 too"),
+          _("a padding step copies nothing: multiply its row by 0 (the lengths say which steps are real)"))),
     ])
     expect_close(received, expected, SORTING, hint)
     permutations = {tuple(row.argmax(-1)[: int(n)].tolist()) for row, n in zip(expected, valid_lens)}
-    passed(SORTING, f"These {len(source)} sources need {len(permutations)} different alignments; reversal "
-                    f"needs one per length. The model reads the digits to find them.")
+    passed(SORTING, _("These {sources} sources need {alignments} different alignments; reversal "
+                      "needs one per length. The model reads the digits to find them.").format(
+                          sources=len(source), alignments=len(permutations)))

@@ -9,14 +9,15 @@ d2lmini (the same numbers the model gives, rounded to float16).
 import torch
 import torch.nn.functional as F
 
+from ..i18n import N_, _
 from ..pretrained import CachedMiniLM
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch09.hint()
 from ._support import hint_for, seeded
 
-SEP_SINK = "Exercise 9.1 · the [SEP] sink"
-PREVIOUS = "Exercise 9.2 · the previous-token head"
-SIMILARITY = "Exercise 9.3 · sentence similarity with padding"
+SEP_SINK = N_("Exercise 9.1 · the [SEP] sink")
+PREVIOUS = N_("Exercise 9.2 · the previous-token head")
+SIMILARITY = N_("Exercise 9.3 · sentence similarity with padding")
 
 
 def _random_maps(layers, heads, T):
@@ -37,20 +38,20 @@ def check_sep_share(sep_share):
         attention = _random_maps(2, 3, 6)  # (layers, heads, T, T)
     expected = attention[..., :, -1].mean(dim=-1)  # (layers, heads)
     received = sep_share(attention.clone())
-    hint = hint_for(received, ("[SEP] is the last token, so the weight a query gives it is the last column of "
-                               "its row; average that over every query",
-                               "the answer has one number per head: shape (layers, heads)"), [
-        (attention[..., :, 0].mean(dim=-1), ("that is the [CLS] share: [CLS] is the first key, [SEP] the last",
-                                             "the last column of each row")),
-        (attention[..., :, -2].mean(dim=-1), ("off by one: that column is the token before [SEP]",
-                                              "[SEP] is the very last key")),
-        (attention[..., -1, :].mean(dim=-1), ("you averaged the [SEP] row, where [SEP] looks: every row sums "
-                                              "to 1, so that is always 1/T",
-                                              "take the column of [SEP], one weight per query, not its row")),
-        (attention[..., :, -1].sum(dim=-1), ("a share is an average: divide by the number of queries",
-                                             "mean over the query axis, not sum")),
+    hint = hint_for(received, (_("[SEP] is the last token, so the weight a query gives it is the last column of "
+                                 "its row; average that over every query"),
+                               _("the answer has one number per head: shape (layers, heads)")), [
+        (attention[..., :, 0].mean(dim=-1), (_("that is the [CLS] share: [CLS] is the first key, [SEP] the last"),
+                                             _("the last column of each row"))),
+        (attention[..., :, -2].mean(dim=-1), (_("off by one: that column is the token before [SEP]"),
+                                              _("[SEP] is the very last key"))),
+        (attention[..., -1, :].mean(dim=-1), (_("you averaged the [SEP] row, where [SEP] looks: every row sums "
+                                                "to 1, so that is always 1/T"),
+                                              _("take the column of [SEP], one weight per query, not its row"))),
+        (attention[..., :, -1].sum(dim=-1), (_("a share is an average: divide by the number of queries"),
+                                             _("mean over the query axis, not sum"))),
         ((attention[..., :, 0] + attention[..., :, -1]).mean(dim=-1),
-         ("only the [SEP] column: you added [CLS]'s", "[SEP] is the last key")),
+         (_("only the [SEP] column: you added [CLS]'s"), _("[SEP] is the last key"))),
     ])
     expect_close(received, expected, SEP_SINK, hint)
     cache = CachedMiniLM()
@@ -58,9 +59,11 @@ def check_sep_share(sep_share):
     cls = torch.stack([cache.attention(text)[..., :, 0].mean(dim=-1) for text in cache.sentences]).mean(dim=0)
     (sep_layer, sep_head), sep_top = _best(sep)
     (cls_layer, cls_head), cls_top = _best(cls)
-    passed(SEP_SINK, f"On the chapter's sentences the [SEP] share peaks at {sep_top:.2f} (layer {sep_layer}, "
-                     f"head {sep_head}), the [CLS] share at {cls_top:.2f} (layer {cls_layer}, head {cls_head}): "
-                     f"this model parks its spare attention on [CLS].")
+    passed(SEP_SINK, _("On the chapter's sentences the [SEP] share peaks at {sep_top:.2f} (layer {sep_layer}, "
+                       "head {sep_head}), the [CLS] share at {cls_top:.2f} (layer {cls_layer}, head {cls_head}): "
+                       "this model parks its spare attention on [CLS].").format(
+                           sep_top=sep_top, sep_layer=sep_layer, sep_head=sep_head, cls_top=cls_top,
+                           cls_layer=cls_layer, cls_head=cls_head))
 
 
 def _previous_token_maps():
@@ -120,36 +123,40 @@ def check_previous_token_head(previous_token_head):
     expected_head, expected_score = _best(_previous_scores(maps))
     received = previous_token_head([attention.clone() for attention in maps])
     answer = _as_answer(received)
-    expect(answer is not None, PREVIOUS, "a pair ((layer, head), score)", repr(received)[:80],
-           ("return the head as a pair of ints, (layer, head), and its score, as ((layer, head), score)",
-            "with a (layers, heads) tensor of scores, the flat index of the largest is layer * heads + head"))
+    expect(answer is not None, PREVIOUS, _("a pair ((layer, head), score)"), repr(received)[:80],
+           (_("return the head as a pair of ints, (layer, head), and its score, as ((layer, head), score)"),
+            _("with a (layers, heads) tensor of scores, the flat index of the largest is layer * heads + head")))
     mistakes = {
         _best(_previous_scores(maps, offset=1))[0]: (
-            "that head looks at the next token: the token before query i is key i - 1",
-            "row i, column i - 1: one step left of the diagonal"),
+            _("that head looks at the next token: the token before query i is key i - 1"),
+            _("row i, column i - 1: one step left of the diagonal")),
         # Every row, or rows 1 to T - 1 (a diagonal one below the main one), picks the same planted head.
         _best(_previous_scores(maps, rows=lambda T: torch.arange(1, T)))[0]: (
-            "leave out the [CLS] and [SEP] rows: they are not words, the token before [CLS] does not exist, "
-            "and the one before [SEP] is the full stop",
-            "the word tokens of a sentence of T tokens are rows 1 to T - 2"),
+            _("leave out the [CLS] and [SEP] rows: they are not words, the token before [CLS] does not exist, "
+              "and the one before [SEP] is the full stop"),
+            _("the word tokens of a sentence of T tokens are rows 1 to T - 2")),
         _best(_previous_scores(maps, per_sentence=True))[0]: (
-            "you averaged each sentence, then the sentences: a 5-word sentence then weighs as much as an "
-            "8-word one",
-            "pool the weights of all word tokens of all sentences, then average once"),
-        expected_head[::-1]: ("the pair is (layer, head), in that order", "swap the two numbers"),
+            _("you averaged each sentence, then the sentences: a 5-word sentence then weighs as much as an "
+              "8-word one"),
+            _("pool the weights of all word tokens of all sentences, then average once")),
+        expected_head[::-1]: (_("the pair is (layer, head), in that order"), _("swap the two numbers")),
     }
     head, score = answer
     expect(head == expected_head, PREVIOUS, f"(layer, head) = {expected_head}", f"{head}",
-           mistakes.get(head, ("for each head, average the weight each word token gives the token just before it",
-                               "over every word token of every sentence; then the head with the largest average")))
-    expect(abs(score - expected_score) < 1e-4, PREVIOUS, f"score {expected_score:.4f}", f"{score:.4f}",
-           ("the score is the mean weight on the previous token over all word tokens of all sentences",
-            "rows 1 to T - 2 of each sentence, column i - 1, averaged together"))
+           mistakes.get(head, (_("for each head, average the weight each word token gives the token just before "
+                                 "it"),
+                               _("over every word token of every sentence; then the head with the largest "
+                                 "average"))))
+    expect(abs(score - expected_score) < 1e-4, PREVIOUS, _("score {score:.4f}").format(score=expected_score),
+           f"{score:.4f}",
+           (_("the score is the mean weight on the previous token over all word tokens of all sentences"),
+            _("rows 1 to T - 2 of each sentence, column i - 1, averaged together")))
     cache = CachedMiniLM()
     answer = _as_answer(previous_token_head([cache.attention(text) for text in cache.sentences]))
     (layer, head), score = answer
-    passed(PREVIOUS, f"In all-MiniLM-L6-v2 your search finds layer {layer}, head {head}: on the chapter's "
-                     f"sentences {score:.2f} of each word's attention goes to the token before it.")
+    passed(PREVIOUS, _("In all-MiniLM-L6-v2 your search finds layer {layer}, head {head}: on the chapter's "
+                       "sentences {score:.2f} of each word's attention goes to the token before it.").format(
+                           layer=layer, head=head, score=score))
 
 
 def _similarity(hidden, valid_lens, include_padding=False, normalise=True, axis=1):
@@ -175,25 +182,25 @@ def check_similarity_matrix(similarity_matrix):
         hidden[padding] = 2.0 + torch.randn(int(padding.sum()), 16) * 0.1  # what a padded position holds
     expected = _similarity(hidden, valid_lens)
     received = similarity_matrix(hidden.clone(), valid_lens.clone())
-    hint = hint_for(received, ("average each sentence's token vectors over its valid tokens only, scale each "
-                               "mean to length 1, then take all the dot products",
-                               "a sentence of valid length L owns rows 0 to L - 1 of its (T, d_model) block; the "
-                               "answer is (n, n) with ones on its diagonal"), [
+    hint = hint_for(received, (_("average each sentence's token vectors over its valid tokens only, scale each "
+                                 "mean to length 1, then take all the dot products"),
+                               _("a sentence of valid length L owns rows 0 to L - 1 of its (T, d_model) block; the "
+                                 "answer is (n, n) with ones on its diagonal")), [
         (_similarity(hidden, valid_lens, include_padding=True),
-         ("the padding rows were averaged in: keep the first valid_lens[i] rows of sentence i only",
-          "a boolean mask (T,) per sentence, True for the valid positions, selects or weights the rows")),
+         (_("the padding rows were averaged in: keep the first valid_lens[i] rows of sentence i only"),
+          _("a boolean mask (T,) per sentence, True for the valid positions, selects or weights the rows"))),
         (_similarity(hidden, valid_lens, normalise=False),
-         ("those are dot products of the means: scale each mean to length 1 first, so they become cosines",
-          "the diagonal of a cosine matrix is all ones")),
+         (_("those are dot products of the means: scale each mean to length 1 first, so they become cosines"),
+          _("the diagonal of a cosine matrix is all ones"))),
         (_similarity(hidden, valid_lens, include_padding=True, normalise=False),
-         ("two things: the padding rows were averaged in, and the means were not scaled to length 1",
-          "keep the valid rows only, then divide each mean by its length")),
+         (_("two things: the padding rows were averaged in, and the means were not scaled to length 1"),
+          _("keep the valid rows only, then divide each mean by its length"))),
         (_similarity(hidden, valid_lens, axis=-1),
-         ("you averaged over the features (the last axis): average over the tokens (axis 1)",
-          "each sentence's embedding has d_model = 16 features")),
+         (_("you averaged over the features (the last axis): average over the tokens (axis 1)"),
+          _("each sentence's embedding has d_model = 16 features"))),
     ])
     expect_close(received, expected, SIMILARITY, hint)
     padded = _similarity(hidden, valid_lens, include_padding=True)
-    passed(SIMILARITY, f"With the padding averaged in, sentences 1 and 3 (3 and 1 valid tokens) would score "
-                       f"{float(padded[1, 3]):.2f} instead of {float(expected[1, 3]):.2f}: shared padding looks "
-                       f"like shared meaning.")
+    passed(SIMILARITY, _("With the padding averaged in, sentences 1 and 3 (3 and 1 valid tokens) would score "
+                         "{padded:.2f} instead of {right:.2f}: shared padding looks like shared meaning.").format(
+                             padded=float(padded[1, 3]), right=float(expected[1, 3])))

@@ -6,16 +6,22 @@ import torch
 
 from .._checks import check_per_example
 from ..attention import AdditiveAttention, DotProductAttention
+from ..i18n import N_, _
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .declaration import Declaration, FloatSlider, IntSlider, Result, Row
+from .declaration import Declaration, FloatSlider, IntSlider, Result, Row, numbered
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
 BATCH, NUM_QUERIES, NUM_KEYS, SIZE = 2, 4, 10, 2  # SIZE: the queries' and keys' features
-METHODS = ("additive", "scaled dot product")
-TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel
+METHODS = (N_("additive"), N_("scaled dot product"))
+TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel: the page's
+
+
+def titles():
+    """The panels' titles (``TITLES``) in the learner's language."""
+    return [_("{method}, example {b}").format(method=_(method), b=b) for b in range(BATCH) for method in METHODS]
 
 
 def key_noise(seed):
@@ -50,9 +56,10 @@ class Additive(Declaration):
     """
 
     controls = (
-        FloatSlider("noise", "key noise", 0.0, 2.0, 0.05, digits=2),
-        IntSlider("seed", "noise seed", 0, 9),
-        *(IntSlider(f"valid_len_{b}", f"valid_len, example {b}", 0, NUM_KEYS, argument=f"valid_lens[{b}]")
+        FloatSlider("noise", N_("key noise"), 0.0, 2.0, 0.05, digits=2),
+        IntSlider("seed", N_("noise seed"), 0, 9),
+        *(IntSlider(f"valid_len_{b}", numbered(N_("valid_len, example {b}"), b=b), 0, NUM_KEYS,
+                    argument=f"valid_lens[{b}]")
           for b in range(BATCH)),
     )
     Settings = AdditiveSettings
@@ -87,7 +94,8 @@ class Additive(Declaration):
                               dim=1)  # (batch, method, queries, keys)
         mask = attention_mask(valid_lens, BATCH, NUM_QUERIES, NUM_KEYS)  # (batch, 1, keys)
         mask = mask.unsqueeze(1).expand(weights.shape)  # the same for both methods
-        caption = f"keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens.tolist()}"
+        caption = _("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}").format(
+            noise=noise, seed=seed, valid_lens=valid_lens.tolist())
         return AdditiveResult(weights, caption, mask=mask, noisy_keys=keys, valid_lens=valid_lens)
 
     def build(self, blit):
@@ -102,7 +110,7 @@ class Additive(Declaration):
                 "noise": {str(seed): key_noise(seed).tolist() for seed in self.control("seed").values()}}
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask, titles=TITLES)
+        return describe_weights(result.weights, result.mask, titles=titles())
 
     def recipe(self, result):
         inputs = {"queries": self.queries, "keys": result.noisy_keys, "values": self.values,
@@ -134,7 +142,7 @@ class AdditiveView:
     def __init__(self, blit):
         axes = blit.figure.subplots(BATCH, len(METHODS), sharex=True, sharey=True)
         self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes.flat]  # as TITLES
-        for ax, title in zip(axes.flat, TITLES):
+        for ax, title in zip(axes.flat, titles()):
             ax.set_title(title, fontsize="medium")
             ax.label_outer()
         blit.colorbar(axes)

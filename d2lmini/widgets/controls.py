@@ -10,7 +10,7 @@ themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
 import ipywidgets as widgets
 
 from ._compat import toggle_button_style, tooltip
-from .declaration import Checkbox, Choice, FloatSlider, IntSlider, LogSlider, NumberBox
+from .declaration import Checkbox, Choice, FloatSlider, IntSlider, LogSlider, NumberBox, say
 
 WIDE = {"description_width": "initial"}  # a control's style: its description in full, never cut
 
@@ -20,9 +20,11 @@ def _mark(on):
 
 
 def widget_for(control, value):
-    """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first."""
+    """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first;
+    its label, tooltip and options' labels in the learner's language (``say``)."""
     control.check(value)
-    common = {"description": control.label, "style": WIDE, **(tooltip(control.tooltip) if control.tooltip else {})}
+    common = {"description": say(control.label), "style": WIDE,
+              **(tooltip(say(control.tooltip)) if control.tooltip else {})}
     if isinstance(control, IntSlider):
         return widgets.IntSlider(value=value, min=control.low, max=control.high, step=control.step, **common)
     if isinstance(control, FloatSlider):
@@ -39,9 +41,9 @@ def widget_for(control, value):
     if isinstance(control, Choice):
         kind = {"dropdown": widgets.Dropdown, "toggle": widgets.ToggleButtons,
                 "slider": widgets.SelectionSlider}[control.style]
-        return kind(options=list(control.options), value=value, **common)
+        return kind(options=[(say(label), option) for label, option in control.options], value=value, **common)
     if isinstance(control, Checkbox) and control.style == "cell":
-        cell = widgets.ToggleButton(value=value, description=_mark(value), tooltip=control.label,
+        cell = widgets.ToggleButton(value=value, description=_mark(value), tooltip=say(control.label),
                                     layout=widgets.Layout(width="30px", height="30px", padding="0"),
                                     style=toggle_button_style())
         cell.observe(lambda change: setattr(cell, "description", _mark(change["new"])), names="value")

@@ -28,6 +28,29 @@ from dataclasses import dataclass, field
 import torch
 
 from .._checks import check_choice, check_number
+from ..i18n import _
+
+# English text made by ``numbered`` -> (its template, its fields): ``say`` translates the template.
+_NUMBERED = {}
+
+
+def numbered(template, **fields):
+    """``template`` (marked ``N_``) filled with ``fields``, in English: a label that holds a number
+    ("valid_len, example 0"). The declaration keeps the English, the page's too; ``say`` gives it
+    in the learner's language."""
+    text = template.format(**fields)
+    _NUMBERED[text] = template, fields
+    return text
+
+
+def say(text):
+    """A declaration's ``text`` (a label, an option, a note, marked ``N_`` or made by ``numbered``)
+    in the learner's language."""
+    if text in _NUMBERED:
+        template, fields = _NUMBERED[text]
+        return _(template).format(**{name: say(value) if isinstance(value, str) else value
+                                     for name, value in fields.items()})
+    return _(text) if text else text
 
 
 @dataclass(frozen=True)

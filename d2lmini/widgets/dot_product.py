@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from ..attention import DotProductAttention
+from ..i18n import N_, _
 from ..masking import attention_mask
 from .declaration import Checkbox, Choice, Declaration, IntSlider, LogSlider, Result, Row, options
 from .explorer import Explorer
@@ -40,13 +41,13 @@ class DotProduct(Declaration):
     """Scaled dot-product weights for random queries and keys, with each row's entropy."""
 
     controls = (
-        Choice("d", "dimension d", options(D_CHOICES), style="slider"),
-        Checkbox("scale", "divide by √d"),
+        Choice("d", N_("dimension d"), options(D_CHOICES), style="slider"),
+        Checkbox("scale", N_("divide by √d")),
         # Up to 10^1.5 ≈ 31.6: above √512 ≈ 22.6, so the temperature can undo the missing
         # scale at every d offered.
-        LogSlider("temperature", "temperature", 10, -1, 1.5, 0.05, readout=".2g"),
+        LogSlider("temperature", N_("temperature"), 10, -1, 1.5, 0.05, readout=".2g"),
         IntSlider("valid_len", "valid_len", 0, NUM_TOKENS),
-        Checkbox("causal", "causal"),
+        Checkbox("causal", N_("causal")),
     )
     Settings = DotProductSettings
     rows = (Row(("d", "scale", "temperature")), Row(("valid_len", "causal")))
@@ -81,8 +82,9 @@ class DotProduct(Declaration):
         weights = attention.attention_weights[0]  # (queries, keys)
         entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (queries,); 0 log 0 = 0
         mask = attention_mask(valid_lens, 1, *weights.shape, causal=causal)[0].expand(weights.shape)
-        caption = (f"d = {d}, {'scaled by 1/√d' if scale else 'unscaled'}, temperature {temperature:.2g}, "
-                   f"valid_lens = {valid_lens.tolist()}{', causal' if causal else ''}")
+        caption = _("d = {d}, {scaled}, temperature {temperature:.2g}, valid_lens = {valid_lens}{causal}").format(
+            d=d, scaled=_("scaled by 1/√d") if scale else _("unscaled"), temperature=temperature,
+            valid_lens=valid_lens.tolist(), causal=_(", causal") if causal else "")
         return DotProductResult(weights, caption, mask=mask, d=d, scale=scale, temperature=temperature,
                                 causal=causal, valid_lens=valid_lens, entropy=entropy)
 
@@ -117,14 +119,14 @@ class DotProductView:
     def __init__(self, blit):
         ax_map, ax_entropy = blit.figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
         self.heatmap = blit.heatmap(ax_map, NUM_TOKENS, NUM_TOKENS, masked=True)
-        ax_map.set_title("attention weights")
+        ax_map.set_title(_("attention weights"))
         blit.colorbar(ax_map)
         bars = ax_entropy.barh(range(NUM_TOKENS), np.zeros(NUM_TOKENS), height=0.6, color="C3")
         self.bars = [blit.animate(bar) for bar in bars]
         # Per row, the entropy of uniform weights over the keys that row may attend to.
         self.uniform = blit.animate(ax_entropy.plot([], [], color="gray", linestyle="--")[0])
-        ax_entropy.set(xlim=(0, 1.05 * math.log(NUM_TOKENS)), title="row entropy",
-                       xlabel="nats (dashed: uniform over\nthe keys not masked)")
+        ax_entropy.set(xlim=(0, 1.05 * math.log(NUM_TOKENS)), title=_("row entropy"),
+                       xlabel=_("nats (dashed: uniform over\nthe keys not masked)"))
 
     def update(self, result):
         self.heatmap.set_array(masked_weights(result.weights, result.mask))

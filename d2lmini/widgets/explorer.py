@@ -58,14 +58,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from traitlets import Unicode
 
+from ..i18n import N_, _
 from ..plotting import CMAP, CMAPS
 from ._compat import MimeBundleDisplay, tooltip
 from .controls import WIDE, widget_for
+from .declaration import say
 from .export import SAVE_FOLDER, SAVE_FORMATS, save_npz, save_picture
 from .figure import DPI, PIXEL_RATIO, BlitFigure, scale_top
 from .png import png_bytes
 
-HINT = "run the cell to move the sliders"  # under the static picture of a notebook not run
+HINT = N_("run the cell to move the sliders")  # under the static picture of a notebook not run
 
 # Seconds of quiet (no cell run, no control moved) before an explorer prepares its
 # other layouts in the kernel's idle time, and between two layouts prepared.
@@ -156,7 +158,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
     ``view`` the object that moves its artists.
     """
 
-    COLOUR_SCALES = (("0 to 1", "fixed"), ("fit to weights", "fit"))
+    COLOUR_SCALES = ((N_("0 to 1"), "fixed"), (N_("fit to weights"), "fit"))
     clock = LoopClock()  # the idle-time work's time and timers, shared by every explorer
 
     def __init__(self, declaration, settings=None):
@@ -168,8 +170,8 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self._set_choices(settings)
         self.rows = []  # (Row, its box)
         for row in declaration.arrangement():
-            label = [widgets.Label(row.label)] if row.label else []
-            note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{row.note}</div>',
+            label = [widgets.Label(say(row.label))] if row.label else []
+            note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{say(row.note)}</div>',
                                  layout=widgets.Layout(width="300px"))] if row.note else []
             cells = [self.controls[name] for name in row.names]
             if row.columns:
@@ -184,12 +186,13 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             # The fixed scale compares pictures honestly; fitting it makes small
             # weights (a wide kernel, many keys) visible. The colorbar is true either way.
             self.controls["colour_scale"] = widgets.ToggleButtons(
-                options=self.COLOUR_SCALES, value=declaration.colour_scale, description="colours")
+                options=[(_(label), scale) for label, scale in self.COLOUR_SCALES], value=declaration.colour_scale,
+                description=_("colours"))
             self.controls["colour_map"] = widgets.Dropdown(
-                options=CMAPS, value=CMAP, description="map",
-                **tooltip("The colour map of the weights. viridis, cividis and greys stay readable with "
-                          "every common colour-vision deficiency and in grey print; the book's Reds is "
-                          "less even to a red-blind eye."))
+                options=[(_(label), name) for label, name in CMAPS], value=CMAP, description=_("map"),
+                **tooltip(_("The colour map of the weights. viridis, cividis and greys stay readable with "
+                            "every common colour-vision deficiency and in grey print; the book's Reds is "
+                            "less even to a red-blind eye.")))
             colour_row = [widgets.HBox([self.controls["colour_scale"], self.controls["colour_map"]])]
         self.layouts = declaration.all_layouts()  # layout -> figure size in inches
         self.views = {}  # layout -> (BlitFigure, view), built when first needed
@@ -208,14 +211,14 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
         self.message = widgets.HTML()
         # Saved figures go to a folder of their own beside the notebook, which git ignores.
-        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{declaration.filename}", description="save as",
+        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{declaration.filename}", description=_("save as"),
                                       style=WIDE)
         formats = SAVE_FORMATS if declaration.shows_weights else {
             k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
         self.save_button = widgets.Button(
-            description="Save", icon="download",
-            tooltip="Save by the file extension, creating its folder if needed: "
-                    + "; ".join(f".{fmt}: {what}" for fmt, what in formats.items()))
+            description=_("Save"), icon="download",
+            tooltip=_("Save by the file extension, creating its folder if needed: ")
+                    + "; ".join(f".{fmt}: {_(what)}" for fmt, what in formats.items()))
         self.save_button.on_click(self._on_save)
         self._show_rows(settings)
         self.refresh()  # a failure here raises: the constructor's caller sees it
@@ -333,7 +336,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         cmap = self.controls["colour_map"].value if "colour_map" in self.controls else CMAP
         if "colour_scale" in self.controls and self.controls["colour_scale"].value == "fit":
             top = scale_top(result.weights)
-            caption += f"; colours 0 to {top:g}"
+            caption += _("; colours 0 to {top:g}").format(top=top)
         summary = self.declaration.describe(result)
         png = blit.render(top, cmap)
         with self.image.hold_sync():  # the picture and its description reach the browser in one message
@@ -357,9 +360,10 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         for name, choices in self.declaration.choices(settings).items():
             control = self.controls[name]
             if isinstance(choices, dict):  # value -> label: options made from the settings
-                labelled = [(label, value) for value, label in choices.items()]
+                labelled = [(say(label), value) for value, label in choices.items()]
             else:
-                labelled = [option for option in self.declaration.control(name).options if option[1] in choices]
+                labelled = [(say(label), value) for label, value in self.declaration.control(name).options
+                            if value in choices]
             if list(control.options) != labelled:
                 control.options = labelled
                 control.value = getattr(settings, name)
@@ -394,7 +398,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         picture = np.asarray(self.blit.canvas.buffer_rgba())  # (height, width, 4)
         width = picture.shape[1]
         caption = _text_rows(width, self.caption_text, weight="bold")
-        hint = _text_rows(width, HINT, style="italic", color="#555555")
+        hint = _text_rows(width, _(HINT), style="italic", color="#555555")
         return png_bytes(np.concatenate([caption, picture, hint]))
 
     def save(self, path, dpi=150):
@@ -453,7 +457,8 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         except Exception as error:  # shown in the explorer and kept, never swallowed
             self._show_error(error)
         else:
-            self.message.value = f"saved {html.escape(' and '.join(str(path) for path in paths))}"
+            self.message.value = html.escape(_("saved {paths}").format(
+                paths=_(" and ").join(str(path) for path in paths)))
 
     def _show_error(self, error):
         self.last_error = error

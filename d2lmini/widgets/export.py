@@ -12,15 +12,16 @@ import textwrap
 import numpy as np
 import torch
 
+from ..i18n import N_
 from .png import PNG_SIGNATURE
 
 SAVE_FOLDER = "figures"  # where Save writes by default, relative to the notebook: git ignores it
 SNIPPET_HEADER = "# Rebuilds attention weights saved by a d2lmini explorer"  # the first line of every snippet
 SAVE_FORMATS = {
-    "png": "the picture as shown, with its caption",
-    "svg": "the picture as shown, with its caption, as vector graphics",
-    "npz": "the weights and the inputs they come from, with a .py snippet beside it (same name) that "
-           "rebuilds them with d2lmini, prints how far they are from the saved ones, and draws them",
+    "png": N_("the picture as shown, with its caption"),
+    "svg": N_("the picture as shown, with its caption, as vector graphics"),
+    "npz": N_("the weights and the inputs they come from, with a .py snippet beside it (same name) that "
+              "rebuilds them with d2lmini, prints how far they are from the saved ones, and draws them"),
 }
 
 

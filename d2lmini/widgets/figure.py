@@ -24,7 +24,8 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from ..plotting import CMAP, MASKED_CELLS
+from ..i18n import _
+from ..plotting import CMAP, KEYS, MASKED_CELLS, QUERIES
 from .png import BandedPNG
 
 DPI = 80  # CSS pixels per inch: the size an explorer's picture is shown at
@@ -166,21 +167,23 @@ class BlitFigure:
         width, height = self.figure.get_size_inches() * DPI
         return round(width), round(height)
 
-    def heatmap(self, ax, num_queries, num_keys, xlabel="Keys", ylabel="Queries", masked=False):
+    def heatmap(self, ax, num_queries, num_keys, xlabel=KEYS, ylabel=QUERIES, masked=False):
         """A registered (queries, keys) heatmap coloured by ``norm``, query 0 at the top.
 
         Cell (i, j) is centred on (j, i), as with ``imshow``. It is a QuadMesh
         because that draws these small grids several times faster than an image.
         With ``masked=True`` the cells of a masked array (``masked_weights``)
         are left out, and a grey hatched background, drawn once with the axes,
-        shows through them: a masked key never looks like a weight of 0.
+        shows through them: a masked key never looks like a weight of 0. The axes' labels are
+        said in the learner's language.
         """
         mesh = ax.pcolormesh(np.arange(num_keys + 1) - 0.5, np.arange(num_queries + 1) - 0.5,
                              np.zeros((num_queries, num_keys)), cmap=self.cmap, norm=self.norm)
         if masked:
             ax.patch.set(**MASKED_CELLS)
             self.masked_cells = True
-        ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=xlabel, ylabel=ylabel)
+        ax.set(xlim=(-0.5, num_keys - 0.5), ylim=(num_queries - 0.5, -0.5), xlabel=_(xlabel) if xlabel else "",
+               ylabel=_(ylabel) if ylabel else "")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         return self.animate(mesh)
@@ -192,10 +195,10 @@ class BlitFigure:
         colorbar says what the hatching means.
         """
         self.colorbar_mappable = ScalarMappable(self.norm, self.cmap)
-        colorbar = self.figure.colorbar(self.colorbar_mappable, ax=axes, shrink=0.9, label="attention weight")
+        colorbar = self.figure.colorbar(self.colorbar_mappable, ax=axes, shrink=0.9, label=_("attention weight"))
         self.colorbar_axes = colorbar.ax
         if self.masked_cells:
-            swatch = Patch(**MASKED_CELLS, label="masked")
+            swatch = Patch(**MASKED_CELLS, label=_("masked"))
             self.figure.legend(handles=[swatch], loc="outside lower right", fontsize="small",
                                handlelength=1.4, handleheight=1.4, frameon=False)
 

@@ -10,6 +10,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from .._checks import check_choice
+from ..i18n import N_, _
 from ..plotting import CMAP, describe_weights
 from ..pretrained import EXAMPLE_SENTENCES, CachedMiniLM, chapter_model
 from .declaration import Choice, Declaration, IntSlider, Result, Row, options
@@ -79,16 +80,16 @@ class HeadView(Declaration):
         self._read = {}  # sentence -> (its tokens, its (layers, heads, T, T) attention), as the model gave them
         num_layers, num_heads = self.attention(self.examples[0])[1].shape[:2]
         if getattr(self.model, "live", True):  # any sentence: a box with the examples as suggestions
-            sentence = Choice("sentence", "sentence", options(self.examples), style="combobox", free_text=True,
-                              tooltip="type a sentence, then press Enter")
+            sentence = Choice("sentence", N_("sentence"), options(self.examples), style="combobox", free_text=True,
+                              tooltip=N_("type a sentence, then press Enter"))
         else:  # the cached examples only
-            sentence = Choice("sentence", "sentence", options(self.examples))
+            sentence = Choice("sentence", N_("sentence"), options(self.examples))
         self.controls = (
             sentence,
-            IntSlider("layer", "layer", 0, num_layers - 1),
-            IntSlider("head", "head", 0, num_heads - 1),
+            IntSlider("layer", N_("layer"), 0, num_layers - 1),
+            IntSlider("head", N_("head"), 0, num_heads - 1),
             # The labels name the sentence's tokens (``choices``).
-            Choice("query", "query", (("all tokens", "all"), *((str(i), i) for i in range(MAX_TOKENS)))),
+            Choice("query", N_("query"), ((N_("all tokens"), "all"), *((str(i), i) for i in range(MAX_TOKENS)))),
         )
 
     @classmethod
@@ -155,7 +156,7 @@ class HeadView(Declaration):
 
     def choices(self, settings):
         tokens = self.attention(settings.sentence)[0]
-        return {"query": {"all": "all tokens", **{i: f"{i}: {token}" for i, token in enumerate(tokens)}}}
+        return {"query": {"all": N_("all tokens"), **{i: f"{i}: {token}" for i, token in enumerate(tokens)}}}
 
     def compute(self, settings):
         sentence, layer, head, query = settings.sentence, settings.layer, settings.head, settings.query
@@ -163,8 +164,11 @@ class HeadView(Declaration):
         head_map = maps[layer, head]  # (T, T): row i = where token i looks
         lines = head_map if query == "all" else torch.zeros_like(head_map).index_copy_(
             0, torch.tensor([query]), head_map[query:query + 1])
-        who = "every token" if query == "all" else f"token {query} ({tokens[query]!r})"
-        return HeadViewResult(maps[layer], f"layer {layer}, head {head}: where {who} looks, in {sentence!r}",
+        who = _("every token") if query == "all" else _("token {query} ({token!r})").format(
+            query=query, token=tokens[query])
+        caption = _("layer {layer}, head {head}: where {who} looks, in {sentence!r}").format(
+            layer=layer, head=head, who=who, sentence=sentence)
+        return HeadViewResult(maps[layer], caption,
                               layout=sentence, head_map=head_map, lines=lines, layer=layer, head=head, query=query,
                               tokens=tokens)
 
@@ -177,7 +181,7 @@ class HeadView(Declaration):
         tokens, query = result.tokens, result.query
         summary = describe_weights(result.head_map, query_labels=tokens, key_labels=tokens,
                                    queries=None if query == "all" else [query])
-        return f"Layer {result.layer}, head {result.head}: {summary}"
+        return _("Layer {layer}, head {head}: {summary}").format(layer=result.layer, head=result.head, summary=summary)
 
     def recipe(self, result):
         inputs = {"tokens": result.tokens, "head": result.head, "layer": result.layer}
@@ -208,18 +212,18 @@ class SentenceView:
             self.thumbnails.append(blit.heatmap(ax, T, T, xlabel="", ylabel=""))
             ax.set(xticks=[], yticks=[])
             ax.set_box_aspect(1)
-            ax.set_title(f"head {h}", fontsize="small", pad=2)
+            ax.set_title(_("head {h}").format(h=h), fontsize="small", pad=2)
             frame = Rectangle((0, 0), 1, 1, transform=ax.transAxes, fill=False, edgecolor="black", linewidth=2.5,
                               clip_on=False, visible=False)
             ax.add_patch(frame)
             self.frames.append(blit.animate(frame))
 
         ax_map = figure.add_subplot(columns[1])
-        self.heatmap = blit.heatmap(ax_map, T, T, xlabel="Keys (attended to)", ylabel="Queries (attending)")
+        self.heatmap = blit.heatmap(ax_map, T, T, xlabel=_("Keys (attended to)"), ylabel=_("Queries (attending)"))
         ax_map.set_xticks(range(T), tokens, rotation=90, fontsize="small")
         ax_map.set_yticks(range(T), tokens, fontsize="small")
         # A placeholder title, so that a layout made before the first update leaves room for it (the page's).
-        self.map_title = blit.animate(ax_map.set_title("layer 0, head 0"))
+        self.map_title = blit.animate(ax_map.set_title(_("layer {layer}, head {head}").format(layer=0, head=0)))
 
         ax_lines = figure.add_subplot(columns[2])
         # No frame, no ticks (set_axis_off would leave the spines undrawn, and so stale, which the
@@ -231,8 +235,8 @@ class SentenceView:
         for i, token in enumerate(tokens):  # queries on the left, keys on the right
             ax_lines.text(-0.04, i, token, ha="right", va="center", fontsize="small")
             ax_lines.text(1.04, i, token, ha="left", va="center", fontsize="small")
-        ax_lines.text(0, -1.2, "query", ha="right", fontsize="small", style="italic")
-        ax_lines.text(1, -1.2, "key", ha="left", fontsize="small", style="italic")
+        ax_lines.text(0, -1.2, _("query"), ha="right", fontsize="small", style="italic")
+        ax_lines.text(1, -1.2, _("key"), ha="left", fontsize="small", style="italic")
         rows, cols = np.meshgrid(np.arange(T), np.arange(T), indexing="ij")  # one segment per (query, key)
         self.segments = np.stack([np.stack([np.zeros(T * T), rows.ravel()], -1),
                                   np.stack([np.ones(T * T), cols.ravel()], -1)], axis=1)  # (T*T, 2 points, xy)
@@ -244,7 +248,7 @@ class SentenceView:
             thumbnail.set_array(result.weights[h].numpy())
             frame.set_visible(h == result.head)
         self.heatmap.set_array(result.head_map.numpy())
-        self.map_title.set_text(f"layer {result.layer}, head {result.head}")
+        self.map_title.set_text(_("layer {layer}, head {head}").format(layer=result.layer, head=result.head))
         # One segment per (query, key) pair that carries at least LINE_FLOOR of the weight: the
         # others would be hairlines in near-white, and drawing them (and compressing their
         # antialiased pixels) took most of an update.

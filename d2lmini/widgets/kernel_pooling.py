@@ -10,9 +10,10 @@ from matplotlib import patheffects
 from matplotlib.image import PcolorImage
 from matplotlib.lines import Line2D
 
+from ..i18n import N_, _
 from ..kernels import KERNELS, nadaraya_watson
 from ..plotting import CMAP, describe_weights
-from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, options
+from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, options, say
 from .explorer import Explorer
 from .export import Recipe
 
@@ -28,7 +29,7 @@ QUERY_KEYS = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
 QUERY_VALUES = (0.0, 2.0, 1.0, 4.0, 3.0, 5.0)
 QUERY_LOW, QUERY_HIGH = -1.0, 6.0  # the query slider reaches a little past the keys on both sides
 # Two scoring functions a(q, k), as (menu label, name): nearness, and the plain product of chapter 04.
-SCORES = (("−½(q − k)², nearness", "distance"), ("q·k, product", "product"))
+SCORES = ((N_("−½(q − k)², nearness"), "distance"), (N_("q·k, product"), "product"))
 
 
 def _scores(query, keys, score):
@@ -68,8 +69,8 @@ class QueryPooling(Declaration):
     """
 
     controls = (
-        FloatSlider("query", "query q", QUERY_LOW, QUERY_HIGH, 0.1),
-        Choice("score", "score a(q, k)", SCORES),
+        FloatSlider("query", N_("query q"), QUERY_LOW, QUERY_HIGH, 0.1),
+        Choice("score", N_("score a(q, k)"), SCORES),
     )
     Settings = QuerySettings
     figsize = (6.4, 4.4)
@@ -83,8 +84,10 @@ class QueryPooling(Declaration):
         query, score = settings.query, settings.score
         weights = torch.softmax(_scores(query, self.pool_keys, score), dim=-1)[None]  # (1 query, keys)
         output = (weights @ self.pool_values).item()
-        name = self.control("score").label_of(score).split(",")[0]
-        return QueryResult(weights, f"a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}",
+        name = say(self.control("score").label_of(score)).split(",")[0]
+        caption = _("a(q, k) = {name}, q = {query:.1f}: answer {output:.3f}").format(
+            name=name, query=query, output=output)
+        return QueryResult(weights, caption,
                            query=query, score=score, output=output, curve=_answer_curve(score))
 
     def build(self, blit):
@@ -117,17 +120,17 @@ class QueryView:
         self.answer = blit.animate(ax_values.plot([], [], "*", color="C3", ms=12)[0])
         self.query_lines = [blit.animate(ax.axvline(0, color="gray", ls="--", lw=1)) for ax in (ax_values, ax_map)]
         legend = [  # the legend is drawn once: stand-ins for the artists that move
-            Line2D([], [], marker="o", color="C0", ls="", ms=4, label="value $v_i$ at key $k_i$"),
-            Line2D([], [], marker="o", mfc="none", mec="C0", ls="", ms=10, label="circle area: weight $\\alpha_i$"),
-            Line2D([], [], marker="*", color="C3", ls="", ms=10, label="answer $\\Sigma_i\\, \\alpha_i v_i$"),
-            Line2D([], [], color="C3", alpha=0.35, label="the answer for every $q$"),
-            Line2D([], [], color="gray", ls="--", lw=1, label="the query $q$"),
+            Line2D([], [], marker="o", color="C0", ls="", ms=4, label=_("value $v_i$ at key $k_i$")),
+            Line2D([], [], marker="o", mfc="none", mec="C0", ls="", ms=10, label=_("circle area: weight $\\alpha_i$")),
+            Line2D([], [], marker="*", color="C3", ls="", ms=10, label=_("answer $\\Sigma_i\\, \\alpha_i v_i$")),
+            Line2D([], [], color="C3", alpha=0.35, label=_("the answer for every $q$")),
+            Line2D([], [], color="gray", ls="--", lw=1, label=_("the query $q$")),
         ]
         ax_values.legend(handles=legend, loc="upper left", fontsize="x-small")
-        ax_values.set(ylim=(-0.8, 9), ylabel="value")
+        ax_values.set(ylim=(-0.8, 9), ylabel=_("value"))
         # One row of weights on the values' x axis: each key's cell sits under its key.
-        self.heatmap = blit.heatmap(ax_map, 1, len(QUERY_KEYS), xlabel="Keys $k_i$ (and the query $q$) on the line",
-                                    ylabel="Query")
+        self.heatmap = blit.heatmap(ax_map, 1, len(QUERY_KEYS), xlabel=_("Keys $k_i$ (and the query $q$) on the line"),
+                                    ylabel=_("Query"))
         ax_map.set_xlim(QUERY_LOW, QUERY_HIGH)
         ax_map.set_yticks([0], ["q"])
         outline = [patheffects.withStroke(linewidth=2.5, foreground="white")]  # readable on every colour map
@@ -187,9 +190,9 @@ class KernelPooling(Declaration):
     controls = (
         # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
         # snaps a value to the grid and sends it back.
-        LogSlider("sigma", "width σ", 2, -7, 3, 0.25),
-        Choice("kernel", "kernel", options(KERNELS)),
-        IntSlider("n_train", "training points", 5, 100, 5),
+        LogSlider("sigma", N_("width σ"), 2, -7, 3, 0.25),
+        Choice("kernel", N_("kernel"), options(KERNELS)),
+        IntSlider("n_train", N_("training points"), 5, 100, 5),
     )
     Settings = KernelSettings
     figsize = (8, 3.2)
@@ -203,7 +206,8 @@ class KernelPooling(Declaration):
         sigma, kernel, n = settings.sigma, settings.kernel, settings.n_train
         x_train, y_train = training_data(n)
         predictions, weights = nadaraya_watson(self.queries, x_train, y_train, kernel, sigma)
-        return KernelResult(weights, f"{kernel} kernel, σ = {sigma:.3g}, {n} training points",
+        caption = _("{kernel} kernel, σ = {sigma:.3g}, {n} training points").format(kernel=kernel, sigma=sigma, n=n)
+        return KernelResult(weights, caption,
                             kernel=kernel, sigma=sigma, x_train=x_train, y_train=y_train, predictions=predictions)
 
     def build(self, blit):
@@ -242,12 +246,12 @@ class KernelView:
         self.query_edges = np.append(self.queries, HIGH) - step / 2  # (51,): rows centred on queries
         ax_fit, ax_map = blit.figure.subplots(1, 2)
         x = torch.linspace(LOW, HIGH, 200)
-        ax_fit.plot(x, _toy_function(x), "--", color="gray", label="truth")
-        self.points = blit.animate(ax_fit.plot([], [], "o", ms=3, alpha=0.6, label="training data")[0])
-        self.fit = blit.animate(ax_fit.plot([], [], color="C3", label="prediction")[0])
+        ax_fit.plot(x, _toy_function(x), "--", color="gray", label=_("truth"))
+        self.points = blit.animate(ax_fit.plot([], [], "o", ms=3, alpha=0.6, label=_("training data"))[0])
+        self.fit = blit.animate(ax_fit.plot([], [], color="C3", label=_("prediction"))[0])
         ax_fit.set(xlim=(LOW, HIGH), ylim=(-2.5, 7), xlabel="x", ylabel="y")
         ax_fit.legend(loc="upper left", fontsize="small")
-        ax_fit.set_title("Nadaraya–Watson regression")
+        ax_fit.set_title(_("Nadaraya–Watson regression"))
         # An image on a rectilinear grid whose columns may change in number and width.
         self.heatmap = PcolorImage(ax_map, [LOW, HIGH], self.query_edges, np.zeros((len(self.queries), 1)),
                                    cmap=CMAP, norm=blit.norm)
@@ -255,7 +259,7 @@ class KernelView:
         ax_map.add_image(self.heatmap)
         blit.animate(self.heatmap)
         ax_map.set(xlim=(LOW, HIGH), ylim=(self.query_edges[-1], self.query_edges[0]),
-                   xlabel="Keys (training inputs x)", ylabel="Queries (x)", title="attention weights")
+                   xlabel=_("Keys (training inputs x)"), ylabel=_("Queries (x)"), title=_("attention weights"))
         blit.colorbar(ax_map)
 
     def update(self, result):

@@ -10,31 +10,32 @@ import dataclasses
 import torch
 
 from .._checks import check_number
+from ..i18n import N_, _, n_
 from ..masking import attention_mask, empty_rows, masked_softmax
-from .declaration import Checkbox, Choice, Declaration, Result, Row, options
+from .declaration import Checkbox, Choice, Declaration, Result, Row, numbered, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
-CUSTOM = "edited by hand"  # the preset shown once a cell has been clicked
-DEFAULT = "causal + padding: 4 valid keys"
+CUSTOM = N_("edited by hand")  # the preset shown once a cell has been clicked
+DEFAULT = N_("causal + padding: 4 valid keys")
 
 # Preset -> (valid_lens, causal) for attention_mask with a batch of one example.
 PRESETS = {
-    "no mask": (None, False),
-    "padding: 4 valid keys": ([4], False),
-    "padding: 2 valid keys": ([2], False),
-    "causal": (None, True),
+    N_("no mask"): (None, False),
+    N_("padding: 4 valid keys"): ([4], False),
+    N_("padding: 2 valid keys"): ([2], False),
+    N_("causal"): (None, True),
     DEFAULT: ([4], True),
-    "a whole row masked: query 2": ([[SIZE, SIZE, 0, SIZE, SIZE, SIZE]], False),
+    N_("a whole row masked: query 2"): ([[SIZE, SIZE, 0, SIZE, SIZE, SIZE]], False),
 }
 CELLS = tuple(f"cell_{i}_{j}" for i in range(SIZE) for j in range(SIZE))  # query i, key j, row by row
 
-POLICY = ("A query whose whole row is masked has no key to attend to: d2lmini gives it all-zero weights "
-          "(<code>masking.zero_empty_rows</code>), never NaN and never a uniform row over the masked keys.")
-LEGEND = ("<b>✓ pressed</b> = the query may attend to the key (True in the mask); "
-          "<b>blank</b> = masked. Rows are queries, columns keys; hover a cell for its name.")
+POLICY = N_("A query whose whole row is masked has no key to attend to: d2lmini gives it all-zero weights "
+            "(<code>masking.zero_empty_rows</code>), never NaN and never a uniform row over the masked keys.")
+LEGEND = N_("<b>✓ pressed</b> = the query may attend to the key (True in the mask); "
+            "<b>blank</b> = masked. Rows are queries, columns keys; hover a cell for its name.")
 
 
 def preset_mask(preset):
@@ -70,14 +71,15 @@ class MaskEditor(Declaration):
     """Click cells of a (6 queries, 6 keys) mask; ``masked_softmax`` of fixed random scores redraws."""
 
     controls = (
-        Choice("preset", "preset", options([*PRESETS, CUSTOM])),
-        *(Checkbox(f"cell_{i}_{j}", f"query {i}, key {j}", style="cell") for i in range(SIZE) for j in range(SIZE)),
+        Choice("preset", N_("preset"), options([*PRESETS, CUSTOM])),
+        *(Checkbox(f"cell_{i}_{j}", numbered(N_("query {i}, key {j}"), i=i, j=j), style="cell")
+          for i in range(SIZE) for j in range(SIZE)),
     )
     Settings = MaskSettings
     # The grid beside the picture, so that a click and its effect are seen together.
     rows = (Row(("preset",)),
-            Row(CELLS, label="mask (rows: queries 0-5, columns: keys 0-5)", columns=SIZE,
-                note=f"{LEGEND}<p>{POLICY}</p>"))
+            Row(CELLS, label=N_("mask (rows: queries 0-5, columns: keys 0-5)"), columns=SIZE,
+                note=numbered("{legend}<p>{policy}</p>", legend=LEGEND, policy=POLICY)))
     figsize = (3.9, 3.1)
     filename = "mask_editor.png"
     repr_controls = ("preset",)
@@ -100,11 +102,13 @@ class MaskEditor(Declaration):
         weights = masked_softmax(self.scores, mask=mask)  # (1, queries, keys)
         empty = empty_rows(mask)[0, :, 0].nonzero().flatten().tolist()  # queries with no key
         if not empty:
-            rows = "every query sees at least one key"
+            rows = _("every query sees at least one key")
         else:
-            plural = "queries" if len(empty) > 1 else "query"
-            rows = f"fully masked: {plural} {_queries(empty)}, all-zero weights by d2lmini's policy"
-        caption = f"{int((~mask).sum())} of {SIZE * SIZE} cells masked; {rows}"
+            rows = n_("fully masked: query {queries}, all-zero weights by d2lmini's policy",
+                      "fully masked: queries {queries}, all-zero weights by d2lmini's policy",
+                      len(empty)).format(queries=_queries(empty))
+        caption = _("{masked} of {cells} cells masked; {rows}").format(masked=int((~mask).sum()), cells=SIZE * SIZE,
+                                                                       rows=rows)
         return Result(weights, caption, mask=mask)
 
     def build(self, blit):
@@ -130,7 +134,7 @@ class MaskView:
     def __init__(self, blit):
         ax = blit.figure.subplots()
         self.heatmap = blit.heatmap(ax, SIZE, SIZE, masked=True)
-        ax.set_title("masked_softmax(scores, mask=mask)", fontsize="medium")
+        ax.set_title("masked_softmax(scores, mask=mask)", fontsize="medium")  # code: the same in every language
         blit.colorbar([ax])
 
     def update(self, result):

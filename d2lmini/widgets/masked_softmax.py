@@ -5,15 +5,21 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import check_per_example
+from ..i18n import N_, _
 from ..masking import attention_mask, masked_softmax
 from ..plotting import describe_weights
-from .declaration import Choice, Declaration, IntSlider, NumberBox, Result, Row, options
+from .declaration import Choice, Declaration, IntSlider, NumberBox, Result, Row, numbered
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
 BATCH, NUM_QUERIES, NUM_KEYS = 2, 4, 8
-TITLES = [f"example {b}" for b in range(BATCH)]
+TITLES = [f"example {b}" for b in range(BATCH)]  # the page's; the learner's: titles()
+
+
+def titles():
+    """The panels' titles in the learner's language."""
+    return [_("example {b}").format(b=b) for b in range(BATCH)]
 
 
 @dataclass(frozen=True)
@@ -45,8 +51,10 @@ class MaskedSoftmax(Declaration):
     """
 
     controls = (
-        Choice("mode", "lengths", options(("per example", "per query")), style="toggle"),
-        *(IntSlider(f"valid_len_{b}", f"valid_len, example {b}", 0, NUM_KEYS, argument=f"valid_lens[{b}]")
+        Choice("mode", N_("lengths"), ((N_("per example"), "per example"), (N_("per query"), "per query")),
+               style="toggle"),
+        *(IntSlider(f"valid_len_{b}", numbered(N_("valid_len, example {b}"), b=b), 0, NUM_KEYS,
+                    argument=f"valid_lens[{b}]")
           for b in range(BATCH)),
         *(NumberBox(f"query_len_{b}_{q}", f"q{q}", 0, NUM_KEYS) for b in range(BATCH) for q in range(NUM_QUERIES)),
     )
@@ -54,7 +62,8 @@ class MaskedSoftmax(Declaration):
     rows = (
         Row(("mode",)),
         Row(tuple(f"valid_len_{b}" for b in range(BATCH)), when=("mode", "per example")),
-        *(Row(tuple(f"query_len_{b}_{q}" for q in range(NUM_QUERIES)), f"example {b}:", when=("mode", "per query"))
+        *(Row(tuple(f"query_len_{b}_{q}" for q in range(NUM_QUERIES)), numbered(N_("example {b}:"), b=b),
+              when=("mode", "per query"))
           for b in range(BATCH)),
     )
     figsize = (7, 2.6)
@@ -85,7 +94,7 @@ class MaskedSoftmax(Declaration):
         return {"scores": self.scores.tolist(), "titles": TITLES}
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask, titles=TITLES)
+        return describe_weights(result.weights, result.mask, titles=titles())
 
     def recipe(self, result):
         return Recipe({"scores": self.scores, "valid_lens": result.valid_lens}, """
@@ -101,7 +110,7 @@ class MaskedView:
     def __init__(self, blit):
         axes = blit.figure.subplots(1, BATCH, sharey=True)
         self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes]
-        for ax, title in zip(axes, TITLES):
+        for ax, title in zip(axes, titles()):
             ax.set_title(title)
         blit.colorbar(axes)
 

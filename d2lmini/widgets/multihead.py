@@ -8,9 +8,10 @@ import torch
 
 from .._checks import check_choice
 from ..attention import MultiHeadAttention
+from ..i18n import N_, _, n_
 from ..masking import attention_mask
 from ..plotting import describe_weights
-from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, Row, options
+from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, Row, numbered, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
@@ -72,9 +73,10 @@ class MultiHead(Declaration):
         self.attention(1)  # MultiHeadAttention checks num_hiddens: a bad one raises here
         heads = [h for h in range(1, MAX_PANELS + 1) if num_hiddens % h == 0]
         self.controls = (
-            Choice("num_heads", "heads", options(heads), style="slider"),
-            Choice("head", "show", (("all heads", "all"), *((f"head {h}", h) for h in range(max(heads))))),
-            Checkbox("causal", "causal"),
+            Choice("num_heads", N_("heads"), options(heads), style="slider"),
+            Choice("head", N_("show"), ((N_("all heads"), "all"),
+                                        *((numbered(N_("head {h}"), h=h), h) for h in range(max(heads))))),
+            Checkbox("causal", N_("causal")),
             IntSlider("valid_len", "valid_len", 0, len(TOKENS)),
         )
         self.layouts = {n: figsize_of(n) for n in sorted({1, *heads})}  # panels -> figure size
@@ -116,8 +118,11 @@ class MultiHead(Declaration):
         shown = list(range(num_heads)) if head == "all" else [head]
         weights = head_weights[shown]  # (panels, queries, keys)
         mask = attention_mask(valid_lens, 1, *weights.shape[1:], causal=causal)[0].expand(weights.shape)
-        caption = (f"{num_heads} heads of width {self.num_hiddens // num_heads}, "
-                   f"valid_lens = {valid_lens.tolist()}{', causal' if causal else ''}")
+        # The English says "1 heads" as it always has (the page's captions); a translation has both forms.
+        caption = n_("{num_heads} heads of width {width}, valid_lens = {valid_lens}{causal}",
+                     "{num_heads} heads of width {width}, valid_lens = {valid_lens}{causal}", num_heads).format(
+            num_heads=num_heads, width=self.num_hiddens // num_heads, valid_lens=valid_lens.tolist(),
+            causal=_(", causal") if causal else "")
         return MultiHeadResult(weights, caption, mask=mask, layout=len(shown), num_heads=num_heads, causal=causal,
                                heads=shown, valid_lens=valid_lens)
 
@@ -125,7 +130,8 @@ class MultiHead(Declaration):
         return MultiHeadView(blit, num_panels=blit.layout)
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask, titles=[f"head {h}" for h in result.heads])
+        return describe_weights(result.weights, result.mask,
+                                titles=[_("head {h}").format(h=h) for h in result.heads])
 
     def recipe(self, result):
         attention = self.attention(result.num_heads, result.causal)
@@ -159,12 +165,12 @@ class MultiHeadView:
         self.heatmaps, self.titles = [], []
         for h, ax in enumerate(axes[:num_panels]):
             self.heatmaps.append(blit.heatmap(ax, len(TOKENS), len(TOKENS), masked=True))
-            self.titles.append(ax.set_title(f"head {h}"))
+            self.titles.append(ax.set_title(_("head {h}").format(h=h)))
             # Positions under the lowest panel of each column, and left of each row.
             lowest, first = h + columns >= num_panels, h % columns == 0
             ax.tick_params(labelbottom=lowest, labelleft=first)
             ax.tick_params(axis="x", labelrotation=90)
-            ax.set(xlabel="Key position" if lowest else "", ylabel="Query position" if first else "")
+            ax.set(xlabel=_("Key position") if lowest else "", ylabel=_("Query position") if first else "")
         # The panels share their axes: the positions set once label them all.
         axes[0].set_xticks(range(len(TOKENS)), TOKENS)
         axes[0].set_yticks(range(len(TOKENS)), TOKENS)
@@ -176,7 +182,7 @@ class MultiHeadView:
         for heatmap, weights, mask in zip(self.heatmaps, result.weights, result.mask):
             heatmap.set_array(masked_weights(weights, mask))
         if len(self.heatmaps) == 1:
-            self.titles[0].set_text(f"head {result.heads[0]}")
+            self.titles[0].set_text(_("head {h}").format(h=result.heads[0]))
 
 
 def explore_multihead(num_heads=2, head="all", causal=False, valid_len=6):

@@ -16,6 +16,7 @@ from matplotlib.lines import Line2D
 
 from .._checks import check_choice
 from ..attention import DotProductAttention
+from ..i18n import N_, _
 from ..plotting import describe_weights
 from .declaration import Choice, Declaration, Result, Row, options
 from .explorer import Explorer
@@ -88,8 +89,8 @@ class OnlineSoftmax(Declaration):
     """
 
     controls = (
-        Choice("block_size", "block size", options(BLOCK_SIZES), style="slider"),
-        Choice("step", "blocks seen", options(range(NUM_KEYS + 1)), style="slider"),
+        Choice("block_size", N_("block size"), options(BLOCK_SIZES), style="slider"),
+        Choice("step", N_("blocks seen"), options(range(NUM_KEYS + 1)), style="slider"),
     )
     Settings = OnlineSoftmaxSettings
     rows = (Row(("block_size", "step")),)
@@ -131,10 +132,13 @@ class OnlineSoftmax(Declaration):
         weights = torch.zeros(1, NUM_KEYS)
         if step:
             weights[0, :seen] = torch.exp(self.scores[:seen] - maxima[-1]) / totals[-1]
-            caption = (f"block size {block_size}: {step} of {num_blocks} blocks seen ({seen} of {NUM_KEYS} keys), "
-                       f"m = {maxima[-1]:.2f}, ℓ = {totals[-1]:.2f}")
+            caption = _("block size {block_size}: {step} of {num_blocks} blocks seen ({seen} of {num_keys} keys), "
+                        "m = {m:.2f}, ℓ = {total:.2f}").format(
+                block_size=block_size, step=step, num_blocks=num_blocks, seen=seen, num_keys=NUM_KEYS,
+                m=maxima[-1], total=totals[-1])
         else:
-            caption = f"block size {block_size}: 0 of {num_blocks} blocks seen, nothing computed yet"
+            caption = _("block size {block_size}: 0 of {num_blocks} blocks seen, nothing computed yet").format(
+                block_size=block_size, num_blocks=num_blocks)
         return OnlineSoftmaxResult(weights, caption, mask=mask, block_size=block_size, step=step,
                                    keys_seen=block_size * torch.arange(1, step + 1), maxima=maxima, totals=totals,
                                    partial=outputs / totals[:, None], exact=self.exact)
@@ -165,33 +169,34 @@ class OnlineSoftmaxView:
         grid = figure.add_gridspec(2, 3, height_ratios=(1, 3.2), width_ratios=(1, 1, 0.8))
         ax_map = figure.add_subplot(grid[0, :])
         ax_state, ax_output, ax_memory = (figure.add_subplot(grid[1, i]) for i in range(3))
-        self.heatmap = blit.heatmap(ax_map, 1, NUM_KEYS, xlabel="Keys (the ones not yet seen hatched)", ylabel="",
+        self.heatmap = blit.heatmap(ax_map, 1, NUM_KEYS, xlabel=_("Keys (the ones not yet seen hatched)"), ylabel="",
                                     masked=True)
         ax_map.set_yticks([0], ["q"])
-        ax_map.set_title("weights over the keys seen so far, $e^{s_j - m} / \\ell$", fontsize="medium")
+        ax_map.set_title(_("weights over the keys seen so far, $e^{s_j - m} / \\ell$"), fontsize="medium")
         blit.colorbar(ax_map)
 
-        self.maxima = blit.animate(ax_state.plot([], [], "o-", color="C0", ms=4, label="running max $m$")[0])
-        self.totals = blit.animate(ax_state.plot([], [], "s-", color="C1", ms=4, label="running sum $\\ell$")[0])
-        ax_state.set(xlim=(0, NUM_KEYS + 0.5), ylim=(-2.5, 5.5), xlabel="keys seen", title="after each block")
+        self.maxima = blit.animate(ax_state.plot([], [], "o-", color="C0", ms=4, label=_("running max $m$"))[0])
+        self.totals = blit.animate(ax_state.plot([], [], "s-", color="C1", ms=4, label=_("running sum $\\ell$"))[0])
+        ax_state.set(xlim=(0, NUM_KEYS + 0.5), ylim=(-2.5, 5.5), xlabel=_("keys seen"), title=_("after each block"))
         ax_state.legend(loc="upper left", fontsize="x-small")
 
         self.partial = []
         for i, colour in enumerate(("C2", "C3")):
             ax_output.axhline(float(exact[i]), color=colour, ls="--", lw=1)
             self.partial.append(blit.animate(ax_output.plot([], [], "o-", color=colour, ms=4)[0]))
-        legend = [Line2D([], [], marker="o", color="gray", ms=4, label="partial output $o / \\ell$"),
-                  Line2D([], [], color="gray", ls="--", lw=1, label="exact output")]
+        legend = [Line2D([], [], marker="o", color="gray", ms=4, label=_("partial output $o / \\ell$")),
+                  Line2D([], [], color="gray", ls="--", lw=1, label=_("exact output"))]
         ax_output.legend(handles=legend, loc="lower right", fontsize="x-small")
-        ax_output.set(xlim=(0, NUM_KEYS + 0.5), ylim=(-0.2, 2.8), xlabel="keys seen", title="output (2 numbers)")
+        ax_output.set(xlim=(0, NUM_KEYS + 0.5), ylim=(-0.2, 2.8), xlabel=_("keys seen"),
+                       title=_("output (2 numbers)"))
 
         bars = ax_memory.bar([0, 1], [NUM_KEYS ** 2, NUM_KEYS], color=["C7", "C0"], width=0.6)
         self.block_bar = blit.animate(bars[1])
         ax_memory.text(0, NUM_KEYS ** 2 + 6, f"{NUM_KEYS ** 2}", ha="center", va="bottom", fontsize="small")
         self.block_label = blit.animate(ax_memory.text(1, 0, "", ha="center", va="bottom", fontsize="small"))
-        ax_memory.set_xticks([0, 1], ["explicit\n$n \\times n$", "blockwise\n$n \\times$ block"])
-        ax_memory.set(xlim=(-0.6, 1.6), ylim=(0, 300), ylabel="scores held (floats)",
-                      title=f"{NUM_KEYS} queries at once")
+        ax_memory.set_xticks([0, 1], [_("explicit\n$n \\times n$"), _("blockwise\n$n \\times$ block")])
+        ax_memory.set(xlim=(-0.6, 1.6), ylim=(0, 300), ylabel=_("scores held (floats)"),
+                      title=_("{count} queries at once").format(count=NUM_KEYS))
 
     def update(self, result):
         self.heatmap.set_array(masked_weights(result.weights, result.mask))

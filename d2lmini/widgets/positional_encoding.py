@@ -10,6 +10,7 @@ from matplotlib.colors import Normalize
 from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
+from ..i18n import N_, _
 from ..plotting import CMAP
 from ..positional import PositionalEncoding as SinusoidalEncoding
 from .declaration import Declaration, IntSlider, LogSlider, Result
@@ -61,9 +62,9 @@ class PositionalEncoding(Declaration):
     """
 
     controls = (
-        IntSlider("d", "encoding dimension d", 2, 128, 2),
+        IntSlider("d", N_("encoding dimension d"), 2, 128, 2),
         # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
-        LogSlider("base", "base", 10, 0.5, 5, 0.25, readout=",.3r"),
+        LogSlider("base", N_("base"), 10, 0.5, 5, 0.25, readout=",.3r"),
     )
     Settings = PositionalSettings
     figsize = (7.2, 3)
@@ -81,8 +82,8 @@ class PositionalEncoding(Declaration):
         weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
         last_sine = 2 * ((d - 1) // 2)  # the slowest column pair starts here
         longest = 2 * math.pi * base ** (last_sine / d)
-        caption = (f"d = {d}, base = {_number(base)}: wavelengths from 2π ≈ 6.28 to {_number(longest)} "
-                   f"positions")
+        caption = _("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions").format(
+            d=d, base=_number(base), longest=_number(longest))
         return PositionalResult(weights, caption, d=d, base=base, encoding=P[0])
 
     def build(self, blit):
@@ -110,12 +111,12 @@ class PositionalView:
         ax_code, ax_weights = blit.figure.subplots(1, 2)
         norm = Normalize(-1, 1)  # every entry of P is a sine or a cosine
         self.code = blit.animate(_cells(ax_code, (n, 2), ENCODING_CMAP, norm, (0, 1, n - 0.5, -0.5)))
-        ax_code.set(xlabel="column / d  (fast → slow)", ylabel="position i", title="encoding P")
-        blit.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label="P[i, column]")
+        ax_code.set(xlabel=_("column / d  (fast → slow)"), ylabel=_("position i"), title=_("encoding P"))
+        blit.figure.colorbar(ScalarMappable(norm, ENCODING_CMAP), ax=ax_code, shrink=0.9, label=_("P[i, column]"))
         # As blit.heatmap draws one, on the explorer's colour scale, but drawn cell by cell.
         self.heatmap = blit.animate(_cells(ax_weights, (n, n), CMAP, blit.norm, (-0.5, n - 0.5, n - 0.5, -0.5)))
-        ax_weights.set(xlabel="Keys (position j)", ylabel="Queries (position i)",
-                       title="positions alone: softmax(P Pᵀ / √d)")
+        ax_weights.set(xlabel=_("Keys (position j)"), ylabel=_("Queries (position i)"),
+                       title=_("positions alone: softmax(P Pᵀ / √d)"))
         ax_weights.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax_weights.yaxis.set_major_locator(MaxNLocator(integer=True))
         blit.colorbar(ax_weights)

@@ -8,6 +8,7 @@ import torch
 from matplotlib.colors import to_rgba
 
 from ..attention import MultiHeadAttention
+from ..i18n import N_, _, n_
 from ..plotting import HEAD_COLOURS, head_colour  # noqa: F401 (chapter 05 imports head_colour from here)
 from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, options
 from .explorer import Explorer
@@ -98,9 +99,10 @@ class ShapeTracer(Declaration):
     """
 
     controls = (
-        Choice("num_heads", "heads h", options(h for h in range(1, D_MODEL + 1) if D_MODEL % h == 0), style="slider"),
-        IntSlider("T", "positions T", 2, MAX_T),
-        Checkbox("transpose", "with transpose"),
+        Choice("num_heads", N_("heads h"), options(h for h in range(1, D_MODEL + 1) if D_MODEL % h == 0),
+               style="slider"),
+        IntSlider("T", N_("positions T"), 2, MAX_T),
+        Checkbox("transpose", N_("with transpose")),
     )
     Settings = TracerSettings
     figsize = (7.6, 2.6)
@@ -119,8 +121,9 @@ class ShapeTracer(Declaration):
             how = "transpose_qkv"
         else:
             folded = [X.reshape(h, T, d_head) for X in (positions, columns)]  # the bug: heads mix positions
-            how = "reshape alone: heads mix positions"
-        caption = f"h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"
+            how = _("reshape alone: heads mix positions")
+        caption = _("h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}").format(
+            h=h, d_head=d_head, T=T, d=d, how=how)
         # No attention weights here: the folded positions stand in as the tensor drawn.
         return TracerResult(folded[0].float(), caption, d_head=d_head, X=(positions, columns),
                             positions=folded[0], columns=folded[1])
@@ -144,11 +147,15 @@ class ShapeTracer(Declaration):
                 break
             heads = sorted(set((columns // d_head).flatten().tolist()))
             where = sorted(set(positions.flatten().tolist()))
-            blocks.append(f"block {b} holds {'head' if len(heads) == 1 else 'heads'} "
-                          f"{', '.join(map(str, heads))} at {'position' if len(where) == 1 else 'positions'} "
-                          f"{', '.join(map(str, where))}")
+            held = n_("head {heads}", "heads {heads}", len(heads)).format(heads=", ".join(map(str, heads)))
+            at = n_("position {positions}", "positions {positions}", len(where)).format(
+                positions=", ".join(map(str, where)))
+            blocks.append(_("block {b} holds {heads} at {positions}").format(b=b, heads=held, positions=at))
         h = D_MODEL // d_head
-        return f"{h} heads of width {d_head}: " + "; ".join(blocks) + (f" (first 2 of {h} blocks)." if h > 2 else ".")
+        # The English says "1 heads" as it always has (the page's summaries); a translation has both forms.
+        heads = n_("{h} heads of width {d_head}: ", "{h} heads of width {d_head}: ", h).format(h=h, d_head=d_head)
+        ending = _(" (first 2 of {h} blocks).").format(h=h) if h > 2 else "."
+        return heads + "; ".join(blocks) + ending
 
 
 class TracerView:
@@ -171,10 +178,10 @@ class TracerView:
             ax.set(xticks=[], yticks=[])
             ax.spines[:].set_visible(False)
             self.images[name] = blit.animate(image)
-        ax_x.set_title("X (B, T, d_model): row = position", fontsize=9)
-        ax_fold.set_title("(B·h, T, d_head): block b = batch row b", fontsize=9)
-        ax_legend.text(-0.7, 0, "heads", ha="right", va="center", fontsize=9)
-        ax_x.set_xlabel("digit = position, colour = head", fontsize=8)
+        ax_x.set_title(_("X (B, T, d_model): row = position"), fontsize=9)
+        ax_fold.set_title(_("(B·h, T, d_head): block b = batch row b"), fontsize=9)
+        ax_legend.text(-0.7, 0, _("heads"), ha="right", va="center", fontsize=9)
+        ax_x.set_xlabel(_("digit = position, colour = head"), fontsize=8)
 
     def update(self, result):
         d_head = result.d_head

@@ -28,6 +28,7 @@ from matplotlib import rcParams
 from matplotlib.transforms import offset_copy
 
 from .._checks import check_number
+from ..i18n import N_, _
 from ..plotting import describe_weights
 from ..seq2seq import (
     ATTENTIONS,
@@ -92,8 +93,8 @@ class ExampleMap:
     def __init__(self, blit, ax, examples):
         width = examples.source.shape[1]
         padded = not bool(examples.real.all())
-        self.heatmap = blit.heatmap(ax, width, width, xlabel="source symbol (keys)",
-                                    ylabel="output symbol (queries)", masked=padded)
+        self.heatmap = blit.heatmap(ax, width, width, xlabel=_("source symbol (keys)"),
+                                    ylabel=_("output symbol (queries)"), masked=padded)
         ax.set_xticks(range(width), [""] * width)
         ax.set_yticks(range(width), [""] * width)
         ax.xaxis.labelpad = ax.yaxis.labelpad = 14  # clear of the symbols
@@ -183,14 +184,14 @@ class Training(Declaration):
     STEPS = (100, 200, 400, 800)
 
     controls = (
-        Choice("task", "task", (("reverse", "reverse"), ("sort (distinct digits)", "sort"))),
-        Choice("attention", "attention", options(ATTENTIONS), style="toggle"),
-        Choice("num_hiddens", "hidden size", options(HIDDEN_SIZES)),
-        Choice("lr", "learning rate", tuple((f"{rate:g}", rate) for rate in LEARNING_RATES)),
-        Checkbox("positional", "positional encoding"),
-        Choice("lengths", "lengths", tuple((f"{a}–{b}", (a, b)) for a, b in LENGTHS)),
-        Choice("num_steps", "steps", options(STEPS)),
-        NumberBox("seed", "seed", 0, 9999),
+        Choice("task", N_("task"), ((N_("reverse"), "reverse"), (N_("sort (distinct digits)"), "sort"))),
+        Choice("attention", N_("attention"), options(ATTENTIONS), style="toggle"),
+        Choice("num_hiddens", N_("hidden size"), options(HIDDEN_SIZES)),
+        Choice("lr", N_("learning rate"), tuple((f"{rate:g}", rate) for rate in LEARNING_RATES)),
+        Checkbox("positional", N_("positional encoding")),
+        Choice("lengths", N_("lengths"), tuple((f"{a}–{b}", (a, b)) for a, b in LENGTHS)),
+        Choice("num_steps", N_("steps"), options(STEPS)),
+        NumberBox("seed", N_("seed"), 0, 9999),
     )
     Settings = TrainingSettings
     rows = (Row(("task", "attention")), Row(("num_hiddens", "lr", "positional")),
@@ -216,14 +217,14 @@ class Training(Declaration):
     def result_at(self, history, step, settings):
         """What the picture shows of ``history`` at ``step`` (which has a snapshot), a run of ``settings``."""
         snapshot, example = history.snapshots[step], history.examples[0]
-        parts = [f"step {step} of {settings.num_steps}"]
+        parts = [_("step {step} of {num_steps}").format(step=step, num_steps=settings.num_steps)]
         if history.losses:
-            parts.append(f"loss {history.losses[-1]:.3f}")
+            parts.append(_("loss {loss:.3f}").format(loss=history.losses[-1]))
         if history.evaluations:
-            accuracy, _ = history.evaluations[max(history.evaluations)]
-            parts.append(f"held-out accuracy {accuracy:.0%}")
+            accuracy, _mass = history.evaluations[max(history.evaluations)]
+            parts.append(_("held-out accuracy {accuracy:.0%}").format(accuracy=accuracy))
         mass = alignment_mass(snapshot.weights[:1], example.alignment)
-        parts.append(f"weight on the circles {mass:.2f}")  # the example drawn
+        parts.append(_("weight on the circles {mass:.2f}").format(mass=mass))  # the example drawn
         accuracy = tuple((s, history.evaluations[s][0]) for s in sorted(history.evaluations))
         return LiveResult(snapshot.weights[0], " · ".join(parts), mask=real_pairs(example),
                           layout=(settings.task, settings.lengths, settings.num_steps), step=step,
@@ -252,16 +253,16 @@ class LiveView:
 
     def __init__(self, blit, example, num_steps):
         ax_loss, ax_map = blit.figure.subplots(1, 2, width_ratios=(1.15, 1))
-        ax_loss.set(xlim=(0, num_steps), ylim=self.LOSS_RANGE, yscale="log", xlabel="training step",
-                    ylabel="loss (log scale)")
+        ax_loss.set(xlim=(0, num_steps), ylim=self.LOSS_RANGE, yscale="log", xlabel=_("training step"),
+                    ylabel=_("loss (log scale)"))
         ax_loss.yaxis.label.set_color("C0")
         ax_accuracy = ax_loss.twinx()
-        ax_accuracy.set(ylim=(0, 100), ylabel="held-out accuracy (%)")
+        ax_accuracy.set(ylim=(0, 100), ylabel=_("held-out accuracy (%)"))
         ax_accuracy.yaxis.label.set_color("C2")
         self.loss = blit.animate(ax_loss.plot([], [], color="C0", linewidth=1)[0])
         self.accuracy = blit.animate(ax_accuracy.plot([], [], "o-", color="C2", markersize=3)[0])
         self.map = ExampleMap(blit, ax_map, example)
-        ax_map.set_title("cross-attention, one fixed example", fontsize="medium")
+        ax_map.set_title(_("cross-attention, one fixed example"), fontsize="medium")
 
     def update(self, result):
         self.map.show(0, result.weights, result.predictions)
@@ -300,12 +301,12 @@ class TrainingView(Explorer):
         self._thread = None
         self._busy = False
         # Made before the shell draws its first picture, which moves the bar (``show``).
-        self.progress = widgets.IntProgress(value=0, min=0, max=num_steps, description="step")
+        self.progress = widgets.IntProgress(value=0, min=0, max=num_steps, description=_("step"))
         super().__init__(declaration, settings)
-        self.train_button = widgets.Button(description="Train", icon="play", button_style="success",
-                                           tooltip="Train a new model with these settings")
-        self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True,
-                                          tooltip="Stop the run after the step in progress")
+        self.train_button = widgets.Button(description=_("Train"), icon="play", button_style="success",
+                                           tooltip=_("Train a new model with these settings"))
+        self.stop_button = widgets.Button(description=_("Stop"), icon="stop", disabled=True,
+                                          tooltip=_("Stop the run after the step in progress"))
         self.train_button.on_click(lambda button: self.start())
         self.stop_button.on_click(lambda button: self.stop())
         last_row = self.rows[-1][1]  # the buttons after the seed, the bar beside the caption (the run's status)
@@ -441,8 +442,8 @@ class Alignment(Declaration):
             raise ValueError("history has no snapshot: pass it to train() as the callback first")
         self.history = history
         self.controls = (
-            Choice("step", "training step", options(history.steps), style="slider"),
-            IntSlider("example", "example", 0, len(history.examples) - 1),
+            Choice("step", N_("training step"), options(history.steps), style="slider"),
+            IntSlider("example", N_("example"), 0, len(history.examples) - 1),
         )
 
     @classmethod
@@ -456,10 +457,12 @@ class Alignment(Declaration):
         weights = snapshot.weights[example]  # (output steps, source positions)
         predictions = snapshot.predictions[example]
         mass = alignment_mass(weights[None], batch.alignment)
-        verdict = "right" if ((predictions == batch.target[0]) | ~batch.real[0]).all() else "wrong"
+        verdict = _("right") if ((predictions == batch.target[0]) | ~batch.real[0]).all() else _("wrong")
         n = int(batch.real[0].sum())
-        caption = (f"step {step}, example {example}: {as_text(batch.source[0])} → {as_text(predictions[:n])} "
-                   f"({verdict}); weight on the correct position {mass:.2f}")
+        caption = _("step {step}, example {example}: {source} → {output} ({verdict}); "
+                    "weight on the correct position {mass:.2f}").format(
+            step=step, example=example, source=as_text(batch.source[0]), output=as_text(predictions[:n]),
+            verdict=verdict, mass=mass)
         return AlignmentResult(weights, caption, mask=real_pairs(batch), step=step, example=example,
                                predictions=predictions, mass=mass)
 
@@ -490,12 +493,12 @@ class AlignmentView:
         if history.evaluations:  # the held-out set's curves
             evaluated = sorted(history.evaluations)
             accuracy, mass = zip(*(history.evaluations[s] for s in evaluated))
-            ax_curves.plot(evaluated, mass, color="C3", label="held-out: mass on the correct position")
-            ax_curves.plot(evaluated, accuracy, "o-", color="C2", markersize=3, label="held-out: accuracy")
+            ax_curves.plot(evaluated, mass, color="C3", label=_("held-out: mass on the correct position"))
+            ax_curves.plot(evaluated, accuracy, "o-", color="C2", markersize=3, label=_("held-out: accuracy"))
         else:  # the recorded examples' mass
             ax_curves.plot(steps, [history.mass(s) for s in steps], color="C3",
-                           label="these examples: mass on the correct position")
-        ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel="training step")
+                           label=_("these examples: mass on the correct position"))
+        ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel=_("training step"))
         ax_curves.legend(loc="best", fontsize="small")  # placed once: the curves never move
         self.now_line = blit.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
 

@@ -1,0 +1,180 @@
+"""The exercises' framework, chapters 01-04 and the "why" questions speak Brazilian Portuguese.
+
+With the language set to pt_BR, what a learner reads (a success line, a named
+mistake's hint, the next hint, a "not attempted" line, the picture of wrong
+weights, a question's widget) is in Portuguese; set back to English, it is
+the English again. The catalogue translates every message of these modules.
+"""
+
+import html
+
+import pytest
+import torch
+from babel.messages.catalog import Catalog
+
+from d2lmini import i18n
+from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch01, ch02, ch03, ch04, hint, questions
+from d2lmini.exercises._feedback import weights_figure
+from tools import catalogues
+
+FILES = ("d2lmini/exercises/_feedback.py", "d2lmini/exercises/_support.py", "d2lmini/exercises/__init__.py",
+         "d2lmini/exercises/questions.py", "d2lmini/exercises/ch01.py", "d2lmini/exercises/ch02.py",
+         "d2lmini/exercises/ch03.py", "d2lmini/exercises/ch04.py")
+
+
+@pytest.fixture
+def portuguese():
+    i18n.set_language("pt_BR")
+    try:
+        yield
+    finally:
+        i18n.set_language("en")
+
+
+def masked_mean(values, valid_lens):
+    real = (torch.arange(values.shape[1]) < valid_lens[:, None]).to(values.dtype)  # (batch, steps)
+    return (values * real[..., None]).sum(1) / valid_lens.clamp(min=1)[:, None].to(values.dtype)
+
+
+def transposed_window(num_steps, window):
+    steps = torch.arange(num_steps)
+    return ((steps[None, :] <= steps[:, None]) & (steps[None, :] > steps[:, None] - window)).T
+
+
+def failure(check, answer):
+    with pytest.raises(ExerciseError) as info:
+        check(answer)
+    return info.value
+
+
+def test_a_success_line_is_portuguese(portuguese, capsys):
+    ch02.check_masked_mean(masked_mean)
+    assert capsys.readouterr().out == ("✓ Exercício 2.1: correto. O preenchimento não conta, e o exemplo vazio dá "
+                                       "um vetor zero.\n")
+
+
+def test_a_success_line_with_numbers_keeps_them_as_python_prints_them(portuguese, capsys):
+    ch04.check_attention_cost(lambda n_q, n_k, d, bytes_per_element=4: (2 * n_q * n_k * d,
+                                                                         n_q * n_k * bytes_per_element))
+    assert capsys.readouterr().out == ("✓ Exercício 4.2 · o custo da atenção: correto. Com n = 1024 e d = 64, os "
+                                       "pesos de um exemplo ocupam 4 MiB; dobrar n multiplica os dois custos por 4.\n")
+
+
+def test_a_named_mistake_shows_its_hint_in_portuguese_and_hint_gives_the_next_step(portuguese, capsys):
+    error = failure(ch02.check_local_causal_mask, transposed_window)
+    lines = error.lines()
+    assert lines[0] == "✗ Exercício 2.3: ainda não."
+    assert lines[1].startswith("  esperado: de local_causal_mask(6, 3): 100000 ")
+    assert lines[2].startswith("  recebido: de local_causal_mask(6, 3): 111000 ")
+    assert lines[1].index("100000") == lines[2].index("111000")  # the masks still line up, row under row
+    assert lines[3] == "  dica: as linhas são consultas e as colunas são chaves"
+    assert lines[4] == "  Mais ajuda: execute ch02.hint() em uma nova célula."
+    hint()
+    assert capsys.readouterr().out == ("Exercício 2.3 · dica 2 de 2 (a última): a linha i é True da coluna "
+                                       "i - window + 1 até a coluna i; a sua é a transposta\n")
+
+
+def test_a_hint_from_a_table_marked_at_import_time_is_translated(portuguese):
+    def unscaled(queries, keys):
+        scores = queries @ keys.transpose(1, 2)
+        allowed = torch.ones(scores.shape[-1], scores.shape[-1], dtype=torch.bool).tril()
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1)
+
+    error = failure(ch04.check_fixed_causal_weights, unscaled)
+    assert error.lines()[0] == "✗ Exercício 4.4 · encontre o bug: ainda não."
+    assert error.hints == ("divida as pontuações por √d antes do softmax",
+                           "d é o tamanho de uma consulta, o seu último eixo")
+    assert error.lines()[1].startswith("  esperado: tensor de formato (2, 5, 5), dtype torch.float32: [1, 0, ")
+
+
+def test_a_refused_package_function_says_so_in_portuguese(portuguese):
+    import d2lmini
+
+    error = failure(ch04.check_fixed_causal_weights, lambda q, k: d2lmini.masked_softmax(q @ k.transpose(1, 2), None))
+    assert error.lines()[1:4] == ["  esperado: corrija os próprios passos da função dada",
+                                  "  recebido: uma chamada a d2l.masked_softmax",
+                                  "  dica: d2l.masked_softmax faz o exercício inteiro por você"]
+    assert error.hints[1] == "corrija os próprios passos da função dada você mesmo"
+
+
+def test_a_case_of_a_check_is_named_in_portuguese(portuguese):
+    error = failure(ch03.check_weight_gap, lambda attention, queries, keys, values, valid_lens: torch.tensor(1.0))
+    assert error.lines()[0] == ("✗ Exercício 3.2 · pesos aditivos versus de produto escalar (chaves idênticas): "
+                                "ainda não.")
+
+
+def test_not_attempted_is_one_portuguese_line(portuguese):
+    def triangular_kernel(u):
+        raise NotImplementedError
+
+    with pytest.raises(ExerciseNotAttempted) as info:
+        ch01.check_triangular(triangular_kernel)
+    assert str(info.value) == ("Exercício 1.1 · ainda não tentado: complete `triangular_kernel` acima, execute "
+                               "aquela célula e depois esta.")
+
+
+def test_not_attempted_drops_the_label_after_the_number(portuguese):
+    def concat_scores(queries, keys, W_a, w_v):
+        raise NotImplementedError
+
+    with pytest.raises(ExerciseNotAttempted) as info:
+        ch03.check_concat_scores(concat_scores)
+    assert str(info.value).startswith("Exercício 3.3 · ainda não tentado: complete `concat_scores` acima")
+
+
+def test_hint_without_a_failure_says_so_in_portuguese(portuguese, capsys):
+    ch02.check_masked_mean(masked_mean)
+    capsys.readouterr()
+    hint()
+    assert capsys.readouterr().out.startswith("Nenhuma dica a dar: a última verificação que você executou não falhou")
+
+
+def test_the_picture_of_wrong_weights_is_labelled_in_portuguese(portuguese):
+    figure = weights_figure(torch.eye(3).expand(2, 3, 3), torch.full((2, 3, 3), 1 / 3))
+    axes = figure.axes[:2]
+    assert [ax.get_title() for ax in axes] == ["seus (exemplo 0)", "esperados (exemplo 0)"]
+    assert {ax.get_xlabel() for ax in axes} == {"chaves"} and {ax.get_ylabel() for ax in axes} == {"consultas"}
+
+
+def test_a_why_question_speaks_portuguese(portuguese):
+    widget = questions.ask("04")
+    assert widget.check_button.description == "Verificar"
+    text = repr(widget).splitlines()
+    assert text[0] == 'Pergunta "por quê?" 04: escolha uma opção e depois pressione Verificar.'
+    assert text[3] == "  (c) Porque a variância de qᵀk cresce como d, então uma pontuação típica cresce como √d."
+    widget.check_button.click()
+    assert widget.feedback.value == "Escolha uma opção primeiro e depois pressione Verificar."
+    widget.choices.index = 0
+    widget.check_button.click()
+    assert widget.feedback.value.startswith("✗ Não exatamente. Não é qualquer divisão que serve.")
+    widget.choices.index = 2
+    widget.check_button.click()
+    assert widget.feedback.value.startswith(html.escape("✓ Correto. Os d produtos são independentes"))
+
+
+def test_every_question_is_translated_whole(portuguese):
+    for chapter, question in questions.QUESTIONS.items():
+        for text in (question.prompt, *question.options, *question.feedback):
+            assert i18n._(text) != text, (chapter, text)
+
+
+def test_english_is_back_once_the_language_is_set_back(capsys):
+    i18n.set_language("pt_BR")
+    i18n.set_language("en")
+    ch02.check_masked_mean(masked_mean)
+    assert capsys.readouterr().out == ("✓ Exercise 2.1: correct. Padding does not count, and the empty example gives "
+                                       "a zero vector.\n")
+    assert repr(questions.ask(4)).splitlines()[0] == "Why? question 04: pick one option, then press Check."
+
+
+def test_the_catalogue_says_every_message_of_these_modules():
+    template = catalogues.extracted()
+    ours = Catalog(project="d2lmini", domain="d2lmini")
+    for message in template:
+        if message.id and any(file in FILES for file, _line in message.locations):
+            ours[message.id] = message
+    assert len(ours) > 300
+    (path,) = [path for path in catalogues.po_files() if path.parts[-3] == "pt_BR"]
+    found = catalogues.problems(ours, catalogues.read(path), path.with_suffix(".mo").read_bytes())
+    # Entries of other modules are not in this template: the .po holding them is not a problem of these modules.
+    assert [line for line in found if not line.startswith("no longer in the code")] == []

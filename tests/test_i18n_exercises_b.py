@@ -1,0 +1,153 @@
+"""The checks of chapters 05 to 09 speak Brazilian Portuguese when the learner's language is pt_BR.
+
+The framework (``_feedback.py``) renders the lines; these tests read what the
+chapter checks hand to it, the fields of the ``ExerciseError`` and the detail
+of the success line, so that they hold whatever language the framework's own
+words are in. The English of every message is asserted by the chapters' own
+test modules, which run in English.
+"""
+
+import re
+
+import pytest
+import torch
+from babel.messages.catalog import Catalog
+from exercise_answers import REFERENCE, WRONG_ANSWERS, failure
+
+from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch05, ch06, ch07, ch08, ch09
+from d2lmini.i18n import _, current_language, set_language
+from tools import catalogues
+
+FILES = re.compile(r"d2lmini/exercises/ch0[5-9]\.py")
+LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], ch06: ["BYTES", "DECODE", "LEFT"],
+          ch07: ["ROTATION", "LEARNED", "EQUIVARIANCE"], ch08: ["REVERSAL", "CROSS", "SORTING"],
+          ch09: ["SEP_SINK", "PREVIOUS", "SIMILARITY"]}
+
+
+@pytest.fixture
+def portuguese():
+    set_language("pt_BR")
+    try:
+        yield
+    finally:
+        set_language("en")
+
+
+def success_line(check, answer, capsys):
+    check(answer)
+    return capsys.readouterr().out.rstrip("\n")
+
+
+@pytest.mark.parametrize("check, detail", [
+    (ch05.check_einsum_multihead, "Igual a d2l.MultiHeadAttention, com consultas, chaves e valores de três tamanhos."),
+    (ch05.check_output_without_head, "Mudança na saída sem cada cabeça (cabeça 0: "),
+    (ch06.check_score_bytes, "Com 4096 tokens, lote 8 e 12 cabeças, isso dá 6.0 GiB em float32."),
+    (ch07.check_equivariance, "Equivariantes: a autoatenção, o MLP aplicado posição a posição e a média."),
+    (ch08.check_cross_attention_steps, "W_k rodou uma vez e W_q 6 vezes para T = 6 passos"),
+    (ch09.check_similarity_matrix, "Com o preenchimento na média, as frases 1 e 3 (3 e 1 tokens válidos) teriam "
+                                   "similaridade 0.97 em vez de -0.06"),
+], ids=["5.5", "5.3", "6.1", "7.3", "8.2", "9.3"])
+def test_a_success_line_gives_its_detail_in_portuguese(portuguese, check, detail, capsys):
+    line = success_line(check, REFERENCE[check].answer, capsys)
+    assert line.startswith("✓ ") and detail in line
+
+
+def test_a_success_line_keeps_python_s_numbers(portuguese, capsys):
+    line = success_line(ch05.check_parameter_count, REFERENCE[ch05.check_parameter_count].answer, capsys)
+    assert line.endswith("A contagem não depende de num_heads: a largura 8 custa 256 parâmetros com 1 cabeça e "
+                         "256 com 4.")
+
+
+def test_english_is_unchanged_without_a_language(capsys):
+    assert current_language() == "en"
+    line = success_line(ch06.check_score_bytes, REFERENCE[ch06.check_score_bytes].answer, capsys)
+    assert line == ("✓ Exercise 6.1 · The bytes of the score matrix: correct. "
+                    "At 4,096 tokens, batch 8 and 12 heads that is 6.0 GiB in float32.")
+
+
+def test_a_named_mistake_gets_its_hint_in_portuguese(portuguese):
+    with pytest.raises(ExerciseError) as info:
+        ch06.check_decode_mask(lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(k - q))
+    assert info.value.hints == (
+        "sua máscara está invertida: ela mantém o futuro de cada consulta e esconde o passado",
+        "a consulta i pode ver as chaves até a própria posição, na diagonal deslocada e abaixo dela: torch.tril, "
+        "não torch.triu")
+
+
+def test_a_hint_with_values_fills_them_after_translating(portuguese):
+    error = failure("ch06.check_decode_mask", WRONG_ANSWERS["ch06.check_decode_mask"])
+    assert error.hints[0] == ("isto alinha a consulta i com a chave i (canto superior esquerdo), como faz o "
+                              "is_causal do SDPA")
+    assert error.hints[1].startswith("na decodificação as 3 novas consultas são os ÚLTIMOS 3 de 7 tokens: a "
+                                     "consulta i é o token 4 + i, então sua linha termina 4 colunas mais à direita")
+
+
+def test_expected_and_received_are_in_portuguese(portuguese):
+    error = failure("ch07.check_learned_embedding", WRONG_ANSWERS["ch07.check_learned_embedding"])
+    assert (error.expected, error.received) == ("pelo menos um parâmetro treinável: a tabela", "nenhum parâmetro")
+    assert error.hints[0] == "a tabela não é treinável: um otimizador só atualiza module.parameters()"
+
+    error = failure("ch08.check_cross_attention_steps", WRONG_ANSWERS["ch08.check_cross_attention_steps"])
+    assert re.fullmatch(r"weights\[0, 0\], passo de saída 0 do exemplo 0: \[[-0-9., ]+\] \(soma 1\.000\)",
+                        error.expected), error.expected
+    assert error.received.startswith("weights[0, 0], passo de saída 0 do exemplo 0: [")
+
+
+def test_the_layers_are_named_in_portuguese(portuguese):
+    error = failure("ch07.check_equivariance", WRONG_ANSWERS["ch07.check_equivariance"])
+    assert error.expected == ("com uma troca das pontas: equivariante para ['autoatenção', 'um MLP aplicado "
+                              "posição a posição', 'a média dos tokens, dada a cada um']")
+    assert error.received.startswith("uma resposta errada para ['autoatenção'")
+    assert error.hints[0] == "você comparou a saída para a entrada embaralhada com a saída não embaralhada"
+
+
+def test_a_label_with_a_case_is_translated_whole(portuguese):
+    error = failure("ch05.check_head_weights", WRONG_ANSWERS["ch05.check_head_weights"])
+    assert error.exercise == "Exercício 5.2 · os pesos de uma cabeça à mão (cabeça 0)"
+    assert error.hints[0] == ("a cabeça 0 tem suas próprias linhas de W_q.weight e W_k.weight: as linhas 0 a 3")
+
+
+@pytest.mark.parametrize("module", list(LABELS), ids=[module.__name__.rpartition(".")[2] for module in LABELS])
+def test_every_label_has_its_portuguese_with_its_number(portuguese, module):
+    for name in LABELS[module]:
+        english = getattr(module, name)
+        number = re.match(r"Exercise (\d\.\d) · ", english).group(1)
+        assert _(english).startswith(f"Exercício {number} · "), english
+
+
+def test_a_stub_carries_the_label_the_framework_translates(portuguese):
+    def multihead_parameter_count(*sizes):
+        raise NotImplementedError
+
+    with pytest.raises(ExerciseNotAttempted) as info:
+        ch05.check_parameter_count(multihead_parameter_count)
+    assert _(info.value.exercise) == "Exercício 5.1 · parâmetros da atenção multi-cabeça"
+
+
+@pytest.mark.parametrize("name", sorted(name for name in WRONG_ANSWERS if name.startswith(("ch05", "ch06", "ch07",
+                                                                                           "ch08", "ch09"))))
+def test_no_english_hint_is_left_in_portuguese(portuguese, name):
+    error = failure(name, WRONG_ANSWERS[name])
+    assert not set(failure_in_english(name).hints) & set(error.hints), name
+
+
+def failure_in_english(name):
+    set_language("en")
+    try:
+        return failure(name, WRONG_ANSWERS[name])
+    finally:
+        set_language("pt_BR")
+
+
+def test_the_catalogue_translates_every_message_of_these_checks():
+    template = catalogues.extracted()
+    mine = Catalog(project="d2lmini", domain="d2lmini")
+    for message in template:
+        if message.id and any(FILES.fullmatch(file) for file, _line in message.locations):
+            mine.add(message.id, None, message.locations)
+    assert len(mine) > 250
+    path = catalogues.LOCALE / "pt_BR" / "LC_MESSAGES" / "d2lmini.po"
+    mo = path.with_suffix(".mo")
+    found = catalogues.problems(mine, catalogues.read(path), mo.read_bytes())
+    elsewhere = {f"no longer in the code: {message.id!r}" for message in template if message.id}
+    assert [line for line in found if line not in elsewhere] == []

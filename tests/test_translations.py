@@ -1,0 +1,220 @@
+"""The translated chapters keep step with the English (docs/translating.md).
+
+A translated chapter (notebooks/pt/NN_*.py) has the English chapter's cells in
+the same order. Each Markdown cell records, in its `en` metadata, the start of
+the SHA-256 of the English text it was made from: when the English changes,
+the record no longer matches, and the test names the cell until its
+translation is updated. Each code cell equals the English one once comments
+and string constants are set aside. The glossary's ruled-out terms appear
+nowhere in the translation.
+"""
+
+import ast
+import functools
+import hashlib
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from babel.messages.pofile import read_po
+
+from d2lmini.widgets._compat import WIDGET_VIEW
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOKS = REPO / "notebooks"
+LOCALE = REPO / "d2lmini" / "locale"
+# A translation's folder under notebooks/: d2lmini's language for it, and its glossary.
+TRANSLATIONS = {"pt": ("pt_BR", REPO / "docs" / "pt" / "glossario.md")}
+OWN_DATA = "# Dados em português:"  # a code cell that must differ from the English says why on its first line
+TRANSLATED = sorted(path for folder in TRANSLATIONS for path in (NOTEBOOKS / folder).glob("[0-9][0-9]_*.py"))
+
+
+def english_hash(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def english_of(path):
+    return NOTEBOOKS / path.name
+
+
+def stale_cells(english, translated):
+    """One line for each Markdown cell of ``translated`` that was not made from the English now there."""
+    kinds = [cell.cell_type for cell in english.cells], [cell.cell_type for cell in translated.cells]
+    if kinds[0] != kinds[1]:
+        return [f"the cells differ in kind or number from the English's ({len(kinds[1])} against {len(kinds[0])})"]
+    return [f"cell {index}: made from another English text; the English now begins {first_line(source.source)!r}"
+            for index, (source, cell) in enumerate(zip(english.cells, translated.cells))
+            if cell.cell_type == "markdown" and cell.metadata.get("en") != english_hash(source.source)]
+
+
+def first_line(text):
+    return next((line for line in text.splitlines() if line.strip()), "")[:80]
+
+
+def parsed(source):
+    """A code cell's syntax tree; IPython's magics and shell lines are left out."""
+    return ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+
+
+def code_shape(source):
+    """The syntax tree of a code cell with its string constants emptied (comments are not in the tree)."""
+    tree = parsed(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = ""
+    return ast.dump(tree)
+
+
+def differing_code(english, translated):
+    """The indices of the code cells that differ from the English beyond comments and strings."""
+    return [index for index, (source, cell) in enumerate(zip(english.cells, translated.cells))
+            if source.cell_type == cell.cell_type == "code" and not cell.source.startswith(OWN_DATA)
+            and "colab-setup" not in cell.metadata.get("tags", [])  # written in each language by tools/colab.py
+            and (code_shape(source.source) != code_shape(cell.source)
+                 or source.metadata.get("tags", []) != cell.metadata.get("tags", []))]
+
+
+def ruled_out(glossary):
+    """The terms the glossary's last column rules out."""
+    terms = []
+    for line in glossary.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2] and cells[2] != "evite" and not set(cells[2]) <= {"-"}:
+            terms += [term.strip() for term in cells[2].split(",") if term.strip()]
+    return terms
+
+
+def words_of(notebook):
+    """The text a learner reads in a chapter: its Markdown, and its code's comments and strings."""
+    parts = []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            parts.append(cell.source)
+        elif "colab-setup" not in cell.metadata.get("tags", []):
+            parts += [line.split("#", 1)[1] for line in cell.source.splitlines() if "#" in line]
+            parts += [node.value for node in ast.walk(parsed(cell.source))
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+    return "\n".join(parts)
+
+
+def uses(text, term):
+    return re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text, flags=re.IGNORECASE) is not None
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_every_markdown_cell_translates_the_english_now_there(path):
+    assert stale_cells(jupytext.read(english_of(path)), jupytext.read(path)) == []
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_every_code_cell_is_the_english_code(path):
+    assert differing_code(jupytext.read(english_of(path)), jupytext.read(path)) == []
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_no_term_the_glossary_rules_out(path):
+    text = words_of(jupytext.read(path))
+    glossary = TRANSLATIONS[path.parent.name][1]
+    assert [term for term in ruled_out(glossary) if uses(text, term)] == []
+
+
+@pytest.mark.parametrize("language, glossary", TRANSLATIONS.values(), ids=list(TRANSLATIONS))
+def test_the_message_catalogue_uses_the_glossarys_terms(language, glossary):
+    with open(LOCALE / language / "LC_MESSAGES" / "d2lmini.po", "rb") as file:
+        catalogue = read_po(file)
+    text = "\n".join(form for message in catalogue if message.id
+                     for form in (message.string if isinstance(message.string, tuple) else (message.string,)))
+    assert [term for term in ruled_out(glossary) if uses(text, term)] == []
+
+
+@functools.cache
+def english_fragments(language):
+    """The longest stretch of English between the fields of each message d2lmini translates (15+ characters)."""
+    with open(LOCALE / language / "LC_MESSAGES" / "d2lmini.po", "rb") as file:
+        catalogue = read_po(file)
+    fragments = set()
+    for message in catalogue:
+        for english in (message.id if isinstance(message.id, tuple) else (message.id,)):
+            longest = max(re.split(r"\{[^{}]*\}", english), key=len).strip()
+            if len(longest) >= 15 and longest not in str(message.string):
+                fragments.add(longest)
+    return fragments
+
+
+def outputs_text(notebook):
+    """What a chapter's stored outputs say: printed text, text results, and the figures' alt texts."""
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")))
+            data = output.get("data", {})
+            if WIDGET_VIEW not in data:  # an explorer's text/plain is its repr, the API's own English names
+                parts.append("".join(data.get("text/plain", "")))
+            parts.append(output.get("metadata", {}).get("image/png", {}).get("alt", ""))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_the_outputs_of_a_translated_chapter_hold_no_english_message_of_d2lmini(path):
+    notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    said = outputs_text(notebook)
+    language = TRANSLATIONS[path.parent.name][0]
+    assert sorted(fragment for fragment in english_fragments(language) if fragment in said) == []
+
+
+def test_each_translation_has_an_english_chapter_of_the_same_name():
+    assert all(english_of(path).exists() for path in TRANSLATED)
+
+
+# ---- the checks themselves, on small hand-built chapters
+
+def chapter(*cells):
+    return nbformat.v4.new_notebook(cells=list(cells))
+
+
+def markdown(text, **metadata):
+    return nbformat.v4.new_markdown_cell(text, metadata=metadata)
+
+
+def code(text, *tags):
+    return nbformat.v4.new_code_cell(text, metadata={"tags": list(tags)} if tags else {})
+
+
+def test_a_changed_english_cell_is_named_until_its_translation_records_the_new_text():
+    english = chapter(markdown("# Attention"), markdown("Queries meet keys."))
+    translated = chapter(markdown("# Atenção", en=english_hash("# Attention")),
+                         markdown("Consultas encontram chaves.", en=english_hash("Queries meet keys.")))
+    assert stale_cells(english, translated) == []
+    english.cells[1].source = "Queries meet keys, and values are pooled."
+    assert stale_cells(english, translated) == [
+        "cell 1: made from another English text; the English now begins 'Queries meet keys, and values are pooled.'"]
+    translated.cells[1].source = "Consultas encontram chaves, e os valores são combinados."
+    translated.cells[1].metadata["en"] = english_hash(english.cells[1].source)
+    assert stale_cells(english, translated) == []
+
+
+def test_a_cell_added_to_the_english_fails_the_whole_chapter():
+    english = chapter(markdown("# A"), code("x = 1"))
+    translated = chapter(markdown("# A", en=english_hash("# A")))
+    assert stale_cells(english, translated) == [
+        "the cells differ in kind or number from the English's (1 against 2)"]
+
+
+def test_code_may_differ_in_comments_and_strings_only_unless_it_says_why():
+    english = chapter(code('plot(x, label="keys")  # the keys'), code("n = 3"), code("y = f(x)", "check"))
+    same = chapter(code('plot(x, label="chaves")  # as chaves'), code("n = 3"), code("y = f(x)", "check"))
+    assert differing_code(english, same) == []
+    changed = chapter(code('plot(x, labels="chaves")'), code("n = 4"), code("y = f(x)"))
+    assert differing_code(english, changed) == [0, 1, 2]  # a keyword, a number, a tag
+    explained = chapter(code('plot(x, label="chaves")'), code(f"{OWN_DATA} três frases, não duas\nn = 4"),
+                        code("y = f(x)", "check"))
+    assert differing_code(english, explained) == []
+
+
+def test_the_glossary_rules_out_its_alternatives_as_whole_words():
+    terms = ruled_out(TRANSLATIONS["pt"][1])
+    assert "auto-atenção" in terms and "embutimento" in terms and "consulta" not in terms
+    assert uses("Uma auto-atenção simples", "auto-atenção")
+    assert not uses("a autoatenção", "auto-atenção")
