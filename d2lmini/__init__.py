@@ -58,7 +58,7 @@ from .masking import attention_mask, causal_valid_lens, masked_softmax, padding_
 from .plotting import describe_weights, plot, plt, show_heatmaps, show_weights, use_svg_display
 from .positional import PositionalEncoding
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AdditiveAttention", "DotProductAttention", "MultiHeadAttention", "blockwise_attention", "to_torch_multihead",

@@ -10,12 +10,10 @@ import html
 
 import pytest
 import torch
-from babel.messages.catalog import Catalog
 
 from d2lmini import i18n
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch01, ch02, ch03, ch04, hint, questions
 from d2lmini.exercises._feedback import weights_figure
-from tools import catalogues
 
 FILES = ("d2lmini/exercises/_feedback.py", "d2lmini/exercises/_support.py", "d2lmini/exercises/__init__.py",
          "d2lmini/exercises/questions.py", "d2lmini/exercises/ch01.py", "d2lmini/exercises/ch02.py",
@@ -165,16 +163,3 @@ def test_english_is_back_once_the_language_is_set_back(capsys):
     assert capsys.readouterr().out == ("✓ Exercise 2.1: correct. Padding does not count, and the empty example gives "
                                        "a zero vector.\n")
     assert repr(questions.ask(4)).splitlines()[0] == "Why? question 04: pick one option, then press Check."
-
-
-def test_the_catalogue_says_every_message_of_these_modules():
-    template = catalogues.extracted()
-    ours = Catalog(project="d2lmini", domain="d2lmini")
-    for message in template:
-        if message.id and any(file in FILES for file, _line in message.locations):
-            ours[message.id] = message
-    assert len(ours) > 300
-    (path,) = [path for path in catalogues.po_files() if path.parts[-3] == "pt_BR"]
-    found = catalogues.problems(ours, catalogues.read(path), path.with_suffix(".mo").read_bytes())
-    # Entries of other modules are not in this template: the .po holding them is not a problem of these modules.
-    assert [line for line in found if not line.startswith("no longer in the code")] == []

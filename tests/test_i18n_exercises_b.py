@@ -11,12 +11,10 @@ import re
 
 import pytest
 import torch
-from babel.messages.catalog import Catalog
 from exercise_answers import REFERENCE, WRONG_ANSWERS, failure
 
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch05, ch06, ch07, ch08, ch09
 from d2lmini.i18n import _, current_language, set_language
-from tools import catalogues
 
 FILES = re.compile(r"d2lmini/exercises/ch0[5-9]\.py")
 LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], ch06: ["BYTES", "DECODE", "LEFT"],
@@ -137,17 +135,3 @@ def failure_in_english(name):
         return failure(name, WRONG_ANSWERS[name])
     finally:
         set_language("pt_BR")
-
-
-def test_the_catalogue_translates_every_message_of_these_checks():
-    template = catalogues.extracted()
-    mine = Catalog(project="d2lmini", domain="d2lmini")
-    for message in template:
-        if message.id and any(FILES.fullmatch(file) for file, _line in message.locations):
-            mine.add(message.id, None, message.locations)
-    assert len(mine) > 250
-    path = catalogues.LOCALE / "pt_BR" / "LC_MESSAGES" / "d2lmini.po"
-    mo = path.with_suffix(".mo")
-    found = catalogues.problems(mine, catalogues.read(path), mo.read_bytes())
-    elsewhere = {f"no longer in the code: {message.id!r}" for message in template if message.id}
-    assert [line for line in found if line not in elsewhere] == []

@@ -144,24 +144,6 @@ def test_english_is_spoken_again_once_chosen():
     assert HINT == "run the cell to move the sliders"
 
 
-def test_every_message_of_the_explorers_and_figures_is_translated():
-    from tools import catalogues
-
-    template = catalogues.extracted()
-    mine = {message.id for message in template
-            if message.id and any(file.startswith(FILES) for file, _line in message.locations)}
-    assert len(mine) > 200
-    for message in list(template):
-        if message.id and message.id not in mine:
-            template.delete(message.id)
-    path = catalogues.LOCALE / "pt_BR" / "LC_MESSAGES" / "d2lmini.po"
-    catalog = catalogues.read(path)
-    # Other parts' messages are another's work: only this part's are checked, stale ones left to the whole check.
-    found = [line for line in catalogues.problems(template, catalog, catalogues.compiled(catalog))
-             if not line.startswith("no longer in the code")]
-    assert found == []
-
-
 def test_the_chapter_00_08_and_09_explorers_speak_portuguese(portuguese):
     from d2lmini.widgets.head_view import HeadView
     from d2lmini.widgets.kernel_pooling import QueryPooling

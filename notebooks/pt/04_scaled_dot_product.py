@@ -43,8 +43,8 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("d2lmini") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.1.0"], check=True)
-    print("d2lmini 0.1.0 instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.2.0"], check=True)
+    print("d2lmini 0.2.0 instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.")
 
 from d2lmini.updates import report_renamed_files
 

@@ -1,0 +1,66 @@
+"""d2lmini's language setting and its message catalogues (docs/translating.md).
+
+What each part says in Portuguese is tested beside it (test_i18n_exercises_a.py,
+test_i18n_exercises_b.py, test_i18n_explorers.py); here, the setting itself,
+and the whole catalogue: every message the code marks is translated, with the
+English's fields, and compiled.
+"""
+
+import pytest
+from babel.messages.catalog import Catalog
+
+from d2lmini import i18n
+from tools import catalogues
+
+
+@pytest.fixture
+def english_after():
+    yield
+    i18n.set_language("en")
+
+
+def test_english_is_the_default_and_portuguese_is_there():
+    assert i18n.current_language() == "en"
+    assert i18n.languages() == ["en", "pt_BR"]
+    assert i18n._("fit to weights") == "fit to weights"
+
+
+def test_a_language_is_set_and_set_back(english_after):
+    i18n.set_language("pt_BR")
+    assert i18n.current_language() == "pt_BR" and i18n._("fit to weights") != "fit to weights"
+    assert i18n._("a message no catalogue holds") == "a message no catalogue holds"
+    i18n.set_language("en")
+    assert i18n._("fit to weights") == "fit to weights"
+
+
+@pytest.mark.parametrize("language", ["fr", "pt", "", None, 1])
+def test_an_unknown_language_is_refused_naming_the_ones_there(language):
+    with pytest.raises(ValueError, match=r"language must be one of \['en', 'pt_BR'\], got"):
+        i18n.set_language(language)
+
+
+def test_every_message_of_d2lmini_is_translated_and_compiled(capsys):
+    assert catalogues.main(["check"]) == 0, capsys.readouterr().err
+
+
+def catalogue(*entries):
+    built = Catalog(locale="pt_BR", domain="d2lmini")
+    for english, translated, *flags in entries:
+        built.add(english, translated, flags=flags)
+    return built
+
+
+def test_the_check_names_each_kind_of_problem():
+    template = catalogue(("the {count} queries", None), ("a key", None), ("a value", None), ("fresh", None))
+    translated = catalogue(("the {count} queries", "as consultas"), ("a key", "uma chave", "fuzzy"),
+                           ("a value", ""), ("fresh", "novo"), ("gone", "sumiu"))
+    found = catalogues.problems(template, translated, b"")
+    assert [line.split(" (")[0].split(":")[0] for line in found] == [
+        "fields differ from the English's ['count']", "fuzzy, the English changed", "untranslated",
+        "no longer in the code", "the .mo is not the .po compiled"]
+    assert catalogues.problems(template, catalogue(("the {count} queries", "as {count} consultas"),
+                                                   ("a key", "uma chave"), ("a value", "um valor"),
+                                                   ("fresh", "novo")),
+                               catalogues.compiled(catalogue(("the {count} queries", "as {count} consultas"),
+                                                             ("a key", "uma chave"), ("a value", "um valor"),
+                                                             ("fresh", "novo")))) == []
