@@ -20,8 +20,10 @@ PIP_ARGS ?=
 # pip warns about this machine's own package locations; nothing a reader can act on.
 QUIET_PIP_WARNINGS := 2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2)
 JUPYTER := $(VENV)/bin/jupyter
-# The English chapters, then their translations (docs/translating.md).
-NOTEBOOK_SOURCES := $(wildcard notebooks/*.py notebooks/pt/*.py)
+# The English chapters, then their translations (docs/translating.md), which have the same file names.
+ENGLISH_SOURCES := $(wildcard notebooks/*.py)
+PORTUGUESE_SOURCES := $(wildcard notebooks/pt/*.py)
+NOTEBOOK_SOURCES := $(ENGLISH_SOURCES) $(PORTUGUESE_SOURCES)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \
@@ -233,11 +235,13 @@ notebooks: install-test
 # and requirements.txt beside them; the solution key (executed, with HTML).
 student: install-test
 	rm -rf build/student
-	$(PY) -m tools.editions student --out build/student $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions student --out build/student $(ENGLISH_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions student --out build/student/pt $(PORTUGUESE_SOURCES:.py=.ipynb)
 
 solutions: install-test
 	rm -rf build/solutions
-	$(PY) -m tools.editions solutions --out build/solutions $(NOTEBOOK_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions solutions --out build/solutions $(ENGLISH_SOURCES:.py=.ipynb)
+	$(PY) -m tools.editions solutions --out build/solutions/pt $(PORTUGUESE_SOURCES:.py=.ipynb)
 
 # Speed and peak memory of the attention paths against PyTorch's (a few
 # minutes on 2 CPU cores); prints Markdown tables.

@@ -395,3 +395,18 @@ def test_nbgrader_generate_assignment_releases_every_notebook_without_solutions(
         total_checks += len(tagged(released, "check"))
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         assert gradebook.find_assignment("attention").max_score == total_checks
+
+
+def test_a_stub_speaks_the_language_of_its_exercise_label():
+    source = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
+    assert editions.strip_solutions(source, "Exercício 2.1", "cell").splitlines()[2] == (
+        '    raise NotImplementedError("Exercício 2.1 ainda não foi feito: troque este raise pelo seu código '
+        'para f()")')
+    assert "is not done yet" in editions.strip_solutions(source, "Exercise 2.1", "cell")
+
+
+def test_every_exercise_of_a_translated_chapter_finds_its_label():
+    for path in sorted((REPO / "notebooks" / "pt").glob("[0-9][0-9]_*.ipynb")):
+        student = editions.student_notebook(read(path), path.name)
+        stubs = [line for cell in student.cells for line in cell.source.splitlines() if "NotImplementedError(" in line]
+        assert all("Exercício" in line and "ainda não foi feito" in line for line in stubs), path.name

@@ -293,6 +293,14 @@ def test_the_instructor_notebooks_and_their_answers_take_a_command_of_their_own(
     assert "build/solutions" in make_dry_run("solutions")
 
 
+@pytest.mark.parametrize("edition", ["student", "solutions"])
+def test_the_portuguese_chapters_get_their_own_folder_in_each_edition(edition):
+    # The translations have the English file names: one folder would hold only the last written.
+    english, portuguese = [line for line in make_dry_run(edition).splitlines() if "tools.editions" in line]
+    assert f"--out build/{edition} notebooks/00_start_here.ipynb" in english and "notebooks/pt/" not in english
+    assert f"--out build/{edition}/pt notebooks/pt/00_start_here.ipynb" in portuguese
+
+
 def test_make_clean_never_deletes_the_learner_edition():
     assert "learner" not in make_dry_run("clean")
 

@@ -40,7 +40,12 @@ STUB_COMMENT = "# YOUR CODE HERE"
 CHECK_POINTS = 1
 NBGRADER_SCHEMA_VERSION = 3
 REPO = Path(__file__).resolve().parent.parent
-EXERCISE_LABEL = re.compile(r"\bExercise\s+\d+(?:\.\d+)*")
+EXERCISE_LABEL = re.compile(r"\b(?:Exercise|Exercício)\s+\d+(?:\.\d+)*")
+# What a stub says, in the language of the label above it (a translated chapter labels its exercises in its own).
+STUB_MESSAGES = {
+    "Exercise": "{label} is not done yet: replace this raise with your code for {function}()",
+    "Exercício": "{label} ainda não foi feito: troque este raise pelo seu código para {function}()",
+}
 
 STUDENT_README = """\
 # Student notebooks
@@ -139,7 +144,8 @@ def strip_solutions(source, label, where):
             raise ValueError(f"{where}, line {begin + 1}: a solution region must sit inside a function "
                              "body, so that the student version still runs and only the check fails")
         indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
-        message = f"{label} is not done yet: replace this raise with your code for {function}()"
+        message = STUB_MESSAGES[label.split()[0] if label.startswith("Exercício") else "Exercise"].format(
+            label=label, function=function)
         lines[begin : end + 1] = [indent + STUB_COMMENT, f'{indent}raise NotImplementedError("{message}")']
     student = "\n".join(lines) + ("\n" if source.endswith("\n") else "")
     try:
