@@ -22,7 +22,7 @@
 #
 # **Neste notebook você vai**
 # 1. ver o pooling de atenção como uma média ponderada de valores;
-# 2. calcular um à mão, em `torch` puro, e depois conferi-lo com o `d2lmini`,
+# 2. calcular um pooling à mão, em `torch` puro, e depois conferi-lo com o `d2lmini`,
 #    o pequeno pacote de funções auxiliares que acompanha estes notebooks;
 # 3. ler um mapa de calor de atenção (as linhas são consultas, as colunas são
 #    chaves);
@@ -75,7 +75,7 @@ from d2lmini.diagrams import draw_queries_keys_values
 # pesos positivos que somam 1, de modo que a resposta é uma média ponderada
 # dos valores. Os capítulos 01, 03 e 04 escolhem, cada um, um $a$ diferente;
 # os demais tratam dos pesos: quais chaves podem receber algum (02), vários
-# conjuntos lado a lado (05), como calculá-los depressa (06), a ordem das
+# conjuntos lado a lado (05), como calculá-los rapidamente (06), a ordem das
 # palavras (07) e o que o treinamento faz deles (08, 09). O mapa no fim deste
 # notebook lista todos eles.
 #
@@ -91,7 +91,7 @@ from d2lmini.diagrams import draw_queries_keys_values
 draw_queries_keys_values()
 
 # %% [markdown] en="d6c7f0844033"
-# ## Calculando um à mão
+# ## Calculando um pooling à mão
 #
 # Tome seis chaves sobre uma reta, cada uma carregando um valor, e três
 # consultas. Como pontuação, usamos o quadrado da distância com o sinal
@@ -99,17 +99,17 @@ draw_queries_keys_values()
 # pontuação alta. As quatro primeiras chaves e valores são os da figura.
 #
 # Daqui em diante, numeramos as chaves como o Python faz, a partir de 0:
-# `keys[0]` é o $k_1$ da figura, `keys[1]` é o seu $k_2$, e assim por diante.
+# `keys[0]` é o $k_1$ da figura, `keys[1]` é o $k_2$, e assim por diante.
 # As chaves ficam em 0, 1, …, 5, então "chave 2", abaixo, quer dizer
 # `keys[2]`, a chave na posição 2 da reta.
 #
 # A linha que calcula `scores` compara todas as consultas com todas as chaves
-# de uma vez. `queries` tem forma (3,) e `keys` tem forma (6,). Indexar com
+# de uma vez. `queries` tem formato (3,) e `keys` tem formato (6,). Indexar com
 # `None` acrescenta um eixo de comprimento 1: `queries[:, None]` é uma coluna
-# de forma (3, 1), e `keys[None, :]` é uma linha de forma (1, 6). Ao subtrair
+# de formato (3, 1), e `keys[None, :]` é uma linha de formato (1, 6). Ao subtrair
 # uma linha de uma coluna, o PyTorch estica cada uma ao longo do seu eixo de
 # comprimento 1, como faz o numpy (isso se chama **broadcasting**), e a
-# diferença fica com forma (3, 6): a entrada $(i, j)$ é a consulta $i$ menos
+# diferença fica com formato (3, 6): a entrada $(i, j)$ é a consulta $i$ menos
 # a chave $j$, uma linha por consulta e uma coluna por chave. O softmax ao
 # longo de `dim=1` (o nome que o PyTorch dá ao `axis` do numpy), o eixo das
 # chaves, transforma então cada linha em pesos, e `weights @ values` soma, em
@@ -132,7 +132,7 @@ print("saídas:", outputs.numpy().round(3))
 # %% [markdown] en="fdb2ce6a95a3"
 # Cada saída é uma mistura dos valores cujas chaves ficam perto da consulta: a
 # consulta em 0,5 faz basicamente a média dos valores das chaves 0 e 1 (0 e
-# 2), então responde cerca de 1.
+# 2), então a resposta fica em cerca de 1.
 #
 # O `d2lmini` oferece esse pooling como `nadaraya_watson`: com o kernel
 # gaussiano de largura 1, os pesos dele são exatamente o softmax da nossa
@@ -154,7 +154,7 @@ print("o nosso pooling coincide com d2lmini.nadaraya_watson")
 # para todos os painéis da figura. O mapa de cores é o viridis, que continua
 # legível com as deficiências mais comuns de visão de cores e em impressão em
 # tons de cinza: vai do roxo escuro, na base da barra de cores, ao amarelo, no
-# topo, então mais claro quer dizer mais peso (o menu *map* de um explorador
+# topo, então mais claro quer dizer mais peso (o menu *mapa* de um explorador
 # oferece outros; em tons de cinza, mais escuro quer dizer mais). Leia os
 # números na barra de cores, já que a faixa dela muda de uma figura para
 # outra (aqui ela termina perto de 0,5, o maior peso).
@@ -184,7 +184,7 @@ fig = d2l.show_heatmaps(weights, xlabel="Chaves", ylabel="Consultas", figsize=(4
 # chave, com um círculo cuja área é o peso da chave, e a resposta
 # $\sum_i \alpha_i v_i$ como uma estrela na posição da consulta; a curva tênue
 # é a resposta para cada posição de $q$. Abaixo dele, no mesmo eixo, os pesos
-# formam um mapa de calor de uma linha só. Ele começa em $q = 0.5$, a primeira
+# formam um mapa de calor de uma linha só. O explorador começa em $q = 0.5$, a primeira
 # linha do mapa de calor acima. Coisas para experimentar:
 #
 # * Coloque a consulta bem em cima de uma chave, em $q = 2$. A resposta é
@@ -254,7 +254,7 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 #    laptop, cada capítulo roda em menos de 20 segundos, exceto o capítulo 08,
 #    que treina modelos pequenos: ele leva até um minuto. Uma parte que
 #    começa com
-#    **Mais a fundo (você pode pular esta parte).** traz material para uma
+#    **Para ir mais fundo (você pode pular esta parte).** traz material para uma
 #    segunda leitura (uma dedução, um detalhe de ponto flutuante, como
 #    funciona um formato de arquivo): o resto do capítulo não depende dela.
 # 2. **Depois, brinque.** Todo capítulo tem pelo menos um explorador como o de
@@ -263,11 +263,11 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 #    aparece antes dele no texto. Cada explorador vem com coisas para
 #    experimentar e, logo depois delas, respostas comentadas que ficam
 #    fechadas até você clicar nelas: experimente primeiro, depois compare.
-#    *Save*, sob a figura de um explorador, grava a vista atual em um arquivo
-#    PNG ou SVG, ou os pesos que ela desenha em um arquivo `.npz`.
+#    *Salvar*, sob a figura de um explorador, grava a vista atual em um arquivo
+#    PNG ou SVG, ou os pesos que ele desenha em um arquivo `.npz`.
 # 3. **Responda à pergunta do porquê.** Todo capítulo faz uma, logo antes dos
 #    exercícios (aqui, antes das leituras adicionais). Escolha uma opção e
-#    pressione *Check*: cada opção tem o seu próprio comentário. Uma opção
+#    pressione *Verificar*: cada opção tem o seu próprio comentário. Uma opção
 #    errada nomeia a confusão por trás dela e aponta de volta para a parte do
 #    capítulo que a esclarece; a certa diz por que está certa. Sem um kernel
 #    (no GitHub, em um PDF), as opções aparecem como texto sob a célula.
@@ -276,7 +276,7 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 #    você complete uma função ou uma classe em uma célula de código, e a
 #    célula logo abaixo confere a sua resposta. Na edição do aluno, a
 #    cópia que `make lab` abre em `learner/` (e que o Binder também abre),
-#    essas células são suas para preencher; os capítulos em `notebooks/`
+#    é você quem preenche essas células; os capítulos em `notebooks/`
 #    trazem as respostas de referência. Enquanto você não tentar, a
 #    conferência diz que o exercício ainda não foi tentado. Depois disso, ela
 #    diz em uma linha que a sua resposta está certa, ou informa o que

@@ -241,7 +241,7 @@ plt.show()
 # colunas, então lá elas são *colunas NaN*.)
 
 # %% [markdown] en="77c41120ba62"
-# **Mais a fundo (você pode pular esta parte).** De onde vem o 14,4. O menor
+# **Para ir mais fundo (você pode pular esta parte).** De onde vem o 14,4. O menor
 # número float32 positivo é $2^{-149} \approx 1.4 \times 10^{-45}$. Um resultado
 # abaixo da metade dele, $2^{-150}$, é arredondado para 0, e $e^{-103.97} = 2^{-150}$
 # (porque $150 \ln 2 = 103.97$). Então $\exp(-u^2/2)$ sofre underflow assim que
@@ -403,8 +403,7 @@ print(f"σ = {widths[-1]}: todos os pesos entre {wide.min().item():.4f} e {wide.
 # * Epanechnikov ao lado do boxcar com o mesmo $\sigma$: a mesma janela, mas
 #   os pesos diminuem em direção às bordas da janela.
 # * Com um $\sigma$ grande, o mapa de calor fica quase de uma cor só, a da base
-#   da escala de 0 a 1. Mude **colours** para *fit to weights* (ajustar aos
-#   pesos): a barra de cores agora termina em 0,05 ou por aí, e a estrutura
+#   da escala de 0 a 1. Mude **cores** para *ajustar aos pesos*: a barra de cores agora termina em 0,05 ou por aí, e a estrutura
 #   tênue dos pesos aparece.
 
 # %%
@@ -418,7 +417,7 @@ explorer
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. No topo do controle deslizante, $\sigma = 8$, cada consulta faz a média de
-#    quase todas as chaves e o ajuste é quase a média horizontal (erro
+#    quase todas as chaves e o ajuste é quase a reta horizontal da média (erro
 #    quadrático em relação a $f$: 0,851). Diminuir $\sigma$ estreita a faixa;
 #    em $\sigma = 0.0625$ o maior peso da figura é 0,999: aquela linha vê uma
 #    única chave, e o ajuste copia o ruído (0,145, e 0,233 na base do controle deslizante). Ele fica melhor perto de
@@ -434,7 +433,7 @@ explorer
 #    todo lugar menos em $x = 0$: o ajuste cai para 0 onde quer que uma janela
 #    esteja vazia, seja qual for o valor de $f$ ali.
 # 3. Todo peso é 0,025, isto é, $1/40$, tanto no menor $\sigma$ quanto no
-#    maior, e o ajuste é a média horizontal dos 40 alvos: pooling médio. O
+#    maior, e o ajuste é a reta horizontal da média dos 40 alvos: pooling médio. O
 #    kernel constante ignora a distância, então não há nada para $\sigma$
 #    escalonar.
 # 4. Em $\sigma = 0.5$ a consulta $x = 2.5$ dá peso às mesmas 7 chaves com os
@@ -445,7 +444,7 @@ explorer
 #    (erro quadrático 0,038 contra 0,047, impressos na seção do pooling feito
 #    do zero).
 # 5. Em $\sigma = 8$ o maior peso é 0,027, menos de 3% da altura da escala de
-#    0 a 1, então a figura fica quase toda da cor do 0. *Fit to weights*
+#    0 a 1, então a figura fica quase toda da cor do 0. *Ajustar aos pesos*
 #    termina a barra de cores em 0,05, e uma faixa diagonal tênue aparece: as
 #    chaves próximas ainda pesam um pouco mais, porque mesmo um kernel
 #    gaussiano tão largo não é plano sobre $[0, 5)$.
@@ -583,7 +582,7 @@ print(f"com todas as chaves, cada consulta de treinamento põe em média {own_we
 # uma vez: o pooling gaussiano na forma softmax, com mais um eixo à frente
 # para a largura. Indexar com `None` insere um eixo de comprimento 1, e o
 # broadcasting repete um tensor ao longo desse eixo para combinar com o outro.
-# As 40 consultas de treinamento passam a ter forma $(1, 40, 1)$, as suas
+# As 40 consultas de treinamento passam a ter formato $(1, 40, 1)$, as suas
 # chaves leave-one-out, $(1, 40, 39)$, e as larguras, $(101, 1, 1)$, então `u`
 # guarda uma distância escalonada para cada largura, consulta e chave:
 # $(101, 40, 39)$.
@@ -697,7 +696,7 @@ questions.ask("01")
 # em $u = 0$, cai em linha reta até 0 em $\lvert u\rvert = 1$, e vale 0 daí em
 # diante. Ele tem a janela do boxcar e do kernel de Epanechnikov, mas não o
 # perfil deles: compare $k(0.5)$ nos três. Escreva-o para um tensor `u` de
-# qualquer forma, elemento a elemento, sem alterar `u`. O `d2lmini` não
+# qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
 # oferece este; quando ele passar, a conferência entrega a sua função a
 # `d2l.nadaraya_watson`, que aceita qualquer função de kernel, além de um
 # nome.
@@ -760,10 +759,10 @@ ch01.check_best_sigma(best_sigma)
 # iguais, como cabem as de `d2l.leave_one_out`. Em vez disso, faça um laço
 # sobre $i$ e escolha as chaves e os valores da consulta $i$ com uma máscara
 # booleana, como `x_val[lost]` escolheu consultas. Passe `x[i:i + 1]`, de
-# forma (1,), como a consulta (`x[i]` não tem eixo nenhum), junte as previsões
+# formato (1,), como a consulta (`x[i]` não tem eixo nenhum), junte as previsões
 # em uma lista e una-as em um único tensor com `torch.cat(predictions)`.
 #
-# Quando ele passar, a conferência toma cada ponto de treinamento duas vezes,
+# Quando a sua função passar, a conferência toma cada ponto de treinamento duas vezes,
 # de modo que cada ponto tem uma cópia exata ao lado, e escolhe $\sigma$ em
 # uma grade pela sua perda, uma vez com $m = 0$ e outra com $m = 1$. Antes de
 # executá-la: qual das duas você espera que escolha uma largura minúscula, e

@@ -110,7 +110,7 @@ print(d2l.numpy(weight_on_padding).round(3))
 #
 # ## `sequence_mask` do zero
 #
-# Primeiro, uma função auxiliar: num tensor de formato (lote, passos),
+# Primeiro, uma função auxiliar: em um tensor de formato (lote, passos),
 # sobrescrever com um valor dado toda posição $t \ge$ `valid_len[b]`. Uma
 # comparação com `arange` constrói a máscara sem laço: `arange(steps)[None, :]`
 # tem formato (1, passos), `valid_len[:, None]` tem formato (lote, 1), e a
@@ -142,7 +142,7 @@ print(ours.tolist(), "— igual a d2l.sequence_mask")
 # 0 & j \ge \ell \end{cases}$$
 #
 # em que $\ell \ge 1$ (uma linha com $\ell = 0$ não tem pelo que dividir: uma
-# seção mais adiante trata disso) e $\ell$ vem de `valid_lens` numa de três
+# seção mais adiante trata disso) e $\ell$ vem de `valid_lens` em uma de três
 # formas:
 #
 # | `valid_lens` | formato | $\ell$ para a linha $(b, i)$ | uso |
@@ -227,7 +227,7 @@ for name, lens, allowed in [("1-D", valid_lens, allowed_1d), ("2-D", lens_per_qu
 
 # %% [markdown] en="1ab6b115afc2"
 # E uma consulta sem nenhuma chave válida? A resposta da SDPA mudou entre
-# versões do PyTorch, então meça em vez de confiar numa frase:
+# versões do PyTorch, então meça em vez de confiar em uma frase:
 
 # %%
 nothing_allowed = torch.zeros(1, 1, num_steps, dtype=torch.bool, device=device)  # (lote, consulta, chaves)
@@ -269,7 +269,7 @@ d2l.plt.show()
 # comprimento do exemplo (3 e 2 chaves); o exemplo 2 usa todas as 4 chaves.
 # Linha de baixo: cada consulta tem um comprimento próprio (1, 3, 2, 3 no
 # exemplo 0; 4, 3, 2, 1 no exemplo 2), então a parte escura de cada linha
-# começa numa chave diferente.
+# começa em uma chave diferente.
 #
 # Este capítulo desenha as células mascaradas de duas maneiras. Os seus três
 # mapas de calor estáticos (feitos por `d2l.show_heatmaps`: este, o dos pesos
@@ -283,7 +283,7 @@ d2l.plt.show()
 #
 # O explorador abaixo mascara um tensor de pontuações aleatórias com um
 # controle deslizante de comprimento válido por exemplo, e tem um modo por
-# consulta. Experimente:
+# consulta. Coisas para experimentar:
 #
 # * Diminua o comprimento de um exemplo, um passo de cada vez, e veja uma
 #   coluna virar hachura cinza, a marca do explorador para uma chave
@@ -304,7 +304,7 @@ explorer
 
 # %% [markdown] en="8b76b41c0db7"
 # <details>
-# <summary>Respostas comentadas das sugestões (abra depois de experimentar)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Leve o segundo exemplo de 5 chaves para 4: os pesos da consulta 0 passam
 #    de 0,108; 0,206; 0,122; 0,255; 0,309 para 0,156; 0,298; 0,176; 0,370 e 0.
@@ -339,7 +339,7 @@ print("uma linha em float16 preenchida do jeito clássico:", d2l.numpy(fp16_scor
 # %% [markdown] en="28fdd1d9ca02"
 # −1e6 vira −inf sem nenhum aviso. Para uma linha com pelo menos uma chave
 # válida isso é inofensivo: $e^{-\infty} = 0$ também. O problema é uma linha
-# **sem** chave válida: uma consulta numa sequência vazia, ou uma consulta de
+# **sem** chave válida: uma consulta em uma sequência vazia, ou uma consulta de
 # preenchimento cujo comprimento por consulta é 0. Então todas as pontuações
 # da linha são o valor de substituição, e o softmax devolve
 # $\frac{e^{c}}{\sum e^{c}}$:
@@ -371,8 +371,8 @@ for dtype in (torch.float32, torch.float16):
 #   olhar" é lido como nada, e não como uma média do preenchimento.
 # * NaN se espalha e, no treinamento, chega ao modelo inteiro. Os
 #   **parâmetros** de um modelo são os números que ele aprende, como as
-#   entradas de uma matriz de pesos. O treinamento resume num único número o
-#   quanto o modelo erra num lote, a **perda**. Em seguida calcula o
+#   entradas de uma matriz de pesos. O treinamento resume em um único número o
+#   quanto o modelo erra em um lote, a **perda**. Em seguida calcula o
 #   **gradiente** da perda, que diz, para cada parâmetro, como a perda muda
 #   quando esse parâmetro se move um pouco, e move cada parâmetro um pequeno
 #   passo na direção que diminui a perda. Uma matriz de pesos é usada por
@@ -411,7 +411,7 @@ for name, weights in [("-inf, sem correção", masked_softmax(scores_2, lens, fl
 # sobre o preenchimento mostrada acima.
 
 # %% [markdown] en="9c83d05a360c"
-# **Mais a fundo (você pode pular esta parte).** O mínimo do dtype tem um
+# **Para ir mais fundo (você pode pular esta parte).** O mínimo do dtype tem um
 # segundo defeito. Uma máscara também pode ser **aditiva**: um tensor somado
 # às pontuações em vez de escrito por cima delas, 0 onde uma chave é
 # permitida e o valor de substituição onde não é (a SDPA aceita um
@@ -463,7 +463,7 @@ assert torch.equal(d2l.attention_mask(None, 1, n, n, causal=True)[0], lower)
 print("d2l.attention_mask(None, 1, n, n, causal=True) é o mesmo triângulo")
 
 # %% [markdown] en="08178fe749f5"
-# Desenhada como uma grade, com linhas para as consultas e colunas para as
+# Em uma grade, com linhas para as consultas e colunas para as
 # chaves, o tempo corre para a direita e para baixo, e a máscara certa (à
 # esquerda) é o triângulo inferior com a diagonal; as células mascaradas são
 # hachuradas em cinza, como nos exploradores deste capítulo. Ao lado dela,
@@ -499,7 +499,7 @@ fig = d2l.show_heatmaps(causal, xlabel="Chaves", ylabel="Consultas",
 #
 # O mascaramento causal se combina com o preenchimento: uma chave precisa
 # então passar nos dois testes, ter posição no máximo $i$ e ficar abaixo do
-# comprimento válido do exemplo (*causal + padding* na próxima seção). Os
+# comprimento válido do exemplo (*causal + preenchimento* na próxima seção). Os
 # capítulos seguintes usam o mascaramento causal tal como construído aqui:
 # `d2l.causal_valid_lens` fornece os comprimentos a qualquer camada de
 # atenção, e o capítulo 04 os aplica à autoatenção de frases reais.
@@ -537,14 +537,13 @@ fig = d2l.show_heatmaps(edit_weights, xlabel="Chaves", ylabel="Consultas", title
 #
 # No editor abaixo, cada botão da grade é uma célula da máscara: um botão
 # pressionado (✓) significa que a consulta pode prestar atenção à chave, e um
-# botão em branco, que ela está mascarada. Clique numa célula e os pesos,
+# botão em branco, que ela está mascarada. Clique em uma célula e os pesos,
 # `d2l.masked_softmax(scores, mask=mask)` sobre pontuações aleatórias fixas,
 # são redesenhados na hora; as predefinições montam a grade inteira a partir
 # de `d2l.attention_mask`. A legenda acima da imagem nomeia as consultas
-# cuja linha inteira está mascarada. Experimente:
+# cuja linha inteira está mascarada. Coisas para experimentar:
 #
-# * Escolha a predefinição *a whole row masked: query 2* (uma linha inteira
-#   mascarada: consulta 2). A linha dela vira hachura cinza e os seus pesos
+# * Escolha a predefinição *uma linha inteira mascarada: consulta 2*. A linha dela vira hachura cinza e os seus pesos
 #   são exatamente 0, não NaN. Reative uma das células dessa linha: a
 #   consulta 2 passa a pôr todo o seu peso, 1, nessa única chave.
 # * Apague uma coluna inteira: essa chave vira preenchimento para todas as
@@ -566,14 +565,13 @@ mask_editor
 
 # %% [markdown] en="4abee365bf4f"
 # <details>
-# <summary>Respostas comentadas das sugestões (abra depois de experimentar)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
-# 1. A legenda termina com "fully masked: query 2, all-zero weights by
-#    d2lmini's policy" (totalmente mascarada: consulta 2, pesos todos nulos
-#    pela regra do d2lmini) e a linha é formada por seis zeros. Ative, por
+# 1. A legenda termina com "totalmente mascarada: consulta 2, pesos todos
+#    zero pela política do d2lmini" e a linha é formada por seis zeros. Ative, por
 #    exemplo, a chave 4 nessa linha e ela passa a ser 0, 0, 0, 0, 1, 0: um
 #    softmax sobre uma única pontuação vale 1, qualquer que seja a pontuação.
-# 2. A partir de *no mask* (sem máscara), apague a coluna da chave 3: os
+# 2. A partir de *sem máscara*, apague a coluna da chave 3: os
 #    outros pesos de cada linha são multiplicados por $1/(1 - w_3)$, em que
 #    $w_3$ era o peso dessa linha na chave 3: por 1,113 para a consulta 0 e
 #    por 1,215 para a consulta 5 (cujo peso na chave 3 era 0,177). As linhas
@@ -627,10 +625,9 @@ questions.ask("02")
 # %% [markdown] en="0d93ec3e52a8"
 # ## Exercícios
 #
-# Preencha cada função, execute a sua célula e depois execute a verificação
-# logo abaixo dela. Uma verificação imprime uma linha quando a sua resposta
-# está certa; caso contrário, ela diz o que esperava, o que obteve, e dá uma
-# dica.
+# Complete cada função, execute a célula dela e depois execute a conferência
+# logo abaixo. Uma conferência imprime uma linha quando a sua resposta está
+# certa; caso contrário, ela diz o que esperava, o que obteve, e dá uma dica.
 
 # %% [markdown] en="9155b0121337"
 # ### Exercício 2.1 · Média sobre os passos válidos (★)

@@ -18,7 +18,7 @@
 #
 # O kernel gaussiano do capítulo 01 comparava uma consulta com uma chave pela
 # distância entre elas, o que só faz sentido quando as duas são vetores do
-# mesmo tamanho. Muitas vezes elas não são. Num modelo de tradução, a
+# mesmo tamanho. Muitas vezes elas não são. Em um modelo de tradução, a
 # consulta pode descrever as palavras escritas até agora e cada chave, uma
 # palavra da frase de origem; duas partes diferentes do modelo as produzem, e
 # nada obriga as duas a terem o mesmo tamanho (o capítulo 08 constrói um
@@ -27,7 +27,7 @@
 #
 # Tamanhos diferentes, por si sós, não exigem uma rede. Uma única matriz
 # aprendida, colocada entre a consulta e a chave, também transforma o par
-# num único número, só com produtos de matrizes: você cria essa
+# em um único número, só com produtos de matrizes: você cria essa
 # pontuação no Exercício 3.1, e as projeções do capítulo 05 também aceitam
 # tamanhos diferentes. O que distingue a atenção aditiva é o tipo de
 # pontuação que ela calcula: uma pequena rede neural aprendida, com uma etapa
@@ -45,8 +45,8 @@
 # 3. executar o exemplo de brinquedo clássico e prever a sua saída antes de
 #    vê-la;
 # 4. ver que a forma de "concatenação" $W_a [q; k]$ é a mesma função;
-# 5. comparar os pesos aditivos com os de produto escalar, num mapa de calor
-#    e num explorador.
+# 5. comparar os pesos aditivos com os de produto escalar, em um mapa de calor
+#    e em um explorador.
 
 # %% [markdown] en="91cf62f5742e"
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/pt/03_additive_attention.ipynb) abre a edição do aluno deste capítulo no Colab. Execute primeiro a célula de configuração recolhida logo abaixo: no Colab, ela instala o `d2lmini`, o pacote auxiliar desta coleção, e não mexe nos pacotes do próprio ambiente de execução; em um hub de curso, ela aponta qualquer arquivo seu que uma atualização tenha guardado com outro nome. Em qualquer outro lugar, ela não faz nada.
@@ -96,7 +96,7 @@ device = d2l.try_gpu()
 # $W_q$ e $W_k$ levam a consulta e a chave para o mesmo espaço de dimensão
 # $d_h$, onde elas podem ser somadas; $\tanh$, aplicada a cada entrada,
 # comprime-a no intervalo $(-1, 1)$ e torna a pontuação não linear; $w_v$
-# transforma as $d_h$ características ocultas num único número. Os três são
+# transforma as $d_h$ características ocultas em um único número. Os três são
 # aprendidos. O tamanho oculto $d_h$ (`num_hiddens` no código) é uma
 # configuração livre, escolhida quando a camada é construída: nada o amarra
 # a $d_q$ ou a $d_k$, e as duas projeções o compartilham.
@@ -120,7 +120,7 @@ score = w_v @ torch.tanh(W_q @ q + W_k @ k)  # um escalar
 print(f"a(q, k) = {score.item():.4f}")
 
 # %% [markdown] en="a60c63b51d33"
-# As mesmas três linhas num desenho, cada peça com o seu tamanho: $W_q$
+# As mesmas três linhas em um desenho, cada peça com o seu tamanho: $W_q$
 # ($d_h \times d_q$) e $W_k$ ($d_h \times d_k$) levam $q \in \mathbb{R}^{d_q}$
 # e $k \in \mathbb{R}^{d_k}$ para $\mathbb{R}^{d_h}$, onde elas podem ser
 # somadas; a tanh mantém o tamanho $d_h$, e $w_v^\top$ ($1 \times d_h$)
@@ -135,7 +135,7 @@ draw_additive_scorer()
 # %% [markdown] en="519797d2e196"
 # ## Todos os pares de uma vez: broadcasting
 #
-# Num minibatch de $B$ exemplos, cada um com $n_q$ consultas e $n_k$ chaves,
+# Em um minibatch de $B$ exemplos, cada um com $n_q$ consultas e $n_k$ chaves,
 # temos consultas de formato $(B, n_q, d_q)$ e chaves de formato
 # $(B, n_k, d_k)$, e precisamos de uma pontuação para cada um dos
 # $n_q \times n_k$ pares. Projetar primeiro sai barato: cada consulta e cada
@@ -293,7 +293,7 @@ print("a nossa atenção aditiva é igual a d2l.AdditiveAttention")
 # ## A forma de concatenação
 #
 # Os artigos costumam escrever a pontuação aditiva como uma única matriz
-# aplicada à consulta e à chave empilhadas num só vetor:
+# aplicada à consulta e à chave empilhadas em um só vetor:
 #
 # $$a(q, k) = w_v^\top \tanh\left(W_a \begin{bmatrix} q \\ k \end{bmatrix}\right),
 # \qquad W_a \in \mathbb{R}^{d_h \times (d_q + d_k)}.$$
@@ -327,7 +327,7 @@ print(f"empilhada: {stacked_cost:,} operações")
 print(f"separada:  {split_cost:,} operações, {stacked_cost / split_cost:.0f}x menos")
 
 # %% [markdown] en="0222785abd6f"
-# É por isso que as implementações (o `d2lmini` incluído) mantêm $W_q$ e
+# É por isso que as implementações (inclusive o `d2lmini`) mantêm $W_q$ e
 # $W_k$ separadas e usam broadcasting.
 #
 # ## Consultas e chaves de tamanhos diferentes
@@ -364,7 +364,7 @@ print("saída:", tuple(mixed_output.shape), " pesos:", tuple(mixed.attention_wei
 # matrizes. O que a atenção aditiva acrescenta é a rede: a sua $\tanh$ lhe
 # permite aprender pontuações que nenhum produto de matrizes dá, e mantém
 # toda pontuação entre limites fixos (as respostas comentadas da seção
-# Explore usam isso).
+# "Explore" usam isso).
 
 # %% [markdown] en="48d38b259756"
 # ## Pesos aditivos versus pesos de produto escalar
@@ -407,8 +407,8 @@ d2l.plt.show()
 
 # %% [markdown] en="b330ac167c33"
 # Com chaves idênticas (linha de cima), os dois painéis são planos sobre as
-# seis chaves válidas, 1/6 cada: chaves iguais não deixam a nenhuma função de
-# pontuação nada entre o que escolher. Com chaves com ruído (linha de baixo),
+# seis chaves válidas, 1/6 cada: chaves iguais não dão a nenhuma função de
+# pontuação nada para escolher. Com chaves com ruído (linha de baixo),
 # as duas funções se separam. O produto escalar favorece, para cada
 # consulta, as chaves com a maior componente na direção dela; a rede aditiva
 # não treinada ainda é quase uniforme e, onde chega a preferir uma chave,
@@ -418,12 +418,12 @@ d2l.plt.show()
 # ## Explore
 #
 # O explorador abaixo redesenha as duas ponderações lado a lado conforme
-# você mexe nos seus controles. Experimente:
+# você mexe nos seus controles. Coisas para experimentar:
 #
 # * Ponha o ruído das chaves em 0: qualquer que seja a semente, os painéis
 #   concordam e são planos sobre as chaves válidas.
 # * Aumente o ruído devagar. Em que escala os pesos de produto escalar viram
-#   linhas quase one-hot, com quase todo o peso numa única chave? Os aditivos
+#   linhas quase one-hot, com quase todo o peso em uma única chave? Os aditivos
 #   chegam a virar?
 # * Mude a semente com o ruído fixo: que partes do padrão se mantêm?
 # * Baixe um comprimento válido para 1: a única chave válida leva todo o
@@ -439,7 +439,7 @@ explorer
 
 # %% [markdown] en="0b80b211d2ee"
 # <details>
-# <summary>Respostas comentadas das sugestões (abra depois de experimentar)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Sem ruído, toda chave é $(1, 1)$, então cada consulta dá a mesma
 #    pontuação a todas as suas chaves válidas: todo peso vale $1/2 = 0.5$ no
@@ -527,7 +527,7 @@ questions.ask("03")
 #
 # * Uma matriz com $m$ linhas e $n$ colunas vezes um vetor de tamanho $n$ dá
 #   um vetor de tamanho $m$: a entrada $i$ de $A x$ é $\sum_j A_{ij} x_j$.
-#   Assim, uma matriz pode transformar um vetor de um tamanho num vetor de
+#   Assim, uma matriz pode transformar um vetor de um tamanho em um vetor de
 #   outro, como $W_k k$ fez acima.
 # * Dois vetores do mesmo tamanho dão um único número, o seu produto
 #   escalar $u^\top x = \sum_i u_i x_i$. Vetores de tamanhos diferentes não
@@ -552,8 +552,8 @@ print("torch.eye(3) @ x é igual a x:", torch.equal(torch.eye(3) @ x, x))
 # %% [markdown] en="08a8cbedef76"
 # ## Exercícios
 #
-# Preencha o corpo de cada função abaixo e depois execute a célula de
-# verificação logo abaixo dela.
+# Complete o corpo de cada função abaixo e depois execute a célula de
+# conferência logo abaixo dela.
 
 # %% [markdown] en="3120c8711484"
 # ### Exercício 3.1 · Uma pontuação só com produtos de matrizes (★)
@@ -592,8 +592,8 @@ ch03.check_bilinear_scores(matrix_scores)
 # dropout) sobre as mesmas entradas e devolva a maior diferença absoluta
 # entre os seus pesos de atenção, como um tensor 0-d.
 #
-# A verificação a executa em dois casos como os da figura, chaves idênticas
-# e chaves aleatórias, e num terceiro: consultas que apontam todas na direção
+# A conferência a executa em dois casos como os da figura, chaves idênticas
+# e chaves aleatórias, e em um terceiro: consultas que apontam todas na direção
 # de $(1, 0)$, e chaves $(1, t_j)$ com oito números $t_j$ diferentes, de modo
 # que não há duas chaves iguais. Antes de executar, preveja a terceira
 # diferença. Ela é zero? Alguma das duas ponderações é uniforme ali, e por

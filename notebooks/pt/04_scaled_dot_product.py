@@ -209,7 +209,7 @@ d2l.plt.show()
 # A variância sem escala fica sobre a reta $y = d$; a com escala fica perto de
 # 1 em todo $d$. Sem a escala, o desvio padrão das pontuações, a distância
 # típica de uma pontuação até 0, é $\sqrt{d}$: cerca de 32 em $d = 1024$
-# ($\sqrt{981.5} \approx 31$ medido).
+# (na medição, $\sqrt{981.5} \approx 31$).
 #
 # ## O que pontuações grandes fazem com o softmax, e com o aprendizado
 #
@@ -394,7 +394,7 @@ d2l.plt.show()
 # metade é o que medimos. A segunda metade vale nas pontuações. Mas os pesos
 # que aprendem ficam atrás da consulta, e ali o gradiente médio não
 # desaparece: ele se concentra nas poucas linhas cujas duas maiores
-# pontuações calham de estar próximas (a nota "Para ir mais fundo", acima,
+# pontuações por acaso estão próximas (a nota "Para ir mais fundo", acima,
 # explica por quê). Assim, nesta medição, a escala não salva uma média que
 # estaria sumindo. Ela mantém o gradiente espalhado por todas as consultas,
 # com um tamanho que não muda com $d$, de modo que toda consulta, e não apenas
@@ -492,8 +492,8 @@ for sentence, row in zip(sentences, contextual[:, minute]):
 
 # %% [markdown] en="897bf7493d27"
 # Depois de "ela comeu uma", *manga* carrega mais *comida* do que *roupa*
-# (0,94 contra 0,79); depois de "a camisa tem", a balança se inverte. Esse é o
-# ponto da autoatenção: a saída de um token é uma mistura dos tokens que ele
+# (0,94 contra 0,79); depois de "a camisa tem", a balança se inverte. É essa a
+# ideia da autoatenção: a saída de um token é uma mistura dos tokens que ele
 # consegue ver, então a sua representação depende do seu contexto.
 #
 # ## Pesos com e sem escala, como mapa de calor

@@ -512,8 +512,8 @@ d2l.plt.show()
 
 # %% [markdown] en="423c160d7fc8"
 # Cada painel é uma cabeça; as três compartilham uma mesma escala de cores. A
-# cabeça 0 liga *comeu* e *manga* (as duas carregam comida) e mantém *manga*
-# principalmente em si mesma. A cabeça 1 deixa *comeu* e *uma* prestarem
+# cabeça 0 liga *comeu* e *manga* (as duas carregam comida) e faz *manga*
+# prestar atenção principalmente a si mesma. A cabeça 1 deixa *comeu* e *uma* prestarem
 # atenção a si mesmas — nenhum outro token compartilha a característica de
 # verbo ou de número delas. A cabeça 2 faz o mesmo com *ela* e com o ponto
 # final. Um token sem nada nas duas características de uma cabeça tem
@@ -526,8 +526,7 @@ d2l.plt.show()
 #
 # Primeiro, os formatos. O rastreador dobra um tensor (1, T, 8) em
 # (h, T, 8/h), como na figura acima, com o próprio `transpose_qkv` do `d2l`,
-# ou com um `reshape` simples quando você desmarca *with transpose* ("com
-# transposição"). Ele desenha X à esquerda, uma linha por posição, e o tensor
+# ou com um `reshape` simples quando você desmarca *com transposição*. Ele desenha X à esquerda, uma linha por posição, e o tensor
 # dobrado à direita, em que o bloco $b$ é a linha $b$ do lote; dígitos e
 # cores significam o mesmo que na figura (posição e cabeça). Uma dobra
 # correta mostra cada bloco de uma só cor, com as posições em ordem descendo
@@ -535,7 +534,7 @@ d2l.plt.show()
 #
 # * Passe o número de cabeças por 1, 2, 4, 8 com a transposição: cada bloco
 #   continua de uma só cor, com as posições 0 a T − 1 descendo pelas linhas.
-# * Desmarque *with transpose*: agora os blocos misturam cores (cabeças) e as
+# * Desmarque *com transposição*: agora os blocos misturam cores (cabeças) e as
 #   suas linhas repetem posições. Com h = 1 os dois coincidem: uma única
 #   cabeça não precisa ser movida.
 # * Mude T: sem a transposição, as posições que um bloco contém também mudam.
@@ -757,13 +756,13 @@ ch05.check_head_weights(head_weights)
 # ### Exercício 5.3 · Quanto uma cabeça importa? (★★)
 #
 # Um teste simples da importância de uma cabeça: silencie-a e veja o quanto a
-# saída se move. Escreva `output_without_head(mha, X, head)`, que executa a
+# saída muda. Escreva `output_without_head(mha, X, head)`, que executa a
 # autoatenção sobre `X` como `mha(X, X, X)`, exceto que a fatia da cabeça
 # escolhida nas cabeças concatenadas é zerada antes de $W_o$. Use as
 # próprias peças do módulo, apresentadas depois da conferência com o
 # `d2lmini`: `mha.W_q`, `mha.W_k`, `mha.W_v`, `mha.transpose_qkv`,
 # `mha.attention`, `mha.transpose_output` e `mha.W_o`. A verificação então
-# mostra, para cada cabeça de uma camada aleatória, o quanto a saída se move
+# mostra, para cada cabeça de uma camada aleatória, o quanto a saída muda
 # sem ela.
 
 # %% tags=["exercise"]
@@ -846,11 +845,11 @@ ch05.check_einsum_multihead(einsum_multihead)
 #
 # * A. Vaswani et al. (2017), "Attention Is All You Need", seção 3.2.2: a
 #   atenção multi-cabeça, com $h = 8$ cabeças de tamanho
-#   $d_\text{model}/h = 64$, pelo custo de uma única cabeça de largura
+#   $d_\text{model}/h = 64$, ao custo de uma única cabeça de largura
 #   completa.
 # * E. Voita, D. Talbot, F. Moiseev, R. Sennrich e I. Titov (2019),
 #   "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy
 #   Lifting, the Rest Can Be Pruned", e P. Michel, O. Levy e G. Neubig
-#   (2019), "Are Sixteen Heads Really Better than One?": o que acontece quando
-#   cabeças são removidas, medido (o exercício 5.3 em miniatura).
+#   (2019), "Are Sixteen Heads Really Better than One?": medições do que
+#   acontece quando se removem cabeças (o exercício 5.3 em miniatura).
 # * O livro d2l, seção "Multi-Head Attention".

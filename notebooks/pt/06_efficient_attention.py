@@ -208,7 +208,7 @@ print(f"softmax(q Kᵀ/√d) V explícito: {explicit_output.item():.4f}")
 # %% [markdown] en="37d58e3b0015"
 # Leia as linhas; *reescala* é $e^{m - m_\text{new}}$. O primeiro bloco define
 # $m = 3$; seu fator de reescala é $e^{-\infty} = 0$, então o início vazio não
-# conta nada. A maior pontuação do segundo bloco, 2, fica abaixo de 3: o fator
+# pesa em nada. A maior pontuação do segundo bloco, 2, fica abaixo de 3: o fator
 # é 1 e os novos termos são simplesmente somados. O terceiro bloco traz um 5,
 # então tudo o que veio antes é multiplicado por $e^{3 - 5} = 0.1353$: $\ell$
 # *diminui*, embora um bloco tenha sido acrescentado, porque cada termo agora
@@ -229,13 +229,13 @@ print(f"softmax(q Kᵀ/√d) V explícito: {explicit_output.item():.4f}")
 # ## Um lote de consultas
 #
 # Nada no laço depende de haver uma só consulta. Com um lote de consultas, $m$
-# e $\ell$ passam a ter um número por consulta, com forma
+# e $\ell$ passam a ter um número por consulta, com formato
 # (lote, consultas, 1), $o$ passa a ser (lote, consultas, value_size), e as
 # pontuações de um bloco são (lote, consultas, bloco). O tamanho do bloco não
 # precisa dividir o número de chaves: fatiar além do fim dá um último bloco
 # mais curto. No código, `scores.amax(dim=-1, keepdim=True)` é a maior
-# pontuação de cada linha, mantida como uma coluna de forma
-# (lote, consultas, 1) para que seja transmitida (*broadcasting*) sobre o
+# pontuação de cada linha, mantida como uma coluna de formato
+# (lote, consultas, 1) para que seja propagada (broadcast) sobre o
 # bloco; `torch.maximum` pega o maior de dois tensores elemento a elemento
 # (enquanto `max` reduziria um único tensor).
 
@@ -262,7 +262,7 @@ def blockwise_attention(queries, keys, values, block_size):
 
 
 # %% [markdown] en="67b0125e7a30"
-# Verifique-a contra a fórmula explícita $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$,
+# Compare-a com a fórmula explícita $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$,
 # escrita por extenso, com um tamanho de bloco que divide as 50 chaves, um que
 # não divide, e uma chave por vez:
 
@@ -330,8 +330,8 @@ for n in (256, 1024, 4096, 16384):
 # `torch.nn.functional.scaled_dot_product_attention` (SDPA) do PyTorch escolhe
 # entre kernels desse tipo conforme o seu dispositivo, o dtype e as entradas
 # (e, na falta deles, recorre a um kernel escrito com operações comuns do
-# PyTorch, não fundido, que constrói, sim, as $n \times n$ pontuações: o
-# aprofundamento mais abaixo volta a ele). Ela recebe as mesmas consultas,
+# PyTorch, não fundido, que constrói, sim, as $n \times n$ pontuações: a
+# parte "Para ir mais fundo", mais abaixo, volta a ele). Ela recebe as mesmas consultas,
 # chaves e valores e dá a mesma resposta que o laço por blocos e que o
 # `DotProductAttention` explícito do `d2lmini`:
 
@@ -432,8 +432,8 @@ explorer
 # triangular inferior (o mesmo que os comprimentos válidos 2-D
 # $1, 2, \dots, n$, capítulo 02). No caminho rápido, `valid_lens` vira um
 # `attn_mask` booleano, o argumento de máscara da SDPA, com True onde uma
-# consulta pode prestar atenção (o aprofundamento mais abaixo conta os seus
-# bytes).
+# consulta pode prestar atenção (a parte "Para ir mais fundo", mais abaixo,
+# conta os seus bytes).
 #
 # Os dois caminhos seguem a regra do pacote para uma consulta sem nenhuma
 # chave válida (um comprimento válido 0): a sua linha de saída é zero, nunca
@@ -515,13 +515,13 @@ print("caminho rápido == nn.MultiheadAttention:", torch.allclose(ours, theirs, 
 # %% [markdown] en="904d3d2b83c0"
 # ## Máscaras e tempos
 #
-# **Aprofundamento (você pode pular esta parte).** Quanto custam as máscaras
+# **Para ir mais fundo (você pode pular esta parte).** Quanto custam as máscaras
 # do caminho rápido, e como o seu tempo cresce, medido na sua máquina. Nada
-# depois desta parte depende dela; a linha principal recomeça na pergunta
+# depois desta parte depende dela; o texto principal continua na pergunta
 # abaixo.
 #
 # **Máscaras.** Para `valid_lens` 1-D, a máscara booleana do caminho rápido é
-# transmitida (*broadcasting*) para a forma $(B, 1, 1, n)$, uma linha por
+# propagada (broadcast) para o formato $(B, 1, 1, n)$, uma linha por
 # exemplo, compartilhada por todas as consultas e cabeças. Para comprimentos
 # 2-D, ou para comprimentos junto com `causal=True`, cada consulta tem a sua
 # própria linha e a máscara é $(B, 1, n, n)$: quadrática de novo, mas
@@ -530,7 +530,7 @@ print("caminho rápido == nn.MultiheadAttention:", torch.allclose(ours, theirs, 
 # depende do kernel que ela escolhe e, portanto, do dispositivo, do dtype e da
 # versão do torch: alguns de seus kernels (o escrito com operações comuns do
 # PyTorch, por exemplo) primeiro a transformam em uma máscara de ponto
-# flutuante da mesma forma (0 onde uma consulta pode prestar atenção,
+# flutuante do mesmo formato (0 onde uma consulta pode prestar atenção,
 # $-\infty$ onde não pode, somada às pontuações); outros a leem como ela está.
 # Com essa cópia em ponto flutuante e as duas máscaras booleanas do próprio
 # pacote (a máscara em si e a cópia que deixa uma consulta sem chave válida
@@ -606,7 +606,7 @@ d2l.plt.show()
 # também paga custos que nem crescem com $n$ (o Python, as verificações dos
 # argumentos, o início de cada operação) e custos que crescem apenas
 # linearmente: as quatro projeções $W_q$, $W_k$, $W_v$, $W_o$ custam
-# $4 n d_\text{model}^2$ multiplicações-adições por sequência, tantas quanto as
+# $4 n d_\text{model}^2$ multiplicações-somas por sequência, tantas quanto as
 # $2 n^2 d_\text{model}$ das pontuações e da soma ponderada quando
 # $n = 2 d_\text{model} = 128$. Espere, portanto, fatores bem abaixo de 4 nos
 # comprimentos curtos, subindo em direção a 4 à medida que o trabalho $n^2$
@@ -630,9 +630,9 @@ d2l.plt.show()
 # memória. `benchmarks/README.md` lista os resultados e a máquina em que foram
 # medidos; lá, o caminho rápido foi mais ou menos tão rápido quanto uma
 # chamada direta à SDPA e precisou de cerca de um sétimo da memória do caminho
-# explícito. *(Fim do aprofundamento.)*
+# explícito. *(Fim da parte "Para ir mais fundo".)*
 #
-# ## Por quê? Uma pergunta para verificar
+# ## Por quê? Uma pergunta para conferir
 #
 # **Por que o softmax por blocos dá a mesma saída que o softmax completo (a
 # menos do arredondamento de ponto flutuante), embora nunca guarde uma linha
@@ -674,7 +674,7 @@ ch06.check_score_bytes(score_bytes)
 # `num_keys - num_queries + i`. O `is_causal=True` da SDPA não sabe disso: ele
 # alinha a consulta $i$ com a chave $i$ (o canto superior esquerdo), o que só
 # está certo quando há tantas consultas quanto chaves. Escreva
-# `decode_mask(num_queries, num_keys)`: o `attn_mask` booleano, de forma
+# `decode_mask(num_queries, num_keys)`: o `attn_mask` booleano, de formato
 # (num_queries, num_keys), com True onde uma consulta nova pode prestar
 # atenção. A verificação executa a SDPA com a sua máscara e compara as saídas
 # dos tokens novos com a atenção causal sobre todos os tokens.
@@ -698,7 +698,7 @@ ch06.check_decode_mask(decode_mask)
 # os próximos tokens fiquem alinhados. `valid_lens` passa então a contar as
 # *últimas* posições de cada exemplo. Escreva
 # `left_padded_mask(valid_lens, num_steps)`: o `attn_mask` booleano da
-# autoatenção causal sobre um lote assim, de forma
+# autoatenção causal sobre um lote assim, de formato
 # (lote, num_steps, num_steps). A consulta $i$ do exemplo $b$ pode prestar
 # atenção à chave $j$ quando $j \le i$ e a chave $j$ é um token real; uma
 # consulta de preenchimento, sem nenhuma chave real na sua posição ou antes
@@ -721,7 +721,7 @@ ch06.check_left_padded_mask(left_padded_mask)
 
 # %% [markdown] en="3c1e4f8e582b"
 # ### Indo além (sem verificação)
-# * Estenda `blockwise_attention` (construída na linha principal) com uma opção
+# * Estenda `blockwise_attention` (construída no texto principal) com uma opção
 #   `causal`. Quais blocos de chaves um bloco de consultas pode pular por
 #   inteiro?
 # * Execute `make bench` e compare a coluna de memória com

@@ -82,7 +82,7 @@ device = d2l.try_gpu()
 # $$y_i = \sum_{j=1}^{n} \alpha(x_i, x_j)\, W_v x_j, \qquad
 # \alpha(x_i, x_j) = \operatorname{softmax}_j\!\left(\frac{(W_q x_i)^\top W_k x_j}{\sqrt{d}}\right),$$
 #
-# com $d$ o tamanho das consultas e das chaves projetadas. Com várias cabeças,
+# sendo $d$ o tamanho das consultas e das chaves projetadas. Com várias cabeças,
 # cada cabeça faz isso com as suas próprias $W_q$, $W_k$, $W_v$ e
 # $d = d_\text{head}$, e a $W_o$ do capítulo 05 depois mistura as saídas das
 # cabeças, posição por posição. Nada nessa fórmula menciona $i$ ou $j$ a não
@@ -239,7 +239,7 @@ print("a nossa == d2l.PositionalEncoding(...).P para larguras 32 e 7 e bases 100
 
 # %% [markdown] en="e766d947ae58"
 # `PositionalEncoding` soma $P$ à sua entrada (e aplica dropout durante o
-# treinamento); ela guarda $P$ como um buffer, que por isso se move com
+# treinamento); ela guarda $P$ como um buffer: por isso, $P$ se move com
 # `.to(device)` e não é um parâmetro aprendido. Aqui estão quatro de suas
 # colunas ao longo de 60 posições, como o livro as desenha: o par 6, 7 gira
 # $10000^{2/32} \approx 1.78$ vezes mais rápido que o par 8, 9.
@@ -367,7 +367,7 @@ print("\n".join(table))
 
 # %% [markdown] en="6c7fe51ac222"
 # Todo par, todo deslocamento: um ajuste exato, ortogonal, determinante 1,
-# girado de $\omega\delta$. As incorporações de posição rotativas (RoPE, de
+# girado em $\omega\delta$. As incorporações de posição rotativas (RoPE, de
 # *rotary position embeddings*) se baseiam exatamente nisso, mas aplicam a
 # rotação depois das projeções: elas giram cada consulta e cada chave pelos
 # ângulos da sua posição, de modo que o deslocamento $i - j$ entra em cada
@@ -382,7 +382,7 @@ print("\n".join(table))
 # = \sum_{k} \cos\!\big(\omega_k (i - j)\big),$$
 #
 # em que $k$ percorre os $d/2$ pares de colunas, depende só do deslocamento
-# $i - j$, e vale $d/2$ na diagonal. Medindo: toda diagonal de $PP^\top$ é
+# $i - j$, e vale $d/2$ na diagonal. Na medição, toda diagonal de $PP^\top$ é
 # constante.
 
 # %%
@@ -426,7 +426,7 @@ d2l.plt.show()
 # %% [markdown] en="68e8f166fb67"
 # Com a base 10000, a similaridade cai rápido nas primeiras posições, depois
 # devagar, com ondulações: posições próximas se parecem, as distantes, menos.
-# Uma base pequena torna todas as ondas curtas: a curva cai a zero em poucas
+# Uma base pequena torna todas as ondas curtas: a curva cai para zero em poucas
 # posições e depois oscila, de modo que posições muito afastadas podem parecer
 # tão semelhantes quanto posições razoavelmente próximas. Note também o que o
 # produto escalar não consegue dizer: $P_i \cdot P_{i+\delta} = P_i \cdot P_{i-\delta}$,
@@ -647,7 +647,7 @@ explorer
 # * A codificação senoidal coloca a posição $i$ no ângulo $\omega_j i$ de um
 #   círculo por par de colunas, com frequências $\omega_j = \text{base}^{-2j/d}$
 #   que caem geometricamente: um contador binário suave.
-# * Deslocar $\delta$ posições gira cada par de $\omega_j\delta$, a mesma
+# * Deslocar $\delta$ posições gira cada par em $\omega_j\delta$, a mesma
 #   transformação linear em todas as posições, e o produto escalar
 #   $P_i \cdot P_j$ depende só de $i - j$ (e não do seu sinal). Que um modelo
 #   possa usar a rotação para prestar atenção por posição relativa é a
@@ -658,7 +658,7 @@ explorer
 #   convolução, de $O(n/k)$ camadas para conectar posições distantes.
 
 # %% [markdown] en="8d708782a9e1"
-# ## Por quê? Uma pergunta para verificar
+# ## Por quê? Uma pergunta para conferir
 #
 # **Sem posições, a autoatenção dá a 'cachorro' a mesma saída em 'o cachorro
 # perseguiu o gato' e em 'o gato perseguiu o cachorro'. Por quê?**
@@ -679,7 +679,7 @@ questions.ask("07")
 #
 # $$\begin{bmatrix}\sin \omega(i+\delta)\\ \cos \omega(i+\delta)\end{bmatrix}
 # = M \begin{bmatrix}\sin \omega i\\ \cos \omega i\end{bmatrix}
-# \quad\text{for every position } i.$$
+# \quad\text{para toda posição } i.$$
 #
 # Essa é a forma de coluna $M_\delta$, não a forma de linha $A$ que
 # `fitted_map` calcula: $M_\delta = A^\top$.

@@ -36,9 +36,9 @@
 # 3. treiná-lo com uma visualização ao vivo (barra de progresso, curva de
 #    perda, mapa de calor) e pôr lado a lado instantâneos da sua atenção para
 #    ver o momento em que acontece o "estalo";
-# 4. medir quatro experimentos: sem codificação posicional, pontuação aditiva
-#    contra produto escalar, sequências mais longas que as do treinamento, e
-#    um mapa de calor que não conta a história toda;
+# 4. medir quatro experimentos: sem codificação posicional, pontuações aditivas
+#    contra pontuações de produto escalar, sequências mais longas que as do
+#    treinamento, e um mapa de calor que não conta a história toda;
 # 5. retreiná-lo você mesmo com outras configurações e interromper uma
 #    execução no meio.
 
@@ -84,10 +84,10 @@ device = d2l.try_gpu()
 # %% [markdown] en="aafd0199bb64"
 # **Sobre os números impressos aqui.** Toda execução tem semente fixa, então,
 # em uma mesma máquina, o notebook imprime sempre os mesmos números. Em outra
-# máquina, os números *treinados* (acurácias, massas, contagens de passos)
+# máquina, os números *do treinamento* (acurácias, massas, contagens de passos)
 # saem diferentes: a CPU dela soma os números float32 em outra ordem, e o
-# treinamento amplifica a diferença. Por isso o texto cita os números
-# treinados como intervalos, e uma célula perto do fim ("Conferindo as
+# treinamento amplifica a diferença. Por isso o texto cita os números do
+# treinamento como intervalos, e uma célula perto do fim ("Conferindo as
 # afirmações nesta máquina") verifica as principais afirmações sobre eles,
 # por exemplo "a inversão chega a 95% em até 400 passos", nas execuções desta
 # máquina. Os intervalos são o que cinco sementes e quatro configurações de
@@ -102,8 +102,8 @@ device = d2l.try_gpu()
 # mesmos em qualquer lugar.
 
 # %% [markdown] en="f69c0727930c"
-# **Mais a fundo (você pode pular esta parte).** Por que os números treinados
-# mudam? Os pesos são sorteados por `torch.manual_seed`, os dados por um
+# **Para ir mais fundo (você pode pular esta parte).** Por que os números do
+# treinamento mudam? Os pesos são sorteados por `torch.manual_seed`, os dados por um
 # `torch.Generator` com semente, e uma única thread de CPU soma em uma ordem
 # fixa, então uma mesma máquina se repete exatamente. Outra CPU (outro
 # conjunto de instruções vetoriais), outra versão do PyTorch ou uma GPU soma
@@ -236,7 +236,7 @@ d2l.plt.show()
 #   transforma cada dígito, `PAD` e `BOS` em um vetor de $d_\text{model}$
 #   números.
 # * **Conexão residual**: a saída de um bloco é somada à sua entrada,
-#   $X + \text{block}(X)$, de modo que o que entrou passa sem mudança e o
+#   $X + \text{bloco}(X)$, de modo que o que entrou passa sem mudança e o
 #   bloco só acrescenta uma correção. Aqui, em torno da autoatenção do
 #   codificador e do seu bloco feed-forward.
 # * **Normalização de camada** (LayerNorm): reescala o vetor de cada token
@@ -260,7 +260,7 @@ d2l.plt.show()
 #
 # ## O modelo, montado a partir de suas peças
 #
-# Com $d_\text{model}$ atributos por vetor (o `num_hiddens` do código, 32):
+# Com $d_\text{model}$ características por vetor (o `num_hiddens` do código, 32):
 #
 # * **incorporações mais posições**: cada dígito de origem e cada entrada do
 #   decodificador vira um vetor aprendido de tamanho $d_\text{model}$, mais a
@@ -272,8 +272,8 @@ d2l.plt.show()
 #   conexão residual e de normalização de camada;
 # * **decodificador**: no passo de saída $t$, seu estado é a incorporação da
 #   saída anterior (o token `BOS`, número 11, no passo 0) mais a codificação
-#   da posição $t$. A atenção cruzada toma as consultas $W_q\,\text{state}$,
-#   as chaves $W_k\,\text{encoder output}$ e, como valores, as próprias saídas
+#   da posição $t$. A atenção cruzada toma as consultas $W_q\,\text{estado}$,
+#   as chaves $W_k\,\text{saída do codificador}$ e, como valores, as próprias saídas
 #   do codificador, com a máscara dada pelo `valid_lens` da origem; uma rede de
 #   duas camadas lê o estado e o contexto e dá uma pontuação a cada um dos 10
 #   dígitos.
@@ -355,7 +355,7 @@ print(f"o exemplo 2 tem {batch.valid_lens[2].item()} dígitos; a primeira linha 
 # realimentando as próprias saídas) e a atenção cruzada de um exemplo fixo de
 # comprimento 8, com a posição correta de cada passo de saída circulada.
 # Executar a célula abaixo treina por 400 passos, alguns segundos. (Os
-# controles e o botão **Train** (treinar) são para você, no fim do notebook.)
+# controles e o botão **Treinar** são para você, no fim do notebook.)
 # *Reservadas* (em inglês, *held out*) quer dizer sorteadas por um gerador
 # próprio, e não tiradas dos lotes de treinamento; há apenas 10.000 linhas de
 # 4 dígitos, então 73 das 500 (67 delas de comprimento 4) também aparecem
@@ -543,7 +543,7 @@ print(f"ordenação sem codificação posicional, 80 passos: acurácia nas reser
 # Mesma semente, mesmos dados. A execução não precisa continuar depois de
 # atingir 95% nas reservadas: `additive_history.reached(0.95)` é um sinal de
 # parada que se liga quando o histórico registra 95%, e `train` o lê depois
-# de cada passo (como lê o sinal do botão Stop), de modo que a execução
+# de cada passo (como lê o sinal do botão Parar), de modo que a execução
 # termina um passo depois dessa avaliação.
 
 # %% tags=["nbval-ignore-output"]
@@ -614,8 +614,8 @@ d2l.plt.show()
 # **primeiro** passo de saída, que nos comprimentos 4–8 lê o último dígito, e
 # quebra de um jeito ordenado: a antidiagonal mantém a sua forma, mas começa
 # perto da posição 7 (o passo de saída 0 lê, em média, a posição 7,0 a 7,8,
-# nas sementes e configurações medidas), a última posição que já terminou uma
-# sequência de treinamento, de modo que os primeiros passos leem até $n - 8$ posições cedo demais. Para ser encontrada pelo passo $t$, a posição de origem $j$
+# nas sementes e configurações medidas), a última posição em que alguma
+# sequência de treinamento já terminou, de modo que os primeiros passos leem até $n - 8$ posições cedo demais. Para ser encontrada pelo passo $t$, a posição de origem $j$
 # precisa anunciar "estou a $n - 1 - j$ do fim", e o codificador calcula isso
 # a partir das posições da sequência inteira, algo que ele só fez para
 # $n \le 8$. O modelo não aprendeu "inverter"; aprendeu "inverter sequências
@@ -723,7 +723,7 @@ d2l.plt.show()
 #
 # ## Conferindo as afirmações nesta máquina
 #
-# O texto cita os números treinados como intervalos e faz afirmações sobre
+# O texto cita os números do treinamento como intervalos e faz afirmações sobre
 # eles ("a inversão chega a 95% em até 400 passos"). A célula abaixo verifica
 # as principais nas execuções do próprio notebook, com `seq2seq.expect(condition,
 # claim, measured)`: ela não imprime nada quando todas valem, e uma afirmação
@@ -794,19 +794,17 @@ seq2seq.expect(bool(case_2.any()), "uma saída errada pode olhar para o lugar ce
 #
 # Abaixo está a visualização de treinamento do início do notebook, mostrada
 # mais uma vez (é o mesmo widget: as duas cópias acompanham a mesma execução).
-# **Train** (treinar) treina um modelo novo com as configurações que você
-# escolher, inclusive a semente; **Stop** (parar) encerra uma execução depois
+# **Treinar** treina um modelo novo com as configurações que você
+# escolher, inclusive a semente; **Parar** encerra uma execução depois
 # do passo em andamento, e as configurações ficam travadas enquanto uma
 # execução está rodando. Executar o notebook de cima a baixo nunca aperta
 # esse botão. Coisas para experimentar:
 #
-# * desligue a *positional encoding* (codificação posicional) na inversão e
-#   depois na ordenação;
+# * desligue a *codificação posicional* na inversão e depois na ordenação;
 # * *additive* (aditiva) contra *dot-product* (produto escalar), com algumas
 #   sementes para cada: quanto variam os passos até 95% de uma semente para
 #   outra?
-# * taxa de aprendizado (*learning rate*) 0,03, e tamanho oculto (*hidden
-#   size*) 16;
+# * *taxa de aprendizado* 0,03, e *tamanho oculto* 16;
 # * comprimentos 6–10: o estalo de uma tarefa mais longa vem mais tarde?
 #
 # Um modelo retreinado fica em `view.model` e o seu registro em `view.history`

@@ -42,7 +42,7 @@
 #    comparar frases pela similaridade de cosseno;
 # 5. olhar por dentro: escrever uma camada codificadora do BERT em torch puro e
 #    conferi-la com a camada que o `d2lmini` monta sobre `MultiHeadAttention`;
-#    e, mais a fundo, ler o arquivo de pesos (safetensors) e dividir texto em
+#    e, para ir mais fundo, ler o arquivo de pesos (safetensors) e dividir texto em
 #    pedaços de palavra (WordPiece), as duas coisas do zero.
 #
 # **Sem o pacote do modelo**, este notebook roda do mesmo jeito: o `d2lmini`
@@ -105,7 +105,7 @@ print("mapas de atenção vindos de:", model.source)
 # O modelo lê o texto como **tokens**: palavras em minúsculas, cada sinal de
 # pontuação como um token à parte, e uma palavra rara cortada em pedaços de um
 # vocabulário de 30.522, com cada pedaço de continuação marcado por `##` (a
-# seção mais a fundo "WordPiece" mostra como). Toda entrada também ganha dois
+# seção "WordPiece", na parte "Para ir mais fundo", mostra como). Toda entrada também ganha dois
 # tokens especiais, o `[CLS]` do BERT ("classification", classificação) no
 # início e o `[SEP]` ("separator", separador) no fim. O modelo foi treinado
 # com texto em inglês e só lê inglês, por isso as frases do capítulo ficam em
@@ -171,12 +171,12 @@ d2l.plt.show()
 # presta atenção, à direita: quanto mais larga e escura a linha, maior o peso
 # (pesos abaixo de 2% ficam de fora).
 #
-# * Mova **layer** (camada) e **head** (cabeça) pelas miniaturas: quais
+# * Mova **camada** e **cabeça** pelas miniaturas: quais
 #   cabeças parecem uma diagonal, um passo fora da principal? Quais põem tudo
 #   em `[CLS]`?
-# * Escolha um token em **query** (consulta), como "it", para manter só as
+# * Escolha um token em **consulta**, como "it", para manter só as
 #   linhas dele.
-# * Troque a **sentence** (frase). Com o modelo instalado, a caixa aceita
+# * Troque a **frase**. Com o modelo instalado, a caixa aceita
 #   qualquer frase sua (em inglês): digite-a e pressione Enter (no máximo 40
 #   tokens).
 
@@ -395,7 +395,7 @@ for layer, head in [(3, 1), (5, 11)]:
 # "it" pode vir desses padrões mais simples. O experimento não mostra
 # se este modelo resolve "it" de alguma forma: ele foi treinado para
 # incorporar frases, nunca para resolver pronomes, e a atenção de uma única
-# cabeça não é onde uma decisão dessas teria que aparecer. Uma linha de
+# cabeça não é onde uma decisão dessas teria que aparecer. Um conjunto de
 # trabalhos faz uma pergunta relacionada, e mais ampla, sob o título
 # *attention is not explanation* (a atenção não é explicação; Jain & Wallace,
 # 2019; com as respostas de Wiegreffe & Pinter, 2019): se os pesos de atenção
@@ -463,7 +463,7 @@ d2l.plt.show()
 # **O modelo e a sua licença.** O all-MiniLM-L6-v2 foi treinado pelo projeto
 # sentence-transformers (Reimers & Gurevych) e é distribuído sob a licença
 # Apache-2.0. É um BERT de 6 camadas (tamanho oculto 384, 12 cabeças de 32
-# atributos) que parte do MiniLM (Wang et al., 2020), um modelo pequeno
+# características) que parte do MiniLM (Wang et al., 2020), um modelo pequeno
 # **destilado** de um maior: treinado para reproduzir os mapas de atenção da
 # última camada do modelo maior (e o modo como os vetores de valor dele se
 # relacionam entre si), de maneira que aprende boa parte do que o modelo maior
@@ -506,7 +506,7 @@ print("camadas:", len({name.split(".")[2] for name in weights if name.startswith
 # original aplica ao vetor de `[CLS]` que sai da última camada, para obter um
 # único vetor para a entrada inteira. Este modelo forma o seu vetor de frase
 # tirando a média de todos os vetores de token, então o pooler fica sem uso. O
-# que as formas não dizem está no `config.json` do modelo: o número de cabeças, por exemplo (12 cabeças de 32 atributos e
+# que as formas não dizem está no `config.json` do modelo: o número de cabeças, por exemplo (12 cabeças de 32 características e
 # 6 de 64 dão os mesmos arrays 384 × 384), e a ativação, GELU.
 #
 # **A etapa de incorporação.** Antes da primeira camada, cada token vira a soma
@@ -526,7 +526,7 @@ print("camadas:", len({name.split(".")[2] for name in weights if name.startswith
 # Z = \operatorname{LayerNorm}\big(Y + \operatorname{GELU}(Y W_1^\top + b_1)\, W_2^\top + b_2\big).$$
 #
 # A atenção multi-cabeça é a do capítulo 05: $h = 12$ cabeças de
-# $d_\text{head} = d_\text{model} / h = 384 / 12 = 32$ atributos, a cabeça $i$
+# $d_\text{head} = d_\text{model} / h = 384 / 12 = 32$ características, a cabeça $i$
 # calculando $\operatorname{softmax}(Q_i K_i^\top / \sqrt{32})\,V_i$, e depois
 # $W_o$ sobre a concatenação; aqui, as quatro projeções têm viés.
 # A LayerNorm reescala o vetor de cada token para média 0 e variância 1 e
@@ -554,7 +554,7 @@ def encoder_layer(X, layer, num_heads=12):
     """Uma camada codificadora do BERT em torch puro; devolve a saída e os pesos (heads, T, T)."""
     mha = layer.attention
     T, hidden = X.shape[1], X.shape[2]
-    d_head = hidden // num_heads  # 32 atributos por cabeça
+    d_head = hidden // num_heads  # 32 características por cabeça
 
     def heads(W):  # projeta, depois (1, T, hidden) -> (heads, T, d_head)
         return (X @ W.weight.T + W.bias).reshape(T, num_heads, d_head).transpose(0, 1)
@@ -586,7 +586,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # capítulo desenhou.
 
 # %% [markdown] en="f84d29b781d6"
-# **Mais a fundo (você pode pular esta parte).** *Por que as frases do
+# **Para ir mais fundo (você pode pular esta parte).** *Por que as frases do
 # capítulo vêm de um cache.* O modelo calcula em float32, e outra CPU
 # arredonda somas float32 de outro jeito (outro conjunto de instruções
 # vetoriais, outro número de threads): os bits menos significativos de cada
@@ -599,7 +599,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # o modelo ao vivo e o cache concordam dentro desse único passo.
 
 # %% [markdown] en="a311fff659a5"
-# **Mais a fundo (você pode pular esta parte).** As duas próximas seções
+# **Para ir mais fundo (você pode pular esta parte).** As duas próximas seções
 # desmontam a engrenagem por trás de `load_minilm()` e de `model.tokenize`.
 #
 # ### Por dentro de `model.safetensors`
@@ -677,7 +677,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 
 # %% [markdown] en="4f4e2c22705e"
 # "plplay" vira `[UNK]` por causa de uma lacuna no vocabulário, e não por
-# causa da gula. O laço pega `p`, depois `##l`, e então nenhum pedaço serve
+# causa da estratégia gulosa. O laço pega `p`, depois `##l`, e então nenhum pedaço serve
 # para o que resta, "play": `##play` não está neste vocabulário, só `play` no
 # início de uma palavra. Nenhuma outra forma de cortar daria um resultado
 # melhor, já que `p` é o único pedaço com que a palavra pode começar e `##l`
@@ -715,7 +715,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 #   etapa de incorporação que soma vetores de palavra, de posição e de tipo de
 #   token; o `d2lmini` a monta sobre a `MultiHeadAttention` do capítulo 05,
 #   que agora carrega pesos treinados.
-# * (Mais a fundo) Um modelo treinado é um arquivo de arrays nomeados; o
+# * (Para ir mais fundo) Um modelo treinado é um arquivo de arrays nomeados; o
 #   safetensors os guarda como um cabeçalho JSON e bytes brutos little-endian.
 #   O tokenizador do BERT passa para minúsculas, remove acentos, separa a
 #   pontuação e corta as palavras nos pedaços mais longos de um vocabulário de
