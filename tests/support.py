@@ -33,3 +33,11 @@ def require_hub():
     ) if not present]
     if missing:
         skip_or_fail(f"{', '.join(missing)} missing: run `make install-hub`")
+
+
+def shared(factory):
+    """A module-scoped fixture holding ``factory()``, built once for every test of the file that names it.
+
+    ``kernel = shared(explore_kernel_pooling)`` defines the fixture ``kernel``.
+    """
+    return pytest.fixture(scope="module")(lambda: factory())

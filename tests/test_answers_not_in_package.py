@@ -25,6 +25,7 @@ import jupytext
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from support import shared
 
 import d2lmini
 import d2lmini.exercises
@@ -138,14 +139,8 @@ def reference_answers():
     return answers
 
 
-@pytest.fixture(scope="module")
-def candidates():
-    return public_callables()
-
-
-@pytest.fixture(scope="module")
-def answers():
-    return reference_answers()
+candidates = shared(public_callables)
+answers = shared(reference_answers)
 
 
 def test_the_checks_of_every_chapter_are_found():

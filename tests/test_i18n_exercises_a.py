@@ -136,18 +136,19 @@ def test_the_picture_of_wrong_weights_is_labelled_in_portuguese(portuguese):
 
 def test_a_why_question_speaks_portuguese(portuguese):
     widget = questions.ask("04")
-    assert widget.check_button.description == "Verificar"
     text = repr(widget).splitlines()
-    assert text[0] == 'Pergunta "por quê?" 04: escolha uma opção e depois pressione Verificar.'
-    assert text[3] == "  (c) Porque a variância de qᵀk cresce como d, então uma pontuação típica cresce como √d."
-    widget.check_button.click()
-    assert widget.feedback.value == "Escolha uma opção primeiro e depois pressione Verificar."
-    widget.choices.index = 0
-    widget.check_button.click()
-    assert widget.feedback.value.startswith("✗ Não exatamente. Não é qualquer divisão que serve.")
-    widget.choices.index = 2
-    widget.check_button.click()
-    assert widget.feedback.value.startswith(html.escape("✓ Correto. Os d produtos são independentes"))
+    assert (widget.check_button.description, text[0], text[3]) == (
+        "Verificar", 'Pergunta "por quê?" 04: escolha uma opção e depois pressione Verificar.',
+        "  (c) Porque a variância de qᵀk cresce como d, então uma pontuação típica cresce como √d.")
+    said = []
+    for choice in (None, 0, 2):  # Check with no option chosen, then a wrong one, then the right one
+        if choice is not None:
+            widget.choices.index = choice
+        widget.check_button.click()
+        said.append(widget.feedback.value)
+    assert said[0] == "Escolha uma opção primeiro e depois pressione Verificar."
+    assert said[1].startswith("✗ Não exatamente. Não é qualquer divisão que serve.")
+    assert said[2].startswith(html.escape("✓ Correto. Os d produtos são independentes"))
 
 
 def test_every_question_is_translated_whole(portuguese):

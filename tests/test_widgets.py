@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from support import shared
 
 import d2lmini as d2l
 from d2lmini import widgets
@@ -33,29 +34,11 @@ FACTORIES = [explore_one_query, explore_kernel_pooling, explore_masked_softmax, 
 FIXTURE_NOTEBOOK = Path(__file__).with_name("widget_explorers.ipynb")
 
 
-@pytest.fixture(scope="module")
-def kernel():
-    return explore_kernel_pooling()
-
-
-@pytest.fixture(scope="module")
-def masked():
-    return explore_masked_softmax()
-
-
-@pytest.fixture(scope="module")
-def additive():
-    return explore_additive()
-
-
-@pytest.fixture(scope="module")
-def dot():
-    return explore_dot_product()
-
-
-@pytest.fixture(scope="module")
-def multihead():
-    return explore_multihead()
+kernel = shared(explore_kernel_pooling)
+masked = shared(explore_masked_softmax)
+additive = shared(explore_additive)
+dot = shared(explore_dot_product)
+multihead = shared(explore_multihead)
 
 
 class Sweep:

@@ -14,15 +14,14 @@ import d2lmini as d2l
 from d2lmini import seq2seq
 from d2lmini.widgets import Alignment, Explorer, TrainingView, explore_alignment
 from d2lmini.widgets import training as training_module
+from d2lmini.widgets.explorer import one_thread
 
 
 @pytest.fixture(autouse=True)
-def one_thread():
+def training_on_one_thread():
     """One torch thread, as the notebook sets: tiny tensors, and no oversubscribed cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with one_thread():
+        yield
 
 
 class Recorder:
