@@ -393,10 +393,10 @@ def test_in_a_running_event_loop_the_real_clock_sets_the_timers(monkeypatch):
         await asyncio.wait_for(ready.wait(), timeout=60)  # a bound on a failure, not a pause
         return explorer
 
-    assert not Explorer.clock.running()  # a script: the explorer sets no timer
     # Playwright's sync API (the browser tests, same session) keeps an event loop
     # running in the main thread: give the scenario a thread and a loop of its own.
     with ThreadPoolExecutor(max_workers=1) as pool:
+        assert not pool.submit(Explorer.clock.running).result()  # no loop, as in a script: no timer is set
         explorer = pool.submit(asyncio.run, scenario()).result()
     assert set(explorer.views) == {1, 2, 4} and explorer.last_error is None
 
