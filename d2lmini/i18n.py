@@ -11,10 +11,19 @@ named fields, filled after it is translated, so that a translation may put them
 in another order: ``_("{count} padded queries").format(count=3)``. A message
 kept in a module-level table is marked ``N_("...")`` where it is written (which
 only marks it) and translated with ``_(...)`` where it is shown.
+
+Numbers follow the learner's language too: a translated message's ``format``
+writes each number field with the language's decimal and thousands marks
+(``0,41`` and ``13.642`` in Portuguese), and ``number(0.41, ".2f")`` does the
+same for a number shown on its own. The marks are two entries of the
+catalogue (contexts "decimal mark" and "thousands mark"), so a new language
+brings its own.
 """
 
 import gettext
+import numbers
 import os
+import string
 from pathlib import Path
 
 LOCALE = Path(__file__).with_name("locale")
@@ -51,8 +60,48 @@ def current_language():
 
 
 def _(message):
-    """``message`` in the learner's language (English where the catalogue has no translation yet)."""
-    return _translation.gettext(message)
+    """``message`` in the learner's language (English where the catalogue has no translation yet); its
+    ``format`` writes numbers with the language's marks (``Message``)."""
+    return Message(_translation.gettext(message))
+
+
+def marks():
+    """The learner's language's decimal and thousands marks: (".", ",") in English, (",", ".") in Portuguese."""
+    # Translators: the decimal mark and the thousands mark of your language's numbers (0.41, 13,642).
+    return _translation.pgettext("decimal mark", "."), _translation.pgettext("thousands mark", ",")
+
+
+def _with_marks(text):
+    decimal, thousands = marks()
+    if (decimal, thousands) == (".", ","):
+        return text
+    return text.translate(str.maketrans({".": decimal, ",": thousands}))
+
+
+def _is_number(value):
+    """A number, a NumPy or PyTorch scalar, or a 0-d array or tensor: what format() writes as digits."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, numbers.Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "item"))
+
+
+def number(value, spec=""):
+    """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
+    Portuguese, "13,642" in English."""
+    return _with_marks(format(value, spec))
+
+
+class _Formatter(string.Formatter):
+    def format_field(self, value, format_spec):
+        text = super().format_field(value, format_spec)
+        return _with_marks(text) if _is_number(value) else text
+
+
+class Message(str):
+    """A translated message: a ``str`` whose ``format`` writes its number fields in the learner's language."""
+
+    def format(self, *args, **kwargs):
+        return _Formatter().vformat(self, args, kwargs)
 
 
 def N_(message):
@@ -62,7 +111,7 @@ def N_(message):
 
 def n_(singular, plural, count):
     """The singular or plural ``message`` for ``count``, in the learner's language, by its own plural rule."""
-    return _translation.ngettext(singular, plural, count)
+    return Message(_translation.ngettext(singular, plural, count))
 
 
 if os.environ.get(ENVIRONMENT_VARIABLE):

@@ -64,3 +64,31 @@ def test_the_check_names_each_kind_of_problem():
                                catalogues.compiled(catalogue(("the {count} queries", "as {count} consultas"),
                                                              ("a key", "uma chave"), ("a value", "um valor"),
                                                              ("fresh", "novo")))) == []
+
+
+def test_numbers_take_the_languages_marks_in_a_translated_message_and_on_their_own(english_after):
+    import numpy as np
+    import torch
+
+    template = "{weight:.2f} of {tokens:,} tokens, σ = {sigma:g}, {flag}, {code}, {count}"
+    values = dict(weight=0.4123, tokens=13642, sigma=np.float32(0.5), flag=True, code="x.sum()", count=3)
+    assert i18n._(template).format(**values) == "0.41 of 13,642 tokens, σ = 0.5, True, x.sum(), 3"
+    assert i18n.number(1234.5, ",.1f") == "1,234.5" and i18n.marks() == (".", ",")
+    i18n.set_language("pt_BR")
+    assert i18n.marks() == (",", ".")
+    assert i18n._(template).format(**values) == "0,41 of 13.642 tokens, σ = 0,5, True, x.sum(), 3"
+    assert i18n._("{total:.3f}").format(total=torch.tensor(0.25)) == "0,250"  # a 0-d tensor is a number
+    assert i18n._("{shown}").format(shown=torch.tensor([0.25])) == "tensor([0.2500])"  # a tensor is not
+    assert i18n.number(1234.5, ",.1f") == "1.234,5" and i18n.number(2) == "2"
+    assert i18n.n_("{n} step of {s:.1f}", "{n} steps of {s:.1f}", 2).format(n=2, s=0.5).endswith("0,5")
+
+
+def test_a_message_with_a_context_is_checked_under_its_context():
+    template = Catalog(locale="pt_BR", domain="d2lmini")
+    template.add(".", None, context="decimal mark")
+    translated = Catalog(locale="pt_BR", domain="d2lmini")
+    translated.add(".", ",", context="decimal mark")
+    assert catalogues.problems(template, translated, catalogues.compiled(translated)) == []
+    translated.add(",", ".", context="thousands mark")
+    assert catalogues.problems(template, translated, catalogues.compiled(translated)) == [
+        "no longer in the code: ','"]

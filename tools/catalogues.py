@@ -25,16 +25,16 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "d2lmini"
 LOCALE = PACKAGE / "locale"
 TEMPLATE = REPO / "build" / "d2lmini.pot"  # for a translator's tool; the catalogues are read from the code
-KEYWORDS = {"_": None, "N_": None, "n_": (1, 2)}  # d2lmini.i18n's markers
+KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "pgettext": ((1, "c"), 2)}  # d2lmini.i18n's markers
 FIELD = re.compile(r"\{(\w*)[^{}]*\}")  # a str.format field: {count}, {value:.2f}
 
 
 def extracted():
     """A catalogue of every message d2lmini marks, with the files and lines that use it."""
     catalog = Catalog(project="d2lmini", domain="d2lmini")
-    for filename, lineno, message, comments, _context in extract_from_dir(
+    for filename, lineno, message, comments, context in extract_from_dir(
             PACKAGE, method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=("Translators:",)):
-        catalog.add(message, None, [(f"d2lmini/{filename}", lineno)], auto_comments=comments)
+        catalog.add(message, None, [(f"d2lmini/{filename}", lineno)], auto_comments=comments, context=context)
     return catalog
 
 
@@ -69,7 +69,7 @@ def problems(template, catalog, mo_bytes):
     for message in template:
         if not message.id:
             continue
-        translated = catalog.get(message.id)
+        translated = catalog.get(message.id, context=message.context)
         english = message.id if isinstance(message.id, str) else message.id[0]
         where = ", ".join(f"{file}:{line}" for file, line in message.locations[:2])
         if translated is None or not any(translated.string if isinstance(translated.string, tuple)
@@ -86,7 +86,8 @@ def problems(template, catalog, mo_bytes):
                    for text in strings):
                 found.append(f"fields differ from the English's {sorted(english_fields)} ({where}): {english!r}")
     # Iterating a Catalog gives its current messages only: Babel keeps the obsolete ones apart, in catalog.obsolete.
-    stale = [message.id for message in catalog if message.id and message.id not in template]
+    stale = [message.id for message in catalog
+             if message.id and template.get(message.id, context=message.context) is None]
     found += [f"no longer in the code: {message!r}" for message in stale]
     if mo_bytes != compiled(catalog):
         found.append("the .mo is not the .po compiled: run python -m tools.catalogues compile")
