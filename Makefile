@@ -148,7 +148,8 @@ lab-instructor: install
 # Lecture mode: `make present CHAPTER=04` serves one instructor notebook with
 # Voila, prose and live explorers with the code and the exercises hidden, on
 # 127.0.0.1 with a token (tools/present.py, which refuses a CHAPTER that names
-# no chapter). PORT as for `make lab`, 8866 by default (Voila's), so that
+# no chapter; CHAPTER=pt/04 serves its Portuguese translation). PORT as for
+# `make lab`, 8866 by default (Voila's), so that
 # `make lab` can run beside it.
 present: PORT = 8866
 present: install
@@ -315,7 +316,7 @@ help:
 		'  make learner         write the learner edition into ./learner (edits are kept)' \
 		'Instructors:' \
 		'  make lab-instructor  the notebooks with their answers, in JupyterLab' \
-		'  make present CHAPTER=04   lecture mode for one chapter (Voila)' \
+		'  make present CHAPTER=04   lecture mode for one chapter (Voila); CHAPTER=pt/04 in Portuguese' \
 		'  make student / make solutions   editions without and with answers, in build/' \
 		'  make learner-repo    the published learner edition (a git repository, branch learner)' \
 		'  make hub / make hub-stop   a JupyterHub for a class on 127.0.0.1, and stopping one left running' \

@@ -49,6 +49,16 @@ def test_make_present_takes_a_port_as_make_lab_does():
 def test_a_chapter_names_its_instructor_notebook():
     assert present.chapter_notebook("04") == REPO / "notebooks" / "04_scaled_dot_product.ipynb"
     assert present.chapter_notebook("09").name == "09_pretrained_attention.ipynb"
+    assert present.chapter_notebook("pt/04") == REPO / "notebooks" / "pt" / "04_scaled_dot_product.ipynb"
+
+
+def test_a_portuguese_lecture_leaves_out_the_exercicios_and_keeps_the_language_setting(tmp_path):
+    lecture = present.write_lecture(present.chapter_notebook("pt/04"), tmp_path / "pt")
+    nb = nbformat.read(lecture, as_version=4)
+    text = "\n".join(sources(nb))
+    assert lecture == tmp_path / "pt" / "04_scaled_dot_product.ipynb"
+    assert "## Exercícios" not in text and "### Exercício" not in text and "## Resumo" in text
+    assert 'set_language("pt_BR")' in text  # the setup cell: the explorers speak Portuguese under Voilà
 
 
 @pytest.mark.parametrize(
@@ -62,6 +72,9 @@ def test_a_chapter_names_its_instructor_notebook():
         ("04 05", "got CHAPTER=04 05;"),
         ("04_scaled", "got CHAPTER=04_scaled;"),
         ("98", "CHAPTER=98 must match one notebook notebooks/98_*.ipynb, found none;"),
+        ("pt/98", "CHAPTER=pt/98 must match one notebook notebooks/pt/98_*.ipynb, found none;"),
+        ("fr/04", "CHAPTER's folder must be one of ['pt'] (a translation), e.g. CHAPTER=pt/04; got CHAPTER=fr/04;"),
+        ("pt/4", "got CHAPTER=pt/4;"),
     ],
 )
 def test_a_bad_chapter_is_refused_naming_what_it_got_and_the_chapters(chapter, message, capsys):

@@ -2,8 +2,10 @@
 
     python -m tools.present 04 --port 8866
 
-``make present CHAPTER=04`` runs this; a chapter that is not two digits
-naming one notebook is refused with the list of chapters. It writes a lecture copy of the instructor notebook to
+``make present CHAPTER=04`` runs this; ``CHAPTER=pt/04`` serves the chapter's
+translation (notebooks/pt/, in Portuguese: its setup cell sets d2lmini's
+language). A chapter that is not two digits, with or without a translation's
+folder, naming one notebook is refused with the list of chapters. It writes a lecture copy of the instructor notebook to
 build/present/ and serves that copy with Voilà on 127.0.0.1, behind Jupyter's
 token, like ``make lab``. Voilà runs the notebook in a fresh kernel and shows
 the outputs and the markdown, never the code (``strip_sources``).
@@ -28,13 +30,14 @@ from pathlib import Path
 
 import nbformat
 
-from tools.editions import tags
+from tools.editions import TRANSLATIONS, tags
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
 LECTURE_DIR = REPO / "build" / "present"
 LEFT_OUT_TAGS = {"exercise", "check"}
-EXERCISES_HEADING = re.compile(r"^##\s+Exercises\s*$")
+# The exercises' heading in English and in each translation (tools/editions.TRANSLATIONS).
+EXERCISES_HEADING = re.compile(r"^##\s+(Exercises|Exercícios)\s*$")
 # A heading at level 1 or 2 ends the exercises section.
 SECTION_HEADING = re.compile(r"^#{1,2}\s")
 
@@ -98,31 +101,39 @@ def voila_command(notebook, port):
 
 
 def chapter_notebook(chapter):
-    """The instructor notebook of ``chapter``, two digits such as "04"; ValueError for anything else."""
-    chapters = " ".join(sorted(path.name[:2] for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+    """The instructor notebook of ``chapter``: two digits such as "04", or a translation's folder and two
+    digits, "pt/04"; ValueError for anything else."""
+    folder, _, number = chapter.strip().rpartition("/")
+    notebooks = NOTEBOOKS / folder if folder in TRANSLATIONS else NOTEBOOKS
+    chapters = " ".join(sorted(path.name[:2] for path in notebooks.glob("[0-9][0-9]_*.ipynb")))
+    shown = f"notebooks/{folder}/" if folder in TRANSLATIONS else "notebooks/"
     if not chapter.strip():
-        raise ValueError("CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04; "
-                         f"chapters: {chapters}.")
-    if not re.fullmatch(r"[0-9]{2}", chapter):
+        raise ValueError("CHAPTER is missing: expected two digits naming a chapter, e.g. make present CHAPTER=04 "
+                         f"(CHAPTER=pt/04 in Portuguese); chapters: {chapters}.")
+    if folder and folder not in TRANSLATIONS:
+        raise ValueError(f"CHAPTER's folder must be one of {sorted(TRANSLATIONS)} (a translation), e.g. CHAPTER=pt/04; "
+                         f"got CHAPTER={chapter}; chapters: {chapters}.")
+    if not re.fullmatch(r"[0-9]{2}", number):
         raise ValueError(f"CHAPTER must be two digits naming a chapter, e.g. CHAPTER=04; got CHAPTER={chapter}; "
                          f"chapters: {chapters}.")
-    found = sorted(NOTEBOOKS.glob(f"{chapter}_*.ipynb"))
+    found = sorted(notebooks.glob(f"{number}_*.ipynb"))
     if len(found) != 1:
-        names = " ".join(f"notebooks/{path.name}" for path in found) or "none"
-        raise ValueError(f"CHAPTER={chapter} must match one notebook notebooks/{chapter}_*.ipynb, found {names}; "
+        names = " ".join(f"{shown}{path.name}" for path in found) or "none"
+        raise ValueError(f"CHAPTER={chapter} must match one notebook {shown}{number}_*.ipynb, found {names}; "
                          f"chapters: {chapters}.")
     return found[0]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapter", help="two digits naming a chapter, e.g. 04")
+    parser.add_argument("chapter", help="two digits naming a chapter, e.g. 04; pt/04 for its Portuguese translation")
     parser.add_argument("--port", type=int, default=8866)
     parser.add_argument("--out", type=Path, default=LECTURE_DIR, help="where the lecture copy goes")
     args = parser.parse_args(argv)
     try:
         notebook = chapter_notebook(args.chapter)
-        lecture = write_lecture(notebook, args.out)
+        # A translation's lecture copy has a folder of its own, beside the English one of the same name.
+        lecture = write_lecture(notebook, args.out / notebook.parent.relative_to(NOTEBOOKS))
     except ValueError as error:
         sys.exit(f"error: {error}")
     print(f"Lecture mode: {notebook.relative_to(REPO)} without its exercises, code hidden. Stop with Ctrl+C.",
