@@ -248,12 +248,15 @@ def test_fresh_binder_env_has_the_projects_jupyter_settings(binder_env):
 def test_postbuild_built_the_learner_edition_the_badge_opens(binder_env):
     learner = binder_env["learner"]
     assert sorted(path.name for path in learner.iterdir() if not path.name.startswith(".")) == \
-        [path.name for path in NOTEBOOKS]  # each chapter once: no .py, nothing else in view
+        [path.name for path in NOTEBOOKS] + ["pt"]  # each chapter once: no .py, nothing else in view
+    assert sorted(path.name for path in (learner / "pt").iterdir() if not path.name.startswith(".")) == \
+        [path.name for path in NOTEBOOKS]  # the Portuguese chapters, under the same names
     for notebook in NOTEBOOKS:
-        text = (learner / notebook.name).read_text()
-        assert "SOLUTION" not in text
-        if "BEGIN SOLUTION" in notebook.read_text():
-            assert "raise NotImplementedError(" in text, notebook.name
+        for translation in ("", "pt"):
+            text = (learner / translation / notebook.name).read_text()
+            assert "SOLUTION" not in text
+            if "BEGIN SOLUTION" in notebook.read_text():
+                assert "raise NotImplementedError(" in text, notebook.name
 
 
 def test_fresh_binder_env_satisfies_every_dependency(binder_env):
