@@ -12,7 +12,7 @@ import torch
 from ._checks import check_flag, check_tensor, shape_str
 from .dark import drawn_dark
 from .figure_alt import describe_figure
-from .i18n import N_, _, n_
+from .i18n import N_, _, n_, number
 
 SUMMARY = "_d2lmini_summary"  # the attribute of a figure that holds its text summary (attach_summary)
 
@@ -53,14 +53,44 @@ SUMMARY_QUERIES, SUMMARY_KEYS = 3, 2
 SUMMARY_PANELS = 4  # a grid of more panels is summarised by its first ones
 
 
+# What describe_weights says, by name: a message (N_), or for one said of a count, a function of the
+# count giving its singular or plural form (n_). The page's port of describe_weights (widgets.page,
+# page_js/explorers.js) is given the same messages in the learner's language, so the two say the same.
+SUMMARY_WORDS = {
+    "queries": lambda count: n_("{count} query", "{count} queries", count),
+    "keys": lambda count: n_("{count} key", "{count} keys", count),
+    "query": N_("query {name}"),
+    "no key": N_("{query} attends to no key (all weights 0)"),
+    "evenly": N_("{query} spreads evenly over {keys} ({weight:.2f} each)"),
+    "mostly": lambda count: n_("{query} attends mostly to key {keys}", "{query} attends mostly to keys {keys}", count),
+    "and": N_(" and "),
+    "panels": N_("{count} panels of {shape}"),
+    "panel": N_("panel {p}"),
+    "first panels": N_("(First {shown} of {count} panels described.)"),
+    "described": N_("({queries} of {count} described.)"),
+    "masked keys": lambda count: n_(", key {keys} masked for every query", ", keys {keys} masked for every query",
+                                    count),
+    "masked cells": N_(", {hidden} of {total} cells masked"),
+    "no key left": lambda count: n_(" (no key left for query {queries})", " (no key left for queries {queries})",
+                                    count),
+}
+
+
+def _say(name, count=None):
+    """The summary's message ``name`` (``SUMMARY_WORDS``) in the learner's language, for ``count`` when
+    it has a plural."""
+    word = SUMMARY_WORDS[name]
+    return word(count) if callable(word) else _(word)
+
+
 def _queries(count):
     """"1 query", "3 queries", in the learner's language."""
-    return n_("{count} query", "{count} queries", count).format(count=count)
+    return _say("queries", count).format(count=count)
 
 
 def _keys(count):
     """"1 key", "2 keys", in the learner's language."""
-    return n_("{count} key", "{count} keys", count).format(count=count)
+    return _say("keys", count).format(count=count)
 
 
 def _label(text):
@@ -96,20 +126,18 @@ def _representative_queries(num_queries, count):
 
 def _describe_row(row, allowed, query, query_labels, key_labels):
     """One query's weights (keys,) in words; ``allowed`` (keys,) is False where masked."""
-    name = _("query {name}").format(name=_named(query, query_labels))
+    name = _say("query").format(name=_named(query, query_labels))
     if not allowed.any() or float(row.sum()) == 0.0:
-        return _("{query} attends to no key (all weights 0)").format(query=name)
+        return _say("no key").format(query=name)
     visible = row[allowed]
     if len(visible) > 1 and float(visible.max() - visible.min()) < 0.005:  # equal to 2 decimals
-        return _("{query} spreads evenly over {keys} ({weight:.2f} each)").format(
-            query=name, keys=_keys(int(allowed.sum())), weight=float(visible[0]))
+        return _say("evenly").format(query=name, keys=_keys(int(allowed.sum())), weight=float(visible[0]))
     # The largest weights, equal ones in key order: torch.topk leaves the order of ties to the
     # machine, and a summary must read the same everywhere (the web page computes it too).
     candidates = torch.where(allowed, row, -1.0).tolist()
     keys = sorted(range(len(candidates)), key=lambda k: (-candidates[k], k))[:min(SUMMARY_KEYS, int(allowed.sum()))]
-    parts = [f"{_named(k, key_labels)} ({candidates[k]:.2f})" for k in keys if candidates[k] >= 0.005]
-    return n_("{query} attends mostly to key {keys}", "{query} attends mostly to keys {keys}", len(parts)).format(
-        query=name, keys=_(" and ").join(parts))
+    parts = [f"{_named(k, key_labels)} ({number(candidates[k], '.2f')})" for k in keys if candidates[k] >= 0.005]
+    return _say("mostly", len(parts)).format(query=name, keys=_say("and").join(parts))
 
 
 def describe_weights(weights, mask=None, query_labels=None, key_labels=None, titles=None,
@@ -125,6 +153,7 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
     each attends to most, rounded to 2 decimals, e.g. "8 queries × 8 keys.
     Query 3 attends mostly to keys 2 (0.61) and 5 (0.22)". A grid of several
     panels gets one query per panel, for its first ``SUMMARY_PANELS`` panels.
+    In the learner's language, its numbers with the language's marks ("2 (0,61)").
     """
     panels = _to_4d(weights).flatten(0, 1)  # (panels, queries, keys)
     num_panels, num_queries, num_keys = panels.shape
@@ -140,7 +169,7 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
             raise ValueError(f"{what}_labels must have one entry per {what} ({size}), got {len(labels)}")
     shape = f"{_queries(num_queries)} × {_keys(num_keys)}"
     if num_panels > 1:
-        shape = _("{count} panels of {shape}").format(count=num_panels, shape=shape)
+        shape = _say("panels").format(count=num_panels, shape=shape)
     sentences = [shape + _masked_text(allowed) + "."]
     per_panel = max_queries if num_panels == 1 else 1
     for p in range(min(num_panels, SUMMARY_PANELS)):
@@ -148,17 +177,15 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
         rows = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
         text = "; ".join(rows)
         if num_panels > 1:
-            title = " ".join(titles[p].split()) if titles is not None else _("panel {p}").format(p=p)  # one line
+            title = " ".join(titles[p].split()) if titles is not None else _say("panel").format(p=p)  # one line
             text = f"{title}: {text}"
         else:
             text = text[0].upper() + text[1:]
         sentences.append(text + ".")
     if num_panels > SUMMARY_PANELS:
-        sentences.append(_("(First {shown} of {count} panels described.)").format(
-            shown=SUMMARY_PANELS, count=num_panels))
+        sentences.append(_say("first panels").format(shown=SUMMARY_PANELS, count=num_panels))
     elif len(shown) < num_queries:
-        sentences.append(_("({queries} of {count} described.)").format(queries=_queries(len(shown)),
-                                                                         count=num_queries))
+        sentences.append(_say("described").format(queries=_queries(len(shown)), count=num_queries))
     return " ".join(sentences)
 
 
@@ -169,14 +196,12 @@ def _masked_text(allowed):
         return ""
     always = (~allowed).all(dim=0).all(dim=0).nonzero().flatten().tolist()  # keys no query may see
     if hidden == len(always) * allowed.shape[0] * allowed.shape[1]:
-        text = n_(", key {keys} masked for every query", ", keys {keys} masked for every query",
-                  len(always)).format(keys=_spans(always))
+        text = _say("masked keys", len(always)).format(keys=_spans(always))
     else:
-        text = _(", {hidden} of {total} cells masked").format(hidden=hidden, total=allowed.numel())
+        text = _say("masked cells").format(hidden=hidden, total=allowed.numel())
     empty = (~allowed.any(dim=-1)).any(dim=0).nonzero().flatten().tolist()  # queries with no key, in a panel
     if empty:
-        text += n_(" (no key left for query {queries})", " (no key left for queries {queries})",
-                   len(empty)).format(queries=_spans(empty))
+        text += _say("no key left", len(empty)).format(queries=_spans(empty))
     return text
 
 

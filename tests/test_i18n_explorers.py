@@ -104,10 +104,10 @@ def test_a_summary_names_what_is_masked_in_portuguese(portuguese):
     weights = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
     mask = torch.tensor([[True, False, False], [True, True, False]])
     assert describe_weights(weights, mask) == (
-        "2 consultas × 3 chaves, 3 de 6 células mascaradas. Consulta 0 presta atenção principalmente à chave 0 (1.00); "
-        "consulta 1 se distribui igualmente sobre 2 chaves (0.50 cada).")
+        "2 consultas × 3 chaves, 3 de 6 células mascaradas. Consulta 0 presta atenção principalmente à chave 0 (1,00); "
+        "consulta 1 se distribui igualmente sobre 2 chaves (0,50 cada).")
     assert describe_weights(torch.full((1, 2), 0.5)) == (
-        "1 consulta × 2 chaves. Consulta 0 se distribui igualmente sobre 2 chaves (0.50 cada).")
+        "1 consulta × 2 chaves. Consulta 0 se distribui igualmente sobre 2 chaves (0,50 cada).")
 
 
 def test_alt_texts_and_diagrams_are_in_portuguese(portuguese):

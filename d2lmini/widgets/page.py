@@ -30,13 +30,22 @@ a text (the red of a wrong symbol) follows its text: where ``drawn_dark`` recolo
 colour (it stands on the page), the state's colour is kept when it reaches ``TEXT_CONTRAST`` on the
 dark background and is ``mirrored`` otherwise; where it kept it (over a heatmap's cell), it is kept.
 A text with a halo (a stroke) is drawn to be read on any colour, and keeps its colours.
+
+The page speaks the learner's language (``d2lmini.i18n``), the one set when the assets are written:
+what the declarations say (labels, options, notes, captions, summaries) as the kernel's shell says it
+(``say``), and every word of the page's scripts, which keep none of their own. Those are tables of
+messages (``SHELL_WORDS``, ``plotting.SUMMARY_WORDS``, ``SCRIPT_WORDS``) sent translated with the
+language's number marks and plural rule (``colour_script``, ``export``), where ``D2L.say`` fills their
+fields as Python's ``str.format`` does.
 """
 
 import base64
+import gettext
 import io
 import itertools
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -53,7 +62,9 @@ from matplotlib.text import Text
 from PIL import Image
 
 from ..dark import DARK_BACKGROUND, TEXT_CONTRAST, contrast, drawn_dark, mirrored
-from ..plotting import CMAPS, SUMMARY_KEYS, SUMMARY_PANELS, SUMMARY_QUERIES
+from ..i18n import DOMAIN, ENGLISH, LOCALE, N_, _, current_language, marks, n_
+from ..plotting import CMAPS, SUMMARY_KEYS, SUMMARY_PANELS, SUMMARY_QUERIES, SUMMARY_WORDS
+from .declaration import say
 from .explorer import Explorer, one_thread
 from .figure import DPI, PIXEL_RATIO, SCALE_TOPS, BlitFigure, CellImage, scale_top
 from .png import png_bytes
@@ -120,15 +131,131 @@ def colour_table(name):
     return np.round(lut * 255).astype(int).ravel().tolist()
 
 
+# What the page's shell (explorers.js) says, by name. Each table of the page's words has the form of
+# plotting.SUMMARY_WORDS: a message (N_), or for one said of a count, a function of the count (n_).
+SHELL_WORDS = {
+    "colours": N_("colours"),
+    "map": N_("map"),
+    "fitted": N_("; colours 0 to {top:g}"),
+    # Translators: the button that replays a recorded training run on the web page, step by step.
+    "play": N_("Play"),
+    # Translators: the same button while the run replays.
+    "pause": N_("Pause"),
+    "computed": N_("This explorer runs in your browser, from data the chapter's own code prepared ahead of time; "
+                   "its arithmetic is tested against the chapter's."),
+    "stored": N_("These pictures were computed ahead of time, by the chapter's own code, for every setting "
+                 "offered here."),
+    "run": N_("To change the code, run the chapter: Colab, Binder or a hub (the links at the top of the page)."),
+    "not offered": N_("This combination of settings is not offered on the page: run the chapter."),
+}
+
+# What each page script (page_js/<name>.js) says, by name: the messages of the compute and describe
+# it ports (their declarations' modules say them too), so that the page says what the kernel says.
+SCRIPT_WORDS = {
+    "kernel_pooling.js": {
+        "caption": N_("{kernel} kernel, σ = {sigma:.3g}, {n} training points"),
+    },
+    "masked_softmax.js": {
+        "example": N_("example {b}"),
+        "every query": N_("every query sees at least one key"),
+        "fully masked": lambda count: n_("fully masked: query {queries}, all-zero weights by d2lmini's policy",
+                                         "fully masked: queries {queries}, all-zero weights by d2lmini's policy",
+                                         count),
+        "cells masked": N_("{masked} of {cells} cells masked; {rows}"),
+    },
+    "attention.js": {
+        "additive": N_("additive"),
+        "scaled dot product": N_("scaled dot product"),
+        "panel": N_("{method}, example {b}"),
+        "additive caption": N_("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}"),
+        "dot product caption": N_("d = {d}, {scaled}, temperature {temperature:.2g}, valid_lens = {valid_lens}"
+                                  "{causal}"),
+        "scaled": N_("scaled by 1/√d"),
+        "unscaled": N_("unscaled"),
+        "causal": N_(", causal"),
+    },
+    "positional.js": {
+        "caption": N_("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions"),
+    },
+    "head_view.js": {
+        "every token": N_("every token"),
+        "token": N_("token {query} ({token!r})"),
+        "caption": N_("layer {layer}, head {head}: where {who} looks, in {sentence!r}"),
+        "summary": N_("Layer {layer}, head {head}: {summary}"),
+        "title": N_("layer {layer}, head {head}"),
+        "all tokens": N_("all tokens"),
+    },
+    "shape_tracer.js": {
+        "reshape": N_("reshape alone: heads mix positions"),
+        "caption": N_("h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"),
+        "heads": lambda count: n_("head {heads}", "heads {heads}", count),
+        "positions": lambda count: n_("position {positions}", "positions {positions}", count),
+        "block": N_("block {b} holds {heads} at {positions}"),
+        "width": lambda count: n_("{h} heads of width {d_head}: ", "{h} heads of width {d_head}: ", count),
+        "first blocks": N_(" (first 2 of {h} blocks)."),
+    },
+}
+
+# Each explorer's name on the page (its box's aria-label), so that a screen reader says which
+# explorer a control belongs to. An explorer not here is named after its class, in English (``title``).
+TITLES = {
+    "QueryPoolingExplorer": N_("Query pooling explorer"),
+    "KernelPoolingExplorer": N_("Kernel pooling explorer"),
+    "MaskedSoftmaxExplorer": N_("Masked softmax explorer"),
+    "MaskEditorExplorer": N_("Mask editor explorer"),
+    "AdditiveExplorer": N_("Additive explorer"),
+    "DotProductExplorer": N_("Dot product explorer"),
+    "ShapeTracerExplorer": N_("Shape tracer explorer"),
+    "MultiHeadExplorer": N_("Multi head explorer"),
+    "OnlineSoftmaxExplorer": N_("Online softmax explorer"),
+    "PositionalEncodingExplorer": N_("Positional encoding explorer"),
+    "AlignmentExplorer": N_("Alignment explorer"),
+    "HeadViewExplorer": N_("Head view explorer"),
+}
+
+
+def title(declaration):
+    """The explorer's name on the page, in the learner's language (``TITLES``); one not in ``TITLES``
+    is named after its class ("MaskEditorExplorer": "Mask editor explorer")."""
+    if declaration.name in TITLES:
+        return _(TITLES[declaration.name])
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", declaration.name).capitalize()
+
+
+def plural_rule():
+    """(the learner's language's plural rule, the number of its plural forms): the rule is a C
+    expression of ``n`` giving the index of a message's form for the count ``n``, as the language's
+    catalogue says (its Plural-Forms header), and English's where there is no catalogue."""
+    if current_language() == ENGLISH:
+        return "(n != 1)", 2
+    header = gettext.translation(DOMAIN, LOCALE, [current_language()]).info()["plural-forms"]
+    count = int(re.search(r"nplurals\s*=\s*(\d+)", header).group(1))
+    return re.search(r"plural\s*=\s*([^;]+)", header).group(1).strip(), count
+
+
+def said(words):
+    """A table of the page's words (``SHELL_WORDS``, ...) in the learner's language, JSON-ready: a
+    message as its text, one said of a count as the list of its forms, by the plural rule's index."""
+    expression, count = plural_rule()
+    rule = gettext.c2py(expression)  # also refuses anything but a plural rule, which the page evaluates
+    counts = [next(n for n in range(1000) if rule(n) == form) for form in range(count)]  # a count of each form
+    return {name: [str(word(n)) for n in counts] if callable(word) else str(_(word)) for name, word in words.items()}
+
+
 def colour_script():
-    """A script that gives the page what d2lmini decides about colours, so that no rule has a second
-    home in JavaScript: every colour map of the explorers' menu (its label and its ``colour_table``),
-    the colour scale's choices (``Explorer.COLOUR_SCALES``) and its fitted ends (``SCALE_TOPS``), and
-    how many queries, keys and panels a text summary describes (``plotting.SUMMARY_*``)."""
+    """A script that gives the page what d2lmini decides, so that no rule and no word has a second home
+    in JavaScript: every colour map of the explorers' menu (its label and its ``colour_table``), the
+    colour scale's choices (``Explorer.COLOUR_SCALES``) and its fitted ends (``SCALE_TOPS``), how many
+    queries, keys and panels a text summary describes (``plotting.SUMMARY_*``) and its words; the
+    shell's words (``SHELL_WORDS``), and the language's decimal and thousands marks and plural rule.
+    Its labels and words are in the learner's language."""
     tables = {name: colour_table(name) for _, name in CMAPS}
-    settings = {"labels": {name: label for label, name in CMAPS}, "scales": Explorer.COLOUR_SCALES,
+    settings = {"labels": {name: str(_(label)) for label, name in CMAPS},
+                "scales": [[str(_(label)), scale] for label, scale in Explorer.COLOUR_SCALES],
                 "tops": SCALE_TOPS,
-                "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS}}
+                "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS,
+                            "words": said(SUMMARY_WORDS)},
+                "words": said(SHELL_WORDS), "marks": list(marks()), "plural": plural_rule()[0]}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
             f"window.D2L_SETTINGS = {json.dumps(settings, ensure_ascii=False)};\n")
 
@@ -510,9 +637,22 @@ def valid_options(declaration, offered, states):
     return valid
 
 
+def said_spec(control):
+    """The control's spec (``Control.spec``) as the page shows it: its label, tooltip and options'
+    labels in the learner's language (``say``, as the kernel's controls say them), its values kept."""
+    spec = control.spec()
+    spec["label"] = say(spec["label"])
+    if spec.get("tooltip"):
+        spec["tooltip"] = say(spec["tooltip"])
+    if "options" in spec:
+        spec["options"] = [[say(label), value] for label, value in spec["options"]]
+    return spec
+
+
 def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
-    or, for a declaration with a ``page_script`` that computes in the page, the data it computes from."""
+    or, for a declaration with a ``page_script`` that computes in the page, the data it computes from
+    and its script's words (``SCRIPT_WORDS``). What it says is in the learner's language."""
     offered = offered_values(declaration)
     states = [] if declaration.page_script else list(itertools.islice(declaration.page_states(offered),
                                                                        MAX_STATES + 1))
@@ -534,18 +674,20 @@ def export(declaration):
     described = {layout: figure.describe() for layout, figure in page.figures.items()}  # colorbar sprites too
     return {
         "name": declaration.name,
-        "controls": [control.spec() for control in declaration.controls],
+        "controls": [said_spec(control) for control in declaration.controls],
         "offered": {name: list(values) for name, values in offered.items()},
         "start": {control.name: offered[control.name].index(getattr(declaration.Settings(), control.name))
                   for control in declaration.controls},
-        "coarser": declaration.page_note,
-        "rows": [{"names": list(row.names), "label": row.label, "when": row.when, "columns": row.columns,
-                  "note": row.note} for row in declaration.arrangement()],
+        "coarser": say(declaration.page_note),
+        "rows": [{"names": list(row.names), "label": say(row.label), "when": row.when, "columns": row.columns,
+                  "note": say(row.note)} for row in declaration.arrangement()],
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": described,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
         "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
+        "title": title(declaration),
+        "words": said(SCRIPT_WORDS[declaration.page_script]) if declaration.page_script else None,
     }
 
 
@@ -561,8 +703,8 @@ def script(data):
 def write_assets(folder, declarations):
     """Write into ``folder`` what pages need to show ``declarations`` live: ``explorers.js``,
     ``explorers.css`` and ``colours.js`` (every page), and per explorer ``<name>.js``, its data, with its page script
-    before it when it has one. Returns name -> the scripts its page loads, in order (relative to
-    ``folder``)."""
+    before it when it has one, all in the learner's language (``i18n.set_language``). Returns name ->
+    the scripts its page loads, in order (relative to ``folder``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("explorers.js", "explorers.css"):
@@ -580,12 +722,14 @@ def write_assets(folder, declarations):
 
 
 def page_html(names, scripts, title="explorers"):
-    """A page of its own showing the explorers ``names`` (``write_assets``'s scripts beside it)."""
+    """A page of its own showing the explorers ``names`` (``write_assets``'s scripts beside it), in the
+    learner's language (its ``lang``, "pt-BR" for pt_BR)."""
     tags = ['<link rel="stylesheet" href="explorers.css">', '<script src="colours.js"></script>']
     sources = dict.fromkeys(src for name in names for src in scripts[name])  # each script once, in order
     tags += [f'<script src="{src}"></script>' for src in sources]
     tags.append('<script defer src="explorers.js"></script>')
     boxes = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{name}"></div>' for i, name in enumerate(names))
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>\n'
+    language = current_language().replace("_", "-")  # a BCP 47 tag
+    return (f'<!doctype html>\n<html lang="{language}"><head><meta charset="utf-8"><title>{title}</title>\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             + "\n".join(tags) + f"</head>\n<body>\n{boxes}\n</body></html>\n")

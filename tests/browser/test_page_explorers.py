@@ -19,9 +19,15 @@ the same settings:
 
 Then every control is driven from the keyboard, and on a phone's screen by touch; where one control
 sets others (``Declaration.adjust``, ported by the page script), the page sets them as ``adjust`` does.
+
+The page written in Brazilian Portuguese (``d2lmini.i18n.set_language("pt_BR")``) is compared with
+the kernel's shell speaking Portuguese the same way, for every explorer computed in the page and one
+with stored states: its scripts' words and number marks are the kernel's. Its shell's own words (the
+note, the colour controls, Play and Pause) are the catalogue's.
 """
 
 import base64
+import contextlib
 import dataclasses
 import io
 import random
@@ -33,6 +39,7 @@ from conftest import require_chromium
 from page_support import explorer_state, grid_problems, keep_inside, press_every_control
 from PIL import Image
 
+from d2lmini.i18n import current_language, set_language
 from d2lmini.plotting import CMAPS
 from d2lmini.widgets import DECLARATIONS, page
 from d2lmini.widgets.declaration import Declaration
@@ -51,20 +58,36 @@ NAMES = [declaration.__name__ for declaration in DECLARATIONS]
 # The explorers whose one control sets others: the scripts of those computed in the page port adjust,
 # and the page's shell follows choices as adjust does for those with stored states.
 ADJUSTED = [d.__name__ for d in DECLARATIONS if d.adjust is not Declaration.adjust]
+# In Portuguese: every explorer computed in the page (each script says its own words), and one with
+# stored states (its numbers in the captions, the colour scale's words in the shell).
+PORTUGUESE = [d.__name__ for d in DECLARATIONS if d.page_script] + ["OnlineSoftmax"]
+
+
+@contextlib.contextmanager
+def speaking(language):
+    """d2lmini speaks ``language`` inside, the language it spoke before after."""
+    before = current_language()
+    set_language(language)
+    try:
+        yield
+    finally:
+        set_language(before)
 
 
 class Pages:
-    """Each explorer's page, written when a test first asks for it: its declaration and file URL."""
+    """Each explorer's page in ``language``, written when a test first asks for it: its declaration and
+    file URL."""
 
-    def __init__(self, folder):
-        self.folder, self.made = folder, {}
+    def __init__(self, folder, language="en"):
+        self.folder, self.language, self.made = folder, language, {}
 
     def __getitem__(self, name):
         if name not in self.made:
-            declaration = next(d for d in DECLARATIONS if d.__name__ == name).for_page()
-            scripts = page.write_assets(self.folder, [declaration])
             path = self.folder / f"{name}.html"
-            path.write_text(page.page_html([declaration.name], scripts, title=name))
+            with speaking(self.language):
+                declaration = next(d for d in DECLARATIONS if d.__name__ == name).for_page()
+                scripts = page.write_assets(self.folder, [declaration])
+                path.write_text(page.page_html([declaration.name], scripts, title=name))
             self.made[name] = declaration, path.as_uri()
         return self.made[name]
 
@@ -72,6 +95,13 @@ class Pages:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     return Pages(tmp_path_factory.mktemp("explorer-pages"))
+
+
+@pytest.fixture(scope="module")
+def pages_pt(pages):
+    """The pages in Brazilian Portuguese, in a folder inside the English pages' (the browser may load
+    nothing outside that)."""
+    return Pages(pages.folder / "pt_BR", "pt_BR")
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +246,18 @@ def assert_looks_equal(page_look, kernel_look, where):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
+    shows_what_the_kernel_shows(name, pages, contexts)
+
+
+@pytest.mark.parametrize("name", PORTUGUESE)
+def test_the_portuguese_page_shows_what_the_portuguese_kernel_shows(name, pages_pt, contexts):
+    with speaking("pt_BR"):
+        shows_what_the_kernel_shows(name, pages_pt, contexts)
+
+
+def shows_what_the_kernel_shows(name, pages, contexts):
+    """The explorer ``name``'s page against the kernel's shell in the language d2lmini speaks now: its
+    default state and RANDOM_STATES seeded random ones (the module's docstring)."""
     declaration, url = pages[name]
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
@@ -327,14 +369,26 @@ def test_play_moves_the_slider_step_by_step_and_pauses(name, pages, contexts):
     tab.close()
 
 
-def test_the_pages_number_formats_and_summaries_are_pythons(pages, contexts):
+@pytest.mark.parametrize("language", ["en", "pt_BR"])
+def test_the_pages_number_formats_and_summaries_are_pythons(language, pages, pages_pt, contexts):
     """D2L.formatG, D2L.fixed and D2L.describeWeights against Python's format and plotting.describe_weights,
-    on exact ties (0.125, 0.03125), powers of ten and seeded random weights with masks and labels."""
+    on exact ties (0.125, 0.03125), powers of ten and seeded random weights with masks and labels; in
+    Portuguese too, whose summaries write 0,41 for 0.41. A message said of a count takes the form
+    Python's gettext takes: "0 consulta" in Portuguese (its plural rule is n > 1), "0 queries" in English."""
+    with speaking(language):
+        number_formats_and_summaries_are_pythons(pages if language == "en" else pages_pt, contexts)
+
+
+def number_formats_and_summaries_are_pythons(pages, contexts):
     import torch
 
-    from d2lmini.plotting import describe_weights
+    from d2lmini.plotting import SUMMARY_WORDS, describe_weights
 
     tab, problems = open_explorer(contexts[0]["desktop"], pages["QueryPooling"][1])
+    counts = [0, 1, 2, 5]
+    said = tab.evaluate("(counts) => counts.map((n) => D2L.say(D2L_SETTINGS.summary.words, 'queries', {count: n}, n))",
+                        counts)
+    assert said == [SUMMARY_WORDS["queries"](n).format(count=n) for n in counts]
     rng = np.random.default_rng(0)
     numbers = [0.125, 0.375, 0.03125, 0.0078125, 1e-5, 17800.0, 1e5, 0.5, 2.5, 0.015, 0.045]
     numbers += [float(x) for x in 10.0 ** rng.uniform(-6, 6, 200)]
@@ -355,6 +409,45 @@ def test_the_pages_number_formats_and_summaries_are_pythons(pages, contexts):
         shown = tab.evaluate("([w, m, options]) => D2L.describeWeights(w, m, options)",
                              [weights.tolist(), None if mask is None else mask.tolist(), {**labels, "titles": titles}])
         assert shown == expected, case
+    assert problems == [], problems
+    tab.close()
+
+
+def test_the_portuguese_pages_own_words_are_the_catalogues(pages_pt, contexts):
+    """The words of the page's shell, in Portuguese: the explorer's name, the note under it, the colour
+    controls, Play and Pause, a slider's number with a decimal comma, and what a state not offered says."""
+    with speaking("pt_BR"):
+        declaration, url = pages_pt["Alignment"]
+        words = page.said(page.SHELL_WORDS)
+        labels = list(page.said({name: label for label, name in CMAPS}).values())
+        title = page.title(declaration)
+    tab, problems = open_explorer(contexts[0]["desktop"], url)
+    root = tab.locator("[data-d2l-explorer]")
+    assert tab.evaluate("() => document.documentElement.lang") == "pt-BR"
+    assert root.get_attribute("aria-label") == title == "Explorador dos alinhamentos"
+    assert root.locator(".d2l-note").text_content() == f"{words['stored']} {words['run']}"
+    assert root.locator(f"#{root.get_attribute('id')}-colour-scale").text_content() == "cores"
+    colours = tab.evaluate("""() => {
+        const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
+        return [[...explorer.scaleGroup.querySelectorAll('label')].map((label) => label.textContent),
+                explorer.mapSelect.labels[0].textContent, [...explorer.mapSelect.options].map((o) => o.textContent)];
+    }""")
+    assert colours == [["0 a 1", "ajustar aos pesos"], "mapa", labels]
+    play = root.locator("button.d2l-play")
+    assert play.text_content() == "Reproduzir"
+    play.click()
+    assert play.text_content() == "Pausar"
+    play.click()
+    assert play.text_content() == "Reproduzir"
+    tab.evaluate("() => { const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;"
+                 " explorer.data.states = {}; explorer.render(); }")
+    assert root.locator(".d2l-summary").text_content() == words["not offered"]
+    assert problems == [], problems
+    tab.close()
+    tab, problems = open_explorer(contexts[0]["desktop"], pages_pt["DotProduct"][1])
+    slider = tab.locator("[data-d2l-explorer] input[type=range]").nth(1)  # the temperature, on a log scale
+    slider.evaluate("(element) => { element.value = '14'; element.dispatchEvent(new Event('input')); }")
+    assert tab.locator("[data-d2l-explorer] output").nth(1).text_content() == "0,5"  # 10^-0.3, to 2 digits
     assert problems == [], problems
     tab.close()
 

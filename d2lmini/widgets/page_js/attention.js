@@ -70,30 +70,33 @@
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
 
   // widgets.additive: per example, its additive weights, then its scaled dot-product weights.
-  window.D2L_COMPUTE.AdditiveExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.AdditiveExplorer = function (settings, data, figures, d2l, say) {
     const { noise, seed } = settings;
     const validLens = [settings.valid_len_0, settings.valid_len_1];
     const scale = f32(noise);
-    const panels = [], mask = []; // (panel, queries, keys), panels in the order of data.titles
+    const panels = [], mask = [], titles = []; // (panel, queries, keys), and each panel's title
     data.queries.forEach((queries, b) => {
       const keys = data.noise[seed][b].map((key) => key.map((r) => f32(1 + f32(scale * r)))); // noisy_keys
       const allowed = queries.map(() => keys.map((_, k) => k < validLens[b])); // attention_mask
-      for (const scores of [additiveScores(queries, keys, data), dotProductScores(queries, keys)]) {
+      const methods = [["additive", additiveScores(queries, keys, data)],
+        ["scaled dot product", dotProductScores(queries, keys)]];
+      for (const [method, scores] of methods) {
         panels.push(scores.map((row, i) => maskedSoftmax(row, allowed[i])));
         mask.push(allowed);
+        titles.push(say("panel", { method: say(method), b }));
       }
     });
     const artists = figures.null.artists; // registered: the heatmaps, as the panels
     return {
       layout: "null", top: d2l.scaleTop(largest(panels)),
       looks: panels.map((weights, p) => heatmap(d2l, artists[p].axes, weights, mask[p])),
-      caption: `keys = 1 + ${d2l.fixed(noise, 2)} × noise (seed ${seed}), valid_lens = [${validLens.join(", ")}]`,
-      summary: d2l.describeWeights(panels, mask, { titles: data.titles }),
+      caption: say("additive caption", { noise, seed, valid_lens: `[${validLens.join(", ")}]` }), // a Python list
+      summary: d2l.describeWeights(panels, mask, { titles }),
     };
   };
 
   // widgets.dot_product: the weights, each row's entropy as a bar and a dashed tick at uniform's.
-  window.D2L_COMPUTE.DotProductExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.DotProductExplorer = function (settings, data, figures, d2l, say) {
     const { d, scale, temperature, valid_len: validLen, causal } = settings;
     // DotProductAttention divides the scores by √d: multiply it back in when the scale is off, and
     // divide by the temperature (torch multiplies by the factor in float32).
@@ -123,8 +126,8 @@
     return {
       layout: "null", top: d2l.scaleTop(largest([weights])),
       looks: [heatmap(d2l, cells.axes, weights, allowed), ...barLooks, { points: tickPoints }],
-      caption: `d = ${d}, ${scale ? "scaled by 1/√d" : "unscaled"}, temperature ${d2l.formatG(temperature, 2)}, `
-        + `valid_lens = [${validLen}]${causal ? ", causal" : ""}`,
+      caption: say("dot product caption", { d, scaled: say(scale ? "scaled" : "unscaled"), temperature,
+        valid_lens: `[${validLen}]`, causal: causal ? say("causal") : "" }),
       summary: d2l.describeWeights([weights], [allowed]),
     };
   };

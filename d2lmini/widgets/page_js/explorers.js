@@ -4,12 +4,13 @@
 // (drawn once by matplotlib), what every registered artist looks like in every state the page
 // offers, and each state's caption and text summary. This script builds the controls, and on
 // every change paints the state's artists over the background, as the kernel's shell does by
-// blitting. Everything it needs is in the page's own scripts: it fetches nothing.
+// blitting. Everything it needs is in the page's own scripts: it fetches nothing. It keeps no
+// sentence of its own: every word it shows comes from the page data, in the learner's language.
 "use strict";
 
 (function () {
   // What d2lmini decides (page.colour_script): the colour scale's choices and fitted ends, the maps'
-  // labels, and how much a summary describes.
+  // labels, how much a summary describes, the page's words, and the language's number marks and plural rule.
   const SETTINGS = window.D2L_SETTINGS;
   const TOPS = SETTINGS.tops; // figure.SCALE_TOPS
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
@@ -42,6 +43,48 @@
   }
   const fixed2 = (value) => fixed(value, 2);
 
+  // A number's text with the learner's language's marks (i18n.number): "0,41" and "13.642" in Portuguese.
+  const [DECIMAL, THOUSANDS] = SETTINGS.marks;
+  function marked(text) {
+    if (DECIMAL === "." && THOUSANDS === ",") return text;
+    return text.replace(/[.,]/g, (mark) => (mark === "." ? DECIMAL : THOUSANDS));
+  }
+
+  // Python's repr of a str of printable characters: single quotes, unless it holds ' and no ".
+  function pyRepr(text) {
+    const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+    const escaped = text.replace(/\\/g, "\\\\");
+    return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
+  }
+
+  // The index of a message's plural form for the count n: the language's rule (page.plural_rule), a C
+  // expression of n that d2lmini checked at build time, which JavaScript reads alike.
+  const pluralForm = new Function("n", `return Number(${SETTINGS.plural});`);
+
+  // The message `name` of `words` (a table of page.py, in the learner's language) with its {fields}
+  // filled as the kernel's Python fills them (i18n.Message.format): a number by its format spec (.2f,
+  // .3g, g) with the language's marks, a text as it is, or as Python's repr with !r. A message said of
+  // `count` is a list of its plural forms.
+  function say(words, name, fields = {}, count = null) {
+    let message = words[name];
+    if (Array.isArray(message)) message = message[pluralForm(count)];
+    return message.replace(/\{\{|\}\}|\{(\w+)(!r)?(?::([^{}]*))?\}/g, (whole, field, repr, spec = "") => {
+      if (whole === "{{" || whole === "}}") return whole[0];
+      const value = fields[field];
+      if (value === undefined) throw new Error(`${name}: no value for its field {${field}}`);
+      if (repr) return pyRepr(String(value));
+      return typeof value === "number" ? marked(formatted(value, spec)) : String(value);
+    });
+  }
+  function formatted(value, spec) {
+    const [, digits = "6", kind] = /^(?:\.(\d+))?([fg]?)$/.exec(spec) || [];
+    if (kind === "f") return fixed(value, Number(digits));
+    if (kind === "g") return formatG(value, Number(digits));
+    if (spec === "") return String(value);
+    throw new Error(`the page formats a number field as .Nf, .Ng, g or plain, not ${spec}`);
+  }
+  const WORDS = SETTINGS.words; // page.SHELL_WORDS
+
   // figure.scale_top: the smallest end of the colour scale at or above the largest weight.
   function scaleTop(largest) {
     if (!(largest > 0)) return 1.0;
@@ -66,12 +109,11 @@
       y: starts(y0, Math.floor(top + height + 0.5) - y0, rows) };
   }
 
-  // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys).
+  // plotting.describe_weights, word for word: the text summary of weights (panels, queries, keys), in
+  // its words (plotting.SUMMARY_WORDS).
   const { queries: SUMMARY_QUERIES, keys: SUMMARY_KEYS, panels: SUMMARY_PANELS } = SETTINGS.summary;
-  function plural(count, word) {
-    if (count === 1) return `${count} ${word}`;
-    return word.endsWith("ry") ? `${count} ${word.slice(0, -1)}ies` : `${count} ${word}s`;
-  }
+  const summary = (name, fields, count) => say(SETTINGS.summary.words, name, fields, count);
+  const counted = (name, count) => summary(name, { count }, count); // "3 queries", "1 key"
   function named(index, labels) {
     return labels ? `${index} "${labels[index]}"` : `${index}`;
   }
@@ -103,38 +145,44 @@
     return floor % 2 === 0 ? floor : floor + 1;
   }
   function describeRow(row, allowed, query, queryLabels, keyLabels) {
-    const name = `query ${named(query, queryLabels)}`;
+    const name = summary("query", { name: named(query, queryLabels) });
     const visible = row.filter((_, k) => allowed[k]);
     const total = row.reduce((a, b) => a + b, 0);
-    if (!visible.length || total === 0) return `${name} attends to no key (all weights 0)`;
+    if (!visible.length || total === 0) return summary("no key", { query: name });
     if (visible.length > 1 && Math.max(...visible) - Math.min(...visible) < 0.005) {
-      return `${name} spreads evenly over ${plural(visible.length, "key")} (${fixed2(visible[0])} each)`;
+      return summary("evenly", { query: name, keys: counted("keys", visible.length), weight: visible[0] });
     }
     const order = row.map((value, key) => [allowed[key] ? value : -1, key])
       .sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, Math.min(SUMMARY_KEYS, visible.length));
     const parts = order.filter(([value]) => value >= 0.005)
-      .map(([value, key]) => `${named(key, keyLabels)} (${fixed2(value)})`);
-    return `${name} attends mostly to ${parts.length === 1 ? "key" : "keys"} ${parts.join(" and ")}`;
+      .map(([value, key]) => `${named(key, keyLabels)} (${marked(fixed2(value))})`);
+    return summary("mostly", { query: name, keys: parts.join(summary("and")) }, parts.length);
   }
   // panels: [panel][query][key] numbers; mask: the same shape of booleans (true = may attend), or null.
   function describeWeights(panels, mask, options = {}) {
     const { queryLabels = null, keyLabels = null, titles = null, queries = null } = options;
     const numPanels = panels.length, numQueries = panels[0].length, numKeys = panels[0][0].length;
     const allowed = mask || panels.map((panel) => panel.map((row) => row.map(() => true)));
-    let shape = `${plural(numQueries, "query")} × ${plural(numKeys, "key")}`;
-    if (numPanels > 1) shape = `${numPanels} panels of ${shape}`;
+    let shape = `${counted("queries", numQueries)} × ${counted("keys", numKeys)}`;
+    if (numPanels > 1) shape = summary("panels", { count: numPanels, shape });
     const sentences = [shape + maskedText(allowed) + "."];
     const perPanel = numPanels === 1 ? SUMMARY_QUERIES : 1;
     let shown = [];
     for (let p = 0; p < Math.min(numPanels, SUMMARY_PANELS); p++) {
       shown = queries || representativeQueries(numQueries, perPanel);
       let text = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels)).join("; ");
-      if (numPanels > 1) text = `${titles ? titles[p].split(/\s+/).filter(Boolean).join(" ") : `panel ${p}`}: ${text}`;
-      else text = text[0].toUpperCase() + text.slice(1);
+      if (numPanels > 1) {
+        text = `${titles ? titles[p].split(/\s+/).filter(Boolean).join(" ") : summary("panel", { p })}: ${text}`;
+      } else {
+        text = text[0].toUpperCase() + text.slice(1);
+      }
       sentences.push(text + ".");
     }
-    if (numPanels > SUMMARY_PANELS) sentences.push(`(First ${SUMMARY_PANELS} of ${numPanels} panels described.)`);
-    else if (shown.length < numQueries) sentences.push(`(${plural(shown.length, "query")} of ${numQueries} described.)`);
+    if (numPanels > SUMMARY_PANELS) {
+      sentences.push(summary("first panels", { shown: SUMMARY_PANELS, count: numPanels }));
+    } else if (shown.length < numQueries) {
+      sentences.push(summary("described", { queries: counted("queries", shown.length), count: numQueries }));
+    }
     return sentences.join(" ");
   }
   function maskedText(allowed) {
@@ -148,13 +196,13 @@
     }
     let text;
     if (hidden === always.length * numPanels * numQueries) {
-      text = `, ${always.length === 1 ? "key" : "keys"} ${spans(always)} masked for every query`;
+      text = summary("masked keys", { keys: spans(always) }, always.length);
     } else {
-      text = `, ${hidden} of ${numPanels * numQueries * numKeys} cells masked`;
+      text = summary("masked cells", { hidden, total: numPanels * numQueries * numKeys });
     }
     const empty = [];
     for (let q = 0; q < numQueries; q++) if (allowed.some((panel) => panel[q].every((cell) => !cell))) empty.push(q);
-    if (empty.length) text += ` (no key left for ${empty.length === 1 ? "query" : "queries"} ${spans(empty)})`;
+    if (empty.length) text += summary("no key left", { queries: spans(empty) }, empty.length);
     return text;
   }
 
@@ -351,11 +399,10 @@
 
     build() {
       const data = this.data;
-      // A group named after the explorer ("MaskEditorExplorer": "Mask editor explorer"), so that a
-      // screen reader says which explorer a control belongs to.
+      // A group named after the explorer (page.title: "Mask editor explorer"), so that a screen reader
+      // says which explorer a control belongs to.
       this.root.setAttribute("role", "group");
-      this.root.setAttribute("aria-label", data.name.replace(/(?<=[a-z])(?=[A-Z])/g, " ")
-        .replace(/ \w/g, (initial) => initial.toLowerCase()));
+      this.root.setAttribute("aria-label", data.title);
       const controls = document.createElement("div");
       controls.className = "d2l-controls";
       for (const row of data.rows) {
@@ -400,12 +447,8 @@
       this.canvas.setAttribute("aria-describedby", this.summary.id);
       const note = document.createElement("p");
       note.className = "d2l-note";
-      note.textContent = (data.compute
-        ? "This explorer runs in your browser, from data the chapter's own code prepared ahead of time; "
-          + "its arithmetic is tested against the chapter's."
-        : "These pictures were computed ahead of time, by the chapter's own code, for every setting offered here.")
-        + " To change the code, run the chapter: Colab, Binder or a hub (the links at the top of the page)."
-        + (data.coarser ? ` ${data.coarser}` : "");
+      note.textContent = [say(WORDS, data.compute ? "computed" : "stored"), say(WORDS, "run"), data.coarser]
+        .filter(Boolean).join(" ");
       this.root.replaceChildren(controls, this.caption, this.canvas, this.summary, note);
       this.root.classList.add("d2l-live");
     }
@@ -493,7 +536,7 @@
       button.setAttribute("aria-controls", slider.id);
       let timer = null;
       const label = (playing) => {
-        button.textContent = playing ? "Pause" : "Play";
+        button.textContent = say(WORDS, playing ? "pause" : "play");
         button.dataset.playing = String(playing);
       };
       const pause = () => {
@@ -557,8 +600,8 @@
     }
 
     readout(spec, value) {
-      if (spec.kind === "FloatSlider") return value.toFixed(spec.digits);
-      if (spec.kind === "LogSlider") return formatG(value, Number((spec.readout.match(/\d+/) || ["3"])[0]));
+      if (spec.kind === "FloatSlider") return marked(value.toFixed(spec.digits));
+      if (spec.kind === "LogSlider") return marked(formatG(value, Number((spec.readout.match(/\d+/) || ["3"])[0])));
       if (spec.kind === "Choice") return spec.options.find((o) => JSON.stringify(o[1]) === JSON.stringify(value))[0];
       return String(value);
     }
@@ -569,7 +612,7 @@
       group.setAttribute("role", "radiogroup");
       const legend = document.createElement("span");
       legend.id = `${this.id}-colour-scale`;
-      legend.textContent = "colours";
+      legend.textContent = say(WORDS, "colours");
       group.setAttribute("aria-labelledby", legend.id);
       group.append(legend);
       for (const [label, value] of COLOUR_SCALES) {
@@ -599,7 +642,7 @@
       }
       select.addEventListener("input", () => this.changed("colour_map"));
       this.mapSelect = select;
-      return this.labelled(select, "map", "colour-map");
+      return this.labelled(select, say(WORDS, "map"), "colour-map");
     }
 
     key() {
@@ -687,7 +730,8 @@
         const [layout, caption, summary, top, ...looks] = stored;
         return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
       }
-      const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L);
+      const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page.SCRIPT_WORDS)
+      const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L, words);
       return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
     }
 
@@ -697,7 +741,7 @@
       this.showRows();
       const state = this.state();
       if (!state) {
-        this.summary.textContent = "This combination of settings is not offered on the page: run the chapter.";
+        this.summary.textContent = say(WORDS, "not offered");
         return;
       }
       const [layout, captionText, text, top, looks, choices] = state;
@@ -721,7 +765,7 @@
         if (looks[i]) PAINT[style.kind](context, style, looks[i], colours, this.sprites);
       });
       if (figure.colorbar) this.paintColorbar(context, figure.colorbar, colours);
-      this.caption.textContent = captionText + (fit ? `; colours 0 to ${formatG(colours.top, 6)}` : "");
+      this.caption.textContent = captionText + (fit ? say(WORDS, "fitted", { top: colours.top }) : "");
       canvas.setAttribute("aria-label", `${captionText}. ${text}`);
       if (this.summary.textContent !== text) this.summary.textContent = text;
       this.root.dataset.state = this.key();
@@ -844,7 +888,8 @@
     new MutationObserver(redraw).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
-  const D2L = { formatG, fixed, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll, startSoon };
+  const D2L = { formatG, fixed, marked, say, scaleTop, toPixels, cellEdges, describeWeights, PageExplorer, startAll,
+    startSoon };
   window.D2L = D2L;
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   window.D2L_ADJUST = window.D2L_ADJUST || {};

@@ -27,13 +27,6 @@
     return decoded.get(entry);
   }
 
-  // Python's repr of a str of printable characters: single quotes, unless it holds ' and no ".
-  function pyRepr(text) {
-    const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-    const escaped = text.replace(/\\/g, "\\\\");
-    return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
-  }
-
   // A cells look (page._cells) of a (rows × columns) grid centred on integers, as blit.heatmap draws it.
   function cells(d2l, axes, grid) {
     const edges = (count) => Array.from({ length: count + 1 }, (_, k) => k - 0.5);
@@ -50,7 +43,7 @@
     changed === "sentence" ? { ...settings, query: "all" } : settings);
 
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
-  window.D2L_COMPUTE.HeadViewExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.HeadViewExplorer = function (settings, data, figures, d2l, say) {
     const { sentence, layer, head, query } = settings;
     const entry = data.sentences[sentence];
     const tokens = entry.tokens, T = tokens.length;
@@ -80,17 +73,17 @@
     }));
     looks.push(look);
     const [left, top, width] = title.axes;
-    looks.push({ text: `layer ${layer}, head ${head}`, at: [left + width / 2, top - data.title_pad] });
+    looks.push({ text: say("title", { layer, head }), at: [left + width / 2, top - data.title_pad] });
 
-    const who = query === "all" ? "every token" : `token ${query} (${pyRepr(tokens[query])})`;
+    const who = query === "all" ? say("every token") : say("token", { query, token: tokens[query] });
     const summary = d2l.describeWeights([headMap], null, {
       queryLabels: tokens, keyLabels: tokens, queries: query === "all" ? null : [query],
     });
     return {
       layout: layoutKey, looks, top: d2l.scaleTop(Math.max(...layerMaps.flat(2))),
-      caption: `layer ${layer}, head ${head}: where ${who} looks, in ${pyRepr(sentence)}`,
-      summary: `Layer ${layer}, head ${head}: ${summary}`,
-      choices: { query: [["all tokens", "all"], ...tokens.map((token, i) => [`${i}: ${token}`, i])] },
+      caption: say("caption", { layer, head, who, sentence }),
+      summary: say("summary", { layer, head, summary }),
+      choices: { query: [[say("all tokens"), "all"], ...tokens.map((token, i) => [`${i}: ${token}`, i])] },
     };
   };
 })();

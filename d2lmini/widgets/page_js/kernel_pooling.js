@@ -22,7 +22,7 @@
   }
 
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
-  window.D2L_COMPUTE.KernelPoolingExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.KernelPoolingExplorer = function (settings, data, figures, d2l, say) {
     const { sigma, kernel, n_train: n } = settings;
     const [xTrain, yTrain] = data.training[String(n)];
     const queries = data.queries;
@@ -49,7 +49,7 @@
     });
     return {
       layout: "null", looks, summary, top: d2l.scaleTop(Math.max(...weights.flat())),
-      caption: `${kernel} kernel, σ = ${d2l.formatG(sigma, 3)}, ${n} training points`,
+      caption: say("caption", { kernel, sigma, n }),
     };
   };
 })();

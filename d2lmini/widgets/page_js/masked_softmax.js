@@ -36,7 +36,7 @@
   window.D2L_ADJUST = window.D2L_ADJUST || {};
 
   // masked.MaskedSoftmax: one valid length per example, or one per query of each example.
-  window.D2L_COMPUTE.MaskedSoftmaxExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.MaskedSoftmaxExplorer = function (settings, data, figures, d2l, say) {
     const scores = data.scores; // (batch, queries, keys)
     const perExample = settings.mode === "per example";
     const validLens = scores.map((panel, b) => (perExample ? settings[`valid_len_${b}`]
@@ -51,7 +51,7 @@
     return {
       layout: "null",
       caption: `masked_softmax(scores, valid_lens=${JSON.stringify(validLens).replaceAll(",", ", ")})`, // Python's list
-      summary: d2l.describeWeights(weights, mask, { titles: data.titles }),
+      summary: d2l.describeWeights(weights, mask, { titles: weights.map((_, b) => say("example", { b })) }),
       top: d2l.scaleTop(largest(weights)),
       looks: weights.map((panel, b) => heatmapLook(artists[b], panel, mask[b], d2l)),
     };
@@ -61,18 +61,17 @@
   const cellMask = (settings, size) => Array.from({ length: size },
     (_, i) => Array.from({ length: size }, (__, j) => settings[`cell_${i}_${j}`]));
 
-  window.D2L_COMPUTE.MaskEditorExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.MaskEditorExplorer = function (settings, data, figures, d2l, say) {
     const scores = data.scores, size = scores.length; // (queries, keys)
     const mask = cellMask(settings, size);
     const weights = scores.map((row, i) => maskedSoftmax(row, mask[i]));
     const empty = mask.flatMap((row, i) => (row.some(Boolean) ? [] : [i])); // queries with no key
     const masked = mask.flat().filter((on) => !on).length;
-    const rows = empty.length
-      ? `fully masked: ${empty.length > 1 ? "queries" : "query"} ${empty.join(", ")}, all-zero weights by d2lmini's policy`
-      : "every query sees at least one key";
+    const rows = empty.length ? say("fully masked", { queries: empty.join(", ") }, empty.length)
+      : say("every query");
     return {
       layout: "null",
-      caption: `${masked} of ${size * size} cells masked; ${rows}`,
+      caption: say("cells masked", { masked, cells: size * size, rows }),
       summary: d2l.describeWeights([weights], [mask]),
       top: d2l.scaleTop(largest([weights])),
       looks: [heatmapLook(figures.null.artists[0], weights, mask, d2l)],

@@ -45,7 +45,7 @@
   }
 
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
-  window.D2L_COMPUTE.PositionalEncodingExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.PositionalEncodingExplorer = function (settings, data, figures, d2l, say) {
     const { d, base } = settings;
     const n = data.positions;
     const P = encoding(n, d, base);
@@ -55,7 +55,7 @@
     const [code, heatmap] = figures.null.artists; // registered, in drawing order: P, then the weights
     return {
       layout: "null",
-      caption: `d = ${d}, base = ${number(base, d2l)}: wavelengths from 2π ≈ 6.28 to ${number(longest, d2l)} positions`,
+      caption: say("caption", { d, base: number(base, d2l), longest: number(longest, d2l) }),
       summary: d2l.describeWeights([weights], null),
       top: d2l.scaleTop(Math.max(...weights.flat())),
       looks: [cells(code, n, d, P, d2l), cells(heatmap, n, n, weights, d2l)],

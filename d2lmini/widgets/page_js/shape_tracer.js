@@ -40,20 +40,20 @@
   }
 
   // describe: which heads and positions each of the first two blocks holds.
-  function describe(blocks, d, dHead) {
+  function describe(blocks, d, dHead, say) {
     const sorted = (values) => [...new Set(values)].sort((a, b) => a - b);
-    const words = blocks.slice(0, 2).map((block, b) => {
+    const held = blocks.slice(0, 2).map((block, b) => {
       const heads = sorted(block.flat().map(([, column]) => Math.floor(column / dHead)));
       const where = sorted(block.flat().map(([position]) => position));
-      return `block ${b} holds ${heads.length === 1 ? "head" : "heads"} ${heads.join(", ")} at `
-        + `${where.length === 1 ? "position" : "positions"} ${where.join(", ")}`;
+      return say("block", { b, heads: say("heads", { heads: heads.join(", ") }, heads.length),
+        positions: say("positions", { positions: where.join(", ") }, where.length) });
     });
     const h = d / dHead;
-    return `${h} heads of width ${dHead}: ${words.join("; ")}${h > 2 ? ` (first 2 of ${h} blocks).` : "."}`;
+    return say("width", { h, d_head: dHead }, h) + held.join("; ") + (h > 2 ? say("first blocks", { h }) : ".");
   }
 
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
-  window.D2L_COMPUTE.ShapeTracerExplorer = function (settings, data, figures, d2l) {
+  window.D2L_COMPUTE.ShapeTracerExplorer = function (settings, data, figures, d2l, say) {
     const { num_heads: h, T, transpose } = settings;
     const { d_model: d, max_t: maxT, cell } = data;
     const dHead = d / h;
@@ -64,11 +64,11 @@
     const [xImage, foldImage, legendImage] = figures.null.artists; // registered, in drawing order
     const look = (artist, blocks, rows, columns) => ({ ...d2l.cellEdges(artist.axes, rows, columns),
       rgba: picture(blocks, dHead, rows, columns, data), columns });
-    const how = transpose ? "transpose_qkv" : "reshape alone: heads mix positions";
+    const how = transpose ? "transpose_qkv" : say("reshape");
     return {
       layout: "null",
-      caption: `h = ${h}, d_head = ${dHead}, T = ${T}: (1, ${T}, ${d}) → (${h}, ${T}, ${dHead}) by ${how}`,
-      summary: describe(folded, d, dHead),
+      caption: say("caption", { h, d_head: dHead, T, d, how }),
+      summary: describe(folded, d, dHead, say),
       top: 1.0, // scale_top of the positions drawn, at least 1: no colour scale here (shows_weights is false)
       looks: [look(xImage, X, maxT * cell, d * cell), look(foldImage, folded, maxT * cell, foldWidth),
         look(legendImage, legend, cell, foldWidth)],
