@@ -16,11 +16,14 @@ from d2lmini import i18n
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch01, ch02, ch03, ch04, hint, questions
 from d2lmini.exercises._feedback import weights_figure
 
-# A received value, a list of numbers and a thousands figure, as the checks write them in each language.
+# An expected and a received value, a list of numbers and a thousands figure, as the checks write them in each
+# language.
 NUMBERS = {
-    "pt_BR": ("0,2500", r"\(MSE de validação: triangular 0,\d{3}; Epanechnikov 0,\d{3}; retangular 0,\d{3}\)",
+    "pt_BR": (r"uma perda de 0,\d{4} com σ = 0,3, m = 2", "0,2500",
+              r"\(MSE de validação: triangular 0,\d{3}; Epanechnikov 0,\d{3}; retangular 0,\d{3}\)",
               "mantém 122.944 das 524.800 entradas"),
-    "en": ("0.2500", r"\(validation MSE: triangular 0\.\d{3}, Epanechnikov 0\.\d{3}, boxcar 0\.\d{3}\)",
+    "en": (r"a loss of 0\.\d{4} at σ = 0\.3, m = 2", "0.2500",
+           r"\(validation MSE: triangular 0\.\d{3}, Epanechnikov 0\.\d{3}, boxcar 0\.\d{3}\)",
            "keeps 122,944 of the causal mask's 524,800 entries"),
 }
 
@@ -170,7 +173,7 @@ def test_every_question_is_translated_whole(portuguese):
 
 @pytest.mark.parametrize("language", list(NUMBERS))
 def test_the_numbers_a_check_writes_take_the_languages_marks(language, capsys):
-    received, listed, thousands = NUMBERS[language]
+    expected, received, listed, thousands = NUMBERS[language]
     i18n.set_language(language)
     try:
         error = failure(ch01.check_block_out_loss, lambda x, y, sigma, m: 0.25)
@@ -178,7 +181,7 @@ def test_the_numbers_a_check_writes_take_the_languages_marks(language, capsys):
         ch02.check_local_causal_mask(lambda num_steps, window: transposed_window(num_steps, window).T)
     finally:
         i18n.set_language("en")
-    assert error.received == received
+    assert re.fullmatch(expected, error.expected) and error.received == received, (error.expected, error.received)
     out = capsys.readouterr().out
     assert re.search(listed, out) and thousands in out, out
 
