@@ -3,9 +3,13 @@
 Each check raises ``TypeError`` or ``ValueError`` with a message that names
 the argument, what was received and what was expected, so that a learner sees
 the mistake in their own terms rather than an error from deep inside torch.
+The messages are English, a programmer's; ``check_same``'s is in the learner's
+language (``d2lmini.i18n``), as chapter 03 shows it on purpose.
 """
 
 import torch
+
+from .i18n import _
 
 
 def shape_str(x):
@@ -35,11 +39,12 @@ def check_tensor(x, name, ndim=None, floating=False):
 
 
 def check_same(sizes, what):
-    """Every value in the dict ``sizes`` (argument description → size) is equal."""
+    """Every value in the dict ``sizes`` (argument description → size) is equal; ``what`` names the sizes.
+    The descriptions and ``what`` come in the learner's language, and so does the message."""
     values = set(sizes.values())
     if len(values) > 1:
-        listed = ", ".join(f"{name} has {size}" for name, size in sizes.items())
-        raise ValueError(f"{what} must agree: {listed}")
+        listed = ", ".join(_("{name} has {size}").format(name=name, size=size) for name, size in sizes.items())
+        raise ValueError(_("{what} must agree: {listed}").format(what=what, listed=listed))
 
 
 def check_linear_input(layer, x, name, size_name):

@@ -45,7 +45,16 @@ from ._checks import (
     check_tensor,
     shape_str,
 )
+from .i18n import N_, _
 from .masking import attention_mask, empty_rows, masked_softmax, zero_empty_rows
+
+# How a size error names a tensor (check_same), in the learner's language: chapter 03 shows one on purpose.
+_ROLES = {"queries": N_("queries {shape}"), "keys": N_("keys {shape}"), "values": N_("values {shape}")}
+
+
+def _named(role, x):
+    """"queries (2, 1, 20)": the tensor ``x`` by its role and its shape."""
+    return _(_ROLES[role]).format(shape=shape_str(x))
 
 
 class _LazyLinear(nn.LazyLinear):
@@ -90,16 +99,16 @@ def _check_qkv(queries, keys, values):
     if not queries.shape[0] == keys.shape[0] == values.shape[0]:
         check_same(
             {
-                f"queries {shape_str(queries)}": queries.shape[0],
-                f"keys {shape_str(keys)}": keys.shape[0],
-                f"values {shape_str(values)}": values.shape[0],
+                _named("queries", queries): queries.shape[0],
+                _named("keys", keys): keys.shape[0],
+                _named("values", values): values.shape[0],
             },
-            "batch sizes (axis 0)",
+            _("batch sizes (axis 0)"),
         )
     if keys.shape[1] != values.shape[1]:
         check_same(
-            {f"keys {shape_str(keys)}": keys.shape[1], f"values {shape_str(values)}": values.shape[1]},
-            "numbers of keys and values (axis 1)",
+            {_named("keys", keys): keys.shape[1], _named("values", values): values.shape[1]},
+            _("numbers of keys and values (axis 1)"),
         )
 
 
@@ -163,9 +172,8 @@ class DotProductAttention(nn.Module):
         _check_qkv(queries, keys, values)
         if queries.shape[-1] != keys.shape[-1]:
             check_same(
-                {f"queries {shape_str(queries)}": queries.shape[-1],
-                 f"keys {shape_str(keys)}": keys.shape[-1]},
-                "query and key sizes (last axis) for a dot product",
+                {_named("queries", queries): queries.shape[-1], _named("keys", keys): keys.shape[-1]},
+                _("query and key sizes (last axis) for a dot product"),
             )
         mask = attention_mask(valid_lens, queries.shape[0], queries.shape[1], keys.shape[1],
                               causal=self.causal, device=queries.device)  # (batch, 1 or queries, keys)
@@ -214,8 +222,8 @@ def blockwise_attention(queries, keys, values, block_size):
     _check_qkv(queries, keys, values)
     check_positive_int(block_size, "block_size")
     if queries.shape[-1] != keys.shape[-1]:
-        check_same({f"queries {shape_str(queries)}": queries.shape[-1], f"keys {shape_str(keys)}": keys.shape[-1]},
-                   "query and key sizes (last axis) for a dot product")
+        check_same({_named("queries", queries): queries.shape[-1], _named("keys", keys): keys.shape[-1]},
+                   _("query and key sizes (last axis) for a dot product"))
     if keys.shape[1] == 0:
         raise ValueError(f"keys must hold at least one key, got keys {shape_str(keys)}")
     queries = queries / math.sqrt(queries.shape[-1])
@@ -270,11 +278,12 @@ class MultiHeadAttention(nn.Module):
         check_positive_int(num_hiddens, "num_hiddens")
         check_positive_int(num_heads, "num_heads")
         if num_hiddens % num_heads != 0:
-            raise ValueError(
-                f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}) "
-                f"so that every head gets the same width; try num_heads in "
-                f"{[h for h in range(1, num_hiddens + 1) if num_hiddens % h == 0][:8]}"
-            )
+            # Chapter 05 shows this error on purpose: it is in the learner's language.
+            raise ValueError(_(
+                "num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads}) so that every head "
+                "gets the same width; try num_heads in {divisors}").format(
+                    num_hiddens=num_hiddens, num_heads=num_heads,
+                    divisors=[h for h in range(1, num_hiddens + 1) if num_hiddens % h == 0][:8]))
         self.num_heads = num_heads
         self.attention = DotProductAttention(dropout, need_weights=need_weights, causal=causal)
         self.W_q = _linear(query_size, num_hiddens, bias)

@@ -28,7 +28,7 @@ from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from ._checks import check_number
 from .figure_alt import set_alt
-from .i18n import _
+from .i18n import _, number
 from .masking import attention_mask
 from .plotting import CMAP, MASKED_CELLS, head_colour
 
@@ -101,16 +101,16 @@ def draw_queries_keys_values():
     _box(ax, 0.6, centre, _("query\n$q$ = {query:g}").format(query=EXAMPLE_QUERY), QUERY_COLOUR, width=1.1, height=0.8)
     for i, (row, key, value, score, weight) in enumerate(zip(rows, EXAMPLE_KEYS, EXAMPLE_VALUES, scores,
                                                              weights), start=1):
-        _box(ax, 2.4, row, f"$k_{i}$ = {key:g}", KEY_COLOUR)
-        _box(ax, 4.5, row, f"$a(q, k_{i})$ = {score:.2f}", width=1.9)
+        _box(ax, 2.4, row, f"$k_{i}$ = {number(key, 'g')}", KEY_COLOUR)
+        _box(ax, 4.5, row, f"$a(q, k_{i})$ = {number(float(score), '.2f')}", width=1.9)
         _arrow(ax, (1.15, centre), (1.9, row), color="#1f4e99", lw=0.8)  # q meets each key
         _arrow(ax, (2.9, row), (3.55, row))
         _arrow(ax, (5.45, row), (6.1, row))
         face = colours(float(weight))
         text = "white" if weight < 0.5 else "black"  # viridis is dark below the middle
-        label = _box(ax, 7.3, row, f"$\\alpha_{i}$ = {weight:.2f}", face, width=1.3)
+        label = _box(ax, 7.3, row, f"$\\alpha_{i}$ = {number(float(weight), '.2f')}", face, width=1.3)
         label.set_color(text)
-        _box(ax, 8.9, row, f"$v_{i}$ = {value:g}", VALUE_COLOUR)
+        _box(ax, 8.9, row, f"$v_{i}$ = {number(value, 'g')}", VALUE_COLOUR)
         ax.text(8.1, row, "×", ha="center", va="center", fontsize=12)
         _arrow(ax, (9.4, row), (10.35, centre))
     ax.add_patch(Rectangle((6.25, -0.35), 0.3, num_keys - 0.3, facecolor="#f2f2f2", edgecolor="#888888"))

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from .i18n import _, n_
+from .i18n import _, n_, number
 
 ALT = "_d2lmini_alt"  # the attribute of a figure that holds its own alt text (set_alt)
 MAX_PANELS = 4  # a figure of more panels is described by its first ones
@@ -33,11 +33,11 @@ def set_alt(fig, text):
 
 def _number(value):
     """A value as a reader hears it: 2 significant digits (a whole number from 100 on, "almost 0"
-    below 0.001), no "-0"."""
+    below 0.001), no "-0", with the learner's language's marks."""
     value = float(value)
     if 0 < abs(value) < 0.001:
         return _("almost 0")
-    text = f"{value:.0f}" if abs(value) >= 100 else f"{value:.2g}"
+    text = number(value, ".0f") if abs(value) >= 100 else number(value, ".2g")
     return "0" if text in {"-0", "0"} else text
 
 

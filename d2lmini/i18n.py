@@ -14,16 +14,17 @@ only marks it) and translated with ``_(...)`` where it is shown.
 
 Numbers follow the learner's language too: a translated message's ``format``
 writes each number field with the language's decimal and thousands marks
-(``0,41`` and ``13.642`` in Portuguese), and ``number(0.41, ".2f")`` does the
-same for a number shown on its own. The marks are two entries of the
-catalogue (contexts "decimal mark" and "thousands mark"), so a new language
-brings its own.
+(``0,41`` and ``13.642`` in Portuguese), ``number(0.41, ".2f")`` does the
+same for a number shown on its own, and ``numbers(values, ".2f")`` for a list
+of them, which a language with a decimal comma separates with semicolons
+(``0,41; 0,17``). The marks are two entries of the catalogue (contexts
+"decimal mark" and "thousands mark"), so a new language brings its own.
 """
 
 import gettext
-import numbers
 import os
 import string
+from numbers import Number
 from pathlib import Path
 
 LOCALE = Path(__file__).with_name("locale")
@@ -82,13 +83,22 @@ def _is_number(value):
     """A number, a NumPy or PyTorch scalar, or a 0-d array or tensor: what format() writes as digits."""
     if isinstance(value, bool):
         return False
-    return isinstance(value, numbers.Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "item"))
+    return isinstance(value, Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "item"))
 
 
 def number(value, spec=""):
     """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
-    Portuguese, "13,642" in English."""
-    return _with_marks(format(value, spec))
+    Portuguese, "13,642" in English. Anything but a number (a tensor, a string) is formatted as it is."""
+    text = format(value, spec)
+    return _with_marks(text) if _is_number(value) else text
+
+
+def numbers(values, spec=""):
+    """``values`` written one by one as ``number(value, spec)`` writes them, separated by ", ", or by "; "
+    where the decimal mark is a comma, so that "0,41; 0,17" stays two numbers. An item that is already
+    text (a name and its number, say) is kept as it is."""
+    separator = "; " if marks()[0] == "," else ", "
+    return separator.join(value if isinstance(value, str) else number(value, spec) for value in values)
 
 
 class _Formatter(string.Formatter):

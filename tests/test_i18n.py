@@ -2,8 +2,9 @@
 
 What each part says in Portuguese is tested beside it (test_i18n_exercises_a.py,
 test_i18n_exercises_b.py, test_i18n_explorers.py); here, the setting itself,
-and the whole catalogue: every message the code marks is translated, with the
-English's fields, and compiled.
+numbers, the two errors a chapter shows on purpose, and the whole catalogue:
+every message the code marks is translated, with the English's fields, and
+compiled.
 """
 
 import pytest
@@ -41,6 +42,32 @@ def test_an_unknown_language_is_refused_naming_the_ones_there(language):
 
 def test_every_message_of_d2lmini_is_translated_and_compiled(capsys):
     assert catalogues.main(["check"]) == 0, capsys.readouterr().err
+
+
+ERRORS = {  # chapter 03's sizes that must agree, chapter 05's head count, in each language
+    "pt_BR": ("os tamanhos das consultas e das chaves (último eixo) de um produto escalar precisam ser iguais: "
+              "consultas (2, 1, 20) tem 20, chaves (2, 10, 2) tem 2",
+              "num_hiddens (10) precisa ser divisível por num_heads (4) para que toda cabeça tenha a mesma largura; "
+              "experimente num_heads em [1, 2, 5, 10]"),
+    "en": ("query and key sizes (last axis) for a dot product must agree: queries (2, 1, 20) has 20, "
+           "keys (2, 10, 2) has 2",
+           "num_hiddens (10) must be divisible by num_heads (4) so that every head gets the same width; "
+           "try num_heads in [1, 2, 5, 10]"),
+}
+
+
+@pytest.mark.parametrize("language", list(ERRORS))
+def test_the_errors_a_chapter_shows_on_purpose_are_in_the_learners_language(language, english_after):
+    import torch
+
+    import d2lmini as d2l
+
+    i18n.set_language(language)
+    with pytest.raises(ValueError) as sizes:
+        d2l.DotProductAttention(dropout=0.0)(torch.ones(2, 1, 20), torch.ones(2, 10, 2), torch.ones(2, 10, 2))
+    with pytest.raises(ValueError) as heads:
+        d2l.MultiHeadAttention(num_hiddens=10, num_heads=4, dropout=0.0)
+    assert (str(sizes.value), str(heads.value)) == ERRORS[language]
 
 
 def catalogue(*entries):
@@ -81,6 +108,21 @@ def test_numbers_take_the_languages_marks_in_a_translated_message_and_on_their_o
     assert i18n._("{shown}").format(shown=torch.tensor([0.25])) == "tensor([0.2500])"  # a tensor is not
     assert i18n.number(1234.5, ",.1f") == "1.234,5" and i18n.number(2) == "2"
     assert i18n.n_("{n} step of {s:.1f}", "{n} steps of {s:.1f}", 2).format(n=2, s=0.5).endswith("0,5")
+
+
+def test_a_list_of_numbers_is_separated_by_semicolons_where_the_decimal_mark_is_a_comma(english_after):
+    import torch
+
+    assert i18n.numbers([0.5, 0.2, 0.125], "g") == "0.5, 0.2, 0.125"
+    assert i18n.numbers([13642, 4096], ",") == "13,642, 4,096"
+    assert i18n.numbers(["triangular 0.303", 2]) == "triangular 0.303, 2"  # text is kept as it is
+    i18n.set_language("pt_BR")
+    assert i18n.numbers([0.5, 0.2, 0.125], "g") == "0,5; 0,2; 0,125"
+    assert i18n.numbers([13642, 4096], ",") == "13.642; 4.096"
+    assert i18n.numbers(["triangular 0,303", 2]) == "triangular 0,303; 2" and i18n.numbers([]) == ""
+    # What is not a number is written as Python writes it, its dots kept.
+    assert (i18n.number(True), i18n.number(torch.tensor([0.25])), i18n.number("0.5")) == (
+        "True", "tensor([0.2500])", "0.5")
 
 
 def test_a_message_with_a_context_is_checked_under_its_context():

@@ -7,6 +7,7 @@ the English again. The catalogue translates every message of these modules.
 """
 
 import html
+import re
 
 import pytest
 import torch
@@ -14,6 +15,17 @@ import torch
 from d2lmini import i18n
 from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch01, ch02, ch03, ch04, hint, questions
 from d2lmini.exercises._feedback import weights_figure
+
+# An expected and a received value, a list of numbers and a thousands figure, as the checks write them in each
+# language.
+NUMBERS = {
+    "pt_BR": (r"uma perda de 0,\d{4} com σ = 0,3, m = 2", "0,2500",
+              r"\(MSE de validação: triangular 0,\d{3}; Epanechnikov 0,\d{3}; retangular 0,\d{3}\)",
+              "mantém 122.944 das 524.800 entradas"),
+    "en": (r"a loss of 0\.\d{4} at σ = 0\.3, m = 2", "0.2500",
+           r"\(validation MSE: triangular 0\.\d{3}, Epanechnikov 0\.\d{3}, boxcar 0\.\d{3}\)",
+           "keeps 122,944 of the causal mask's 524,800 entries"),
+}
 
 FILES = ("d2lmini/exercises/_feedback.py", "d2lmini/exercises/_support.py", "d2lmini/exercises/__init__.py",
          "d2lmini/exercises/questions.py", "d2lmini/exercises/ch01.py", "d2lmini/exercises/ch02.py",
@@ -51,7 +63,7 @@ def test_a_success_line_is_portuguese(portuguese, capsys):
                                        "um vetor zero.\n")
 
 
-def test_a_success_line_with_numbers_keeps_them_as_python_prints_them(portuguese, capsys):
+def test_a_success_line_with_whole_numbers_writes_them_without_a_mark(portuguese, capsys):
     ch04.check_attention_cost(lambda n_q, n_k, d, bytes_per_element=4: (2 * n_q * n_k * d,
                                                                          n_q * n_k * bytes_per_element))
     assert capsys.readouterr().out == ("✓ Exercício 4.2 · o custo da atenção: correto. Com n = 1024 e d = 64, os "
@@ -82,7 +94,9 @@ def test_a_hint_from_a_table_marked_at_import_time_is_translated(portuguese):
     assert error.lines()[0] == "✗ Exercício 4.4 · encontre o bug: ainda não."
     assert error.hints == ("divida as pontuações por √d antes do softmax",
                            "d é o tamanho de uma consulta, o seu último eixo")
-    assert error.lines()[1].startswith("  esperado: tensor de formato (2, 5, 5), dtype torch.float32: [1, 0, ")
+    # A list of numbers with a decimal comma is separated by semicolons.
+    assert error.lines()[1].startswith("  esperado: tensor de formato (2, 5, 5), dtype torch.float32: "
+                                       "[1; 0; 0; 0; 0; 0,")
 
 
 def test_a_refused_package_function_says_so_in_portuguese(portuguese):
@@ -155,6 +169,21 @@ def test_every_question_is_translated_whole(portuguese):
     for chapter, question in questions.QUESTIONS.items():
         for text in (question.prompt, *question.options, *question.feedback):
             assert i18n._(text) != text, (chapter, text)
+
+
+@pytest.mark.parametrize("language", list(NUMBERS))
+def test_the_numbers_a_check_writes_take_the_languages_marks(language, capsys):
+    expected, received, listed, thousands = NUMBERS[language]
+    i18n.set_language(language)
+    try:
+        error = failure(ch01.check_block_out_loss, lambda x, y, sigma, m: 0.25)
+        ch01.check_triangular(lambda u: torch.clamp(1 - u.abs(), min=0))
+        ch02.check_local_causal_mask(lambda num_steps, window: transposed_window(num_steps, window).T)
+    finally:
+        i18n.set_language("en")
+    assert re.fullmatch(expected, error.expected) and error.received == received, (error.expected, error.received)
+    out = capsys.readouterr().out
+    assert re.search(listed, out) and thousands in out, out
 
 
 def test_english_is_back_once_the_language_is_set_back(capsys):

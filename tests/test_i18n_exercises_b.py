@@ -39,18 +39,18 @@ def success_line(check, answer, capsys):
 @pytest.mark.parametrize("check, detail", [
     (ch05.check_einsum_multihead, "Igual a d2l.MultiHeadAttention, com consultas, chaves e valores de três tamanhos."),
     (ch05.check_output_without_head, "Mudança na saída sem cada cabeça (cabeça 0: "),
-    (ch06.check_score_bytes, "Com 4096 tokens, lote 8 e 12 cabeças, isso dá 6.0 GiB em float32."),
+    (ch06.check_score_bytes, "Com 4.096 tokens, lote 8 e 12 cabeças, isso dá 6,0 GiB em float32."),
     (ch07.check_equivariance, "Equivariantes: a autoatenção, o MLP aplicado posição a posição e a média."),
     (ch08.check_cross_attention_steps, "W_k rodou uma vez e W_q 6 vezes para T = 6 passos"),
     (ch09.check_similarity_matrix, "Com o preenchimento na média, as frases 1 e 3 (3 e 1 tokens válidos) teriam "
-                                   "similaridade 0.97 em vez de -0.06"),
+                                   "similaridade 0,97 em vez de -0,06"),
 ], ids=["5.5", "5.3", "6.1", "7.3", "8.2", "9.3"])
 def test_a_success_line_gives_its_detail_in_portuguese(portuguese, check, detail, capsys):
     line = success_line(check, REFERENCE[check].answer, capsys)
     assert line.startswith("✓ ") and detail in line
 
 
-def test_a_success_line_keeps_python_s_numbers(portuguese, capsys):
+def test_a_success_line_writes_whole_numbers_without_a_mark(portuguese, capsys):
     line = success_line(ch05.check_parameter_count, REFERENCE[ch05.check_parameter_count].answer, capsys)
     assert line.endswith("A contagem não depende de num_heads: a largura 8 custa 256 parâmetros com 1 cabeça e "
                          "256 com 4.")
@@ -86,8 +86,9 @@ def test_expected_and_received_are_in_portuguese(portuguese):
     assert error.hints[0] == "a tabela não é treinável: um otimizador só atualiza module.parameters()"
 
     error = failure("ch08.check_cross_attention_steps", WRONG_ANSWERS["ch08.check_cross_attention_steps"])
-    assert re.fullmatch(r"weights\[0, 0\], passo de saída 0 do exemplo 0: \[[-0-9., ]+\] \(soma 1\.000\)",
-                        error.expected), error.expected
+    # Numbers with a decimal comma, and the row's list of them separated by semicolons.
+    assert re.fullmatch(r"weights\[0, 0\], passo de saída 0 do exemplo 0: \[-?0,\d{3}(; -?0,\d{3}){5}\] "
+                        r"\(soma 1,000\)", error.expected), error.expected
     assert error.received.startswith("weights[0, 0], passo de saída 0 do exemplo 0: [")
 
 

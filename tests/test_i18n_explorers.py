@@ -20,12 +20,15 @@ from d2lmini.i18n import current_language, set_language  # noqa: E402
 from d2lmini.plotting import describe_weights  # noqa: E402
 from d2lmini.widgets import (  # noqa: E402
     explore_dot_product,
+    explore_kernel_pooling,
     explore_mask_editor,
     explore_masked_softmax,
     explore_multihead,
     explore_online_softmax,
+    explore_positional_encoding,
     explore_shape_tracer,
 )
+from d2lmini.widgets.controls import widget_for  # noqa: E402
 from d2lmini.widgets.dot_product import DotProduct  # noqa: E402
 from d2lmini.widgets.explorer import HINT, Explorer  # noqa: E402
 from d2lmini.widgets.mask_editor import MaskEditor  # noqa: E402
@@ -134,6 +137,37 @@ def test_the_declarations_and_the_page_data_stay_english(portuguese):
     assert MaskedSoftmax().page_data()["titles"] == ["example 0", "example 1"]
 
 
+# What the explorers write with numbers and with the names the code takes, in each language.
+SHOWN = {
+    "pt_BR": ("d = 32, base = 10.000: comprimentos de onda de 2π ≈ 6,28 a 35.300 posições", ".3r",
+              "kernel gaussiano, σ = 0,5, 40 pontos de treino",
+              ["gaussiano", "retangular", "constante", "Epanechnikov"], ["produto escalar", "aditiva"],
+              ["0,001", "0,003", "0,01", "0,03"]),
+    "en": ("d = 32, base = 10,000: wavelengths from 2π ≈ 6.28 to 35,300 positions", ",.3r",
+           "gaussian kernel, σ = 0.5, 40 training points", ["gaussian", "boxcar", "constant", "epanechnikov"],
+           ["dot-product", "additive"], ["0.001", "0.003", "0.01", "0.03"]),
+}
+
+
+@pytest.mark.parametrize("language", list(SHOWN))
+def test_numbers_and_code_names_are_shown_in_the_learners_language(language):
+    from d2lmini.widgets.training import Training
+
+    caption, readout, kernel_caption, kernels, attentions, rates = SHOWN[language]
+    set_language(language)
+    try:
+        positional, kernel, training = explore_positional_encoding(), explore_kernel_pooling(), Training()
+        shown = (positional.caption_text.split(";")[0], positional.controls["base"].readout_format,
+                 kernel.caption_text, [label for label, _ in kernel.controls["kernel"].options],
+                 [label for label, _ in widget_for(training.control("attention"), "dot-product").options],
+                 [label for label, _ in widget_for(training.control("lr"), 3e-3).options])
+    finally:
+        set_language("en")
+    assert shown == SHOWN[language]
+    # The values stay what the code takes.
+    assert [value for _, value in kernel.controls["kernel"].options] == list(d2l.KERNELS)
+
+
 def test_english_is_spoken_again_once_chosen():
     set_language("pt_BR")
     set_language("en")
@@ -150,7 +184,7 @@ def test_the_chapter_00_08_and_09_explorers_speak_portuguese(portuguese):
     from d2lmini.widgets.training import Training, TrainingSettings
 
     query = QueryPooling().compute(QueryPooling.Settings(query=0.5, score="product"))
-    assert query.caption == "a(q, k) = q·k, q = 0.5: resposta 3.638"
+    assert query.caption == "a(q, k) = q·k, q = 0,5: resposta 3,638"
     training = Training()
     caption = training.compute(TrainingSettings()).caption
     assert caption.startswith("passo 0 de 400 · peso nos círculos ")

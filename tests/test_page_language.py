@@ -21,20 +21,9 @@ from tools.catalogues import extracted
 
 # Words the Portuguese page says as the English does: code names (colour maps, kernels, True, NaN,
 # reshape) and words Portuguese shares with English (its catalogue uses them: token, kernel, pooling).
-SHARED = {"viridis", "cividis", "reds", "gaussian", "boxcar", "constant", "epanechnikov", "true", "nan", "reshape",
+SHARED = {"viridis", "cividis", "reds", "epanechnikov", "true", "nan", "reshape",
           "softmax", "masking", "causal", "zero", "token", "tokens", "kernel", "pooling", "online", "base", "editor",
           "multi", "hub", "links", "colab", "binder", "d2lmini"}
-# What the Portuguese page still says in English, or with English number marks, because the module that
-# says it does not yet say it in the learner's language: (explorer, why, a regular expression of its
-# text). Each waits for a change to that module; the test below fails once one is done, so that it
-# leaves this list.
-WAITING = [
-    ("HeadViewExplorer", "head_view.py: HeadView.page_note is not marked N_",
-     r"^The page offers the chapter's example sentences\."),
-    ("QueryPoolingExplorer", "kernel_pooling.py: QueryPooling.describe's query label is an f-string, 'q = {:.1f}'",
-     r'"q = -?\d\.\d"'),
-    ("QueryPoolingExplorer", "kernel_pooling.py: QueryView writes each weight as f'{weight:.2f}'", r"^\d\.\d\d$"),
-]
 WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9]*(?:_[A-Za-z0-9]+)*")
 
 
@@ -123,17 +112,11 @@ def _sentence_words_removed(name, text, data):
     return text
 
 
-def _waiting(name, text):
-    return any(name == explorer and re.search(pattern, text) for explorer, _, pattern in WAITING)
-
-
 def test_every_word_the_portuguese_page_shows_is_portuguese(exported):
     english = set().union(*(_words(text) for _, text in _texts(exported["en"]))) - SHARED
     data = exported["pt_BR"][0]
     left = {}
     for name, text in _texts(exported["pt_BR"]):
-        if _waiting(name, text):
-            continue
         for word in _words(_sentence_words_removed(name, text, data)) & english:
             left.setdefault(word, (name, text))
     assert left == {}, "English on the Portuguese page: " + "; ".join(
@@ -142,21 +125,12 @@ def test_every_word_the_portuguese_page_shows_is_portuguese(exported):
 
 def test_the_portuguese_page_writes_numbers_with_a_decimal_comma(exported):
     points = [(name, text) for name, text in _texts(exported["pt_BR"])
-              if re.search(r"\d\.\d", text) and not _waiting(name, text)]
+              if re.search(r"\d\.\d", text)]
     assert points == [], f"numbers with a decimal point: {points[:5]}"
     data, settings = exported["pt_BR"]
     assert settings["marks"] == [",", "."] and exported["en"][1]["marks"] == [".", ","]
     stored = [text for text in data["OnlineSoftmaxExplorer"]["strings"] if re.search(r"\d,\d", text)]
     assert stored, "the online softmax's captions write their numbers with the decimal comma"
-
-
-def test_what_waits_for_its_module_is_still_there(exported):
-    """Each entry of WAITING still matches a text of the Portuguese page: when its module says it in
-    Portuguese, the entry leaves the list."""
-    texts = _texts(exported["pt_BR"])
-    for explorer, why, pattern in WAITING:
-        assert any(name == explorer and re.search(pattern, text) for name, text in texts), \
-            f"{explorer} ({why}) is translated now: remove it from WAITING"
 
 
 def test_the_english_page_data_is_the_declarations_own(exported):

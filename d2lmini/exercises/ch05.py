@@ -5,7 +5,7 @@ import math
 import torch
 
 from ..attention import DotProductAttention, MultiHeadAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, number, numbers
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch05.hint()
 from ._support import hint_for, seeded, without
@@ -148,9 +148,15 @@ def check_output_without_head(output_without_head):
         expect_close(received, expected,
                      _("{exercise} (head {head})").format(exercise=_(SILENCED_HEAD), head=head), hint)
         changes.append((full - expected).norm().item())
-    ranking = ", ".join(_("head {head}: {change:.3f}").format(head=i, change=change)
-                        for i, change in enumerate(changes))
+    ranking = numbers(_("head {head}: {change:.3f}").format(head=i, change=change)
+                      for i, change in enumerate(changes))
     passed(SILENCED_HEAD, _("Output change without each head ({ranking}).").format(ranking=ranking))
+
+
+def _shown(received):
+    """A received count as the learner reads it: a Python number with the language's marks, anything else
+    as Python writes it."""
+    return number(received) if isinstance(received, (int, float)) else repr(received)
 
 
 @check(PARAMETERS)
@@ -182,7 +188,7 @@ def check_parameter_count(multihead_parameter_count):
                _("{expected} parameters for num_hiddens={num_hiddens}, num_heads={num_heads}, sizes "
                  "({query_size}, {key_size}, {value_size}), bias={bias}").format(
                    expected=expected, num_hiddens=num_hiddens, num_heads=num_heads, query_size=query_size,
-                   key_size=key_size, value_size=value_size, bias=bias), f"{received!r}", hint)
+                   key_size=key_size, value_size=value_size, bias=bias), _shown(received), hint)
         counts.append(expected)
     passed(PARAMETERS, _("The count does not depend on num_heads: width 8 costs {one} parameters with "
                          "1 head and {four} with 4.").format(one=counts[0], four=counts[1]))

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, numbers
 from ..masking import masked_softmax
 from ..seq2seq import BOS, AttentionSeq2Seq, make_batch
 from ._feedback import ExerciseError, check, expect, expect_close, passed
@@ -51,7 +51,7 @@ def check_reversal_alignment(reversal_alignment):
           _("a padding step copies nothing: its whole row must be 0"))),
     ])
     expect_close(received, expected, REVERSAL, hint)
-    chance = ", ".join(f"{1 / n:g}" for n in (2, 5, 8))  # 0.125 in full: ".2f" would print 0.12
+    chance = numbers([1 / n for n in (2, 5, 8)], "g")  # 0.125 in full: ".2f" would print 0.12
     passed(REVERSAL, _("Uniform attention over the n real positions would put 1/n on it: {chance} for "
                        "n = 2, 5, 8. The trained model of this chapter puts most of its weight there.").format(
                            chance=chance))
@@ -91,7 +91,7 @@ def _expect_rows_close(received, expected, name, hint):
     b, t = (new_nan if new_nan.any() else ~close).nonzero()[0].tolist()
 
     def row(tensor):
-        values = ", ".join(f"{v:.3f}" for v in tensor[b, t].tolist())
+        values = numbers(tensor[b, t].tolist(), ".3f")
         total = _(" (sum {total:.3f})").format(total=tensor[b, t].sum()) if name == "weights" else ""
         return _("{name}[{b}, {t}], example {b}'s output step {t}: [{values}]{total}").format(
             name=name, b=b, t=t, values=values, total=total)

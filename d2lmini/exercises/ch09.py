@@ -9,7 +9,7 @@ d2lmini (the same numbers the model gives, rounded to float16).
 import torch
 import torch.nn.functional as F
 
-from ..i18n import N_, _
+from ..i18n import N_, _, number
 from ..pretrained import CachedMiniLM
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch09.hint()
@@ -148,7 +148,7 @@ def check_previous_token_head(previous_token_head):
                                _("over every word token of every sentence; then the head with the largest "
                                  "average"))))
     expect(abs(score - expected_score) < 1e-4, PREVIOUS, _("score {score:.4f}").format(score=expected_score),
-           f"{score:.4f}",
+           number(score, ".4f"),
            (_("the score is the mean weight on the previous token over all word tokens of all sentences"),
             _("rows 1 to T - 2 of each sentence, column i - 1, averaged together")))
     cache = CachedMiniLM()

@@ -9,6 +9,7 @@ themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
 
 import ipywidgets as widgets
 
+from ..i18n import marks
 from ._compat import toggle_button_style, tooltip
 from .declaration import Checkbox, Choice, FloatSlider, IntSlider, LogSlider, NumberBox, say
 
@@ -17,6 +18,13 @@ WIDE = {"description_width": "initial"}  # a control's style: its description in
 
 def _mark(on):
     return "✓" if on else ""
+
+
+def _readout(spec):
+    """A slider's readout format (d3-format's, which groups thousands with a comma in every language):
+    without the grouping where the learner's language writes a comma as its decimal mark, where
+    "10,000" would read as ten."""
+    return spec.replace(",", "") if marks()[0] == "," else spec
 
 
 def widget_for(control, value):
@@ -33,7 +41,7 @@ def widget_for(control, value):
     if isinstance(control, LogSlider):
         return widgets.FloatLogSlider(value=value, base=control.base, min=control.low_exponent,
                                       max=control.high_exponent, step=control.step,
-                                      readout_format=control.readout, **common)
+                                      readout_format=_readout(control.readout), **common)
     if isinstance(control, Choice) and control.style == "combobox":
         return widgets.Combobox(value=value, options=[label for label, _ in control.options],
                                 ensure_option=not control.free_text, continuous_update=False,

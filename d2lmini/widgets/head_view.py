@@ -71,8 +71,8 @@ class HeadView(Declaration):
     # 5 sentences × 72 heads × (T + 1) queries: 5,544 states (one sentence's 1,224 stored took 2 MB),
     # so the page computes them from the cached maps.
     page_script = "head_view.js"
-    page_note = ("The page offers the chapter's example sentences. To look at a sentence of your own, run the "
-                 "chapter with the model installed: its sentence box takes any text.")
+    page_note = N_("The page offers the chapter's example sentences. To look at a sentence of your own, run the "
+                   "chapter with the model installed: its sentence box takes any text.")
 
     def __init__(self, model=None):
         self.model = chapter_model() if model is None else model

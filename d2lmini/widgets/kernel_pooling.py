@@ -10,10 +10,10 @@ from matplotlib import patheffects
 from matplotlib.image import PcolorImage
 from matplotlib.lines import Line2D
 
-from ..i18n import N_, _
+from ..i18n import N_, _, number
 from ..kernels import KERNELS, nadaraya_watson
 from ..plotting import CMAP, describe_weights
-from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, options, say
+from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, say
 from .explorer import Explorer
 from .export import Recipe
 
@@ -30,6 +30,10 @@ QUERY_VALUES = (0.0, 2.0, 1.0, 4.0, 3.0, 5.0)
 QUERY_LOW, QUERY_HIGH = -1.0, 6.0  # the query slider reaches a little past the keys on both sides
 # Two scoring functions a(q, k), as (menu label, name): nearness, and the plain product of chapter 04.
 SCORES = ((N_("−½(q − k)², nearness"), "distance"), (N_("q·k, product"), "product"))
+# What the learner reads for each kernel of d2lmini.KERNELS (the menu, the caption): its code name in
+# English, translated where it is shown; the code takes the name itself.
+KERNEL_LABELS = {"gaussian": N_("gaussian"), "boxcar": N_("boxcar"), "constant": N_("constant"),
+                 "epanechnikov": N_("epanechnikov")}
 
 
 def _scores(query, keys, score):
@@ -94,8 +98,8 @@ class QueryPooling(Declaration):
         return QueryView(blit, self.query_grid)
 
     def describe(self, result):
-        return describe_weights(result.weights, query_labels=[f"q = {result.query:.1f}"],
-                                key_labels=[f"k = {k:g}" for k in QUERY_KEYS])
+        return describe_weights(result.weights, query_labels=[f"q = {number(result.query, '.1f')}"],
+                                key_labels=[f"k = {number(k, 'g')}" for k in QUERY_KEYS])
 
     def recipe(self, result):
         inputs = {"query": result.query, "keys": self.pool_keys, "score": result.score}
@@ -148,7 +152,7 @@ class QueryView:
             line.set_xdata([query, query])
         self.answer.set_data([query], [result.output])
         for label, weight in zip(self.labels, weights.tolist()):
-            label.set_text(f"{weight:.2f}")
+            label.set_text(number(weight, ".2f"))
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,7 @@ class KernelPooling(Declaration):
         # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
         # snaps a value to the grid and sends it back.
         LogSlider("sigma", N_("width σ"), 2, -7, 3, 0.25),
-        Choice("kernel", N_("kernel"), options(KERNELS)),
+        Choice("kernel", N_("kernel"), tuple((KERNEL_LABELS[name], name) for name in KERNELS)),
         IntSlider("n_train", N_("training points"), 5, 100, 5),
     )
     Settings = KernelSettings
@@ -199,14 +203,14 @@ class KernelPooling(Declaration):
     filename = "kernel_pooling.png"
     repr_controls = ("sigma", "kernel", "n_train")
     queries = QUERIES
-    query_labels = [f"x = {x:.1f}" for x in QUERIES.tolist()]  # the summary's names for the rows
     page_script = "kernel_pooling.js"  # 3,280 states of up to 5,000 weights: the page computes them
 
     def compute(self, settings):
         sigma, kernel, n = settings.sigma, settings.kernel, settings.n_train
         x_train, y_train = training_data(n)
         predictions, weights = nadaraya_watson(self.queries, x_train, y_train, kernel, sigma)
-        caption = _("{kernel} kernel, σ = {sigma:.3g}, {n} training points").format(kernel=kernel, sigma=sigma, n=n)
+        caption = _("{kernel} kernel, σ = {sigma:.3g}, {n} training points").format(
+            kernel=_(KERNEL_LABELS[kernel]), sigma=sigma, n=n)
         return KernelResult(weights, caption,
                             kernel=kernel, sigma=sigma, x_train=x_train, y_train=y_train, predictions=predictions)
 
@@ -214,16 +218,20 @@ class KernelPooling(Declaration):
         return KernelView(blit, self.queries)
 
     def page_data(self):
-        """The queries and, for every number of training points, the training data (float32 values)."""
-        data = {"queries": self.queries.tolist(), "low": LOW, "high": HIGH, "training": {}}
+        """The queries, each kernel's name as the caption says it, and, for every number of training points,
+        the training data (float32 values)."""
+        data = {"queries": self.queries.tolist(), "low": LOW, "high": HIGH, "training": {},
+                "kernel_labels": {name: _(label) for name, label in KERNEL_LABELS.items()}}
         for n in self.control("n_train").values():
             x_train, y_train = training_data(n)
             data["training"][str(n)] = [x_train.tolist(), y_train.tolist()]
         return data
 
     def describe(self, result):
-        keys = [f"x = {x:.2f}" for x in result.x_train.tolist()]  # the training points move with n_train
-        return describe_weights(result.weights, query_labels=self.query_labels, key_labels=keys)
+        # The summary's names for the rows and columns: the training points move with n_train.
+        queries = [f"x = {number(x, '.1f')}" for x in self.queries.tolist()]
+        keys = [f"x = {number(x, '.2f')}" for x in result.x_train.tolist()]
+        return describe_weights(result.weights, query_labels=queries, key_labels=keys)
 
     def recipe(self, result):
         inputs = {"queries": self.queries, "x_train": result.x_train, "y_train": result.y_train,

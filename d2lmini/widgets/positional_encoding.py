@@ -10,7 +10,7 @@ from matplotlib.colors import Normalize
 from matplotlib.ticker import MaxNLocator
 
 from ..attention import DotProductAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, number
 from ..plotting import CMAP
 from ..positional import PositionalEncoding as SinusoidalEncoding
 from .declaration import Declaration, IntSlider, LogSlider, Result
@@ -31,9 +31,10 @@ def _cells(ax, shape, cmap, norm, extent):
 
 
 def _number(value):
-    """Three significant digits, as the base slider shows them: 3.16, 562, 17,800."""
+    """Three significant digits, as the base slider shows them: 3.16, 562, 17,800 (with the learner's
+    language's marks: 3,16 and 17.800 in Portuguese)."""
     rounded = float(f"{value:.3g}")
-    return f"{rounded:g}" if rounded < 1000 else f"{rounded:,.0f}"
+    return number(rounded, "g") if rounded < 1000 else number(rounded, ",.0f")
 
 
 @dataclass(frozen=True)

@@ -42,12 +42,14 @@ from ..seq2seq import (
     make_batch,
     train,
 )
-from .declaration import Checkbox, Choice, Declaration, IntSlider, NumberBox, Result, Row, options
+from .declaration import Checkbox, Choice, Declaration, IntSlider, NumberBox, Result, Row, numbered, options
 from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
 RIGHT, WRONG = "#1a7f37", "#cf222e"  # colours of an output symbol that is right, and wrong
+# What the learner reads for each cross-attention of seq2seq.ATTENTIONS: the code takes the name itself.
+ATTENTION_LABELS = {"dot-product": N_("dot-product"), "additive": N_("additive")}
 EXAMPLE_SEED = 1234  # the fixed example and the held-out set do not change with the training seed
 TEST_SEED = 4321
 SNAPSHOT_EVERY = 10  # a run's History keeps the examples' attention every 10 steps
@@ -185,9 +187,11 @@ class Training(Declaration):
 
     controls = (
         Choice("task", N_("task"), ((N_("reverse"), "reverse"), (N_("sort (distinct digits)"), "sort"))),
-        Choice("attention", N_("attention"), options(ATTENTIONS), style="toggle"),
+        Choice("attention", N_("attention"), tuple((ATTENTION_LABELS[name], name) for name in ATTENTIONS),
+               style="toggle"),
         Choice("num_hiddens", N_("hidden size"), options(HIDDEN_SIZES)),
-        Choice("lr", N_("learning rate"), tuple((f"{rate:g}", rate) for rate in LEARNING_RATES)),
+        # A number alone: nothing to translate but its decimal mark.
+        Choice("lr", N_("learning rate"), tuple((numbered("{rate:g}", rate=rate), rate) for rate in LEARNING_RATES)),
         Checkbox("positional", N_("positional encoding")),
         Choice("lengths", N_("lengths"), tuple((f"{a}–{b}", (a, b)) for a, b in LENGTHS)),
         Choice("num_steps", N_("steps"), options(STEPS)),

@@ -187,6 +187,10 @@ print("os nossos quatro kernels coincidem com os do d2lmini")
 # Em código, uma linha por consulta e uma coluna por chave:
 
 # %%
+# Dados em português: os nomes dos kernels como o leitor os lê (name_pt); o código usa os nomes em inglês
+name_pt = {"gaussian": "gaussiano", "boxcar": "retangular", "constant": "constante", "epanechnikov": "Epanechnikov"}
+
+
 def kernel_pooling(queries, keys, values, kernel, sigma):
     """Pooling de Nadaraya–Watson, normalizando os valores do kernel pela soma deles."""
     k = kernel((queries[:, None] - keys[None, :]) / sigma)  # (consultas, chaves)
@@ -202,7 +206,7 @@ for name, kernel in kernels.items():
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
     fits[name] = ours
-    print(f"{name:>8}, σ = {sigma}: coincide com d2l.nadaraya_watson; "
+    print(f"{name_pt[name]:>12}, σ = {sigma}: coincide com d2l.nadaraya_watson; "
           f"erro quadrático em relação a f: {truth_error(ours):.3f}")
 torch.testing.assert_close(fits["constant"], avg_predictions)
 print("o kernel constante dá exatamente o pooling médio")
@@ -212,11 +216,12 @@ print("o kernel constante dá exatamente o pooling médio")
 # $\sigma = 0.5$ (embaixo):
 
 # %%
+# Dados em português: os títulos dão o nome de cada kernel em português (name_pt, acima)
 fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
 for (ax_kernel, ax_fit), (name, kernel) in zip(axes.T, kernels.items()):
     ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
-    ax_kernel.set(title=f"{name}: kernel", xlabel="u = (q − x) / σ")
-    plot_fit(ax_fit, fits[name], f"{name}: ajuste, σ = {sigma}")
+    ax_kernel.set(title=f"kernel {name_pt[name]}", xlabel="u = (q − x) / σ")
+    plot_fit(ax_fit, fits[name], f"{name_pt[name]}: ajuste, σ = {sigma}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.1)
@@ -263,13 +268,13 @@ def nan_rows(weights):
     return int(weights.isnan().any(dim=1).sum())
 
 
-print("   σ    linhas NaN: k/Σk (de 50)    linhas NaN: d2l.nadaraya_watson")
-print("        gaussian   boxcar           gaussian   boxcar")
+print("   σ    linhas NaN: k/Σk (de 50)       linhas NaN: d2l.nadaraya_watson")
+print("        gaussiano  retangular          gaussiano  retangular")
 compared = ("gaussian", "boxcar")
 for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
     naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, kernels[name], sigma)[1]) for name in compared]
     stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, name, sigma)[1]) for name in compared]
-    print(f"{sigma:>6} {naive[0]:>9} {naive[1]:>8} {stable[0]:>18} {stable[1]:>8}")
+    print(f"{sigma:>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
 
 # %% [markdown] en="3a89998b02ef"
 # Em $\sigma = 0.01$ três consultas perdem a sua previsão gaussiana; em
@@ -325,7 +330,7 @@ print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(di
 # %%
 boxcar_predictions, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
 empty = boxcar_weights.sum(dim=1) == 0  # as consultas sem nenhuma chave na janela
-print("boxcar, σ = 0.01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
+print("retangular, σ = 0.01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
 print("as previsões delas são todas 0:", bool((boxcar_predictions[empty] == 0).all()),
       f"| f nessas consultas: de {y_truth[empty].min().item():.1f} a {y_truth[empty].max().item():.1f}")
 

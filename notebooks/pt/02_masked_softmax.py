@@ -518,9 +518,9 @@ fig = d2l.show_heatmaps(causal, xlabel="Chaves", ylabel="Consultas",
 torch.manual_seed(3)
 edit_scores = torch.randn(1, 6, 6)  # (lote, consultas, chaves)
 edit_masks = {  # cada uma (1, consultas ou 1, chaves), True = pode prestar atenção
-    "padding, 4 keys": d2l.attention_mask([4], 1, 6, 6),
-    "causal + padding": d2l.attention_mask([4], 1, 6, 6, causal=True),
-    "query 2: no key": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
+    "preenchimento, 4 chaves": d2l.attention_mask([4], 1, 6, 6),
+    "causal + preenchimento": d2l.attention_mask([4], 1, 6, 6, causal=True),
+    "consulta 2: sem chave": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
 }
 edit_weights = torch.cat([d2l.masked_softmax(edit_scores, mask=mask) for mask in edit_masks.values()])
 print("consulta 2, sem chave para onde olhar:", edit_weights[2, 2].tolist())

@@ -320,11 +320,14 @@ print("W_a [q; k] é igual a W_q q + W_k k; formato de W_a:", tuple(W_a.shape))
 # consultas e 50 chaves, $d_q = d_k = 64$ e $d_h = 32$:
 
 # %%
+# Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
+from d2lmini.i18n import number
+
 n_q, n_k, size, d_h = 50, 50, 64, 32  # size: d_q = d_k
 stacked_cost = n_q * n_k * d_h * (size + size)  # um produto (d_h x 2*size) por par
 split_cost = n_q * d_h * size + n_k * d_h * size + n_q * n_k * d_h  # projeta uma vez, depois soma por par
-print(f"empilhada: {stacked_cost:,} operações")
-print(f"separada:  {split_cost:,} operações, {stacked_cost / split_cost:.0f}x menos")
+print(f"empilhada: {number(stacked_cost, ',')} operações")
+print(f"separada:  {number(split_cost, ',')} operações, {stacked_cost / split_cost:.0f}x menos")
 
 # %% [markdown] en="0222785abd6f"
 # É por isso que as implementações (inclusive o `d2lmini`) mantêm $W_q$ e

@@ -309,12 +309,12 @@ def softmax_statistics(q, k, scale, g):
 
 num_rows, num_keys = 300, 10
 g = torch.randn(num_rows, num_keys, generator=generator).double()
-stats = {"unscaled": [], "scaled": []}
+stats = {"sem escala": [], "com escala": []}
 for d in dims:
     q = torch.randn(num_rows, 1, d, generator=generator).double()
     k = torch.randn(num_rows, num_keys, d, generator=generator).double()
-    stats["unscaled"].append(softmax_statistics(q, k, 1.0, g))
-    stats["scaled"].append(softmax_statistics(q, k, 1 / math.sqrt(d), g))
+    stats["sem escala"].append(softmax_statistics(q, k, 1.0, g))
+    stats["com escala"].append(softmax_statistics(q, k, 1 / math.sqrt(d), g))
 
 
 def print_table(title, columns, labels, digits):
@@ -338,8 +338,8 @@ for name, rows in stats.items():
 
 # %%
 fig, axes = d2l.plt.subplots(2, 2, figsize=(8, 5), sharex=True)
-for name, style in (("unscaled", "o-"), ("scaled", "s-")):
-    label = name if name == "unscaled" else "com escala 1/√d"
+for name, style in (("sem escala", "o-"), ("com escala", "s-")):
+    label = name if name == "sem escala" else "com escala 1/√d"
     columns = list(zip(*stats[name]))  # α máx, entropia, gradiente em s, em q, mediana em q
     for ax, column in zip(axes.flat, columns[:4]):
         line, = ax.semilogx(dims, column, style, label=label)

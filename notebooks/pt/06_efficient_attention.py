@@ -305,10 +305,14 @@ print("d2l.blockwise_attention == blockwise_attention acima, para blocos de 10, 
 # $n$, com o tamanho do bloco, que o programador escolhe; nunca com $n^2$.
 
 # %%
+# Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
+from d2lmini.i18n import number
+
 block_size, value_size = 64, 64
 print("     n |       explícito: n × n |       por blocos: n × bloco | m, ℓ, o acumulados")
 for n in (256, 1024, 4096, 16384):
-    print(f"{n:6d} | {n * n:22,d} | {n * block_size:27,d} | {n * (2 + value_size):15,d}")
+    print(f"{n:6d} | {number(n * n, ','):>22} | {number(n * block_size, ','):>27} | "
+          f"{number(n * (2 + value_size), ','):>15}")
 
 # %% [markdown] en="03eea0bbe26b"
 # Com 16.384 tokens, o caminho explícito guarda 268.435.456 pontuações por

