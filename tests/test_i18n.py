@@ -45,8 +45,8 @@ def test_every_message_of_d2lmini_is_translated_and_compiled(capsys):
 
 
 ERRORS = {  # chapter 03's sizes that must agree, chapter 05's head count, in each language
-    "pt_BR": ("os tamanhos das consultas e das chaves (último eixo) de um produto escalar precisam ser iguais: "
-              "consultas (2, 1, 20) tem 20, chaves (2, 10, 2) tem 2",
+    "pt_BR": ("os tamanhos das consultas e das chaves (último eixo) para um produto escalar precisam ser iguais: "
+              "consultas (2, 1, 20) têm 20, chaves (2, 10, 2) têm 2",
               "num_hiddens (10) precisa ser divisível por num_heads (4) para que toda cabeça tenha a mesma largura; "
               "experimente num_heads em [1, 2, 5, 10]"),
     "en": ("query and key sizes (last axis) for a dot product must agree: queries (2, 1, 20) has 20, "
