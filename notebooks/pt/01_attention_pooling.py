@@ -152,9 +152,9 @@ plt.show()
 # | kernel | $k(u)$ | em palavras |
 # |---|---|---|
 # | gaussiano | $\exp(-u^2/2)$ | toda chave conta, as mais próximas muito mais |
-# | boxcar (retangular) | $1$ se $\lvert u\rvert < 1$, senão $0$ | média simples sobre uma janela de meia-largura $\sigma$ |
+# | retangular (boxcar) | $1$ se $\lvert u\rvert < 1$, senão $0$ | média simples sobre uma janela de meia-largura $\sigma$ |
 # | constante | $1$ | todas as chaves iguais: o pooling médio de novo |
-# | Epanechnikov | $\max(1 - u^2, 0)$ | uma janela como a do boxcar, com pesos que diminuem em direção às bordas |
+# | Epanechnikov | $\max(1 - u^2, 0)$ | uma janela como a do retangular, com pesos que diminuem em direção às bordas |
 #
 # (Os livros de estatística multiplicam o kernel de Epanechnikov por $3/4$
 # para que a integral dele seja 1; o fator se cancela quando os pesos são
@@ -230,7 +230,7 @@ plt.show()
 # %% [markdown] en="bc3b788cf809"
 # Os três kernels locais seguem a curva; o kernel constante é de novo a linha
 # de base horizontal. Um kernel local reduz o erro quadrático em relação a $f$
-# de 0,86 para 0,11 (gaussiano), 0,05 (boxcar) ou 0,04 (Epanechnikov).
+# de 0,86 para 0,11 (gaussiano), 0,05 (retangular) ou 0,04 (Epanechnikov).
 #
 # ## Kernels estreitos: onde a fórmula dos livros-texto quebra
 #
@@ -259,7 +259,7 @@ print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
       f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
 
 # %% [markdown] en="232d7e11af3f"
-# O boxcar tem o problema dos NaN por construção: uma consulta sem nenhuma
+# O kernel retangular tem o problema dos NaN por construção: uma consulta sem nenhuma
 # chave dentro da sua janela não tem do que tirar a média. Vamos contar as
 # linhas NaN à medida que $\sigma$ diminui.
 
@@ -314,7 +314,7 @@ print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(di
 
 # %% [markdown] en="c173b3e43964"
 # As consultas resgatadas põem todo o seu peso na chave mais próxima, que é o
-# que a fórmula significa no limite. Para o boxcar, uma consulta sem nenhuma
+# que a fórmula significa no limite. Para o kernel retangular, uma consulta sem nenhuma
 # chave na janela realmente não tem do que tirar a média, e nenhuma fórmula
 # pode resgatá-la. O `d2lmini` dá a ela uma linha de pesos toda nula em vez de
 # NaN, para que uma única janela vazia não espalhe NaN pelos cálculos
@@ -405,7 +405,7 @@ print(f"σ = {widths[-1]}: todos os pesos entre {wide.min().item():.4f} e {wide.
 #   ficam com a cor do 0, a da base da barra de cores (pesos todos nulos), e as
 #   previsões delas caem para 0.
 # * Constante: toda linha é uniforme, seja qual for $\sigma$.
-# * Epanechnikov ao lado do boxcar com o mesmo $\sigma$: a mesma janela, mas
+# * Epanechnikov ao lado do retangular com o mesmo $\sigma$: a mesma janela, mas
 #   os pesos diminuem em direção às bordas da janela.
 # * Com um $\sigma$ grande, o mapa de calor fica quase de uma cor só, a da base
 #   da escala de 0 a 1. Mude **cores** para *ajustar aos pesos*: a barra de cores agora termina em 0,05 ou por aí, e a estrutura
@@ -432,7 +432,7 @@ explorer
 # 2. No menor $\sigma$, $2^{-7}$, 46 das 50 consultas não têm nenhuma entrada
 #    de treinamento dentro da janela: as linhas delas são todas nulas e as
 #    previsões, 0. Ainda há 13 dessas linhas em $\sigma = 0.0625$, 5 em 0,125,
-#    3 em 0,149 e nenhuma de 0,177 para cima. O boxcar não tem caudas, então
+#    3 em 0,149 e nenhuma de 0,177 para cima. O kernel retangular não tem caudas, então
 #    uma linha dessas não tem nada a normalizar; o `d2lmini` devolve zeros ali
 #    em vez do NaN de $0/0$. As previsões 0 estão erradas do mesmo jeito, em
 #    todo lugar menos em $x = 0$: o ajuste cai para 0 onde quer que uma janela
@@ -442,7 +442,7 @@ explorer
 #    kernel constante ignora a distância, então não há nada para $\sigma$
 #    escalonar.
 # 4. Em $\sigma = 0.5$ a consulta $x = 2.5$ dá peso às mesmas 7 chaves com os
-#    dois kernels. O boxcar dá a cada uma delas $1/7 \approx 0.143$; o kernel
+#    dois kernels. O kernel retangular dá a cada uma delas $1/7 \approx 0.143$; o kernel
 #    de Epanechnikov dá 0,205 à mais próxima e só 0,007 à que está na borda da
 #    janela. Uma chave que entra na janela começa com peso 0 em vez de entrar
 #    de um salto, então o ajuste não tem degraus, e fica mais perto de $f$
@@ -660,12 +660,12 @@ print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha
 #   treinamento, e os pesos são valores do kernel normalizados sobre as
 #   chaves.
 # * O kernel constante dá o pooling médio; os kernels locais (gaussiano,
-#   boxcar, Epanechnikov) seguem os dados.
+#   retangular, Epanechnikov) seguem os dados.
 # * Normalizar como $k/\sum k$ dá linhas NaN assim que um kernel gaussiano
 #   estreito sofre underflow em todas as chaves (3 de 50 consultas em
 #   $\sigma = 0.01$, aqui). Um softmax do log dos valores do kernel nunca dá;
 #   `d2l.nadaraya_watson` calcula os pesos desse jeito, e dá a uma consulta
-#   sem nenhuma chave na janela de um boxcar pesos todos nulos em vez de NaN.
+#   sem nenhuma chave na janela de um kernel retangular pesos todos nulos em vez de NaN.
 #   A previsão dessas consultas, 0, continua errada (em todo lugar menos em
 #   $x = 0$): conte essas linhas e alargue a janela até não sobrar nenhuma.
 # * A largura $\sigma$ equilibra ruído e detalhe. Ela pode ser aprendida por
@@ -699,7 +699,7 @@ questions.ask("01")
 #
 # O kernel triangular é uma tenda, $k(u) = \max(1 - \lvert u\rvert, 0)$: vale 1
 # em $u = 0$, cai em linha reta até 0 em $\lvert u\rvert = 1$, e vale 0 daí em
-# diante. Ele tem a janela do boxcar e do kernel de Epanechnikov, mas não o
+# diante. Ele tem a janela do kernel retangular e do de Epanechnikov, mas não o
 # perfil deles: compare $k(0.5)$ nos três. Escreva-o para um tensor `u` de
 # qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
 # oferece este; quando ele passar, a conferência entrega a sua função a

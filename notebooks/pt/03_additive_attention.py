@@ -327,7 +327,7 @@ n_q, n_k, size, d_h = 50, 50, 64, 32  # size: d_q = d_k
 stacked_cost = n_q * n_k * d_h * (size + size)  # um produto (d_h x 2*size) por par
 split_cost = n_q * d_h * size + n_k * d_h * size + n_q * n_k * d_h  # projeta uma vez, depois soma por par
 print(f"empilhada: {number(stacked_cost, ',')} operações")
-print(f"separada:  {number(split_cost, ',')} operações, {stacked_cost / split_cost:.0f}x menos")
+print(f"separada:  {number(split_cost, ',')} operações, {stacked_cost / split_cost:.0f} vezes menos")
 
 # %% [markdown] en="0222785abd6f"
 # É por isso que as implementações (inclusive o `d2lmini`) mantêm $W_q$ e

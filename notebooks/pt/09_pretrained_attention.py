@@ -489,7 +489,7 @@ d2l.plt.show()
 # Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
 from d2lmini.i18n import number
 
-weights = model.weights_summary  # nome -> (dtype, forma)
+weights = model.weights_summary  # nome -> (dtype, formato)
 num_parameters = sum(math.prod(shape) for dtype, shape in weights.values() if dtype == "F32")
 print(f"{len(weights)} arrays, {number(num_parameters, ',')} números treinados")
 for name in ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
