@@ -1,14 +1,14 @@
 """Sphinx settings of the collection's web site (docs/site.md).
 
-`make site` (tools/build_site.py) copies this file into the book's source folder with
-the chapters, the guides, the landing page and the table of contents, then runs
-sphinx-build. The packages are Jupyter Book 1's (Sphinx, MyST-NB, the book
+`make site` (tools/build_site.py) copies this file into each book's source folder
+(one per language) with the chapters, the guides, the landing page and the table
+of contents, then runs sphinx-build. The packages are Jupyter Book 1's (Sphinx, MyST-NB, the book
 theme, the external table of contents); a plain conf.py, rather than Jupyter
 Book's _config.yml, keeps the extensions to those the site uses (no Thebe,
 whose configuration script Jupyter Book adds twice) and every list as written.
 tools/build_site.py passes the launch buttons' repository, branch and JupyterHub
-address (empty: no hub button), the repository's folder and the landing page's
-substitutions in the environment.
+address (empty: no hub button), the repository's folder, the landing page's
+substitutions and the book's language, place and language links in the environment.
 """
 
 import html
@@ -22,8 +22,13 @@ from docutils import nodes
 from sphinx import addnodes
 
 project = "attention-notebooks"
-author = "the attention-notebooks contributors"
+author = os.environ.get("SITE_AUTHOR", "the attention-notebooks contributors")  # in the book's language
 copyright = "2026, " + author
+# The book's language ("en", "pt_BR"): Sphinx's and the theme's words, <html lang>, and the search's stemmer.
+language = os.environ.get("SITE_LANGUAGE", "en")
+# The theme's words that its own catalogues leave untranslated: locale/<language>/LC_MESSAGES/sphinx.po
+# (pydata-sphinx-theme's, which Sphinx reads from here) and booktheme.po (setup, below).
+locale_dirs = ["locale"]
 
 # sphinx.ext.githubpages writes .nojekyll, without which GitHub Pages drops the
 # folders whose names start with "_" (_static, _images).
@@ -39,10 +44,10 @@ myst_substitutions = yaml.safe_load(os.environ["SITE_SUBSTITUTIONS"])
 # Markdown links to a heading (page.md#a-heading) resolve, as they do on GitHub.
 myst_heading_anchors = 4
 
-templates_path = ["_templates"]  # layout.html: what a phone's first view waits for (docs/site.md)
-html_theme = "sphinx_book_theme"
-# The theme's colour-mode and search buttons, given names that hold their visible labels (WCAG 2.5.3).
+# layout.html: what a phone's first view waits for (docs/site.md); the theme's colour-mode and search
+# buttons, given names that hold their visible labels (WCAG 2.5.3); the language switch.
 templates_path = ["_templates"]
+html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css", "explorers/explorers.css"]
@@ -56,10 +61,11 @@ html_math_renderer = "prerendered"
 html_show_search_summary = False
 html_theme_options = {
     # Launch buttons open a chapter's learner edition: the `learner` branch of
-    # the repository (make learner-repo), where each chapter sits at the top level.
+    # the repository (make learner-repo), where each English chapter sits at the
+    # top level and each translated one in its folder (path_to_docs: "pt").
     "repository_url": os.environ["SITE_REPOSITORY_URL"],
     "repository_branch": os.environ["SITE_BRANCH"],
-    "path_to_docs": "",
+    "path_to_docs": os.environ.get("SITE_PATH_TO_DOCS", ""),
     "launch_buttons": {
         "notebook_interface": "jupyterlab",
         "binderhub_url": "https://mybinder.org",
@@ -69,6 +75,8 @@ html_theme_options = {
     "use_download_button": True,
     "use_repository_button": True,
     "home_page_in_toc": True,
+    # The link to this page in the other language, first in the article's header (_templates/language-switch.html).
+    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
 }
 # A first visit starts in light mode: with no stored choice, the theme logs an error otherwise.
 html_context = {"default_mode": "light"}
@@ -130,12 +138,15 @@ def _visit_display_math(self, node):
 # A guide sits in the book where it sits in the repository (docs/hub.md), so MyST resolves its links
 # to other pages as GitHub does. A link to a file that is no page of the site (../tools/colab.py)
 # is left unresolved by MyST; it leads to that file on GitHub instead.
+# A page that sits elsewhere in the book (a translation's glossary, docs/pt/glossario.md, at the top of its
+# book) resolves its links from its own place in the repository: tools/build_site.py gives it, by docname.
 REPOSITORY_ROOT = Path(os.environ["SITE_REPOSITORY_ROOT"])
 GITHUB_FILE = os.environ["SITE_REPOSITORY_URL"] + "/blob/main/{path}"
+PAGE_SOURCES = yaml.safe_load(os.environ.get("SITE_PAGE_SOURCES") or "{}")
 
 
 def _link_repository_files(app, doctree):
-    page = REPOSITORY_ROOT / app.env.doc2path(app.env.docname, base=False)
+    page = REPOSITORY_ROOT / PAGE_SOURCES.get(app.env.docname, app.env.doc2path(app.env.docname, base=False))
     for link in list(doctree.findall(addnodes.pending_xref)):
         if link["reftype"] != "myst" or link["refdomain"] is not None:
             continue
@@ -165,8 +176,21 @@ def _defer_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = deferred
 
 
+# --- The language switch -------------------------------------------------------------------------
+# Each page links to itself in the other language, or to the other language's landing page where it
+# has no counterpart: tools/build_site.py (language_links) gives every page's links, relative to it.
+LANGUAGE_LINKS = yaml.safe_load(os.environ.get("SITE_LANGUAGE_LINKS") or "{}")
+
+
+def _language_links(app, pagename, templatename, context, doctree):
+    context["language_links"] = LANGUAGE_LINKS.get(pagename, [])
+
+
 def setup(app):
+    # After the book theme's own catalogue, which keeps the words it translates.
+    app.add_message_catalog("booktheme", str(Path(app.confdir) / "locale"))
     app.connect("doctree-read", _link_repository_files)
     app.connect("html-page-context", _defer_scripts)
+    app.connect("html-page-context", _language_links)
     app.add_html_math_renderer("prerendered", (_visit_math, None), (_visit_display_math, None))
     app.connect("env-updated", _draw_formulas)

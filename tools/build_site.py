@@ -2,9 +2,14 @@
 
     python -m tools.build_site [--out build/site] [--hub-url https://hub.example.edu] [--edition learner]
 
-It assembles a book in ``<out>-src`` (site/conf.py, a table of contents, the
-pages) and builds it with sphinx-build into ``<out>`` (open
-``<out>/index.html``). The pages are made from what is already stored:
+The site holds one book per language (``BOOKS``): the English one at its root,
+each translation in its folder (``pt/``: the chapters of notebooks/pt/, its own
+landing page site/pt/index.md and its glossary). Each book is assembled in
+``<out>-src/<folder>`` (site/conf.py, a table of contents, the pages) and built
+with sphinx-build, in its own language (Sphinx's words, its search), and the
+books go into ``<out>`` (open ``<out>/index.html``). Every page links to itself
+in the other language, or to the other book's landing page where it has no
+counterpart (``language_links``). The pages are made from what is already stored:
 
 - each chapter is its **learner edition** (tools/editions.py: exercises as
   stubs, no check output), with its stored figures; ``--edition instructor``
@@ -16,7 +21,9 @@ pages) and builds it with sphinx-build into ``<out>`` (open
   stored picture shows. The why-questions show their question and options as text;
 - ``docs/`` and ``benchmarks/README.md`` are pages too, and ``site/index.md``
   is the landing page, its fields (MyST substitutions) filled here: the chapter
-  map from each chapter's title and its row in docs/chapters.md.
+  map from each chapter's title and its row in docs/chapters.md;
+- what the site writes around a chapter (the line of launch links, alt texts, the
+  edition's sentence, ...) is in the book's language: tools/site_words.py holds it.
 
 Nothing is executed, and nothing is fetched: MathJax comes from the npm copy
 that ``make site`` installs (MATHJAX below), the theme's fonts and scripts from
@@ -28,28 +35,37 @@ image from Colab's site) becomes a line of links.
 
 import argparse
 import base64
+import contextlib
 import hashlib
 import html
 import io
+import multiprocessing
 import os
+import posixpath
 import re
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import yaml
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
 from PIL import Image
 
+from d2lmini import i18n
 from d2lmini.widgets import DECLARATIONS, page
 from d2lmini.widgets._compat import WIDGET_VIEW
-from tools import colab
+from tools import colab, site_words
 from tools.class_hub import nbgitpuller_link
-from tools.editions import learner_notebook, tags
+from tools.editions import TRANSLATIONS, learner_notebook, tags
 from tools.learner_repo import BRANCH, chapter_sources
+from tools.site_words import words
 
 REPO = Path(__file__).resolve().parent.parent
 SITE_TEMPLATE = REPO / "site"
@@ -63,26 +79,77 @@ BINDER = "https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=lab/tree/{nam
 GUIDES = ["learners", "instructors", "explorers", "d2lmini", "colab", "binder", "hub", "platforms",
           "pretrained", "chapter08", "architecture", "site", "chapters"]
 REPOSITORY_URL = f"https://github.com/{colab.REPOSITORY}"
-EDITION_SENTENCES = {
-    "learner": "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page "
-               "of this site.",
-    "instructor": "**This is the instructor edition: every exercise shows its answer.** Keep it off any address "
-                  "your learners can reach.",
-}
+EDITION_SENTENCES = {edition: site_words.ENGLISH[f"{edition} edition"] for edition in ("learner", "instructor")}
 EXPLORER_REPR = re.compile(r"^(\w+Explorer|TrainingView)\(")  # an explorer's text form names its declaration
 # Chapter 08's training view trains a model, which needs a kernel: on the page it becomes the replay of
 # the notebook's recorded run, the alignment explorer with its Play button.
 REPLAYED = {"TrainingView": "AlignmentExplorer"}
 EXPLORERS = "explorers"  # the live explorers' scripts, in _static
 FIGURES = "figures"  # the chapters' figures, in _static
+# A translation's pages other than its chapters and landing page, each at the top of its book: repository file.
+TRANSLATED_GUIDES = {"pt": {"glossario": "docs/pt/glossario.md"}}
 
 
-def launch_links(name, hub_url):
-    """The chapter's launch links, by label: where a reader runs this chapter's learner edition."""
-    links = {"Colab": colab.colab_url(name),
-             "Binder": BINDER.format(repository=colab.REPOSITORY, branch=BRANCH, name=name)}
+@dataclass(frozen=True)
+class Book:
+    """One language's book of the site."""
+
+    folder: str  # "en", or a translation's folder under notebooks/ ("pt", tools/editions.py's TRANSLATIONS)
+    language: str  # Sphinx's and d2lmini's name for it: "en", "pt_BR"
+
+    @property
+    def prefix(self):
+        """Where the book sits in the site, and its chapters in the learner branch: "" or "pt/"."""
+        return "" if self.folder == "en" else f"{self.folder}/"
+
+    @property
+    def lang(self):
+        """The language as HTML names it: "en", "pt-BR"."""
+        return self.language.replace("_", "-")
+
+    def chapter_sources(self):
+        """The book's chapters, in order."""
+        if self.folder == "en":
+            return chapter_sources()
+        return sorted((REPO / "notebooks" / self.folder).glob("[0-9][0-9]_*.ipynb"))
+
+    def guides(self):
+        """The book's pages other than its chapters and landing page: their place in the book (a docname)
+        -> their file in the repository."""
+        if self.folder == "en":
+            return {**{f"docs/{guide}": f"docs/{guide}.md" for guide in GUIDES},
+                    "benchmarks/README": "benchmarks/README.md"}
+        return dict(TRANSLATED_GUIDES.get(self.folder, {}))
+
+
+BOOKS = [Book("en", "en")] + [Book(folder, language) for folder, language in TRANSLATIONS.items()]
+
+
+@contextlib.contextmanager
+def speaking(language):
+    """d2lmini speaks ``language`` inside the block, and again the language it spoke before after it,
+    even when the block fails."""
+    before = i18n.current_language()
+    i18n.set_language(language)
+    try:
+        yield
+    finally:
+        i18n.set_language(before)
+
+
+def learner_path(name, folder="en"):
+    """A chapter's path in the learner branch: "04_scaled_dot_product.ipynb", "pt/04_scaled_dot_product.ipynb"."""
+    return name if folder == "en" else f"{folder}/{name}"
+
+
+def launch_links(name, hub_url, folder="en"):
+    """The chapter's launch links, by label: where a reader runs this chapter's learner edition, in the
+    language of ``folder``."""
+    path = learner_path(name, folder)
+    links = {"Colab": colab.colab_url(name, folder),
+             "Binder": BINDER.format(repository=colab.REPOSITORY, branch=BRANCH, name=path)}
     if hub_url:
-        links["your course's hub"] = nbgitpuller_link(hub_url, REPOSITORY_URL, name)
+        links[words(folder, "hub link")] = nbgitpuller_link(hub_url, REPOSITORY_URL, path)
     return links
 
 
@@ -94,16 +161,16 @@ def explorer_name(output):
     return REPLAYED.get(match.group(1), match.group(1)) if match else None
 
 
-def live_explorer(output, number, scripts, static):
+def live_explorer(output, number, scripts, static, folder="en"):
     """The stored output of an explorer made live: its box, which the page's script fills with the
     controls and the picture, holding the stored picture (``static``, a file in _static) until it
     does, or for a reader without JavaScript. The box names the scripts of its data, which the page
-    loads when the reader nears it (explorers.js), so that a first view never waits for them."""
+    loads when the reader nears it (explorers.js), so that a first view never waits for them. Its
+    alt text is in the language of ``folder``."""
     name = explorer_name(output)
-    words = re.sub(r"(?<!^)(?=[A-Z])", " ", name.removesuffix("Explorer")).lower()  # "kernel pooling"
     settings = output["data"]["text/plain"].partition("(")[2].rstrip(")")
-    alt = html.escape(f"The {words} explorer's picture at its first settings ({settings}); with JavaScript "
-                      "it becomes live, with a text summary of what it shows.", quote=True)
+    named = site_words.say(folder, site_words.explorer_words(name))  # "kernel pooling"
+    alt = html.escape(words(folder, "explorer alt", words=named, settings=settings), quote=True)
     sources = " ".join(f"_static/{EXPLORERS}/{src}" for src in scripts[name])
     width = output.get("metadata", {}).get("image/png", {}).get("width")  # CSS pixels: the PNG has twice
     picture = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"])))
@@ -114,13 +181,13 @@ def live_explorer(output, number, scripts, static):
     return nbformat.v4.new_output("display_data", {"text/html": box})
 
 
-def figure_box(output, static_folder):
+def figure_box(output, static_folder, folder="en"):
     """A stored figure as the page shows it: its picture for a light page and, when stored
     (d2lmini.plotting.DARK_FIGURES), the one for a dark page, each shown only in its mode (the
     theme's only-light/only-dark), with the figure's alt text, its size in CSS pixels (so the page
     does not move as it loads) and loaded lazily, as the reader scrolls to it."""
     metadata = output.get("metadata", {}).get("image/png", {})
-    alt = html.escape(metadata.get("alt") or "A figure (its chapter's notebook has no alt text for it).", quote=True)
+    alt = html.escape(metadata.get("alt") or words(folder, "figure alt"), quote=True)
     size = "".join(f' {key}="{int(metadata[key])}"' for key in ("width", "height") if key in metadata)
     light = base64.b64decode(output["data"]["image/png"])
     stem = hashlib.sha256(light).hexdigest()[:20]  # one file per picture, whichever pages show it
@@ -136,43 +203,42 @@ def figure_box(output, static_folder):
     return nbformat.v4.new_output("display_data", {"text/html": f'<div class="d2l-figure">{"".join(images)}</div>'})
 
 
-def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, figures_folder=None):
+def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, figures_folder=None, folder="en"):
     """A chapter as the site shows it (see the module's docstring). ``scripts`` (explorer name -> its
     scripts, from ``page.write_assets``) makes its explorers live; their stored pictures go into
-    ``static_folder``."""
+    ``static_folder``. ``folder`` is its language's ("en", "pt"): what the site adds is in it, and
+    its launch links open the chapter of that language."""
     if edition == "learner":
         nb = learner_notebook(nb, name, dark_pictures=True)
     nb.metadata.pop("widgets", None)
     scripts = scripts or {}
     explorers = 0
     # Raw HTML: MyST escapes the "&" of a Markdown link's query twice.
-    links = launch_links(name, hub_url).items()
+    links = launch_links(name, hub_url, folder).items()
     links = " · ".join(f'<a href="{html.escape(url)}">{label}</a>' for label, url in links)
     cells = []
     for cell in nb.cells:
         if "colab-setup" in tags(cell):
             continue
         if cell.cell_type == "markdown" and colab.BADGE_MARK in cell.source:
-            cell.source = f"<p><strong>Run this chapter</strong> (its learner edition, sliders live): {links}</p>"
+            cell.source = f"<p>{words(folder, 'run line', links=links)}</p>"
         outputs = []
         for output in cell.get("outputs", []):
             if explorer_name(output) in scripts:
                 explorers += 1
                 static = f"{Path(name).stem}-{explorers}.png"
                 (static_folder / static).write_bytes(base64.b64decode(output["data"]["image/png"]))
-                output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static)
+                output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static, folder)
             elif figures_folder is not None and "image/png" in output.get("data", {}) \
                     and WIDGET_VIEW not in output["data"]:
-                output = figure_box(output, figures_folder)
+                output = figure_box(output, figures_folder, folder)
             output.get("data", {}).pop(WIDGET_VIEW, None)
             outputs.append(output)
         if cell.cell_type == "code":
             cell.outputs = outputs
         cells.append(cell)
         if cell.cell_type == "code" and QUESTION_CALL in cell.source:
-            cells.append(nbformat.v4.new_markdown_cell(
-                "*On this page the options cannot be picked: run the chapter (links at the top) to choose one "
-                "and see what the check says about it.*"))
+            cells.append(nbformat.v4.new_markdown_cell(words(folder, "question note")))
     nb.cells = cells
     return nb
 
@@ -196,96 +262,155 @@ def chapter_rows():
     return rows
 
 
-def chapter_map(titles):
+def chapter_map(titles, folder="en"):
+    """The landing page's table of chapters: each chapter's title, linked, and what it teaches, from
+    docs/chapters.md, or for a translation its line in tools/site_words.py (the English one until
+    it has its own)."""
     rows = chapter_rows()
     missing = sorted(set(titles) - set(rows))
     if missing:
         raise ValueError(f"docs/chapters.md has no row for {missing}: add one to its table")
-    lines = ["| Chapter | What it teaches |", "|---|---|"]
+    if folder != "en":
+        translated = site_words.CHAPTER_ROWS[folder]
+        rows = {stem: translated[stem][1] if stem in translated else row for stem, row in rows.items()}
+    lines = [f"| {words(folder, 'map chapter')} | {words(folder, 'map teaches')} |", "|---|---|"]
     lines += [f"| [{title}]({stem}.ipynb) | {rows[stem]} |" for stem, title in titles.items()]
     return "\n".join(lines)
 
 
-def landing_substitutions(titles, hub_url, edition):
-    """What fills the landing page's ``{{ name }}`` fields (MyST's substitutions, site/index.md)."""
-    return {"chapter_map": chapter_map(titles),
-            "hub_sentence": ", or on your course's **JupyterHub**" if hub_url else "",
-            "edition_sentence": EDITION_SENTENCES[edition],
-            "repository_link": f"[the repository]({REPOSITORY_URL})"}
+def landing_substitutions(titles, hub_url, edition, folder="en"):
+    """What fills the landing page's ``{{ name }}`` fields (MyST's substitutions, site/index.md and
+    site/<folder>/index.md), in the language of ``folder``."""
+    return {"chapter_map": chapter_map(titles, folder),
+            "hub_sentence": words(folder, "hub sentence") if hub_url else "",
+            "edition_sentence": words(folder, f"{edition} edition"),
+            "repository_link": words(folder, "repository link", url=REPOSITORY_URL)}
 
 
 def new_book(src):
-    """An empty book in ``src``: the site's settings (site/conf.py), stylesheet and templates, no page yet."""
+    """An empty book in ``src``: the site's settings (site/conf.py), stylesheet, templates and theme
+    catalogues (site/locale, compiled), no page yet."""
     if src.exists():
         shutil.rmtree(src)
     (src / "_static").mkdir(parents=True)
     shutil.copy(SITE_TEMPLATE / "conf.py", src / "conf.py")
     shutil.copy(SITE_TEMPLATE / "site.css", src / "_static" / "site.css")
     shutil.copytree(SITE_TEMPLATE / "_templates", src / "_templates")
+    # The theme's words that its own catalogues leave untranslated (site/locale, docs/translating.md).
+    shutil.copytree(SITE_TEMPLATE / "locale", src / "locale")
+    for catalogue in (src / "locale").rglob("*.po"):
+        with open(catalogue, "rb") as po, open(catalogue.with_suffix(".mo"), "wb") as mo:
+            write_mo(mo, read_po(po))
     if not (MATHJAX / "package.json").exists():
         raise FileNotFoundError(f"MathJax is missing at {MATHJAX}: run `make site`, which installs it from npm")
     if shutil.which("node") is None:
         raise FileNotFoundError("node not found: the site's formulas are drawn by MathJax with Node.js 20 or newer")
 
 
-def assemble(src, hub_url, edition):
-    """Write the book's source folder: config, table of contents, landing page, chapters, guides;
+def assemble(src, hub_url, edition, book=BOOKS[0]):
+    """Write ``book``'s source folder: config, table of contents, landing page, chapters, guides;
     return each chapter's title, by its notebook's stem."""
     new_book(src)
 
-    chapters = {path: nbformat.read(path, as_version=4) for path in chapter_sources()}
+    chapters = {path: nbformat.read(path, as_version=4) for path in book.chapter_sources()}
     shown = {explorer_name(output) for nb in chapters.values() for cell in nb.cells
              for output in cell.get("outputs", [])} - {None}
-    live = [declaration.for_page() for declaration in DECLARATIONS if declaration.__name__ + "Explorer" in shown]
     explorers = src / "_static" / EXPLORERS
-    scripts = page.write_assets(explorers, live)
+    # The explorers' data in the book's language: whatever it holds in words comes from d2lmini's catalogue.
+    with speaking(book.language):
+        live = [declaration.for_page() for declaration in DECLARATIONS
+                if declaration.__name__ + "Explorer" in shown]
+        scripts = page.write_assets(explorers, live)
     figures = src / "_static" / FIGURES
     figures.mkdir()
     titles = {}
     for path, nb in chapters.items():
         titles[path.stem] = chapter_title(nb)
-        nbformat.write(web_chapter(nb, path.name, hub_url, edition, scripts, explorers, figures), src / path.name)
+        chapter = web_chapter(nb, path.name, hub_url, edition, scripts, explorers, figures, book.folder)
+        nbformat.write(chapter, src / path.name)
 
-    guides = [REPO / "docs" / f"{guide}.md" for guide in GUIDES] + [REPO / "benchmarks" / "README.md"]
-    for guide in guides:
-        if not guide.exists():
-            raise FileNotFoundError(f"the site lists {guide.relative_to(REPO)}, which does not exist")
-    # Each guide keeps its place in the repository, so that MyST resolves its links as GitHub does
+    guides = book.guides()
+    for source in guides.values():
+        if not (REPO / source).exists():
+            raise FileNotFoundError(f"the site lists {source}, which does not exist")
+    # Each English guide keeps its place in the repository, so that MyST resolves its links as GitHub does
     # (site/conf.py sends a link to a file that is no page of the site to that file on GitHub).
-    for guide in guides:
-        target = src / guide.relative_to(REPO)
+    for docname, source in guides.items():
+        target = src / (docname + ".md")
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(guide, target)
-    shutil.copy(SITE_TEMPLATE / "index.md", src / "index.md")
+        shutil.copy(REPO / source, target)
+    shutil.copy(SITE_TEMPLATE / book.prefix / "index.md", src / "index.md")
+    pages = [{"file": docname} for docname in guides]
+    if book.folder == "en":
+        pages[-1]["title"] = "Benchmarks"  # benchmarks/README
     toc = {"format": "jb-book", "root": "index", "parts": [
-        {"caption": "Chapters", "chapters": [{"file": stem} for stem in titles]},
-        {"caption": "Guides", "chapters": [{"file": f"docs/{guide}"} for guide in GUIDES]
-         + [{"file": "benchmarks/README", "title": "Benchmarks"}]},
+        {"caption": words(book.folder, "chapters caption"), "chapters": [{"file": stem} for stem in titles]},
+        {"caption": words(book.folder, "guides caption"), "chapters": pages},
     ]}
     (src / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     return titles
 
 
-def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
-    """Assemble and build the site into ``out``; return the seconds the build took."""
-    out = Path(out)
-    src = out.with_name(out.name + "-src")
-    started = time.perf_counter()
-    titles = assemble(src, hub_url, edition)
-    html_dir = sphinx_build(src, landing_substitutions(titles, hub_url, edition), hub_url)
+def book_pages(book):
+    """Every page of ``book`` (docnames): its landing page, Sphinx's search and index, its chapters and guides."""
+    return ["index", "search", "genindex", *(path.stem for path in book.chapter_sources()), *book.guides()]
+
+
+def language_links(pages):
+    """For each book (by folder) and each of its pages, the links to the same page in the other books:
+    {"href" (from that page), "lang", "name"}. A page that another book lacks leads to its landing page.
+    ``pages``: book -> its pages (``book_pages``)."""
+    links = {}
+    for book, docnames in pages.items():
+        links[book.folder] = {}
+        for docname in docnames:
+            here = posixpath.dirname(book.prefix + docname) or "."
+            links[book.folder][docname] = [
+                {"href": posixpath.relpath(f"{other.prefix}{docname if docname in others else 'index'}.html", here),
+                 "lang": other.lang, "name": site_words.LANGUAGE_NAMES[other.folder]}
+                for other, others in pages.items() if other != book]
+    return links
+
+
+def build_book(book, src, hub_url, edition, links):
+    """Assemble ``book`` in ``src`` and build it; return its HTML folder, its icon fonts cut."""
+    titles = assemble(src, hub_url, edition, book)
+    html_dir = sphinx_build(src, landing_substitutions(titles, hub_url, edition, book.folder), hub_url, book, links)
     cut_icon_fonts(html_dir)
+    return html_dir
+
+
+def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
+    """Assemble and build the site, every book of it, into ``out``; return the seconds the build took."""
+    out = Path(out)
+    sources = out.with_name(out.name + "-src")
+    started = time.perf_counter()
+    if sources.exists():
+        shutil.rmtree(sources)
+    links = language_links({book: book_pages(book) for book in BOOKS})
+    # The books are built side by side, each in a process of its own (d2lmini's language is the process's).
+    with ProcessPoolExecutor(len(BOOKS), mp_context=multiprocessing.get_context("spawn")) as pool:
+        building = {book: pool.submit(build_book, book, sources / book.folder, hub_url, edition, links[book.folder])
+                    for book in BOOKS}
+        html_dirs = {book: job.result() for book, job in building.items()}
     if out.exists():
         shutil.rmtree(out)
-    shutil.copytree(html_dir, out)
+    for book, html_dir in html_dirs.items():
+        shutil.copytree(html_dir, out / book.prefix)
     return time.perf_counter() - started
 
 
-def sphinx_build(src, substitutions, hub_url=None):
-    """Build the book in ``src`` with sphinx-build; return its HTML folder. ``substitutions`` fill the
-    ``{{ name }}`` fields of its pages; ``hub_url`` (or None) is the launch buttons' JupyterHub."""
+def sphinx_build(src, substitutions, hub_url=None, book=BOOKS[0], language_links=None):
+    """Build the book in ``src`` with sphinx-build, in ``book``'s language; return its HTML folder.
+    ``substitutions`` fill the ``{{ name }}`` fields of its pages; ``hub_url`` (or None) is the launch
+    buttons' JupyterHub; ``language_links`` (docname -> its links to the other books, ``language_links``)
+    make each page's language switch."""
     env = {**os.environ, "SITE_REPOSITORY_URL": REPOSITORY_URL, "SITE_REPOSITORY_ROOT": str(REPO),
            "SITE_SUBSTITUTIONS": yaml.safe_dump(substitutions), "SITE_MATHJAX": str(MATHJAX),
-           "SITE_RENDER_MATH": str(RENDER_MATH), "SITE_BRANCH": BRANCH, "SITE_HUB_URL": hub_url or ""}
+           "SITE_RENDER_MATH": str(RENDER_MATH), "SITE_BRANCH": BRANCH, "SITE_HUB_URL": hub_url or "",
+           "SITE_LANGUAGE": book.language, "SITE_PATH_TO_DOCS": book.prefix.rstrip("/"),
+           "SITE_AUTHOR": words(book.folder, "author"), "SITE_PAGE_SOURCES": yaml.safe_dump(book.guides()),
+           "SITE_LANGUAGE_LINKS": yaml.safe_dump(language_links or {})}
     # -W: a warning (a broken link, a missing page) fails the build; -n: so does a missing reference.
     # Built inside ``src``: MyST-NB writes a jupyter_execute folder beside the html one, which must
     # not land in a shared folder (build/) where another edition's build could mix with it.

@@ -1,16 +1,21 @@
 """The web site (make site, tools/build_site.py), built here and read in Chromium with nothing from outside its folder.
 
 The build runs with a proxy that answers nothing, so a build that needed the
-network would fail. Every page is opened from disk with every request outside
-the site's folder aborted, and must show no console error and no failed
-request; its images must load, sharp at a device scale factor of 2, its math
-must render, its internal links must resolve, and it must fit a phone's width.
-The launch buttons must open the chapter's learner edition, search must find
-chapter 02, and no exercise's answer may appear anywhere in the folder. Every
-explorer a chapter shows is live on its page, on a desktop and on a phone, and
-every one of its controls moves it from the keyboard.
+network would fail. Every page, English or Portuguese, is opened from disk with
+every request outside the site's folder aborted, and must show no console error
+and no failed request; its images must load, sharp at a device scale factor of
+2, its math must render, its internal links must resolve, and it must fit a
+phone's width. The launch buttons must open the chapter's learner edition (a
+Portuguese chapter's: pt/ in the learner branch), each language's search must
+find its chapter 02 and only its own pages, every page must link to itself in
+the other language, and no exercise's answer may appear anywhere in the folder.
+Every explorer a chapter shows is live on its page, on a desktop and on a phone,
+and every one of its controls moves it from the keyboard. What the site adds to
+a Portuguese page is Portuguese, and tools/site_words.py names every sentence of
+it whose English has changed.
 """
 
+import html
 import os
 import re
 import statistics
@@ -25,15 +30,20 @@ from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, keep_inside, press_every_control
 
+from d2lmini import i18n
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast
-from tools import build_site
+from tools import build_site, site_words
 from tools.editions import BEGIN, END, EXERCISE, solution_regions, tags
 
 REPO = Path(__file__).resolve().parents[2]
 
+ENGLISH, PORTUGUESE = build_site.BOOKS  # the English book at the site's root, the Portuguese one in pt/
+assert (ENGLISH.folder, PORTUGUESE.folder, PORTUGUESE.lang) == ("en", "pt", "pt-BR")
 CHAPTERS = [path.stem for path in build_site.chapter_sources()]
 GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]
-PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
+ENGLISH_PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
+PORTUGUESE_PAGES = build_site.book_pages(PORTUGUESE)  # its landing page, search, index, chapters, glossary
+PAGES = ENGLISH_PAGES + [f"pt/{name}" for name in PORTUGUESE_PAGES]  # each page's path in the site, less .html
 PHONE = {"width": 390, "height": 844}
 LOAD_MS = {}  # page -> milliseconds to its load event, reported in build/screenshots/site.txt
 DESKTOP = {"width": 1400, "height": 1000}
@@ -286,13 +296,21 @@ def _answer_lines(nb, name):
     return {line for line in secret if line not in given_text}
 
 
-def _answers_shown(site):
-    """The lines that only a reference answer holds which appear in ``site``, pages or sources."""
-    texts = [_Page(path.read_text()).text for path in site.rglob("*.html")]
-    texts += [path.read_text() for path in (site / "_sources").rglob("*") if path.is_file()]
+def _all_answer_lines():
+    """The answer lines of every chapter, English and Portuguese."""
     answers = set()
-    for path in build_site.chapter_sources():
-        answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
+    for book in build_site.BOOKS:
+        for path in book.chapter_sources():
+            answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
+    return answers
+
+
+def _answers_shown(site):
+    """The lines that only a reference answer holds which appear in ``site``, pages or sources (both books)."""
+    texts = [_Page(path.read_text()).text for path in site.rglob("*.html")]
+    texts += [path.read_text() for book in build_site.BOOKS
+              for path in (site / book.prefix / "_sources").rglob("*") if path.is_file()]
+    answers = _all_answer_lines()
     assert len(answers) >= 20, "too few answer lines found: is the exercise tag still 'exercise'?"
     # A whole line, not the tail of a longer name: dot_product(...) is not scaled_dot_product(...).
     patterns = {answer: re.compile(r"(?<![\w.])" + re.escape(answer)) for answer in answers}
@@ -300,21 +318,24 @@ def _answers_shown(site):
 
 
 def test_no_exercise_answer_anywhere_in_the_site(site):
-    chapters = [(site / f"{chapter}.html").read_text() for chapter in CHAPTERS]
-    chapters += [(site / "_sources" / f"{chapter}.ipynb").read_text() for chapter in CHAPTERS]
+    """Neither in the English book nor in the Portuguese one (pt/): pages and downloadable sources."""
+    chapters = [(site / book.prefix / f"{chapter}.html").read_text() for book in build_site.BOOKS
+                for chapter in CHAPTERS]
+    chapters += [(site / book.prefix / "_sources" / f"{chapter}.ipynb").read_text() for book in build_site.BOOKS
+                 for chapter in CHAPTERS]
+    assert len(chapters) == 4 * len(CHAPTERS)
     assert not any(BEGIN in text or END in text for text in chapters), "a solution marker is on a chapter page"
     shown = _answers_shown(site)
     assert not shown, f"answers on the site: {shown[:5]}"
 
 
 def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
-    """EDITION=instructor builds the notebooks with their answers: the same check finds them all."""
+    """EDITION=instructor builds the notebooks with their answers, in both languages: the same check
+    finds them all, and the Portuguese landing page says which edition it is."""
     site = tmp_path / "site"
     build_site.build(site, edition="instructor")
-    answers = set()
-    for path in build_site.chapter_sources():
-        answers |= _answer_lines(nbformat.read(path, as_version=4), path.name)
-    assert _answers_shown(site) == sorted(answers)
+    assert _answers_shown(site) == sorted(_all_answer_lines())
+    assert "Esta é a edição do instrutor" in _Page((site / "pt" / "index.html").read_text()).text
 
 
 def test_a_guide_links_pages_and_repository_files_but_not_inside_code(tmp_path):
@@ -505,3 +526,314 @@ def test_the_icon_fonts_are_cut_to_the_icons_the_pages_show_and_hold_every_one(s
     shown = {name[3:] for name in classes.names if name.startswith("fa-") and name[3:] in by_class}
     assert {"bars", "github", "sun", "moon", "magnifying-glass"} <= shown  # the header's icons, found
     assert not [name for name in shown if by_class[name] not in held], "icons the cut fonts lack"
+
+
+# --- The two languages ----------------------------------------------------------------------------------------
+
+
+class _Switches(HTMLParser):
+    """A page's <html lang> and its language switch's links, each {"href", "hreflang", "lang", "text"}."""
+
+    def __init__(self, page_html):
+        super().__init__()
+        self.lang, self.links, self._link = None, [], None
+        self.feed(page_html)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "html":
+            self.lang = attrs.get("lang")
+        if tag == "a" and "d2l-language-switch" in (attrs.get("class") or "").split():
+            self._link = {"href": attrs.get("href"), "hreflang": attrs.get("hreflang"), "lang": attrs.get("lang"),
+                          "text": ""}
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self._link is not None:
+            self._link["text"] = self._link["text"].strip()
+            self.links.append(self._link)
+            self._link = None
+
+    def handle_data(self, data):
+        if self._link is not None:
+            self._link["text"] += data
+
+
+def _counterpart(name):
+    """Where a page's language switch must lead (a path in the site, less .html): the same page in the
+    other language, or that language's landing page where it has none (a guide, the glossary)."""
+    if name.startswith("pt/"):
+        return name[3:] if name[3:] in ENGLISH_PAGES else "index"
+    return f"pt/{name}" if name in PORTUGUESE_PAGES else "pt/index"
+
+
+def test_every_page_says_its_language_and_links_to_itself_in_the_other_one(site):
+    """<html lang> is en or pt-BR; one switch per page, with a relative link (it works from disk) to the
+    counterpart page, lang and hreflang set, and the other language's name in that language."""
+    problems = []
+    for name in PAGES:
+        path = site / f"{name}.html"
+        page = _Switches(path.read_text())
+        portuguese = name.startswith("pt/")
+        other = {"lang": "en", "text": "English"} if portuguese else {"lang": "pt-BR", "text": "Português"}
+        if page.lang != ("pt-BR" if portuguese else "en"):
+            problems.append(f"{name}: <html lang={page.lang!r}>")
+        if len(page.links) != 1:
+            problems.append(f"{name}: {len(page.links)} language switches")
+            continue
+        link = page.links[0]
+        if urlsplit(link["href"]).scheme or link["href"].startswith("/"):
+            problems.append(f"{name}: the switch's link is not relative: {link['href']}")
+        target = (path.parent / link["href"]).resolve()
+        if target != (site / f"{_counterpart(name)}.html").resolve():
+            problems.append(f"{name}: the switch leads to {target}, not to {_counterpart(name)}.html")
+        if (link["lang"], link["hreflang"], link["text"]) != (other["lang"], other["lang"], other["text"]):
+            problems.append(f"{name}: the switch reads {link}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(("name", "device"), [("02_masked_softmax", "phone"), ("pt/glossario", "desktop")])
+def test_the_language_switch_is_seen_at_the_top_and_reached_from_the_keyboard(site, site_browser, name, device):
+    """On a phone and on a desktop: the switch shows at the top of the page; Tab reaches it (after the
+    sidebar's links, on a desktop), and Enter opens the other language's page. The header's line,
+    switch included, fits a 320-pixel screen."""
+    require_chromium()
+    contexts, _ = site_browser
+    page, problems = _open(contexts[device], (site / f"{name}.html").as_uri())
+    try:
+        switch = page.locator("a.d2l-language-switch")
+        box = switch.bounding_box()
+        viewport = page.viewport_size
+        stops = 0
+        while stops < 60 and not page.evaluate("() => document.activeElement.matches('a.d2l-language-switch')"):
+            page.keyboard.press("Tab")
+            stops += 1
+        reached = page.evaluate("() => document.activeElement.matches('a.d2l-language-switch')")
+        if reached:
+            with page.expect_navigation():
+                page.keyboard.press("Enter")
+        landed = page.url
+        page.set_viewport_size({"width": 320, "height": 640})  # the narrowest screen WCAG 1.4.10 names
+        page.goto((site / f"{name}.html").as_uri(), wait_until="load")
+        narrowest = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    finally:
+        page.close()
+    assert not problems, problems
+    assert narrowest[0] <= narrowest[1], f"{name} is {narrowest[0]} px wide on a 320 px screen"
+    assert box and box["width"] > 0 and box["height"] > 0, f"{name}: the switch is not shown on a {device}"
+    assert box["y"] + box["height"] <= 120 and box["x"] + box["width"] <= viewport["width"], (name, device, box)
+    assert reached, f"{name}: 60 Tab presses do not reach the language switch on a {device}"
+    assert landed == (site / f"{_counterpart(name)}.html").as_uri(), landed
+
+
+def test_the_portuguese_landing_page_maps_the_portuguese_chapters(site):
+    """pt/index.html: every field filled in, in Portuguese; its map links the ten Portuguese chapters by
+    their titles, with each chapter's line from tools/site_words.py; the English guides are linked
+    on the English site and said to be in English."""
+    page_html = (site / "pt" / "index.html").read_text()
+    page = _Page(page_html)
+    assert "{{" not in page.text and "}}" not in page.text
+    assert "Colab, ou no JupyterHub do seu curso" in page.text
+    assert site_words.words("pt", "learner edition") in page.text
+    chapter_map = _Page(re.search(r"<table.*?</table>", page_html, re.DOTALL).group(0))
+    assert re.sub(r"\s+", " ", chapter_map.text).strip().startswith("Capítulo O que ensina")
+    titles = [build_site.chapter_title(nb) for nb in (nbformat.read(REPO / "notebooks" / "pt" / f"{chapter}.ipynb",
+                                                                    as_version=4) for chapter in CHAPTERS)]
+    assert [(link["href"], link["text"]) for link in chapter_map.links] == \
+        [(f"{chapter}.html", title) for chapter, title in zip(CHAPTERS, titles)]
+    for chapter in CHAPTERS:
+        row = site_words.CHAPTER_ROWS["pt"][chapter][1]
+        assert row.replace("`", "")[:60] in chapter_map.text, f"{chapter}'s line is not on the map"
+    titles = {link["href"]: link["text"] for link in page.links}
+    assert titles.get("glossario.html") == "glossário"
+    for guide in ("learners", "instructors", "explorers", "d2lmini", "site"):
+        assert f"../docs/{guide}.html" in titles, guide
+    assert "Guias (em inglês)" in page.text and "em inglês" in page.text
+    assert "https://github.com/attention-notebooks/attention-notebooks" in titles
+
+
+def _chapter_links(page):
+    """The theme's launch buttons and the chapter's first line of links, as [label, url] pairs, and
+    whether that line comes after the chapter's title and goals."""
+    launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
+        .map(a => [a.textContent.trim(), a.href])""")
+    run_line, after_goals = page.evaluate("""() => {
+        const paragraphs = [...document.querySelectorAll('.bd-article p')];
+        const line = paragraphs.findIndex(p => p.textContent.startsWith('Execute este capítulo'));
+        const goals = paragraphs.findIndex(p => p.textContent.includes('Neste notebook você vai'));
+        return [line < 0 ? [] : [...paragraphs[line].querySelectorAll('a')]
+            .map(a => [a.textContent.trim(), a.href]), goals >= 0 && line > goals];
+    }""")
+    return launch, run_line, after_goals
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_explorers_are_live(site, site_browser,
+                                                                                              chapter):
+    """pt/NN.html: the launch buttons and the first line open pt/NN.ipynb of the learner branch; every
+    explorer the Portuguese chapter shows becomes live, with no console error; the question's note is
+    in Portuguese."""
+    require_chromium()
+    contexts, outside = site_browser
+    blocked_before = len(outside)
+    page, problems = _open(contexts["desktop"], (site / "pt" / f"{chapter}.html").as_uri())
+    try:
+        launch, run_line, after_goals = _chapter_links(page)
+        roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
+        for root in roots:
+            page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
+            page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
+        text = page.evaluate("() => document.querySelector('.bd-article').textContent")
+    finally:
+        page.close()
+    assert not problems, f"pt/{chapter}: {problems}"
+    assert len(outside) == blocked_before, f"pt/{chapter} asked for something outside the site"
+    nb = nbformat.read(REPO / "notebooks" / "pt" / f"{chapter}.ipynb", as_version=4)
+    stored = [output for cell in nb.cells for output in cell.get("outputs", []) if build_site.explorer_name(output)]
+    assert len(roots) == len(stored), f"pt/{chapter}: {roots}"
+    notebook = f"pt/{chapter}.ipynb"
+    buttons = {label.lower(): url for label, url in launch}
+    assert set(buttons) == {"binder", "jupyterhub", "colab"}, launch
+    assert buttons["colab"] == build_site.colab.colab_url(f"{chapter}.ipynb", "pt") == \
+        f"https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/{notebook}"
+    assert buttons["binder"] == f"https://mybinder.org/v2/gh/attention-notebooks/attention-notebooks/learner?urlpath=lab/tree/{notebook}"
+    hub = urlsplit(buttons["jupyterhub"])
+    assert f"{hub.scheme}://{hub.netloc}" == SITE_HUB and hub.path == "/hub/user-redirect/git-pull"
+    query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
+    assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
+                     "urlpath": f"lab/tree/attention-notebooks/{notebook}"}
+    assert after_goals, "the title and the goals come before the line of links"
+    assert [label for label, _ in run_line] == ["Colab", "Binder", "o hub do seu curso"]
+    assert run_line[0][1] == buttons["colab"] and run_line[1][1] == buttons["binder"]
+    assert dict(part.split("=", 1) for part in unquote(urlsplit(run_line[2][1]).query).split("&")) == query
+    assert site_words.words("pt", "question note").strip("*") in text
+
+
+@pytest.mark.parametrize(("book", "query", "found"), [("", "masked softmax", "02_masked_softmax"),
+                                                      ("pt/", "softmax mascarado", "pt/02_masked_softmax")],
+                         ids=["english", "portuguese"])
+def test_each_language_searches_its_own_pages(site, site_browser, book, query, found):
+    """Each book has its own search index: a search in the Portuguese book finds its chapter 02 and
+    Portuguese pages only; the English search finds no page of pt/."""
+    require_chromium()
+    contexts, _ = site_browser
+    url = (site / book / "search.html").as_uri() + "?q=" + query.replace(" ", "+")
+    page, problems = _open(contexts["desktop"], url)
+    try:
+        page.wait_for_selector("#search-results ul.search li", timeout=20_000)
+        results = page.evaluate("""() => [...document.querySelectorAll('#search-results ul.search li a')]
+            .map(a => a.href)""")
+    finally:
+        page.close()
+    assert not problems, problems
+    assert f"{site.as_uri()}/{found}.html" in [result.split("?")[0].split("#")[0] for result in results], results
+    in_portuguese = [result for result in results if result.startswith(f"{site.as_uri()}/pt/")]
+    assert in_portuguese == (results if book else []), results
+    assert (site / "pt" / "searchindex.js").read_text() != (site / "searchindex.js").read_text()
+
+
+def _fixed_parts(text):
+    """The parts of a sentence of site_words around its {fields}, HTML and Markdown marks removed."""
+    parts = re.split(r"\{\w+\}", re.sub(r"<[^>]+>|\*\*?|\[|\]", "", text))
+    return [part.strip(" ,.:;()") for part in parts if len(part.strip(" ,.:;()")) >= 12]
+
+
+def _readable(path):
+    """What a reader of the page reads: its text and its images' alt texts."""
+    page_html = path.read_text()
+    alts = [html.unescape(alt) for alt in re.findall(r'alt="([^"]*)"', page_html)]
+    return "\n".join([_Page(page_html).text, *alts]).replace("’", "'")  # the English's typographic apostrophes
+
+
+def test_what_the_site_adds_to_a_portuguese_page_is_portuguese(site):
+    """No English sentence of tools/site_words.py on a page of pt/ (text and alt texts), each
+    Portuguese one where it belongs, and the explorers' data written in d2lmini's Portuguese."""
+    english = [part for text in site_words.ENGLISH.values() for part in _fixed_parts(text)]
+    assert len(english) >= 8
+    found = []
+    for name in PORTUGUESE_PAGES:
+        page = _readable(site / "pt" / f"{name}.html")
+        found += [f"pt/{name}: {part!r}" for part in english if part in page]
+    assert not found, found
+    chapter = _readable(site / "pt" / "02_masked_softmax.html")
+    for name in ("run line", "question note", "explorer alt"):
+        assert all(part in chapter for part in _fixed_parts(site_words.words("pt", name))), name
+    assert "“softmax mascarado”" in chapter and "“editor de máscaras”" in chapter
+    data = {book: (site / book / "_static" / "explorers" / "QueryPoolingExplorer.js").read_text()
+            for book in ("", "pt")}
+    assert ": answer " in data[""] and ": answer " not in data["pt"] and ": resposta " in data["pt"]
+
+
+def test_the_theme_speaks_portuguese_on_the_portuguese_pages(site):
+    """The theme's words that its catalogues lack (site/locale) are Portuguese on pt/'s pages, and
+    every one of them is a message the theme still writes: a message it renamed would show in English."""
+    import pydata_sphinx_theme
+    import sphinx_book_theme
+    from babel.messages.pofile import read_po
+
+    chapter = _Page((site / "pt" / "04_scaled_dot_product.html").read_text())
+    assert "Pular para o conteúdo principal" in chapter.text and "Skip to main content" not in chapter.text
+    page_html = (site / "pt" / "04_scaled_dot_product.html").read_text()
+    for english, portuguese in [("Toggle primary sidebar", "Mostrar ou ocultar a barra lateral principal"),
+                                ("Launch interactive content", "Abrir o conteúdo interativo"),
+                                ("Color mode", "Modo de cor"), ("previous page", "página anterior")]:
+        assert f'"{english}"' not in page_html and f'"{portuguese}"' in page_html, english
+    themes = [Path(package.__file__).parent for package in (pydata_sphinx_theme, sphinx_book_theme)]
+    theme_text = "".join(path.read_text(errors="replace") for theme in themes for path in theme.rglob("*")
+                         if path.suffix in (".html", ".py", ".pot"))
+    theme_text = theme_text.replace('"\n"', "")  # a message that the .pot wraps over lines
+    for catalogue in sorted((REPO / "site" / "locale").rglob("*.po")):
+        with open(catalogue, "rb") as po:
+            messages = [message for message in read_po(po) if message.id]
+        assert messages and all(message.string for message in messages), catalogue
+        gone = [message.id for message in messages if message.id not in theme_text]
+        assert not gone, f"{catalogue.relative_to(REPO)}: the theme no longer writes {gone}"
+
+
+def test_the_site_words_and_the_map_lines_follow_the_english():
+    """tools/site_words.py: every English sentence of the site has its Portuguese, with the same {fields},
+    and each Portuguese line of the chapter map was made from the line now in docs/chapters.md. A
+    change to the English fails, naming what to translate again."""
+    assert site_words.untranslated("pt") == []
+    rows = build_site.chapter_rows()
+    assert site_words.stale_rows("pt", rows) == []
+
+    changed = dict(site_words.ENGLISH, **{"question note": "*The options cannot be picked on this page.*"})
+    english = list(changed.values()) + [site_words.explorer_words(name) for name in site_words.EXPLORER_NAMES]
+    lines = site_words.untranslated("pt", english)
+    assert len(lines) == 2, lines  # the new sentence lacks its Portuguese; the old one's is left over
+    assert "The options cannot be picked" in lines[0] and "On this page the options" in lines[1]
+    no_field = dict(site_words.TRANSLATED["pt"], **{site_words.ENGLISH["run line"]: "Execute este capítulo"})
+    lines = site_words.untranslated("pt", translated=no_field)
+    assert len(lines) == 1 and "has the fields [], the English ['links']" in lines[0], lines
+    assert site_words.words("pt", "run line", links="L") == site_words.TRANSLATED["pt"][
+        site_words.ENGLISH["run line"]].format(links="L")
+    assert site_words.say("pt", "a sentence with no translation yet") == "a sentence with no translation yet"
+
+    edited = dict(rows, **{"04_scaled_dot_product": rows["04_scaled_dot_product"] + "; a new section"})
+    lines = site_words.stale_rows("pt", edited)
+    assert len(lines) == 1 and lines[0].startswith("04_scaled_dot_product: made from another English line")
+    assert site_words.english_record(edited["04_scaled_dot_product"]) in lines[0]
+    assert site_words.stale_rows("pt", dict(rows, **{"10_new_chapter": "a new row"})) == [
+        "10_new_chapter: no translated line in CHAPTER_ROWS['pt'] in tools/site_words.py"]
+
+    landing = (build_site.REPO / "site" / "index.md").read_text()
+    assert site_words.stale_landing("pt", landing) is None
+    stale = site_words.stale_landing("pt", landing + "\nA new paragraph.\n")
+    assert stale.startswith("site/pt/index.md was made from another English landing page")
+    assert site_words.english_record(landing + "\nA new paragraph.\n") in stale
+
+
+def test_the_portuguese_book_is_assembled_with_d2lmini_speaking_portuguese(tmp_path, monkeypatch):
+    """The explorers' data of pt/ is written with d2lmini's language set to pt_BR, and the language it
+    spoke before is back afterwards, even when writing fails."""
+    spoken = []
+
+    def write_assets(folder, declarations):
+        spoken.append(i18n.current_language())
+        raise OSError("disk full")
+
+    monkeypatch.setattr(build_site.page, "write_assets", write_assets)
+    before = i18n.current_language()
+    with pytest.raises(OSError, match="disk full"):
+        build_site.assemble(tmp_path / "pt", None, "learner", PORTUGUESE)
+    assert spoken == ["pt_BR"] and i18n.current_language() == before

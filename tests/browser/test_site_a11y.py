@@ -1,9 +1,11 @@
 """The web site against WCAG 2.1 AA, in Chromium: what a checker can find, and what a keyboard shows.
 
 * axe-core (installed from npm by `make install-test` into .venv/axe) runs on every page of the
-  site, the landing page, every chapter and every guide, in light and in dark mode, once the
-  page's explorers and maths are drawn, with the rules tagged WCAG 2.0 and 2.1, levels A and AA.
-  It must report no violation. axe cannot judge alt text or reading order: a person does.
+  English site, the landing page, every chapter and every guide, and on a sample of the Portuguese
+  one (pt/: its landing page, chapter 02 and the glossary; its other pages are the English ones'
+  templates with other words), in light and in dark mode, once the page's explorers and maths are
+  drawn, with the rules tagged WCAG 2.0 and 2.1, levels A and AA. It must report no violation.
+  axe cannot judge alt text or reading order: a person does.
 * The first Tab stop of a chapter is a link that skips to the main content, and it works.
 * Every element a keyboard reaches on a chapter page shows that it has the focus: an outline or a
   box shadow (in light mode: the theme draws the same rings in both).
@@ -30,7 +32,11 @@ AXE = REPO / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 CHAPTERS = [path.stem for path in build_site.chapter_sources()]
 GUIDES = [f"docs/{guide}" for guide in build_site.GUIDES] + ["benchmarks/README"]
-PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
+# The Portuguese book's pages (pt/), and those axe checks: its landing page, the chapter with explorers of
+# every kind of control (as TABBED_CHAPTER below), and the glossary.
+PORTUGUESE_PAGES = [f"pt/{name}" for name in build_site.book_pages(build_site.BOOKS[1])]
+PORTUGUESE_CHECKED = ["pt/index", "pt/02_masked_softmax", "pt/glossario"]
+PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES, *PORTUGUESE_CHECKED]
 DESKTOP = {"width": 1400, "height": 1000}
 # Where a keyboard goes through a whole page: a chapter with explorers of every kind of control
 # (sliders, menus, check boxes as cells, radio buttons), folded answers and a why-question.
@@ -110,9 +116,12 @@ def _open_drawn(context, url):
 
 
 def test_every_page_of_the_site_is_checked(built_site):
+    """Every English page is checked, and the Portuguese sample: a page the lists lack fails."""
+    known = set(PAGES) | set(PORTUGUESE_PAGES)
     found = {path.relative_to(built_site.folder).with_suffix("").as_posix()
              for path in built_site.folder.rglob("*.html") if "_static" not in path.parts}
-    assert found == set(PAGES), f"pages not in PAGES: {sorted(found - set(PAGES))}; gone: {sorted(set(PAGES) - found)}"
+    assert found == known, f"pages not in PAGES: {sorted(found - known)}; gone: {sorted(known - found)}"
+    assert set(PORTUGUESE_CHECKED) <= set(PORTUGUESE_PAGES)
 
 
 def _axe_violations(page, axe_source):
