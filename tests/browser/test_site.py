@@ -207,28 +207,26 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
     assert len(outside) == blocked_before, f"{chapter} asked for something outside the site"
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_browser, chapter):
-    require_chromium()
-    contexts, _ = site_browser
-    page, _ = _open(contexts["desktop"], (site / f"{chapter}.html").as_uri())
-    try:
-        launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
-            .map(a => [a.textContent.trim(), a.href])""")
-        # The chapter's title and goals come first; the line of links follows them.
-        run_line, after_goals = page.evaluate("""() => {
-            const paragraphs = [...document.querySelectorAll('.bd-article p')];
-            const line = paragraphs.findIndex(p => p.textContent.startsWith('Run this chapter'));
-            const goals = paragraphs.findIndex(p => p.textContent.includes('In this notebook you will'));
-            return [line < 0 ? [] : [...paragraphs[line].querySelectorAll('a')]
-                .map(a => [a.textContent.trim(), a.href]), goals >= 0 && line > goals];
-        }""")
-        next_link = page.evaluate("() => document.querySelector('.prev-next-area a.right-next')?.href || ''")
-        headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > :is(h1, h2, h3, h4)')]
-            .map(h => [h.parentElement.id, h.querySelector('a.headerlink')?.getAttribute('href') || ''])""")
-    finally:
-        page.close()
-    notebook = f"{chapter}.ipynb"
+def _chapter_links(page, line_start, goals_words):
+    """The theme's launch buttons and the chapter's first line of links (the paragraph that starts with
+    ``line_start``), as [label, url] pairs, and whether that line comes after the chapter's title and
+    goals (the paragraph holding ``goals_words``)."""
+    launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
+        .map(a => [a.textContent.trim(), a.href])""")
+    run_line, after_goals = page.evaluate("""([start, goalsWords]) => {
+        const paragraphs = [...document.querySelectorAll('.bd-article p')];
+        const line = paragraphs.findIndex(p => p.textContent.startsWith(start));
+        const goals = paragraphs.findIndex(p => p.textContent.includes(goalsWords));
+        return [line < 0 ? [] : [...paragraphs[line].querySelectorAll('a')]
+            .map(a => [a.textContent.trim(), a.href]), goals >= 0 && line > goals];
+    }""", [line_start, goals_words])
+    return launch, run_line, after_goals
+
+
+def _assert_launches(launch, run_line, after_goals, notebook, hub_label):
+    """The theme's launch buttons (``launch``: [label, url]) open ``notebook`` of the learner branch on
+    Colab, Binder and the hub, and the line under the chapter's title and goals (``run_line``) links the
+    same places, its hub link named ``hub_label``; return the buttons by lower-case label."""
     buttons = {label.lower(): url for label, url in launch}
     assert set(buttons) == {"binder", "jupyterhub", "colab"}, launch
     assert buttons["colab"] == f"https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/{notebook}"
@@ -238,29 +236,31 @@ def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_brows
     query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
     assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
                      "urlpath": f"lab/tree/attention-notebooks/{notebook}"}
-    # The line under the title and goals links the same places.
     assert after_goals, "the title and the goals come before the line of links"
-    assert [label for label, _ in run_line] == ["Colab", "Binder", "your course's hub"]
+    assert [label for label, _ in run_line] == ["Colab", "Binder", hub_label]
     assert run_line[0][1] == buttons["colab"] and run_line[1][1] == buttons["binder"]
     assert dict(part.split("=", 1) for part in unquote(urlsplit(run_line[2][1]).query).split("&")) == query
+    return buttons
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page_launches_its_learner_edition_and_links_on(site, site_browser, chapter):
+    require_chromium()
+    contexts, _ = site_browser
+    page, _ = _open(contexts["desktop"], (site / f"{chapter}.html").as_uri())
+    try:
+        # The chapter's title and goals come first; the line of links follows them.
+        launch, run_line, after_goals = _chapter_links(page, "Run this chapter", "In this notebook you will")
+        next_link = page.evaluate("() => document.querySelector('.prev-next-area a.right-next')?.href || ''")
+        headings = page.evaluate("""() => [...document.querySelectorAll('.bd-article section > :is(h1, h2, h3, h4)')]
+            .map(h => [h.parentElement.id, h.querySelector('a.headerlink')?.getAttribute('href') || ''])""")
+    finally:
+        page.close()
+    _assert_launches(launch, run_line, after_goals, f"{chapter}.ipynb", "your course's hub")
     position = CHAPTERS.index(chapter)
     expected_next = f"{CHAPTERS[position + 1]}.html" if position + 1 < len(CHAPTERS) else "docs/learners.html"
     assert next_link.endswith("/" + expected_next), next_link
     assert headings and all(section and link == f"#{section}" for section, link in headings), headings
-
-
-def test_search_for_masked_softmax_finds_chapter_02(site, site_browser):
-    require_chromium()
-    contexts, _ = site_browser
-    page, problems = _open(contexts["desktop"], (site / "search.html").as_uri() + "?q=masked+softmax")
-    try:
-        page.wait_for_selector("#search-results ul.search li", timeout=20_000)
-        results = page.evaluate("""() => [...document.querySelectorAll('#search-results ul.search li a')]
-            .map(a => a.href)""")
-    finally:
-        page.close()
-    assert not problems, problems
-    assert any(url.endswith("/02_masked_softmax.html") for url in results), results
 
 
 def test_answers_folded_and_why_question_without_feedback(site, site_browser):
@@ -651,21 +651,6 @@ def test_the_portuguese_landing_page_maps_the_portuguese_chapters(site):
     assert "https://github.com/attention-notebooks/attention-notebooks" in titles
 
 
-def _chapter_links(page):
-    """The theme's launch buttons and the chapter's first line of links, as [label, url] pairs, and
-    whether that line comes after the chapter's title and goals."""
-    launch = page.evaluate("""() => [...document.querySelectorAll('.dropdown-launch-buttons a')]
-        .map(a => [a.textContent.trim(), a.href])""")
-    run_line, after_goals = page.evaluate("""() => {
-        const paragraphs = [...document.querySelectorAll('.bd-article p')];
-        const line = paragraphs.findIndex(p => p.textContent.startsWith('Execute este capítulo'));
-        const goals = paragraphs.findIndex(p => p.textContent.includes('Neste notebook você vai'));
-        return [line < 0 ? [] : [...paragraphs[line].querySelectorAll('a')]
-            .map(a => [a.textContent.trim(), a.href]), goals >= 0 && line > goals];
-    }""")
-    return launch, run_line, after_goals
-
-
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_explorers_are_live(site, site_browser,
                                                                                               chapter):
@@ -677,7 +662,7 @@ def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_expl
     blocked_before = len(outside)
     page, problems = _open(contexts["desktop"], (site / "pt" / f"{chapter}.html").as_uri())
     try:
-        launch, run_line, after_goals = _chapter_links(page)
+        launch, run_line, after_goals = _chapter_links(page, "Execute este capítulo", "Neste notebook você vai")
         roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
         for root in roots:
             page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
@@ -690,21 +675,8 @@ def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_expl
     nb = nbformat.read(REPO / "notebooks" / "pt" / f"{chapter}.ipynb", as_version=4)
     stored = [output for cell in nb.cells for output in cell.get("outputs", []) if build_site.explorer_name(output)]
     assert len(roots) == len(stored), f"pt/{chapter}: {roots}"
-    notebook = f"pt/{chapter}.ipynb"
-    buttons = {label.lower(): url for label, url in launch}
-    assert set(buttons) == {"binder", "jupyterhub", "colab"}, launch
-    assert buttons["colab"] == build_site.colab.colab_url(f"{chapter}.ipynb", "pt") == \
-        f"https://colab.research.google.com/github/attention-notebooks/attention-notebooks/blob/learner/{notebook}"
-    assert buttons["binder"] == f"https://mybinder.org/v2/gh/attention-notebooks/attention-notebooks/learner?urlpath=lab/tree/{notebook}"
-    hub = urlsplit(buttons["jupyterhub"])
-    assert f"{hub.scheme}://{hub.netloc}" == SITE_HUB and hub.path == "/hub/user-redirect/git-pull"
-    query = dict(part.split("=", 1) for part in unquote(hub.query).split("&"))
-    assert query == {"repo": "https://github.com/attention-notebooks/attention-notebooks", "branch": "learner",
-                     "urlpath": f"lab/tree/attention-notebooks/{notebook}"}
-    assert after_goals, "the title and the goals come before the line of links"
-    assert [label for label, _ in run_line] == ["Colab", "Binder", "o hub do seu curso"]
-    assert run_line[0][1] == buttons["colab"] and run_line[1][1] == buttons["binder"]
-    assert dict(part.split("=", 1) for part in unquote(urlsplit(run_line[2][1]).query).split("&")) == query
+    buttons = _assert_launches(launch, run_line, after_goals, f"pt/{chapter}.ipynb", "o hub do seu curso")
+    assert buttons["colab"] == build_site.colab.colab_url(f"{chapter}.ipynb", "pt")
     assert site_words.words("pt", "question note").strip("*") in text
 
 
