@@ -65,18 +65,19 @@ TRANSLATED = {
         "your course's hub": "o hub do seu curso",
         "*On this page the options cannot be picked: run the chapter (links at the top) to choose one and see what "
         "the check says about it.*":
-            "*Nesta página não dá para escolher uma opção: execute o capítulo (links no início) para escolher uma e "
+            "*Nesta página não dá para escolher uma opção: execute o capítulo (links no alto da página) para escolher "
+            "uma e "
             "ver o que a verificação diz sobre ela.*",
         "The {words} explorer's picture at its first settings ({settings}); with JavaScript it becomes live, with a "
         "text summary of what it shows.":
-            "A imagem do explorador “{words}” nas configurações iniciais ({settings}); com JavaScript, ela ganha vida, "
-            "com um resumo em texto do que mostra.",
+            "A imagem do explorador “{words}” nas configurações iniciais ({settings}); com JavaScript, ela se torna "
+            "interativa e traz um resumo em texto do que mostra.",
         "A figure (its chapter's notebook has no alt text for it).":
             "Uma figura (o notebook do capítulo não tem texto alternativo para ela).",
         "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page of this "
         "site.":
-            "Aqui os exercícios estão por fazer, como nos notebooks que o aluno executa: as respostas deles não estão "
-            "em nenhuma página deste site.",
+            "Aqui os exercícios são esqueletos para completar, como nos notebooks que o aluno executa: as respostas "
+            "deles não estão em nenhuma página deste site.",
         "**This is the instructor edition: every exercise shows its answer.** Keep it off any address your "
         "learners can reach.":
             "**Esta é a edição do instrutor: cada exercício mostra a sua resposta.** Não a coloque em nenhum endereço "
@@ -138,22 +139,22 @@ CHAPTER_ROWS = {
             "tem manga.\""),
         "05_multi_head_attention": (
             "31ac6cfa5030",
-            "as cabeças dobradas no lote, iguais a `nn.MultiheadAttention` depois de copiados os pesos; o erro de "
-            "divisibilidade; mapas de calor por cabeça em uma única escala; um rastreador de formatos (figura e "
-            "explorador) que mostra onde `transpose_qkv` põe cada atributo, e como um reshape sem a transposição "
-            "mistura as posições"),
+            "as cabeças dobradas para dentro do lote, iguais a `nn.MultiheadAttention` depois de copiados os pesos; o "
+            "erro de divisibilidade; mapas de calor por cabeça em uma única escala; um rastreador de formatos (figura "
+            "e explorador) que mostra onde `transpose_qkv` põe cada característica, e como um reshape sem a "
+            "transposição mistura as posições"),
         "06_efficient_attention": (
             "45fd21cce1c3",
-            "por que a memória explícita cresce como n²; a atenção em blocos com o softmax online, construída do "
-            "zero e igual à explícita, guardando n × bloco pontuações em vez de n × n; um explorador que percorre os "
-            "blocos; o caminho rápido do `d2lmini` (SDPA), igual ao explícito; (mais a fundo) os bytes das máscaras "
-            "e tempos medidos na hora"),
+            "por que a memória do caminho explícito cresce como n²; a atenção em blocos com o softmax online, "
+            "construída do zero e igual ao caminho explícito, guardando n × bloco pontuações em vez de n × n; um "
+            "explorador que percorre os blocos; o caminho rápido do `d2lmini` (SDPA), igual ao explícito; (mais a "
+            "fundo) os bytes das máscaras e tempos medidos na hora"),
         "07_self_attention_positional_encoding": (
             "fa197d5ecb3d",
-            "a autoatenção é equivariante a permutações (tokens embaralhados dão saídas embaralhadas, medido até "
-            "1e-6) até que as posições sejam somadas; a codificação posicional senoidal do zero, conferida com "
-            "`d2lmini.PositionalEncoding`; a analogia do contador binário; um deslocamento como uma rotação de cada "
-            "par (sen, cos), ajustada para vários deslocamentos; a similaridade em função da distância; os custos "
+            "a autoatenção é equivariante a permutações (tokens embaralhados dão saídas embaralhadas, com erro medido "
+            "abaixo de 1e-6) até que as posições sejam somadas; a codificação posicional senoidal do zero, conferida "
+            "com `d2lmini.PositionalEncoding`; a analogia do contador binário; um deslocamento como uma rotação de "
+            "cada par (sen, cos), ajustada para vários deslocamentos; a similaridade em função da distância; os custos "
             "de CNN, RNN e autoatenção, contados"),
         "08_attention_that_learns": (
             "a849ebf95e99",
@@ -161,13 +162,13 @@ CHAPTER_ROWS = {
             "treinado ao vivo em uma CPU para inverter e para ordenar sequências de dígitos, com uma barra de "
             "progresso, uma curva de perda e o mapa de calor da atenção cruzada redesenhado durante o treino, e um "
             "botão Treinar/Parar; o \"estalo\" do alinhamento em instantâneos; sem codificação posicional, a "
-            "inversão fica em 0% (e por quê); aditiva contra produto escalar; sequências mais longas que as do "
+            "inversão fica em 0% (e por quê); aditiva versus produto escalar; sequências mais longas que as do "
             "treino; quando o mapa de calor engana"),
         "09_pretrained_attention": (
             "d5a17f0a9625",
             "um modelo treinado de verdade, offline: primeiro as 72 cabeças do all-MiniLM-L6-v2 (seus mapas, um "
             "explorador, cabeças com uma função encontradas por uma pontuação: a cabeça 2 da camada 0 dá 1,00 da "
-            "atenção de cada palavra ao token anterior), as cabeças \"it\" → \"animal\", que se mostram em busca de "
+            "atenção de cada palavra ao token anterior), as cabeças \"it\" → \"animal\", que, como se mostra, buscam "
             "substantivos em vez de resolver o pronome, as incorporações de frases; depois uma camada do BERT "
             "conferida com o `d2lmini` e, mais a fundo, safetensors e WordPiece do zero"),
     },
