@@ -103,8 +103,7 @@ def numbers(values, spec=""):
 
 class _Formatter(string.Formatter):
     def format_field(self, value, format_spec):
-        text = super().format_field(value, format_spec)
-        return _with_marks(text) if _is_number(value) else text
+        return number(value, format_spec)
 
 
 class Message(str):
