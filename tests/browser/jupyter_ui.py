@@ -8,6 +8,7 @@ It returns what it saw as a `NotebookReport`; the tests decide what is wrong.
 import json
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ RUN_TIMEOUT = 180
 WIDGETS_TIMEOUT = 30
 SAVE_TIMEOUT = 20
 SLIDER_TIMEOUT = 15
+SCREENSHOT_WAIT = 10
 
 PROMPTS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
     .map(e => e.textContent.trim())"""
@@ -74,6 +76,27 @@ SETTLED_JS = """element => new Promise(resolve => {
     };
     check();
 })"""
+
+# Every image of `element` decoded, so that a screenshot shows them.
+DECODED_JS = "e => Promise.all([...e.querySelectorAll('img')].map(img => img.decode()))"
+
+
+def within(seconds, script, what):
+    """``script`` (a function of one argument that may return a promise) raced against a timer: what
+    Playwright's evaluate returns, or an error naming ``what`` after ``seconds``. Playwright's evaluate
+    has no timeout of its own, and a promise that never settles (an animation frame a hidden page never
+    draws, an image that never decodes) would hold the test for ever."""
+    return f"""async (arg) => {{
+        let timer;
+        const late = new Promise((_, reject) => {{
+            timer = setTimeout(() => reject(new Error({json.dumps(f"{what}: not within {seconds} s")})),
+                               {seconds * 1000});
+        }});
+        try {{ return await Promise.race([({script})(arg), late]); }} finally {{ clearTimeout(timer); }}
+    }}"""
+
+
+DIGESTS_WITHIN = within(SLIDER_TIMEOUT, IMAGE_DIGESTS_JS, "the explorer's images could not be read")
 
 
 @dataclass
@@ -283,7 +306,7 @@ class NotebookDriver:
             readout_before = readout.text_content().strip()
             upward = handle.get_attribute("aria-valuenow") != handle.get_attribute("aria-valuemax")
             sources = explorer.evaluate(IMAGE_SOURCES_JS)
-            digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+            digests = explorer.evaluate(DIGESTS_WITHIN)
             texts_before = explorer.evaluate(IMAGE_TEXTS_JS)
             if method == "keyboard":
                 gesture = "ArrowRight" if upward else "ArrowLeft"
@@ -299,7 +322,7 @@ class NotebookDriver:
                     arg=[explorer.element_handle(), sources],
                     timeout=timeout * 1000,
                 )
-                changed = explorer.evaluate(IMAGE_DIGESTS_JS) != digests
+                changed = explorer.evaluate(DIGESTS_WITHIN) != digests
             except PlaywrightError:
                 changed = False
             latency = None
@@ -320,14 +343,14 @@ class NotebookDriver:
         button = explorer.locator("button.widget-toggle-button", has_text=label)
         if not button.count():
             return None
-        digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+        digests = explorer.evaluate(DIGESTS_WITHIN)
         button.first.click()
         caption = explorer.locator(".widget-html").filter(has_text="colours 0 to")
         try:
             caption.first.wait_for(timeout=timeout * 1000)
         except PlaywrightError:
-            return ColourSwitch("", explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
-        return ColourSwitch(caption.first.text_content().strip(), explorer.evaluate(IMAGE_DIGESTS_JS) != digests)
+            return ColourSwitch("", explorer.evaluate(DIGESTS_WITHIN) != digests)
+        return ColourSwitch(caption.first.text_content().strip(), explorer.evaluate(DIGESTS_WITHIN) != digests)
 
     def switch_colour_map(self, explorer, label="cividis (colour-blind safe)", timeout=SLIDER_TIMEOUT):
         """Pick ``label`` in the explorer's colour-map menu; whether an image changed, or None without a menu."""
@@ -336,7 +359,7 @@ class NotebookDriver:
         if not menu.count():
             return None
         sources = explorer.evaluate(IMAGE_SOURCES_JS)
-        digests = explorer.evaluate(IMAGE_DIGESTS_JS)
+        digests = explorer.evaluate(DIGESTS_WITHIN)
         menu.first.select_option(label=label)
         try:
             self.page.wait_for_function(
@@ -345,7 +368,7 @@ class NotebookDriver:
             )
         except PlaywrightError:
             return False
-        return explorer.evaluate(IMAGE_DIGESTS_JS) != digests
+        return explorer.evaluate(DIGESTS_WITHIN) != digests
 
     def arrow_keys_on_a_heading(self):
         """Select the first markdown cell with a section heading (##) in command mode, press
@@ -390,8 +413,14 @@ class NotebookDriver:
             target = images.first if images.count() else None
         if target is not None:
             target.evaluate("e => e.scrollIntoView({block: 'start'})")
-            target.evaluate(SETTLED_JS)  # the notebook has finished laying out the scrolled cells
-            target.evaluate("e => Promise.all([...e.querySelectorAll('img')].map(img => img.decode()))")
+            # The notebook has finished laying out the scrolled cells and its images are decoded; a
+            # picture that is not ready in time is taken as it is (the screenshot is a record, not a check).
+            for script, what in ((SETTLED_JS, "the scrolled cells did not settle"),
+                                 (DECODED_JS, "the images did not decode")):
+                try:
+                    target.evaluate(within(SCREENSHOT_WAIT, script, what))
+                except PlaywrightError as error:
+                    warnings.warn(f"{self.path} ({self.ui}), screenshot: {error.message}", stacklevel=1)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=path)
         return path

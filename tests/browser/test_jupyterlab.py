@@ -1,5 +1,6 @@
 """Every chapter notebook runs in JupyterLab in a real browser, and its sliders move the heatmaps."""
 
+import time
 from pathlib import Path
 
 import nbformat
@@ -10,7 +11,9 @@ from jupyter_ui import (
     assert_sliders_move_heatmaps,
     chapter_number,
     check_notebook,
+    within,
 )
+from playwright.sync_api import Error as PlaywrightError
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 CHAPTERS = [f"notebooks/{p.name}" for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
@@ -120,3 +123,17 @@ def test_the_checks_catch_a_broken_notebook(page, lab_server, screenshots):
     [move] = report.slider_moves
     assert move.readout_before == "3" and move.readout_after == "4"
     assert not move.image_changed
+
+
+def test_an_in_page_wait_that_never_ends_fails_in_time(chromium):
+    """The driver's in-page waits are bounded (``within``): Playwright's evaluate has none, and a promise
+    that never settles would hold the whole run. A settled promise passes its value through."""
+    page = chromium.new_page()
+    try:
+        assert page.evaluate(within(5, "n => Promise.resolve(n + 1)", "adding"), 1) == 2
+        started = time.monotonic()
+        with pytest.raises(PlaywrightError, match="a promise that never settles: not within 1 s"):
+            page.evaluate(within(1, "() => new Promise(() => {})", "a promise that never settles"))
+        assert time.monotonic() - started < 10
+    finally:
+        page.close()

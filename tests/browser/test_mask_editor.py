@@ -1,7 +1,7 @@
 """Chapter 02's mask editor in JupyterLab: a preset and a click on a grid cell each redraw the weights
 and update the caption and the picture's description (its title, which screen readers read)."""
 
-from jupyter_ui import IMAGE_DIGESTS_JS, IMAGE_SOURCES_JS, SLIDER_TIMEOUT, WIDGETS_TIMEOUT, NotebookDriver
+from jupyter_ui import DIGESTS_WITHIN, IMAGE_SOURCES_JS, SLIDER_TIMEOUT, WIDGETS_TIMEOUT, NotebookDriver
 from playwright.sync_api import expect
 
 PATH = "notebooks/02_masked_softmax.ipynb"
@@ -27,13 +27,13 @@ def test_a_click_and_a_preset_redraw_the_mask_editor(page, lab_server, screensho
 
     def redraws(action, caption_after):
         sources = editor.evaluate(IMAGE_SOURCES_JS)
-        digests = editor.evaluate(IMAGE_DIGESTS_JS)
+        digests = editor.evaluate(DIGESTS_WITHIN)
         action()
         page.wait_for_function(
             f"([root, before]) => JSON.stringify(({IMAGE_SOURCES_JS})(root)) !== JSON.stringify(before)",
             arg=[editor.element_handle(), sources], timeout=SLIDER_TIMEOUT * 1000,
         )
-        assert editor.evaluate(IMAGE_DIGESTS_JS) != digests, f"{action.__name__}: the picture did not change"
+        assert editor.evaluate(DIGESTS_WITHIN) != digests, f"{action.__name__}: the picture did not change"
         expect(caption).to_have_text(caption_after, timeout=SLIDER_TIMEOUT * 1000)
         description = image.get_attribute("title")
         assert description.startswith("6 queries × 6 keys"), f"{action.__name__}: the image's title is {description!r}"
