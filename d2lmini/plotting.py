@@ -132,10 +132,13 @@ def _describe_row(row, allowed, query, query_labels, key_labels):
     visible = row[allowed]
     if len(visible) > 1 and float(visible.max() - visible.min()) < 0.005:  # equal to 2 decimals
         return _say("evenly").format(query=name, keys=_keys(int(allowed.sum())), weight=float(visible[0]))
-    # The largest weights, equal ones in key order: torch.topk leaves the order of ties to the
-    # machine, and a summary must read the same everywhere (the web page computes it too).
+    # The largest weights, to 4 decimals, equal ones in key order: weights equal in exact arithmetic
+    # (keys 31 and 33 around query 32 in a positional encoding) differ in their last bits by machine
+    # and in the page's own arithmetic, and a summary must read the same everywhere. Four decimals
+    # still order the weights that the summary shows equal (0.03 and 0.03) by size.
     candidates = torch.where(allowed, row, -1.0).tolist()
-    keys = sorted(range(len(candidates)), key=lambda k: (-candidates[k], k))[:min(SUMMARY_KEYS, int(allowed.sum()))]
+    ranked = [float(f"{weight:.4f}") for weight in candidates]
+    keys = sorted(range(len(candidates)), key=lambda k: (-ranked[k], k))[:min(SUMMARY_KEYS, int(allowed.sum()))]
     parts = [f"{_named(k, key_labels)} ({number(candidates[k], '.2f')})" for k in keys if candidates[k] >= 0.005]
     return _say("mostly", len(parts)).format(query=name, keys=_say("and").join(parts))
 

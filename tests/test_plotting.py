@@ -175,6 +175,17 @@ def test_the_summary_says_what_is_masked_and_which_rows_have_no_key():
     assert d2l.describe_weights(weights, padding).startswith("2 queries × 4 keys, keys 2-3 masked for every query.")
 
 
+def test_the_summary_lists_weights_equal_to_4_decimals_in_key_order():
+    """Keys whose weights agree to 4 decimals are listed in key order, whatever their last bits: weights
+    equal in exact arithmetic come out a bit apart on one machine or in the page's arithmetic. Weights
+    that the summary shows equal but that differ in the third decimal are listed by size."""
+    weights = torch.tensor([[0.4, 0.3, 0.0, 0.3000001]])  # key 3 a few float32 steps above key 1
+    assert weights[0, 3] > weights[0, 1]
+    assert d2l.describe_weights(weights) == "1 query × 4 keys. Query 0 attends mostly to keys 0 (0.40) and 1 (0.30)."
+    weights = torch.tensor([[0.3, 0.0, 0.304, 0.396]])  # 0.30 against 0.30 as shown: the larger one first
+    assert d2l.describe_weights(weights) == "1 query × 4 keys. Query 0 attends mostly to keys 3 (0.40) and 2 (0.30)."
+
+
 def test_the_summary_of_many_queries_describes_a_few_and_says_so():
     weights = torch.eye(10)  # query i attends to key i alone
     assert d2l.describe_weights(weights) == (

@@ -152,8 +152,10 @@
     if (visible.length > 1 && Math.max(...visible) - Math.min(...visible) < 0.005) {
       return summary("evenly", { query: name, keys: counted("keys", visible.length), weight: visible[0] });
     }
+    // By the weight to 4 decimals, equal ones in key order, as describe_weights does.
     const order = row.map((value, key) => [allowed[key] ? value : -1, key])
-      .sort((a, b) => b[0] - a[0] || a[1] - b[1]).slice(0, Math.min(SUMMARY_KEYS, visible.length));
+      .map(([value, key]) => [value, key, Number(fixed(value, 4))])
+      .sort((a, b) => b[2] - a[2] || a[1] - b[1]).slice(0, Math.min(SUMMARY_KEYS, visible.length));
     const parts = order.filter(([value]) => value >= 0.005)
       .map(([value, key]) => `${named(key, keyLabels)} (${marked(fixed2(value))})`);
     return summary("mostly", { query: name, keys: parts.join(summary("and")) }, parts.length);
