@@ -87,6 +87,12 @@ class PositionalEncoding(Declaration):
             d=d, base=_number(base), longest=_number(longest))
         return PositionalResult(weights, caption, d=d, base=base, encoding=P[0])
 
+    def describe(self, result):
+        """Both panels in words: the encoding as the caption gives it (d, the base, the wavelengths), then
+        the weights. The weights alone read the same at neighbouring settings, which a screen reader would
+        announce as no change at all."""
+        return f"{result.caption}. {super().describe(result)}"
+
     def build(self, blit):
         return PositionalView(blit, self.NUM_POSITIONS)
 

@@ -1,8 +1,9 @@
 // PositionalEncodingExplorer (chapter 07) computed in the page: the encoding P of
 // d2lmini.PositionalEncoding, softmax(P Pᵀ / √d) as d2lmini.DotProductAttention computes it, and
 // widgets.positional_encoding.PositionalView.update, in JavaScript. Torch computes in float32, and the port
-// rounds to float32 (Math.fround) at the same steps: key i - k and key i + k score the same for query i
-// in exact arithmetic, so which of the two the summary names first is decided by float32 rounding.
+// rounds to float32 (Math.fround) at the same steps. Key i - k and key i + k score the same for query i
+// in exact arithmetic; the summary ranks weights to 4 decimals, equal ones in key order, so that the last
+// bits, which MKL's order of sums can still move, never decide which of the two it names first.
 "use strict";
 
 (function () {
@@ -55,10 +56,11 @@
     const lastSine = 2 * Math.floor((d - 1) / 2); // the slowest column pair starts here
     const longest = 2 * Math.PI * base ** (lastSine / d);
     const [code, heatmap] = figures.null.artists; // registered, in drawing order: P, then the weights
+    const caption = say("caption", { d, base: number(base, d2l), longest: number(longest, d2l) });
     return {
       layout: "null",
-      caption: say("caption", { d, base: number(base, d2l), longest: number(longest, d2l) }),
-      summary: d2l.describeWeights([weights], null),
+      caption,
+      summary: `${caption}. ${d2l.describeWeights([weights], null)}`, // both panels, as describe does
       top: d2l.scaleTop(Math.max(...weights.flat())),
       looks: [cells(code, n, d, P, d2l), cells(heatmap, n, n, weights, d2l)],
     };
