@@ -377,7 +377,29 @@ def build_book(book, src, hub_url, edition, links):
     titles = assemble(src, hub_url, edition, book)
     html_dir = sphinx_build(src, landing_substitutions(titles, hub_url, edition, book.folder), hub_url, book, links)
     cut_icon_fonts(html_dir)
+    name_landmarks(html_dir, book.folder)
     return html_dir
+
+
+# The theme's navigation landmarks, named in English in its templates (no message to translate).
+LANDMARKS = {'<nav class="bd-links bd-docs-nav" aria-label="Main">': "sidebar landmark",
+             '<nav aria-label="Page">': "page landmark"}
+
+
+def name_landmarks(html_dir, folder):
+    """Name the theme's navigation landmarks in the book's language (``LANDMARKS``, ``site_words``) on
+    every page; an English book keeps the theme's names."""
+    if folder == "en":
+        return
+    for path in Path(html_dir).rglob("*.html"):
+        text = path.read_text()
+        named = text
+        for tag, name in LANDMARKS.items():
+            english = site_words.ENGLISH[name]
+            named = named.replace(tag, tag.replace(f'aria-label="{english}"',
+                                                   f'aria-label="{html.escape(words(folder, name))}"'))
+        if named != text:
+            path.write_text(named)
 
 
 def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):

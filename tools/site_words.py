@@ -44,6 +44,10 @@ ENGLISH = {
     "chapters caption": "Chapters",
     "guides caption": "Guides",
     "author": "the attention-notebooks contributors",  # the foot of every page: "By …", "© Copyright 2026, …"
+    # Two names a screen reader says for the theme's navigation landmarks, which the theme writes in English
+    # whatever the language (aria-label="Main", "Page"): build_site.name_landmarks writes these instead.
+    "sidebar landmark": "Main",
+    "page landmark": "Page",
 }
 
 # What an explorer is called in its picture's alt text: its name on the page (a declaration's, as in
@@ -89,6 +93,8 @@ TRANSLATED = {
         "Chapters": "Capítulos",
         "Guides": "Guias",
         "the attention-notebooks contributors": "quem contribui com o attention-notebooks",
+        "Main": "Principal",
+        "Page": "Página",
         # The explorers' names (explorer_words).
         "query pooling": "pooling de uma consulta",
         "kernel pooling": "pooling com kernel",

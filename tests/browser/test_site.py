@@ -749,6 +749,11 @@ def test_the_theme_speaks_portuguese_on_the_portuguese_pages(site):
                                 ("Launch interactive content", "Abrir o conteúdo interativo"),
                                 ("Color mode", "Modo de cor"), ("previous page", "página anterior")]:
         assert f'"{english}"' not in page_html and f'"{portuguese}"' in page_html, english
+    # The navigation landmarks, which the theme names in English in its templates (build_site.name_landmarks).
+    english_html = (site / "04_scaled_dot_product.html").read_text()
+    for tag, name in build_site.LANDMARKS.items():
+        assert tag in english_html and tag not in page_html, tag
+        assert f'aria-label="{site_words.words("pt", name)}"' in page_html, name
     themes = [Path(package.__file__).parent for package in (pydata_sphinx_theme, sphinx_book_theme)]
     theme_text = "".join(path.read_text(errors="replace") for theme in themes for path in theme.rglob("*")
                          if path.suffix in (".html", ".py", ".pot"))
