@@ -76,7 +76,7 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
 def test_captions_and_summaries_are_in_portuguese(portuguese):
     explorer = explore_dot_product(causal=True)
     assert explorer.caption_text == "d = 16, escalonado por 1/√d, temperatura 1, valid_lens = [8], causal"
-    assert explorer.summary_text.startswith("8 consultas × 8 chaves, 28 de 64 células mascaradas. Consulta 0 ")
+    assert explorer.summary_text.startswith("8 consultas × 8 chaves, 28 de 64 células mascaradas. A consulta 0 ")
     explorer.controls["colour_scale"].value = "fit"
     assert explorer.caption_text.endswith("; cores de 0 a 1")
 
@@ -107,10 +107,10 @@ def test_a_summary_names_what_is_masked_in_portuguese(portuguese):
     weights = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
     mask = torch.tensor([[True, False, False], [True, True, False]])
     assert describe_weights(weights, mask) == (
-        "2 consultas × 3 chaves, 3 de 6 células mascaradas. Consulta 0 presta atenção principalmente à chave 0 (1,00); "
-        "consulta 1 se distribui igualmente sobre 2 chaves (0,50 cada).")
+        "2 consultas × 3 chaves, 3 de 6 células mascaradas. A consulta 0 presta atenção principalmente à chave 0 "
+        "(1,00); a consulta 1 se distribui igualmente sobre 2 chaves (0,50 cada).")
     assert describe_weights(torch.full((1, 2), 0.5)) == (
-        "1 consulta × 2 chaves. Consulta 0 se distribui igualmente sobre 2 chaves (0,50 cada).")
+        "1 consulta × 2 chaves. A consulta 0 se distribui igualmente sobre 2 chaves (0,50 cada).")
 
 
 def test_alt_texts_and_diagrams_are_in_portuguese(portuguese):

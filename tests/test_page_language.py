@@ -188,7 +188,7 @@ def test_the_summary_writes_its_weights_with_the_languages_marks():
     assert describe_weights(weights) == "1 query × 3 keys. Query 0 attends mostly to keys 0 (0.70) and 1 (0.20)."
     try:
         set_language("pt_BR")
-        assert describe_weights(weights) == ("1 consulta × 3 chaves. Consulta 0 presta atenção principalmente às "
+        assert describe_weights(weights) == ("1 consulta × 3 chaves. A consulta 0 presta atenção principalmente às "
                                              "chaves 0 (0,70) e 1 (0,20).")
     finally:
         set_language("en")

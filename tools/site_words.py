@@ -92,9 +92,9 @@ TRANSLATED = {
         "What it teaches": "O que ensina",
         "Chapters": "Capítulos",
         "Guides": "Guias",
-        "the attention-notebooks contributors": "quem contribui com o attention-notebooks",
+        "the attention-notebooks contributors": "colaboradores do attention-notebooks",
         "Main": "Principal",
-        "Page": "Página",
+        "Page": "Ações da página",  # the header's buttons: download, full screen, language
         # The explorers' names (explorer_words).
         "query pooling": "pooling de uma consulta",
         "kernel pooling": "pooling com kernel",
