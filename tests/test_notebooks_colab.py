@@ -64,5 +64,7 @@ def test_the_notebook_runs_without_error_on_colab_versions(path):
     tracebacks = [output.text for cell in notebook.cells for output in cell.get("outputs", [])
                   if output.output_type == "stream" and output.name == "stderr" and "Traceback" in output.text]
     assert tracebacks == []
-    versions = notebook.cells[-1].outputs[0].text.split()
+    # The kernel may send one print in several stream messages (it flushes on a timer): join them.
+    versions = "".join(output.text for output in notebook.cells[-1].outputs
+                       if output.output_type == "stream" and output.name == "stdout").split()
     assert versions == [ipywidgets.__version__, version("matplotlib"), version("numpy")]
