@@ -214,7 +214,7 @@ def _python(value):
     return tuple(value) if isinstance(value, list) else value
 
 
-def states_to_check(data, seed, count=RANDOM_STATES):
+def states_to_check(data, seed, count):
     """The default state and ``count`` seeded random ones: (control indices, colour scale, map)."""
     rng = random.Random(seed)
     names = [control["name"] for control in data["controls"]]
@@ -250,26 +250,23 @@ def assert_looks_equal(page_look, kernel_look, where):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_page_shows_what_the_kernel_shows(name, pages, contexts):
-    shows_what_the_kernel_shows(name, pages, contexts)
+    shows_what_the_kernel_shows(name, pages, contexts, NAMES.index(name), RANDOM_STATES)
 
 
 @pytest.mark.parametrize("name", PORTUGUESE)
 def test_the_portuguese_page_shows_what_the_portuguese_kernel_shows(name, pages_pt, contexts):
     with speaking("pt_BR"):
-        shows_what_the_kernel_shows(name, pages_pt, contexts, seed=len(NAMES) + NAMES.index(name),
-                                    count=PORTUGUESE_STATES)
+        shows_what_the_kernel_shows(name, pages_pt, contexts, len(NAMES) + NAMES.index(name), PORTUGUESE_STATES)
 
 
-def shows_what_the_kernel_shows(name, pages, contexts, seed=None, count=RANDOM_STATES):
+def shows_what_the_kernel_shows(name, pages, contexts, seed, count):
     """The explorer ``name``'s page against the kernel's shell in the language d2lmini speaks now: its
-    default state and ``count`` random ones, seeded by ``seed`` (the explorer's place in NAMES by
-    default; the module's docstring)."""
+    default state and ``count`` random ones, seeded by ``seed`` (the module's docstring)."""
     declaration, url = pages[name]
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
     states = page.PageStates(declaration)
     shells = {}
-    seed = NAMES.index(name) if seed is None else seed
     for number, (wanted, scale, cmap) in enumerate(states_to_check(data, seed, count)):
         _, kept = set_controls(tab, wanted, scale, cmap)
         moves = [(control, data["offered"][control][index]) for control, index in wanted.items() if control not in kept]

@@ -153,8 +153,8 @@
       return summary("evenly", { query: name, keys: counted("keys", visible.length), weight: visible[0] });
     }
     // By the weight to 4 decimals, equal ones in key order, as describe_weights does.
-    const order = row.map((value, key) => [allowed[key] ? value : -1, key])
-      .map(([value, key]) => [value, key, Number(fixed(value, 4))])
+    const order = row.map((weight, key) => allowed[key] ? weight : -1)
+      .map((value, key) => [value, key, Number(fixed(value, 4))])
       .sort((a, b) => b[2] - a[2] || a[1] - b[1]).slice(0, Math.min(SUMMARY_KEYS, visible.length));
     const parts = order.filter(([value]) => value >= 0.005)
       .map(([value, key]) => `${named(key, keyLabels)} (${marked(fixed2(value))})`);
