@@ -104,3 +104,67 @@ def keep_inside(contexts, folder):
     for context in contexts:
         context.route("**/*", only_inside)
     return outside
+
+
+TAP_TARGET = 24  # CSS pixels: WCAG 2.2's smallest target (2.5.8), each way
+
+
+def phone_problems(tab, root):
+    """What is wrong with the explorer ``root`` (a CSS selector) at the page's width now, on a phone.
+
+    * Something scrolls sideways: the page, the output box holding the explorer (on the site, the
+      theme's, which scrolls what is too wide for it), or any element of the explorer, but for the
+      picture's frame (``.d2l-frame``), which may, if it is a region named by the caption, with a
+      Tab stop for the keyboard.
+    * A control is smaller than ``TAP_TARGET`` × ``TAP_TARGET`` CSS pixels: a slider, menu, button,
+      check box, radio button or cell of the mask editor, measured itself.
+    * A check box or radio button is on another line than its label.
+
+    It waits two frames first, so that the layout and the frame's resize checks after a new width
+    have run."""
+    return tab.evaluate("""async ([selector, target]) => {
+        for (let i = 0; i < 2; i++) await new Promise((resolve) => requestAnimationFrame(resolve));
+        const root = document.querySelector(selector);
+        const box = root.closest('.cell_output') || root;
+        const problems = [];
+        const page = document.documentElement;
+        if (page.scrollWidth > page.clientWidth) problems.push(`the page scrolls: ${page.scrollWidth} > ${page.clientWidth}`);
+        const named = (e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${[...e.classList].join('.')}`;
+        for (const e of [box, ...box.querySelectorAll('*')]) {
+            if (e.scrollWidth <= e.clientWidth || !e.getClientRects().length) continue;
+            const caption = document.getElementById(e.getAttribute('aria-labelledby'));
+            if (!e.matches('.d2l-frame')) {
+                problems.push(`${named(e)} scrolls sideways: ${e.scrollWidth} > ${e.clientWidth}`);
+            } else if (e.getAttribute('role') !== 'region' || e.tabIndex !== 0 || !caption
+                       || !caption.matches('.d2l-caption') || !caption.textContent.trim()) {
+                problems.push(`the picture's frame scrolls but is no region named by the caption with a Tab stop: `
+                              + e.outerHTML.slice(0, 160));
+            }
+        }
+        const controls = [...root.querySelectorAll('input, select, button')].filter((e) => e.getClientRects().length);
+        if (!controls.length) problems.push('no control is shown');
+        for (const control of controls) {
+            const shown = control.getBoundingClientRect();
+            if (shown.width < target - 0.01 || shown.height < target - 0.01) {
+                problems.push(`${named(control)} is ${shown.width.toFixed(1)} × ${shown.height.toFixed(1)} CSS px`);
+            }
+            if (!['checkbox', 'radio'].includes(control.type)) continue;
+            for (const label of control.labels) {
+                const text = label.getBoundingClientRect();
+                const middle = text.top + text.height / 2;
+                if (middle < shown.top || middle > shown.bottom) {
+                    problems.push(`${named(control)} and its label "${label.textContent}" are on different lines`);
+                }
+            }
+        }
+        return problems;
+    }""", [root, TAP_TARGET])
+
+
+def picture_scale(tab, root):
+    """How many CSS pixels the picture of the explorer ``root`` (a CSS selector) is shown at per CSS pixel
+    of its size in the notebook (the canvas's own width, set by explorers.js): 1 at the notebook's size."""
+    return tab.evaluate("""(selector) => {
+        const canvas = document.querySelector(selector).querySelector('canvas');
+        return canvas.getBoundingClientRect().width / parseFloat(canvas.style.width);
+    }""", root)

@@ -28,7 +28,7 @@ import pytest
 import yaml
 from conftest import SCREENSHOTS, SITE_HUB, require_chromium
 from matplotlib.colors import to_rgba
-from page_support import grid_problems, keep_inside, press_every_control
+from page_support import grid_problems, keep_inside, phone_problems, picture_scale, press_every_control
 
 from d2lmini import i18n
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, TEXT_CONTRAST, contrast
@@ -45,6 +45,8 @@ ENGLISH_PAGES = ["index", "search", "genindex", *CHAPTERS, *GUIDES]
 PORTUGUESE_PAGES = build_site.book_pages(PORTUGUESE)  # its landing page, search, index, chapters, glossary
 PAGES = ENGLISH_PAGES + [f"pt/{name}" for name in PORTUGUESE_PAGES]  # each page's path in the site, less .html
 PHONE = {"width": 390, "height": 844}
+# The widths a phone's explorers are checked at: PHONE's, and the narrowest WCAG 1.4.10 names.
+PHONE_WIDTHS = (PHONE["width"], 320)
 LOAD_MS = {}  # page -> milliseconds to its load event, reported in build/screenshots/site.txt
 DESKTOP = {"width": 1400, "height": 1000}
 
@@ -183,8 +185,29 @@ def _explorers_stored(chapter):
     return sum(build_site.explorer_name(output) is not None for cell in nb.cells for output in cell.get("outputs", []))
 
 
+def _on_phones(page, roots):
+    """What is wrong with the explorers ``roots`` (element ids) of ``page`` on a phone, at each of
+    PHONE_WIDTHS (the page resized, not opened again): page_support.phone_problems (nothing scrolls
+    sideways but the picture's labelled frame, tap targets of 24 × 24 CSS pixels, radio buttons and
+    check boxes beside their labels), and a picture shown smaller than in the notebook, where its
+    smallest text would be too small to read (chapter 09's tokens were 4 CSS pixels tall)."""
+    found = []
+    for width in PHONE_WIDTHS:
+        page.set_viewport_size({"width": width, "height": PHONE["height"]})
+        for root in roots:
+            found += [f"{root} at {width} px: {problem}" for problem in phone_problems(page, f"#{root}")]
+            scale = picture_scale(page, f"#{root}")
+            if scale < 0.999:
+                found.append(f"{root} at {width} px: its picture is shown at {scale:.2f} of its notebook size")
+    return found
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves_it(site, site_browser, chapter):
+    """On a desktop and a phone: every explorer the chapter stores is live, and each of its controls
+    moves it from the keyboard, with a name; on the phone, at 390 and 320 CSS pixels, nothing of it
+    scrolls sideways but its picture, every control is a target for a finger, and the picture keeps
+    the notebook's size."""
     require_chromium()
     contexts, outside = site_browser
     blocked_before = len(outside)
@@ -201,6 +224,8 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
                 assert grid_problems(page, f"#{root}") == [], f"{chapter} {root} on a {device}"
             widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
             assert widths[0] <= widths[1], f"{chapter} is {widths[0]} px wide on a {widths[1]} px {device} screen"
+            if device == "phone":
+                assert _on_phones(page, roots) == [], chapter
         finally:
             page.close()
         assert not problems, f"{chapter} on a {device}: {problems}"
@@ -655,8 +680,8 @@ def test_the_portuguese_landing_page_maps_the_portuguese_chapters(site):
 def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_explorers_are_live(site, site_browser,
                                                                                               chapter):
     """pt/NN.html: the launch buttons and the first line open pt/NN.ipynb of the learner branch; every
-    explorer the Portuguese chapter shows becomes live, with no console error; the question's note is
-    in Portuguese."""
+    explorer the Portuguese chapter shows becomes live, with no console error, and fits a phone's
+    screen as the English ones do (its words are longer); the question's note is in Portuguese."""
     require_chromium()
     contexts, outside = site_browser
     blocked_before = len(outside)
@@ -668,6 +693,7 @@ def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_expl
             page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
             page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
         text = page.evaluate("() => document.querySelector('.bd-article').textContent")
+        on_phones = _on_phones(page, roots)
     finally:
         page.close()
     assert not problems, f"pt/{chapter}: {problems}"
@@ -675,6 +701,7 @@ def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_expl
     nb = nbformat.read(REPO / "notebooks" / "pt" / f"{chapter}.ipynb", as_version=4)
     stored = [output for cell in nb.cells for output in cell.get("outputs", []) if build_site.explorer_name(output)]
     assert len(roots) == len(stored), f"pt/{chapter}: {roots}"
+    assert on_phones == [], f"pt/{chapter}"
     buttons = _assert_launches(launch, run_line, after_goals, f"pt/{chapter}.ipynb", "o hub do seu curso")
     assert buttons["colab"] == build_site.colab.colab_url(f"{chapter}.ipynb", "pt")
     assert site_words.words("pt", "question note").strip("*") in text

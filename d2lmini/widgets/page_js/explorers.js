@@ -385,6 +385,18 @@
     if (edge && edgeWidth > 0) { context.lineWidth = edgeWidth; context.strokeStyle = rgba(edge); context.stroke(); }
   }
 
+  // A radio button and its label, in one box that keeps them on one line (explorers.css): a narrow
+  // screen wraps the group between its choices, never between a button and its label.
+  function choice(input, text) {
+    const label = document.createElement("label");
+    label.htmlFor = input.id;
+    label.textContent = text;
+    const box = document.createElement("span");
+    box.className = "d2l-choice";
+    box.append(input, label);
+    return box;
+  }
+
   // One explorer on the page: its data (page.export), its container, its controls and its canvas.
   class PageExplorer {
     constructor(data, root, tables) {
@@ -441,8 +453,10 @@
       }
       this.caption = document.createElement("p");
       this.caption.className = "d2l-caption";
+      this.caption.id = `${this.id}-caption`;
       this.canvas = document.createElement("canvas");
       this.canvas.setAttribute("role", "img");
+      const frame = this.frame(this.canvas);
       this.summary = document.createElement("p");
       this.summary.className = "d2l-summary";
       this.summary.id = `${this.id}-summary`;
@@ -451,8 +465,37 @@
       note.className = "d2l-note";
       note.textContent = [say(WORDS, data.compute ? "computed" : "stored"), say(WORDS, "run"), data.coarser]
         .filter(Boolean).join(" ");
-      this.root.replaceChildren(controls, this.caption, this.canvas, this.summary, note);
+      this.root.replaceChildren(controls, this.caption, frame, this.summary, note);
       this.root.classList.add("d2l-live");
+    }
+
+    // The picture's frame. On a phone the picture keeps the size it has in the notebook, so that its
+    // smallest text stays readable (explorers.css), and a swipe scrolls it inside this frame only: the
+    // controls above it stay where they are. While it scrolls, the frame is a region named by the
+    // caption and a Tab stop, so that the arrow keys scroll it too; while the picture fits, it is
+    // neither (no landmark, no Tab stop that does nothing). It is checked whenever the frame or the
+    // picture changes size: a new width of the screen, a new layout of the figure.
+    frame(canvas) {
+      const frame = document.createElement("div");
+      frame.className = "d2l-frame";
+      frame.append(canvas);
+      const check = () => {
+        const scrolls = frame.scrollWidth > frame.clientWidth;
+        if (scrolls === frame.hasAttribute("tabindex")) return;
+        if (scrolls) {
+          frame.setAttribute("role", "region");
+          frame.setAttribute("aria-labelledby", this.caption.id);
+          frame.tabIndex = 0;
+        } else {
+          for (const name of ["role", "aria-labelledby", "tabindex"]) frame.removeAttribute(name);
+        }
+      };
+      if ("ResizeObserver" in window) {
+        const observer = new ResizeObserver(check);
+        observer.observe(frame);
+        observer.observe(canvas);
+      }
+      return frame;
     }
 
     labelled(element, text, name) {
@@ -585,10 +628,7 @@
         input.value = String(index);
         input.id = `${group.id}-${index}`;
         input.checked = index === start;
-        const text = document.createElement("label");
-        text.htmlFor = input.id;
-        text.textContent = spec.options.find((o) => same(o[1], value))[0];
-        group.append(input, text);
+        group.append(choice(input, spec.options.find((o) => same(o[1], value))[0]));
       });
       Object.defineProperty(group, "value", {
         get: () => group.querySelector("input:checked").value,
@@ -625,10 +665,7 @@
         input.id = `${this.id}-colour-scale-${value}`;
         input.checked = value === this.data.colour_scale;
         input.addEventListener("change", () => this.changed("colour_scale"));
-        const text = document.createElement("label");
-        text.htmlFor = input.id;
-        text.textContent = label;
-        group.append(input, text);
+        group.append(choice(input, label));
       }
       this.scaleGroup = group;
       return group;
