@@ -128,7 +128,9 @@ def phone_problems(tab, root):
         const box = root.closest('.cell_output') || root;
         const problems = [];
         const page = document.documentElement;
-        if (page.scrollWidth > page.clientWidth) problems.push(`the page scrolls: ${page.scrollWidth} > ${page.clientWidth}`);
+        if (page.scrollWidth > page.clientWidth) {
+            problems.push(`the page scrolls: ${page.scrollWidth} > ${page.clientWidth}`);
+        }
         const named = (e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}.${[...e.classList].join('.')}`;
         for (const e of [box, ...box.querySelectorAll('*')]) {
             if (e.scrollWidth <= e.clientWidth || !e.getClientRects().length) continue;

@@ -17,8 +17,10 @@ the same settings:
   (cell values, points, bar ends, texts) equals the one d2lmini's own view gives, within float32
   rounding (``VALUE_TOLERANCE``): the page's arithmetic is tested against the package's.
 
-Then every control is driven from the keyboard, and on a phone's screen by touch; where one control
-sets others (``Declaration.adjust``, ported by the page script), the page sets them as ``adjust`` does.
+Then every control is driven from the keyboard, and on a phone's screen by touch, where (at 390 and
+320 CSS pixels) nothing scrolls sideways but the picture's frame, every control is a target of 24 × 24
+CSS pixels and the picture's text stays readable; where one control sets others
+(``Declaration.adjust``, ported by the page script), the page sets them as ``adjust`` does.
 
 The page written in Brazilian Portuguese (``d2lmini.i18n.set_language("pt_BR")``) is compared with
 the kernel's shell speaking Portuguese the same way, for every explorer computed in the page and one
@@ -37,7 +39,8 @@ import numpy as np
 import pytest
 import traitlets
 from conftest import require_chromium
-from page_support import explorer_state, grid_problems, keep_inside, press_every_control
+from matplotlib.text import Text
+from page_support import explorer_state, grid_problems, keep_inside, phone_problems, picture_scale, press_every_control
 from PIL import Image
 
 from d2lmini.i18n import current_language, set_language
@@ -45,6 +48,7 @@ from d2lmini.plotting import CMAPS
 from d2lmini.widgets import DECLARATIONS, page
 from d2lmini.widgets.declaration import Declaration
 from d2lmini.widgets.explorer import Explorer
+from d2lmini.widgets.figure import DPI
 
 RANDOM_STATES = 20
 # The largest share of pixels allowed to differ by more than EDGE_LEVELS (of 255) in any channel, and
@@ -55,6 +59,11 @@ PIXEL_TOLERANCE, EDGE_LEVELS, MEAN_LEVELS = 0.03, 64, 2.0
 # 2.8e-5 at most. Positions: canvas pixels, rounded to 0.01 in the stored data.
 VALUE_TOLERANCE, PIXEL_POSITION_TOLERANCE = 1e-4, 0.05
 PHONE = {"width": 390, "height": 844}
+# A phone's widths: PHONE's, and the narrowest WCAG 1.4.10 names (CSS pixels).
+PHONE_WIDTHS = (PHONE["width"], 320)
+# The smallest text a phone may show of a picture, in CSS pixels (matplotlib's "small" at figure.DPI
+# is 9.3: chapter 09's tokens), unless the notebook itself shows a smaller one (then at least that).
+READABLE_PX = 9
 NAMES = [declaration.__name__ for declaration in DECLARATIONS]
 # The explorers whose one control sets others: the scripts of those computed in the page port adjust,
 # and the page's shell follows choices as adjust does for those with stored states.
@@ -303,9 +312,24 @@ def test_every_control_has_a_name_and_works_from_the_keyboard(name, pages, conte
     tab.close()
 
 
+def smallest_text(declaration):
+    """The size of the smallest text in the kernel's picture of ``declaration`` at its first state, in CSS
+    pixels at the size the notebook shows it (figure.DPI): what a phone must keep readable."""
+    explorer = Explorer(declaration)
+    try:
+        texts = [text for text in explorer.blit.figure.findobj(Text) if text.get_visible() and text.get_text().strip()]
+        return min(text.get_fontsize() for text in texts) * DPI / 72
+    finally:
+        explorer.close()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pages, contexts):
-    tab, problems = open_explorer(contexts[0]["phone"], pages[name][1])
+    """A tap moves the explorer; at 390 and 320 CSS pixels nothing scrolls sideways but the picture's
+    labelled frame, every control is a target of 24 × 24 CSS pixels with each radio button and check box
+    beside its label (page_support.phone_problems), and the picture's smallest text is READABLE_PX."""
+    declaration, url = pages[name]
+    tab, problems = open_explorer(contexts[0]["phone"], url)
     assert tab.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     slider = tab.locator("[data-d2l-explorer] input[type=range]").first
     target = slider if slider.count() else tab.locator("[data-d2l-explorer] input, [data-d2l-explorer] select").first
@@ -316,6 +340,13 @@ def test_on_a_phone_controls_answer_touch_and_nothing_scrolls_sideways(name, pag
         target.press("ArrowDown")
         target.press("Enter")  # a phone's menu takes the option highlighted only then
     assert explorer_state(tab, "[data-d2l-explorer]") != before, f"{name}: a tap changed nothing"
+    smallest = smallest_text(declaration)
+    for width in PHONE_WIDTHS:
+        tab.set_viewport_size({"width": width, "height": PHONE["height"]})
+        assert phone_problems(tab, "[data-d2l-explorer]") == [], f"{name} at {width} px"
+        shown = smallest * picture_scale(tab, "[data-d2l-explorer]")
+        assert shown >= min(READABLE_PX, smallest) - 0.01, \
+            f"{name} at {width} px: its smallest text is {shown:.1f} CSS px (in the notebook {smallest:.1f})"
     assert problems == [], problems
     tab.close()
 

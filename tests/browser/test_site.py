@@ -10,7 +10,10 @@ Portuguese chapter's: pt/ in the learner branch), each language's search must
 find its chapter 02 and only its own pages, every page must link to itself in
 the other language, and no exercise's answer may appear anywhere in the folder.
 Every explorer a chapter shows is live on its page, on a desktop and on a phone,
-and every one of its controls moves it from the keyboard. What the site adds to
+and every one of its controls moves it from the keyboard; on a phone, at 390 and
+320 CSS pixels, in both languages, nothing of it scrolls sideways but its
+picture's labelled frame, its controls are targets for a finger, and its
+picture keeps the notebook's size. What the site adds to
 a Portuguese page is Portuguese, and tools/site_words.py names every sentence of
 it whose English has changed.
 """
