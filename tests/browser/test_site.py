@@ -193,7 +193,8 @@ def _on_phones(page, roots):
     PHONE_WIDTHS (the page resized, not opened again): page_support.phone_problems (nothing scrolls
     sideways but the picture's labelled frame, tap targets of 24 × 24 CSS pixels, radio buttons and
     check boxes beside their labels), and a picture shown smaller than in the notebook, where its
-    smallest text would be too small to read (chapter 09's tokens were 4 CSS pixels tall)."""
+    smallest text would be too small to read (chapter 09's tokens were 4 CSS pixels tall). At the
+    narrowest width, the arrow key scrolls a picture's frame that has the focus."""
     found = []
     for width in PHONE_WIDTHS:
         page.set_viewport_size({"width": width, "height": PHONE["height"]})
@@ -202,6 +203,14 @@ def _on_phones(page, roots):
             scale = picture_scale(page, f"#{root}")
             if scale < 0.999:
                 found.append(f"{root} at {width} px: its picture is shown at {scale:.2f} of its notebook size")
+    for root in roots:
+        frame = page.locator(f"#{root} .d2l-frame[tabindex='0']")
+        if not frame.count():  # the picture fits: nothing to scroll (phone_problems checked that)
+            continue
+        frame.evaluate("e => { e.scrollLeft = 0; }")
+        frame.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("(e) => e.scrollLeft > 0", arg=frame.element_handle(), timeout=5_000)
     return found
 
 
