@@ -65,9 +65,10 @@ def trained():
 
 def test_a_new_view_shows_the_untrained_model_and_waits():
     view = TrainingView(num_steps=100)
-    assert repr(view) == "TrainingView(task='reverse', num_steps=100)"  # the settings not at their defaults
+    # The settings not at their defaults, and the step shown (the web site starts its replay there).
+    assert repr(view) == "TrainingView(task='reverse', num_steps=100, step=0)"
     assert repr(TrainingView("sort", lr=0.01, positional=False, lengths=(6, 10), seed=2)) == (
-        "TrainingView(task='sort', lr=0.01, positional=False, lengths=(6, 10), seed=2)")
+        "TrainingView(task='sort', lr=0.01, positional=False, lengths=(6, 10), seed=2, step=0)")
     assert bytes(view.image.value).startswith(b"\x89PNG") and view.progress.value == 0
     assert view.caption_text.startswith("step 0 of 100") and view.model is None and view.history is None
     assert not view.training and view.stop_button.disabled and not view.train_button.disabled

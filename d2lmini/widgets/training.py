@@ -61,7 +61,7 @@ RECORDED_RUN = Path(__file__).with_name("reversal_run.pt")
 RECORDED_RUNS = {
     "notebook": (N_("the notebook's run"), {}),
     "no positional encoding": (N_("positional encoding off"), {"positional": False}),
-    "additive": (N_("additive against dot-product"), {"attention": "additive"}),
+    "additive": (N_("additive"), {"attention": "additive"}),
     "learning rate 0.03": (N_("learning rate 0.03"), {"lr": 3e-2}),
 }
 
@@ -380,11 +380,12 @@ class TrainingView(Explorer):
         self._stop.set()
 
     def __repr__(self):
-        """The task and the settings that differ from their defaults: short enough for Jupyter's text form."""
+        """The task, the settings that differ from their defaults and the step shown: short enough for
+        Jupyter's text form, and enough for the web site to start its replay where the picture is."""
         settings, defaults = self.settings, TrainingSettings()
         shown = [f"{f.name}={getattr(settings, f.name)!r}" for f in fields(settings)
                  if f.name == "task" or getattr(settings, f.name) != getattr(defaults, f.name)]
-        return f"{type(self).__name__}({', '.join(shown)})"
+        return f"{type(self).__name__}({', '.join(shown)}, step={self.progress.value})"
 
     def show(self, result):
         """Show ``result``, a step of a run or the untrained model, and move the bar to its step."""
@@ -596,7 +597,8 @@ class AlignmentView:
             self.curves = [ax_curves.plot([], [], color="C3", label=_("held-out: mass on the correct position"))[0],
                            ax_curves.plot([], [], "o-", color="C2", markersize=3, label=_("held-out: accuracy"))[0]]
         else:  # the recorded examples' mass
-            self.curves = [ax_curves.plot([], [], color="C3", label=_("these examples: mass on the correct position"))[0]]
+            label = _("these examples: mass on the correct position")
+            self.curves = [ax_curves.plot([], [], color="C3", label=label)[0]]
         self._draw_curves(history)
         self.history = history
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel=_("training step"))
