@@ -25,6 +25,7 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 from matplotlib import rcParams
+from matplotlib.lines import Line2D
 from matplotlib.transforms import offset_copy
 
 from .._checks import check_number
@@ -607,7 +608,13 @@ class AlignmentView:
             for line in self.curves:
                 blit.animate(line)
         self.several = several
-        self.now_line = blit.animate(ax_curves.axvline(steps[-1], color="k", linestyle="--", linewidth=1))
+        # The step shown: a line of the figure over the curves' axes, not one of their lines, so that the
+        # legend's "best" place (which avoids the axes' lines) does not depend on the step shown when the
+        # figure is laid out: the page lays it out once, the kernel at the step it starts at.
+        self.now_line = blit.animate(blit.figure.add_artist(Line2D(
+            [steps[-1]] * 2, [0, 1], transform=ax_curves.get_xaxis_transform(), color="k", linestyle="--",
+            linewidth=1)))
+        self.now_line.set_clip_box(ax_curves.bbox)
 
     def _draw_curves(self, history):
         if history.evaluations:

@@ -400,7 +400,7 @@
       this.id = root.id || `d2l-${data.name}`;
       this.pictures = {}; // layout -> {light, dark}: its backgrounds, decoded
       this.sprites = [];
-      this.start = this.startIndices();
+      this.startAt = this.startIndices();
       this.build();
     }
 
@@ -503,7 +503,7 @@
 
     control(spec) {
       const offered = this.data.offered[spec.name];
-      const start = this.start[spec.name];
+      const start = this.startAt[spec.name];
       const readout = (index) => this.readout(spec, offered[index]);
       let element;
       if (spec.kind === "Checkbox") {
