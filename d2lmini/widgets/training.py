@@ -587,30 +587,39 @@ class Alignment(Declaration):
 class AlignmentView:
     """The example's cross-attention on the left; the run's curves on the right, the step shown dashed.
 
-    Over ``several`` runs the curves are registered, and move to the run shown; the legend stays where
-    the first run's curves put it ("best"), in the background."""
+    Over ``several`` runs the curves move to the run shown: they are registered lines of the figure
+    drawn over the curves' axes (and over the legend), and the axes keep the first run's curves,
+    hidden, for the legend to find its "best" place among, as it does with one run. That place is
+    found at each full draw from the axes' lines, so it never depends on the run or the step shown
+    when the figure is laid out (the page lays it out once; the kernel, at the settings it starts at)."""
 
     def __init__(self, blit, history, several=False):
         ax_map, ax_curves = blit.figure.subplots(1, 2, width_ratios=(1, 1.15))
         self.map = ExampleMap(blit, ax_map, history.examples)
         steps = history.steps
         if history.evaluations:  # the held-out set's curves
-            self.curves = [ax_curves.plot([], [], color="C3", label=_("held-out: mass on the correct position"))[0],
-                           ax_curves.plot([], [], "o-", color="C2", markersize=3, label=_("held-out: accuracy"))[0]]
+            styles = [dict(color="C3", label=_("held-out: mass on the correct position")),
+                      dict(marker="o", color="C2", markersize=3, label=_("held-out: accuracy"))]
         else:  # the recorded examples' mass
-            label = _("these examples: mass on the correct position")
-            self.curves = [ax_curves.plot([], [], color="C3", label=label)[0]]
-        self._draw_curves(history)
+            styles = [dict(color="C3", label=_("these examples: mass on the correct position"))]
+        if several:
+            self.curves = [blit.animate(blit.figure.add_artist(Line2D([], [], transform=ax_curves.transData,
+                                                                      clip_box=ax_curves.bbox, **style)))
+                           for style in styles]
+            self._draw_curves(history)
+            for line in self.curves:  # the first run's curves, hidden: what "best" avoids
+                ax_curves.add_line(Line2D(*line.get_data(), visible=False))
+        else:
+            self.curves = [ax_curves.plot([], [], **style)[0] for style in styles]
+            self._draw_curves(history)
         self.history = history
         ax_curves.set(xlim=(steps[0], steps[-1]), ylim=(0, 1.02), xlabel=_("training step"))
-        ax_curves.legend(loc="best", fontsize="small")  # placed once, by the first run's curves
-        if several:
-            for line in self.curves:
-                blit.animate(line)
+        # In the background: registered, it would be drawn anew with every picture, and its texts mark the
+        # axes changed as they are. Over several runs the curves are drawn over it where they cross it.
+        ax_curves.legend(handles=self.curves, loc="best", fontsize="small")
         self.several = several
         # The step shown: a line of the figure over the curves' axes, not one of their lines, so that the
-        # legend's "best" place (which avoids the axes' lines) does not depend on the step shown when the
-        # figure is laid out: the page lays it out once, the kernel at the step it starts at.
+        # legend's "best" place does not depend on the step shown either.
         self.now_line = blit.animate(blit.figure.add_artist(Line2D(
             [steps[-1]] * 2, [0, 1], transform=ax_curves.get_xaxis_transform(), color="k", linestyle="--",
             linewidth=1)))
