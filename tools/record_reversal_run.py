@@ -7,11 +7,14 @@ size 32, learning rate 0.003, positional encoding, lengths 4 to 8, 400 steps,
 seed 0, 500 held-out sequences), and the changes its "Your turn" section
 suggests, one each: positional encoding off, additive attention, learning rate
 0.03. Each keeps its four fixed examples snapshotted every 10 steps and
-evaluated every 20 (``History.save``: about 80 kB a run, float32; the held-out
+evaluated every 20 (``History.save``: about 83 kB a run, float32; the held-out
 set itself is not kept). They are recorded once, so that the site builds in
 seconds, the same on every machine: on one thread, as the notebook runs, a run
-took 40 to 70 s on the 2-core machine they were recorded on (the additive score
-is the slowest). To remake them, from the repository root:
+took 5 to 10 s on the 2-core machine the last three were recorded on, and 35 to
+47 s while other jobs shared its cores; it never runs in CI or in the site's
+build. On one machine a new recording is the same file, bit for bit
+(``D2L_RECORD_RUNS=1`` runs the test that checks them against a new
+recording). To remake them, from the repository root:
 
     python tools/record_reversal_run.py [--only NAME ...] [--folder FOLDER]
 
