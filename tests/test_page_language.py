@@ -23,7 +23,7 @@ from tools.catalogues import extracted
 # reshape) and words Portuguese shares with English (its catalogue uses them: token, kernel, pooling).
 SHARED = {"viridis", "cividis", "reds", "epanechnikov", "true", "nan", "reshape",
           "softmax", "masking", "causal", "zero", "token", "tokens", "kernel", "pooling", "online", "base", "editor",
-          "multi", "hub", "links", "colab", "binder", "d2lmini"}
+          "multi", "hub", "links", "colab", "binder", "d2lmini", "notebook"}
 WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9]*(?:_[A-Za-z0-9]+)*")
 
 

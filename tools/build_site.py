@@ -34,11 +34,14 @@ image from Colab's site) becomes a line of links.
 """
 
 import argparse
+import ast
 import base64
 import contextlib
+import dataclasses
 import hashlib
 import html
 import io
+import json
 import multiprocessing
 import os
 import posixpath
@@ -61,6 +64,8 @@ from PIL import Image
 from d2lmini import i18n
 from d2lmini.widgets import DECLARATIONS, page
 from d2lmini.widgets._compat import WIDGET_VIEW
+from d2lmini.widgets.explorer import Explorer
+from d2lmini.widgets.training import RECORDED_RUNS, recorded_run_of
 from tools import colab, site_words
 from tools.class_hub import nbgitpuller_link
 from tools.editions import TRANSLATIONS, learner_notebook, tags
@@ -161,22 +166,83 @@ def explorer_name(output):
     return REPLAYED.get(match.group(1), match.group(1)) if match else None
 
 
-def live_explorer(output, number, scripts, static, folder="en"):
+def listed_settings(output):
+    """name -> value of the settings an explorer's stored text form lists, as Python wrote them:
+    "KernelPoolingExplorer(sigma=0.5, kernel='gaussian', n_train=40)" -> {"sigma": 0.5, ...}."""
+    call = ast.parse(output["data"]["text/plain"], mode="eval").body
+    return {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+
+
+def start_settings(output, declaration):
+    """The settings (name -> value) of the page's ``declaration`` that the stored picture of ``output``
+    shows, where the page starts the explorer (its box's data-d2l-start).
+
+    An explorer's text form lists its ``repr_controls``, which hold what its ``explore_*`` function can
+    set; each is applied in turn with the declaration's ``adjust`` (a mask editor's preset sets its
+    cells), the rest keep their defaults. Chapter 08's training view (replayed, ``REPLAYED``) lists the
+    settings that differ from its defaults and the step it showed: the page starts at the recorded run
+    of those settings (``training.recorded_run_of``), at that step, on its one fixed example (0). A
+    value the page does not offer is an error naming it."""
+    listed = listed_settings(output)
+    if EXPLORER_REPR.match(output["data"]["text/plain"]).group(1) in REPLAYED:
+        # A text form stored before it gave the step is a view shown before training: step 0.
+        step = listed.pop("step", 0)
+        listed = {"run": recorded_run_of({name: tuple(value) if isinstance(value, list) else value
+                                          for name, value in listed.items()}), "step": step, "example": 0}
+    settings = declaration.Settings()
+    names = {field.name for field in dataclasses.fields(settings)}
+    for name, value in listed.items():
+        if name not in names:
+            raise ValueError(f"{declaration.name}: the stored text form {output['data']['text/plain']!r} names "
+                             f"{name}, which is not a setting of the page's explorer ({sorted(names)})")
+        settings = declaration.adjust(dataclasses.replace(settings, **{name: value}), name)
+    offered = page.offered_values(declaration)
+    for name, values in offered.items():
+        if getattr(settings, name) not in values:
+            raise ValueError(f"{declaration.name}: the chapter shows {name}={getattr(settings, name)!r}, which the "
+                             f"page does not offer (it offers {list(values)}); offer it (page_values)")
+    return dataclasses.asdict(settings)
+
+
+def replay_picture(declaration, start, language):
+    """PNG bytes of the replay's picture at ``start`` (as the kernel's shell draws it, in ``language``):
+    what a replayed training view's box shows before its script runs, so that it is the picture the
+    page then paints, not the training view's."""
+    with speaking(language):
+        explorer = Explorer(declaration, declaration.Settings(**start))
+        try:
+            return explorer.static_png()
+        finally:
+            explorer.close()
+
+
+def live_explorer(output, number, scripts, static, folder="en", start=None):
     """The stored output of an explorer made live: its box, which the page's script fills with the
     controls and the picture, holding the stored picture (``static``, a file in _static) until it
     does, or for a reader without JavaScript. The box names the scripts of its data, which the page
-    loads when the reader nears it (explorers.js), so that a first view never waits for them. Its
-    alt text is in the language of ``folder``."""
+    loads when the reader nears it (explorers.js), so that a first view never waits for them, the
+    settings its picture shows (``start``, name -> value: the page starts there) and the kernel
+    widget it shows (``data-d2l-link``, the widget view's model id: copies of one widget follow each
+    other, as in the kernel). Its alt text is in the language of ``folder``."""
     name = explorer_name(output)
     settings = output["data"]["text/plain"].partition("(")[2].rstrip(")")
-    named = site_words.say(folder, site_words.explorer_words(name))  # "kernel pooling"
-    alt = html.escape(words(folder, "explorer alt", words=named, settings=settings), quote=True)
+    if EXPLORER_REPR.match(output["data"]["text/plain"]).group(1) in REPLAYED:
+        with speaking(next(book.language for book in BOOKS if book.folder == folder)):
+            run = str(i18n._(RECORDED_RUNS[start["run"]][0])) if start else ""
+        alt = words(folder, "training alt", run=run, step=start["step"] if start else 0)
+    else:
+        named = site_words.say(folder, site_words.explorer_words(name))  # "kernel pooling"
+        alt = words(folder, "explorer alt", words=named, settings=settings)
+    alt = html.escape(alt, quote=True)
     sources = " ".join(f"_static/{EXPLORERS}/{src}" for src in scripts[name])
     width = output.get("metadata", {}).get("image/png", {}).get("width")  # CSS pixels: the PNG has twice
     picture = Image.open(io.BytesIO(base64.b64decode(output["data"]["image/png"])))
     size = f' width="{width}" height="{round(picture.height * width / picture.width)}"' if width else ""
+    model = output["data"].get(WIDGET_VIEW, {}).get("model_id")
+    attributes = "".join(f' {attribute}="{html.escape(value, quote=True)}"' for attribute, value in (
+        ("data-d2l-start", json.dumps(start) if start else None), ("data-d2l-link", model)) if value)
     box = (f'<div class="d2l-explorer-page" id="explorer-{number}" data-d2l-explorer="{name}" '
-           f'data-d2l-scripts="{html.escape(sources, quote=True)}">'
+           f'data-d2l-scripts="{html.escape(sources, quote=True)}"{attributes}>'
            f'<img src="_static/{EXPLORERS}/{static}" alt="{alt}"{size} loading="lazy" decoding="async"></div>')
     return nbformat.v4.new_output("display_data", {"text/html": box})
 
@@ -203,11 +269,13 @@ def figure_box(output, static_folder, folder="en"):
     return nbformat.v4.new_output("display_data", {"text/html": f'<div class="d2l-figure">{"".join(images)}</div>'})
 
 
-def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, figures_folder=None, folder="en"):
+def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, figures_folder=None, folder="en",
+                declarations=None):
     """A chapter as the site shows it (see the module's docstring). ``scripts`` (explorer name -> its
     scripts, from ``page.write_assets``) makes its explorers live; their stored pictures go into
-    ``static_folder``. ``folder`` is its language's ("en", "pt"): what the site adds is in it, and
-    its launch links open the chapter of that language."""
+    ``static_folder``, and each starts at the settings its picture shows when ``declarations``
+    (explorer name -> the page's declaration) holds its declaration. ``folder`` is its language's
+    ("en", "pt"): what the site adds is in it, and its launch links open the chapter of that language."""
     if edition == "learner":
         nb = learner_notebook(nb, name, dark_pictures=True)
     nb.metadata.pop("widgets", None)
@@ -227,8 +295,15 @@ def web_chapter(nb, name, hub_url, edition, scripts=None, static_folder=None, fi
             if explorer_name(output) in scripts:
                 explorers += 1
                 static = f"{Path(name).stem}-{explorers}.png"
-                (static_folder / static).write_bytes(base64.b64decode(output["data"]["image/png"]))
-                output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static, folder)
+                declaration = (declarations or {}).get(explorer_name(output))
+                start = None if declaration is None else start_settings(output, declaration)
+                picture = base64.b64decode(output["data"]["image/png"])
+                if start is not None and EXPLORER_REPR.match(output["data"]["text/plain"]).group(1) in REPLAYED:
+                    language = next(book.language for book in BOOKS if book.folder == folder)
+                    picture = replay_picture(declaration, start, language)
+                    output = {**output, "data": {**output["data"], "image/png": base64.b64encode(picture).decode()}}
+                (static_folder / static).write_bytes(picture)
+                output = live_explorer(output, f"{Path(name).stem[:2]}-{explorers}", scripts, static, folder, start)
             elif figures_folder is not None and "image/png" in output.get("data", {}) \
                     and WIDGET_VIEW not in output["data"]:
                 output = figure_box(output, figures_folder, folder)
@@ -326,7 +401,8 @@ def assemble(src, hub_url, edition, book=BOOKS[0]):
     titles = {}
     for path, nb in chapters.items():
         titles[path.stem] = chapter_title(nb)
-        chapter = web_chapter(nb, path.name, hub_url, edition, scripts, explorers, figures, book.folder)
+        chapter = web_chapter(nb, path.name, hub_url, edition, scripts, explorers, figures, book.folder,
+                              {declaration.name: declaration for declaration in live})
         nbformat.write(chapter, src / path.name)
 
     guides = book.guides()

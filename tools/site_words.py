@@ -32,6 +32,10 @@ ENGLISH = {
                      "and see what the check says about it.*",
     "explorer alt": "The {words} explorer's picture at its first settings ({settings}); with JavaScript it becomes "
                     "live, with a text summary of what it shows.",
+    # Chapter 08's training view, which the page replays from recorded runs (build_site.REPLAYED).
+    "training alt": "A recorded training run's attention ({run}, training step {step}): the cross-attention of "
+                    "one example, and the held-out accuracy and alignment over the run; with JavaScript it becomes "
+                    "live: pick a recorded run, then step through it or play it.",
     "figure alt": "A figure (its chapter's notebook has no alt text for it).",
     "learner edition": "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no "
                        "page of this site.",
@@ -76,6 +80,12 @@ TRANSLATED = {
         "text summary of what it shows.":
             "A imagem do explorador “{words}” nas configurações iniciais ({settings}); com JavaScript, ela se torna "
             "interativa e traz um resumo em texto do que mostra.",
+        "A recorded training run's attention ({run}, training step {step}): the cross-attention of one example, "
+        "and the held-out accuracy and alignment over the run; with JavaScript it becomes live: pick a recorded "
+        "run, then step through it or play it.":
+            "A atenção de uma execução de treino gravada ({run}, passo de treino {step}): a atenção cruzada de "
+            "um exemplo, e a acurácia no conjunto separado e o alinhamento ao longo da execução; com JavaScript, "
+            "ela se torna interativa: escolha uma execução gravada e avance passo a passo ou reproduza-a.",
         "A figure (its chapter's notebook has no alt text for it).":
             "Uma figura (o notebook do capítulo não tem texto alternativo para ela).",
         "The exercises are stubs here, as in the notebooks a learner runs: their answers are on no page of this "

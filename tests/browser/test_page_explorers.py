@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import io
 import random
+import re
 
 import numpy as np
 import pytest
@@ -460,7 +461,10 @@ def test_the_portuguese_pages_own_words_are_the_catalogues(pages_pt, contexts):
     root = tab.locator("[data-d2l-explorer]")
     assert tab.evaluate("() => document.documentElement.lang") == "pt-BR"
     assert root.get_attribute("aria-label") == title == "Explorador dos alinhamentos"
-    assert root.locator(".d2l-note").text_content() == f"{words['stored']} {words['run']}"
+    with speaking("pt_BR"):
+        recorded = declaration.page_note  # the runs recorded, every how many steps, what needs a kernel
+    assert recorded.startswith("Execuções gravadas")
+    assert root.locator(".d2l-note").text_content() == f"{words['stored']} {words['run']} {recorded}"
     assert root.locator(f"#{root.get_attribute('id')}-colour-scale").text_content() == "cores"
     colours = tab.evaluate("""() => {
         const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
@@ -502,3 +506,76 @@ def test_a_grid_of_cells_puts_each_cell_at_its_row_and_column(name, pages, conte
         assert grid_problems(tab, "[data-d2l-explorer]") == [], f"{name} on a {device}"
         assert problems == [], problems
         tab.close()
+
+
+def _boxes(pages, boxes, file):
+    """A page of the alignment explorer's boxes, each with its attributes (``boxes``: a dict of
+    data-* attributes each), beside the explorer's scripts in ``pages``' folder; its file URL."""
+    import html as html_module
+    import json
+
+    declaration, _ = pages["Alignment"]
+    text = page.page_html([declaration.name], {declaration.name: [f"{declaration.name}.js"]})
+    tags = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{declaration.name}"'
+                     + "".join(f" {key}='{html_module.escape(json.dumps(value) if key.endswith('start') else value)}'"
+                               for key, value in attributes.items()) + "></div>"
+                     for i, attributes in enumerate(boxes))
+    text = re.sub(r'<div id="explorer-0"[^>]*></div>', lambda _: tags, text)
+    path = pages.folder / file
+    path.write_text(text)
+    return declaration, path.as_uri()
+
+
+@pytest.mark.parametrize("language", ["en", "pt_BR"])
+def test_each_box_starts_where_its_chapter_shows_it_and_copies_of_one_widget_follow_each_other(
+        language, pages, pages_pt, contexts):
+    """Three boxes of chapter 08's replay on one page: two copies of one kernel widget (one data-d2l-link)
+    that start at other settings (data-d2l-start), and another widget. Each first paints what the
+    kernel's shell draws at its start and its controls show it; a run and a step chosen in one copy move
+    the other, as the kernel's copies are one widget, and leave the other widget alone."""
+    chosen = pages if language == "en" else pages_pt
+    starts = [{"run": "notebook", "step": 0, "example": 0}, {"run": "additive", "step": 140, "example": 2},
+              {"run": "notebook", "step": 400, "example": 0}]
+    boxes = [{"data-d2l-start": starts[0], "data-d2l-link": "view"}, {"data-d2l-start": starts[1]},
+             {"data-d2l-start": starts[2], "data-d2l-link": "view"}]
+    declaration, url = _boxes(chosen, boxes, "alignment-boxes.html")
+    tab = contexts[0]["desktop"].new_page()
+    problems = []
+    tab.on("pageerror", lambda error: problems.append(str(error)))
+    tab.goto(url)
+    tab.wait_for_function("() => document.querySelectorAll('.d2l-ready').length === 3", timeout=30_000)
+    shown = tab.evaluate("""() => [...document.querySelectorAll('[data-d2l-explorer]')].map((root) => ({
+        settings: root.d2lExplorer.settings(), caption: root.querySelector('.d2l-caption').textContent,
+        png: root.querySelector('canvas').toDataURL('image/png')}))""")
+    with speaking(language):
+        for start, box in zip(starts, shown):
+            assert box["settings"] == start
+            explorer = Explorer(declaration, declaration.Settings(**start))
+            want = np.asarray(Image.open(io.BytesIO(bytes(explorer.image.value))).convert("RGBA")).astype(int)
+            assert box["caption"] == explorer.caption_text, start
+            explorer.close()
+            got = np.asarray(Image.open(io.BytesIO(base64.b64decode(box["png"].split(",", 1)[1])))).astype(int)
+            difference = np.abs(got - want).max(axis=-1)
+            assert (difference > EDGE_LEVELS).mean() <= PIXEL_TOLERANCE and difference.mean() <= MEAN_LEVELS, start
+    tab.select_option("#explorer-2-run", index=3)  # the second copy: learning rate 0.03
+    tab.locator("#explorer-2-step").focus()
+    tab.keyboard.press("Home")
+    settings = tab.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map((root) => "
+                            "[root.d2lExplorer.settings(), root.dataset.state])")
+    assert settings[2][0] == {"run": "learning rate 0.03", "step": 0, "example": 0}
+    assert settings[0] == settings[2], "the other copy of the widget did not follow"
+    assert settings[1][0] == starts[1], "another widget moved"
+    assert problems == [], problems
+    tab.close()
+
+
+def test_a_start_the_page_does_not_offer_is_an_error_naming_it(pages, contexts):
+    """The site's build refuses such a start (build_site.start_settings); a page given one anyway says
+    which setting and what it offers, rather than start somewhere else."""
+    _, url = _boxes(pages, [{"data-d2l-start": {"step": 5}}], "alignment-bad-start.html")
+    tab = contexts[0]["desktop"].new_page()
+    with tab.expect_event("pageerror") as error:
+        tab.goto(url)
+    message = str(error.value)
+    assert "AlignmentExplorer: data-d2l-start gives step = 5, expected one of [0,20,40," in message, message
+    tab.close()

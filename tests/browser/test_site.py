@@ -212,6 +212,42 @@ def _on_phones(page, roots):
         page.keyboard.press("ArrowRight")
         page.wait_for_function("(e) => e.scrollLeft > 0", arg=frame.element_handle(), timeout=5_000)
     return found
+def _first_paint_is_the_stored_picture(page, root, html_path, language):
+    """The explorer ``root`` (just drawn, untouched) starts where its chapter's picture is: its controls
+    show its box's data-d2l-start, and its canvas is the picture a reader without JavaScript sees
+    (the box's <img>, read from the built page: the stored picture, or a replay's own for chapter
+    08's training view), between its caption and its hint rows (``Explorer.static_png``), within the
+    page-vs-kernel tolerance of tests/browser/test_page_explorers.py. Returns the settings shown."""
+    import base64
+    import io
+    import json
+
+    import numpy as np
+    from PIL import Image
+    from test_page_explorers import EDGE_LEVELS, MEAN_LEVELS, PIXEL_TOLERANCE
+
+    from d2lmini.widgets.explorer import HINT, _text_rows
+
+    box = re.search(rf'<div [^>]*id="{root}"[^>]*>\s*<img src="([^"]+)"', html_path.read_text())
+    start = page.get_attribute(f"#{root}", "data-d2l-start")
+    shown = page.evaluate("""(id) => {
+        const explorer = document.getElementById(id).d2lExplorer;
+        return {settings: explorer.settings(), caption: explorer.caption.textContent,
+                png: explorer.canvas.toDataURL('image/png')};
+    }""", root)
+    assert start is not None, f"{root}: no data-d2l-start"
+    assert {name: shown["settings"][name] for name in json.loads(start)} == json.loads(start), root
+    canvas = np.asarray(Image.open(io.BytesIO(base64.b64decode(shown["png"].split(",", 1)[1]))).convert("RGBA"))
+    stored = np.asarray(Image.open(html_path.parent / box.group(1)).convert("RGBA"))
+    with build_site.speaking(language):
+        top = _text_rows(stored.shape[1], shown["caption"], weight="bold").shape[0]
+        bottom = _text_rows(stored.shape[1], i18n._(HINT), style="italic", color="#555555").shape[0]
+    assert stored.shape[0] == top + canvas.shape[0] + bottom and stored.shape[1] == canvas.shape[1], root
+    difference = np.abs(stored[top:top + canvas.shape[0]].astype(int) - canvas.astype(int)).max(axis=-1)
+    where = f"{html_path.name} {root} at {shown['settings']}"
+    assert (difference > EDGE_LEVELS).mean() <= PIXEL_TOLERANCE, f"{where}: {(difference > EDGE_LEVELS).mean():.4f}"
+    assert difference.mean() <= MEAN_LEVELS, f"{where}: mean difference {difference.mean():.2f}"
+    return shown["settings"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -228,9 +264,13 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
         try:
             roots = page.evaluate("() => [...document.querySelectorAll('[data-d2l-explorer]')].map(e => e.id)")
             assert len(roots) == _explorers_stored(chapter), f"{chapter}: {roots}"
+            starts = []
             for root in roots:
                 page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
                 page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
+                if device == "desktop":  # each, before any control moves (copies of one widget move together)
+                    starts.append(_first_paint_is_the_stored_picture(page, root, site / f"{chapter}.html", "en"))
+            for root in roots:
                 still, unnamed = press_every_control(page, f"#{root}")
                 assert still == [] and unnamed == [], f"{chapter} {root} on a {device}: {still} {unnamed}"
                 assert grid_problems(page, f"#{root}") == [], f"{chapter} {root} on a {device}"
@@ -238,10 +278,34 @@ def test_every_explorer_of_a_chapter_is_live_on_its_page_and_every_control_moves
             assert widths[0] <= widths[1], f"{chapter} is {widths[0]} px wide on a {widths[1]} px {device} screen"
             if device == "phone":
                 assert _on_phones(page, roots) == [], chapter
+            if device == "desktop" and chapter.startswith("08_"):
+                _chapter_08_starts_and_links(page, roots, starts)
         finally:
             page.close()
         assert not problems, f"{chapter} on a {device}: {problems}"
     assert len(outside) == blocked_before, f"{chapter} asked for something outside the site"
+
+
+def _chapter_08_starts_and_links(page, roots, starts):
+    """Chapter 08: the alignment explorer starts at the click (step 140) and the training view's two copies
+    at a recorded run (the notebook's); choosing a run and a step in one copy moves the other, as the
+    kernel's copies (one widget) move together, and leaves the alignment explorer (another widget) alone."""
+    links = [page.get_attribute(f"#{root}", "data-d2l-link") for root in roots]
+    assert starts[1]["step"] == 140 and starts[0]["run"] == starts[2]["run"] == "notebook", starts
+    assert links[0] == links[2] != links[1], links
+    first, alignment, last = roots
+    options = page.evaluate("""(id) => [...document.getElementById(id).d2lExplorer.elements.run.options]
+        .map((option) => option.textContent)""", first)
+    assert len(options) == 4, options
+    before = page.evaluate("(id) => document.getElementById(id).d2lExplorer.settings()", alignment)
+    page.select_option(f"#{first}-run", index=3)  # learning rate 0.03
+    page.locator(f"#{first}-step").focus()
+    page.keyboard.press("End")
+    shown = page.evaluate("""(ids) => ids.map((id) => [document.getElementById(id).d2lExplorer.settings(),
+        document.getElementById(id).dataset.state])""", [first, alignment, last])
+    assert shown[0][0]["run"] == "learning rate 0.03" and shown[0][0]["step"] == 400, shown
+    assert shown[2] == shown[0], "the other copy did not follow"
+    assert shown[1][0] == before, "the alignment explorer, another widget, moved"
 
 
 def _chapter_links(page, line_start, goals_words):
@@ -704,6 +768,7 @@ def test_portuguese_chapter_launches_its_portuguese_learner_edition_and_its_expl
         for root in roots:
             page.locator(f"#{root}").scroll_into_view_if_needed()  # its data loads as the reader nears it
             page.wait_for_selector(f"#{root}.d2l-ready", timeout=20_000)
+            _first_paint_is_the_stored_picture(page, root, site / "pt" / f"{chapter}.html", "pt_BR")
         text = page.evaluate("() => document.querySelector('.bd-article').textContent")
         on_phones = _on_phones(page, roots)
     finally:

@@ -396,6 +396,9 @@
     box.append(input, label);
     return box;
   }
+  // The settings last chosen in each group of linked copies ("<name> <data-d2l-link>"), for a copy
+  // that starts after the reader moved another (PageExplorer.linked).
+  const LINKED = new Map();
 
   // One explorer on the page: its data (page.export), its container, its controls and its canvas.
   class PageExplorer {
@@ -408,6 +411,7 @@
       this.id = root.id || `d2l-${data.name}`;
       this.pictures = {}; // layout -> {light, dark}: its backgrounds, decoded
       this.sprites = [];
+      this.startAt = this.startIndices();
       this.build();
     }
 
@@ -498,6 +502,36 @@
       return frame;
     }
 
+    // Where the explorer starts: control name -> offered index. The declaration's defaults (page.export's
+    // start), or the settings the chapter's picture shows, which its box gives (data-d2l-start, name ->
+    // value: the web site's build, build_site.start_settings, checked them against the offered values).
+    startIndices() {
+      const start = { ...this.data.start };
+      const moved = LINKED.get(`${this.data.name} ${this.root.dataset.d2lLink}`); // a copy the reader moved first
+      const given = moved || (this.root.dataset.d2lStart ? JSON.parse(this.root.dataset.d2lStart) : {});
+      for (const [name, value] of Object.entries(given)) {
+        const offered = this.data.offered[name];
+        const index = offered ? offered.findIndex((v) => same(v, value)) : -1;
+        if (index < 0) {
+          throw new Error(`${this.data.name}: data-d2l-start gives ${name} = ${JSON.stringify(value)}, `
+            + `expected one of ${JSON.stringify(offered)}`);
+        }
+        start[name] = index;
+      }
+      return start;
+    }
+
+    // Copies of one kernel widget (the same data-d2l-link on explorers of the same data) are one explorer
+    // in the kernel: a control moved in one moves the others, quietly, and each draws again.
+    linked() {
+      const link = this.root.dataset.d2lLink;
+      if (!link) return [];
+      return [...document.querySelectorAll("[data-d2l-explorer].d2l-ready")]
+        .filter((root) => root !== this.root && root.dataset.d2lLink === link
+          && root.dataset.d2lExplorer === this.data.name)
+        .map((root) => root.d2lExplorer);
+    }
+
     labelled(element, text, name) {
       element.id = `${this.id}-${name}`;
       const label = document.createElement("label");
@@ -511,7 +545,7 @@
 
     control(spec) {
       const offered = this.data.offered[spec.name];
-      const start = this.data.start[spec.name];
+      const start = this.startAt[spec.name];
       const readout = (index) => this.readout(spec, offered[index]);
       let element;
       if (spec.kind === "Checkbox") {
@@ -723,6 +757,14 @@
       const adjust = (window.D2L_ADJUST || {})[this.data.name];
       if (adjust && name in this.inputs) this.show(adjust(this.settings(), name, this.data.data));
       this.render();
+      if (name in this.inputs && this.root.dataset.d2lLink) {
+        const settings = this.settings();
+        LINKED.set(`${this.data.name} ${this.root.dataset.d2lLink}`, settings); // for a copy not started yet
+        for (const other of this.linked()) {
+          other.show(settings);
+          other.render();
+        }
+      }
     }
 
     // A menu whose options depend on other settings (Declaration.choices): the page script gives them
