@@ -336,6 +336,8 @@
         }
         if (ordered) for (let y = y0 + 1; y < y1; y++) pixels.copyWithin(y * width, y0 * width, (y0 + 1) * width);
       }
+      // Drawn, not put: putImageData on the explorer's canvas would first copy all of it, since the
+      // frame on screen still holds its pixels.
       picture.context.putImageData(picture.image, 0, 0);
       context.drawImage(picture.canvas, left, top);
     },
