@@ -886,12 +886,15 @@
           // A slider whose valid values are its first ones (chapter 06's step through the blocks that
           // the block size makes) ends at the last of them; a value past it moves there (the browser
           // clamps it), as that declaration's adjust does.
-          element.max = String(indices.length - 1);
+          const max = String(indices.length - 1);
+          if (element.max === max) continue; // unchanged: no write, so no new layout
+          element.max = max;
           if (this.readouts[name]) this.readouts[name]();
           continue;
         }
         for (const option of element.options || []) {
-          option.hidden = option.disabled = !indices.includes(Number(option.value));
+          const invalid = !indices.includes(Number(option.value));
+          if (option.disabled !== invalid) option.hidden = option.disabled = invalid; // written only when it changes
         }
         if (!indices.includes(this.inputs[name]())) element.value = String(indices[0]);
       }
@@ -901,7 +904,8 @@
       for (const line of this.root.querySelectorAll("[data-when]")) {
         const [name, value] = JSON.parse(line.dataset.when);
         const current = this.data.offered[name][this.inputs[name]()];
-        line.hidden = JSON.stringify(current) !== JSON.stringify(value);
+        const hidden = JSON.stringify(current) !== JSON.stringify(value);
+        if (line.hidden !== hidden) line.hidden = hidden; // written only when it changes: each write restyles
       }
     }
   }
