@@ -1,16 +1,16 @@
-"""The live explorers on the web page (d2lmini.widgets.page): speed, size and build time.
+"""The live explorers on the web page (d2lmini.widgets.page): speed on a desktop and a phone, size, build time.
 
-    python -m benchmarks.page_explorers [--moves 40] [--site] [--only QueryPooling ...]
+    python -m benchmarks.page_explorers [--presses 40] [--profiles desktop phone] [--site] [--only QueryPooling ...]
 
-For every declaration it writes the page data and a page of its own (as ``make site`` does), opens
-it in Chromium from disk (file://) at a device scale factor of 2, and moves random controls
-``--moves`` times. For each move it measures, inside the page, the time from the control's input
-event to the new picture on the canvas (the handler computes or looks up the state and paints it,
-synchronously), and to the next animation frame after it (the picture on screen). Each row is
-the median and the 95th percentile; the budget is one frame at 60 Hz, 16 ms, for the median of
-the first. It also reports each explorer's data (the ``<name>.js`` a page loads: 1 MB or less),
-its export time, and with ``--site`` the whole site's build time and size (``make site``).
-Prints Markdown tables and the machine.
+For every declaration it writes the page data and a page of its own (as ``make site`` does), opens it in
+Chromium from disk (file://) in each profile (a desktop at full speed; a phone's 390 px screen with the
+CPU slowed 4 times through the DevTools protocol), and presses a key on a random visible control
+``--presses`` times, as a learner does from the keyboard. Each press is timed inside the page from the
+key's event to the end of the first frame that shows the new state (see ARM). Each row gives the
+median and the 90th percentile per profile; the budgets are one frame at 60 Hz (16.7 ms) on the desktop
+and two (33.3 ms) on the phone, for the median. It also reports each explorer's data (the ``<name>.js``
+a page loads: 1 MB or less), its export time, and with ``--site`` the whole site's build time and size
+(``make site``). Prints Markdown tables and the machine.
 """
 
 import argparse
