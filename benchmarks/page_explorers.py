@@ -1,16 +1,16 @@
-"""The live explorers on the web page (d2lmini.widgets.page): speed, size and build time.
+"""The live explorers on the web page (d2lmini.widgets.page): speed on a desktop and a phone, size, build time.
 
-    python -m benchmarks.page_explorers [--moves 40] [--site] [--only QueryPooling ...]
+    python -m benchmarks.page_explorers [--presses 40] [--profiles desktop phone] [--site] [--only QueryPooling ...]
 
-For every declaration it writes the page data and a page of its own (as ``make site`` does), opens
-it in Chromium from disk (file://) at a device scale factor of 2, and moves random controls
-``--moves`` times. For each move it measures, inside the page, the time from the control's input
-event to the new picture on the canvas (the handler computes or looks up the state and paints it,
-synchronously), and to the next animation frame after it (the picture on screen). Each row is
-the median and the 95th percentile; the budget is one frame at 60 Hz, 16 ms, for the median of
-the first. It also reports each explorer's data (the ``<name>.js`` a page loads: 1 MB or less),
-its export time, and with ``--site`` the whole site's build time and size (``make site``).
-Prints Markdown tables and the machine.
+For every declaration it writes the page data and a page of its own (as ``make site`` does), opens it in
+Chromium from disk (file://) in each profile (a desktop at full speed; a phone's 390 px screen with the
+CPU slowed 4 times through the DevTools protocol), and presses a key on a random visible control
+``--presses`` times, as a learner does from the keyboard. Each press is timed inside the page from the
+key's event to the end of the first frame that shows the new state (see ARM). Each row gives the
+median and the 90th percentile per profile; the budgets are one frame at 60 Hz (16.7 ms) on the desktop
+and two (33.3 ms) on the phone, for the median. It also reports each explorer's data (the ``<name>.js``
+a page loads: 1 MB or less), its export time, and with ``--site`` the whole site's build time and size
+(``make site``). Prints Markdown tables and the machine.
 """
 
 import argparse
@@ -31,32 +31,81 @@ REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 FRAME_MS = 1000 / 60
 
-MOVE = """async ([name, index]) => {
-    const explorer = document.querySelector('[data-d2l-explorer]').d2lExplorer;
-    const element = explorer.elements[name];
-    const start = performance.now();
-    if (element.type === 'checkbox') element.click();
-    else {
-        element.value = String(index);
-        element.dispatchEvent(new Event('input', {bubbles: true}));
+# The key press's measure: from the key going down to the end of the first frame that shows the
+# state it set. A listener on the window sees the control's input or change event after the
+# explorer's own handlers (they sit on the control or its box, nearer the target); from there the next
+# animation frames are watched until the explorer's state (data-state, written when it has drawn) is
+# the new one, and a message posted from that frame's animation callback arrives once the frame's
+# style, layout and paint are done: the whole cost of the press, whether it draws in its handler
+# or in a frame.
+ARM = """(timeout) => {
+    const root = document.querySelector('[data-d2l-explorer]');
+    const before = root.dataset.state;
+    window.d2lPress = new Promise((resolve) => {
+        let pressed = null, moved = false;
+        // The key that acts: an arrow moves a control as it goes down, a space bar ticks a check box
+        // as it comes up.
+        const key = (event) => { if (!moved) pressed = event.timeStamp; };
+        const look = () => {
+            if (root.dataset.state === before) return requestAnimationFrame(look);
+            const channel = new MessageChannel();
+            channel.port1.onmessage = () => { stop(); resolve(performance.now() - pressed); };
+            channel.port2.postMessage(null);
+        };
+        const first = () => { // input or change, whichever comes first: a check box fires both
+            if (moved) return;
+            moved = true;
+            requestAnimationFrame(look);
+        };
+        const kinds = ['keydown', 'keyup', 'input', 'change'];
+        const listeners = [key, key, first, first];
+        const stop = () => {
+            clearTimeout(timer);
+            kinds.forEach((kind, i) => window.removeEventListener(kind, listeners[i], i < 2));
+        };
+        const timer = setTimeout(() => { stop(); resolve(null); }, timeout);
+        kinds.forEach((kind, i) => window.addEventListener(kind, listeners[i], i < 2));
+    });
+}"""
+
+# The key that moves a control from where it is (as tests/browser/page_support.py presses them).
+KEY = """(name) => {
+    const element = document.querySelector('[data-d2l-explorer]').d2lExplorer.elements[name];
+    if (element.closest('[hidden]')) return null;
+    if (element.type === 'range') return element.value === element.max ? 'ArrowLeft' : 'ArrowRight';
+    if (element.type === 'checkbox') return 'Space';
+    if (element.tagName === 'SELECT') {
+        const shown = [...element.options].filter((o) => !o.disabled);
+        return shown[shown.length - 1] === element.selectedOptions[0] ? 'ArrowUp' : 'ArrowDown';
     }
-    const drawn = performance.now();
-    await new Promise(requestAnimationFrame);
-    return [drawn - start, performance.now() - start];
+    return 'ArrowRight'; // a group of radio buttons: the next one
 }"""
 
 
-def measure(tab, data, moves, rng):
-    """(handler ms, to the next frame ms) per move of a random control to a random offered value."""
+def focus(tab, name):
+    """Focus control ``name`` as a learner's Tab would: a group of radio buttons by its checked one."""
+    tab.evaluate("""(name) => {
+        const element = document.querySelector('[data-d2l-explorer]').d2lExplorer.elements[name];
+        (element.matches('[role=radiogroup]') ? element.querySelector('input:checked') : element).focus();
+    }""", name)
+
+
+def measure(tab, data, presses, rng):
+    """Milliseconds from a key press to the first frame that shows its new state, per press of a
+    random visible control (a press that changes no state is left out)."""
     names = [control["name"] for control in data["controls"]]
     timings = []
-    for _ in range(moves):
+    for _ in range(presses):
         name = rng.choice(names)
-        visible = tab.evaluate("(name) => !document.querySelector('[data-d2l-explorer]').d2lExplorer"
-                               ".elements[name].closest('[hidden]')", name)
-        if not visible:
-            continue
-        timings.append(tab.evaluate(MOVE, [name, rng.randrange(len(data["offered"][name]))]))
+        key = tab.evaluate(KEY, name)
+        if key is None:
+            continue  # hidden in the state reached
+        focus(tab, name)
+        tab.evaluate(ARM, 5000)
+        tab.keyboard.press(key)
+        ms = tab.evaluate("() => window.d2lPress")
+        if ms is not None:
+            timings.append(ms)
     return timings
 
 
@@ -65,21 +114,43 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+# Where the key presses are timed: a desktop at full speed, and a mid-range phone as Chromium emulates
+# one (its screen, touch, and its CPU 4 times slower than this machine's, through the DevTools protocol).
+PROFILES = {
+    "desktop": {"context": {"viewport": {"width": 1280, "height": 900}, "device_scale_factor": 2}, "throttle": 1},
+    "phone": {"context": {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
+                          "has_touch": True}, "throttle": 4},
+}
+BUDGET_MS = {"desktop": FRAME_MS, "phone": 2 * FRAME_MS}  # one frame at 60 Hz; two on the phone
+
+
+def open_explorer(context, html, throttle):
+    """The page of one explorer once it is drawn, its CPU slowed ``throttle`` times from then on."""
+    tab = context.new_page()
+    tab.goto(html.as_uri())
+    tab.wait_for_selector("[data-d2l-explorer].d2l-ready", timeout=120_000)
+    if throttle != 1:
+        context.new_cdp_session(tab).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    return tab
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--moves", type=int, default=40, help="control moves per explorer (default 40)")
+    parser.add_argument("--presses", type=int, default=40, help="key presses per explorer and profile (default 40)")
+    parser.add_argument("--profiles", nargs="*", choices=sorted(PROFILES), default=sorted(PROFILES),
+                        help="where to time them (default: desktop and phone)")
     parser.add_argument("--site", action="store_true", help="also time make site's build and size the site")
     parser.add_argument("--only", nargs="*", help="the declarations to measure, by class name (default: all)")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="page-explorers-"))
+    chosen = [d for d in DECLARATIONS if not args.only or d.__name__ in args.only]
+    if args.only and len(chosen) != len(args.only):
+        parser.error(f"--only takes names from {[d.__name__ for d in DECLARATIONS]}, got {args.only}")
     rows = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-background-networking"])
-        context = browser.new_context(device_scale_factor=2, viewport={"width": 1280, "height": 900})
-        chosen = [d for d in DECLARATIONS if not args.only or d.__name__ in args.only]
-        if args.only and len(chosen) != len(args.only):
-            parser.error(f"--only takes names from {[d.__name__ for d in DECLARATIONS]}, got {args.only}")
+        contexts = {name: browser.new_context(**PROFILES[name]["context"]) for name in args.profiles}
         for declaration_class in chosen:
             started = time.perf_counter()
             declaration = declaration_class.for_page()
@@ -88,29 +159,38 @@ def main(argv=None):
             data_bytes = (folder / f"{declaration.name}.js").stat().st_size
             html = folder / f"{declaration.name}.html"
             html.write_text(page.page_html([declaration.name], scripts))
-            tab = context.new_page()
-            tab.goto(html.as_uri())
-            tab.wait_for_selector("[data-d2l-explorer].d2l-ready", timeout=60_000)
-            data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
-            timings = measure(tab, data, args.moves, random.Random(0))
-            tab.close()
-            handler, frame = [t[0] for t in timings], [t[1] for t in timings]
+            timings = {}
+            for name, context in contexts.items():
+                tab = open_explorer(context, html, PROFILES[name]["throttle"])
+                data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
+                timings[name] = measure(tab, data, args.presses, random.Random(0))
+                tab.close()
             rows.append((declaration.name, "page script" if declaration.page_script else "stored states",
-                         data_bytes, export_s, statistics.median(handler), percentile(handler, 0.95),
-                         statistics.median(frame), len(timings)))
+                         data_bytes, export_s, timings))
+        version = browser.version
         browser.close()
     print(f"Measured {time.strftime('%Y-%m-%d')} on {made_with()['processor']} ({os.cpu_count()} cores, "
-          f"{platform.python_version()}), Chromium headless from file://, device scale factor 2, "
-          f"load average {os.getloadavg()[0]:.1f}.\n")
-    print("| explorer | states | data (.js) | export | input to picture, median / p95 "
-          "| to the next frame, median | moves |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for name, mode, size, export_s, median, p95, frame, count in rows:
-        print(f"| {name} | {mode} | {size / 1e6:.2f} MB | {export_s:.1f} s | {median:.1f} / {p95:.1f} ms "
-              f"| {frame:.1f} ms | {count} |")
-    worst = max(row[4] for row in rows)
-    print(f"\nLargest median, input to picture: {worst:.1f} ms (budget {FRAME_MS:.1f} ms); "
-          f"largest data: {max(row[2] for row in rows) / 1e6:.2f} MB (budget 1 MB).")
+          f"Python {platform.python_version()}), Chromium {version} headless from file://, load average "
+          f"{os.getloadavg()[0]:.1f}. Key press to the first frame that shows its state, median / 90th "
+          f"percentile (presses):\n")
+    heads = {"desktop": "desktop, 1280 px", "phone": "phone, 390 px, CPU ÷ 4"}
+    print("| explorer | states | data (.js) | export | "
+          + " | ".join(f"{heads[name]}, key to frame" for name in args.profiles) + " |")
+    print("|---|---|---:|---:|" + "---:|" * len(args.profiles))
+    worst = {name: 0.0 for name in args.profiles}
+    for name, mode, size, export_s, timings in rows:
+        cells = []
+        for profile in args.profiles:
+            values = timings[profile]
+            median = statistics.median(values)
+            worst[profile] = max(worst[profile], median)
+            cells.append(f"{median:.1f} / {percentile(values, 0.9):.1f} ms ({len(values)})")
+        print(f"| {name} | {mode} | {size / 1e6:.2f} MB | {export_s:.1f} s | " + " | ".join(cells) + " |")
+    print()
+    for profile in args.profiles:
+        print(f"Largest median, key to frame, {profile}: {worst[profile]:.1f} ms "
+              f"(budget {BUDGET_MS[profile]:.1f} ms).")
+    print(f"Largest data: {max(row[2] for row in rows) / 1e6:.2f} MB (budget 1 MB).")
     if args.site:
         from tools import build_site
 

@@ -217,12 +217,54 @@
     return `rgba(${colour[0]},${colour[1]},${colour[2]},${colour[3]})`;
   }
 
-  // A value's colour in a 256-colour table, as matplotlib maps it: x in [0, 1] to index floor(256 x),
+  // A value's index in a 256-colour table, as matplotlib maps it: x in [0, 1] to index floor(256 x),
   // 1 itself to the last colour; values past either end take the end colours.
-  function tableColour(table, value, low, high) {
+  function tableIndex(value, low, high) {
     const x = (value - low) / (high - low);
-    const index = Math.min(255, Math.max(0, Math.floor(x * 256)));
-    return `rgb(${table[3 * index]},${table[3 * index + 1]},${table[3 * index + 2]})`;
+    return Math.min(255, Math.max(0, Math.floor(x * 256)));
+  }
+
+  // A table's 256 colours as CSS text and as pixels, each made once per table: a state paints
+  // thousands of cells, and building and parsing a colour's text for each cost most of its time.
+  const tableForms = new WeakMap(); // table -> {css, pixels}
+  function tableForm(table) {
+    if (!tableForms.has(table)) {
+      const css = [], pixels = new Uint32Array(256);
+      for (let i = 0; i < 256; i++) {
+        const [r, g, b] = [table[3 * i], table[3 * i + 1], table[3 * i + 2]];
+        css.push(`rgb(${r},${g},${b})`);
+        pixels[i] = pixel(r, g, b, 255);
+      }
+      tableForms.set(table, { css, pixels });
+    }
+    return tableForms.get(table);
+  }
+  function tableColour(table, value, low, high) {
+    return tableForm(table).css[tableIndex(value, low, high)];
+  }
+
+  // An RGBA colour as one 32-bit pixel of an ImageData's buffer, in the machine's byte order.
+  const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+  function pixel(r, g, b, a) {
+    return (LITTLE_ENDIAN ? (a << 24) | (b << 16) | (g << 8) | r : (r << 24) | (g << 16) | (b << 8) | a) >>> 0;
+  }
+
+  // A canvas of width × height pixels to compose a picture in before it is drawn on the explorer's, and
+  // its pixels, cleared: one per size, kept, since each state needs the same few sizes again.
+  const scratches = new Map(); // "width height" -> {canvas, context, image, pixels}
+  function scratch(width, height) {
+    const key = `${width} ${height}`;
+    if (!scratches.has(key)) {
+      const canvas = document.createElement("canvas");
+      canvas.width = width;
+      canvas.height = height;
+      const context = canvas.getContext("2d");
+      const image = context.createImageData(width, height);
+      scratches.set(key, { canvas, context, image, pixels: new Uint32Array(image.data.buffer) });
+    }
+    const made = scratches.get(key);
+    made.pixels.fill(0);
+    return made;
   }
 
   // The theme's mode (pydata-sphinx-theme sets data-theme on <html>): a dark page draws each figure's
@@ -255,22 +297,49 @@
 
   // Painting: one function per kind of registered artist (page._ARTISTS).
   const PAINT = {
+    // A grid of cells, each filling the pixels between its rounded edges (Agg fills the pixels whose
+    // centres are inside). The cells are written as pixels into a picture of the grid's box, then
+    // drawn once: the pixels thousands of fillRects made, for a fraction of their time. A masked cell
+    // (null) stays transparent, so the hatched background shows through; a cell's own RGBA (the shape
+    // tracer's) is drawn over the background with its alpha, as a fill would be.
     cells(context, style, look, colours) {
-      const xs = look.x.map(Math.round), ys = look.y.map(Math.round); // Agg fills the pixels whose centres are inside
-      const table = style.shared ? colours.tables[colours.cmap] : style.table;
-      const [low, high] = style.shared ? [0, colours.top] : style.range;
+      const xs = look.x.map(Math.round), ys = look.y.map(Math.round);
       const columns = look.columns;
       const cells = look.values || look.rgba;
-      for (let i = 0; i < cells.length; i++) {
-        const cell = cells[i];
-        if (cell === null) continue; // masked: the hatched background shows through
-        const row = Math.floor(i / columns), column = i % columns;
-        const left = Math.min(xs[column], xs[column + 1]), top = Math.min(ys[row], ys[row + 1]);
-        const width = Math.abs(xs[column + 1] - xs[column]), height = Math.abs(ys[row + 1] - ys[row]);
-        context.fillStyle = look.values ? tableColour(table, cell, low, high)
-          : `rgba(${cell[0]},${cell[1]},${cell[2]},${cell[3] / 255})`;
-        context.fillRect(left, top, width, height);
+      const rows = cells.length / columns;
+      let colourOf;
+      if (look.values) {
+        const pixels = tableForm(style.shared ? colours.tables[colours.cmap] : style.table).pixels;
+        const [low, high] = style.shared ? [0, colours.top] : style.range;
+        colourOf = (cell) => pixels[tableIndex(cell, low, high)];
+      } else {
+        colourOf = (cell) => pixel(cell[0], cell[1], cell[2], cell[3]);
       }
+      const left = Math.min(...xs), top = Math.min(...ys);
+      const width = Math.max(...xs) - left, height = Math.max(...ys) - top;
+      if (!width || !height) return;
+      const picture = scratch(width, height);
+      const pixels = picture.pixels;
+      // Edges in order (an axis's cells always are): each row of cells owns its lines of pixels, so the
+      // first line is written cell by cell and copied to the others.
+      const ordered = ys.every((y, i) => i === 0 || y >= ys[i - 1]) || ys.every((y, i) => i === 0 || y <= ys[i - 1]);
+      for (let row = 0; row < rows; row++) {
+        const y0 = Math.min(ys[row], ys[row + 1]) - top, y1 = Math.max(ys[row], ys[row + 1]) - top;
+        if (y0 === y1) continue;
+        for (let y = y0; y < (ordered ? y0 + 1 : y1); y++) {
+          for (let column = 0; column < columns; column++) {
+            const cell = cells[row * columns + column];
+            if (cell === null) continue;
+            const x0 = Math.min(xs[column], xs[column + 1]) - left, x1 = Math.max(xs[column], xs[column + 1]) - left;
+            pixels.fill(colourOf(cell), y * width + x0, y * width + x1);
+          }
+        }
+        if (ordered) for (let y = y0 + 1; y < y1; y++) pixels.copyWithin(y * width, y0 * width, (y0 + 1) * width);
+      }
+      // Drawn, not put: putImageData on the explorer's canvas would first copy all of it, since the
+      // frame on screen still holds its pixels.
+      picture.context.putImageData(picture.image, 0, 0);
+      context.drawImage(picture.canvas, left, top);
     },
     line(context, style, look) {
       const points = look.points;
@@ -412,6 +481,7 @@
       this.pictures = {}; // layout -> {light, dark}: its backgrounds, decoded
       this.sprites = [];
       this.startAt = this.startIndices();
+      this.gradients = new Map(); // "map box" -> the colorbar's gradient, painted (paintColorbar)
       this.build();
     }
 
@@ -841,27 +911,42 @@
       }
       const context = canvas.getContext("2d");
       context.drawImage(this.pictures[layout][mode], 0, 0);
-      this.root.dataset.mode = mode;
+      if (this.root.dataset.mode !== mode) this.root.dataset.mode = mode;
       figure.artists.forEach((style, i) => {
         if (looks[i]) PAINT[style.kind](context, style, looks[i], colours, this.sprites);
       });
       if (figure.colorbar) this.paintColorbar(context, figure.colorbar, colours);
-      this.caption.textContent = captionText + (fit ? say(WORDS, "fitted", { top: colours.top }) : "");
-      canvas.setAttribute("aria-label", `${captionText}. ${text}`);
+      // Text written only where it changed: each write makes the page lay itself out again.
+      const caption = captionText + (fit ? say(WORDS, "fitted", { top: colours.top }) : "");
+      if (this.caption.textContent !== caption) this.caption.textContent = caption;
+      const label = `${captionText}. ${text}`;
+      if (canvas.getAttribute("aria-label") !== label) canvas.setAttribute("aria-label", label);
       if (this.summary.textContent !== text) this.summary.textContent = text;
       this.root.dataset.state = this.key();
     }
 
+    // The colorbar: its gradient, 256 bands from the colour map bottom to top, then the sprite of its
+    // ticks and labels for the scale's end. The gradient depends on the map and the box alone: it is
+    // painted once per (map, box) on a canvas of its own and drawn from there.
     paintColorbar(context, colorbar, colours) {
       const [x, y, width, height] = colorbar.box;
-      const table = this.tables[colours.cmap];
       const left = Math.round(x), right = Math.round(x + width);
       const top = Math.round(y), bottom = Math.round(y + height);
-      for (let row = top; row < bottom; row++) { // 256 bands, bottom to top
-        const fraction = (bottom - row - 0.5) / (bottom - top);
-        context.fillStyle = tableColour(table, fraction, 0, 1);
-        context.fillRect(left, row, right - left, 1);
+      const key = [colours.cmap, left, right, top, bottom].join(" ");
+      if (!this.gradients.has(key)) {
+        const table = this.tables[colours.cmap];
+        const gradient = document.createElement("canvas");
+        gradient.width = right - left;
+        gradient.height = bottom - top;
+        const painter = gradient.getContext("2d");
+        for (let row = top; row < bottom; row++) { // bottom to top
+          const fraction = (bottom - row - 0.5) / (bottom - top);
+          painter.fillStyle = tableColour(table, fraction, 0, 1);
+          painter.fillRect(0, row - top, right - left, 1);
+        }
+        this.gradients.set(key, gradient);
       }
+      if (right > left && bottom > top) context.drawImage(this.gradients.get(key), left, top);
       const sprite = colorbar.ends[formatG(colours.top, 6)];
       if (sprite) context.drawImage(this.sprites[sprite[0]], sprite[1], sprite[2]);
     }
@@ -880,12 +965,15 @@
           // A slider whose valid values are its first ones (chapter 06's step through the blocks that
           // the block size makes) ends at the last of them; a value past it moves there (the browser
           // clamps it), as that declaration's adjust does.
-          element.max = String(indices.length - 1);
+          const max = String(indices.length - 1);
+          if (element.max === max) continue; // unchanged: no write, so no new layout
+          element.max = max;
           if (this.readouts[name]) this.readouts[name]();
           continue;
         }
         for (const option of element.options || []) {
-          option.hidden = option.disabled = !indices.includes(Number(option.value));
+          const invalid = !indices.includes(Number(option.value));
+          if (option.disabled !== invalid) option.hidden = option.disabled = invalid; // written only when it changes
         }
         if (!indices.includes(this.inputs[name]())) element.value = String(indices[0]);
       }
@@ -895,7 +983,8 @@
       for (const line of this.root.querySelectorAll("[data-when]")) {
         const [name, value] = JSON.parse(line.dataset.when);
         const current = this.data.offered[name][this.inputs[name]()];
-        line.hidden = JSON.stringify(current) !== JSON.stringify(value);
+        const hidden = JSON.stringify(current) !== JSON.stringify(value);
+        if (line.hidden !== hidden) line.hidden = hidden; // written only when it changes: each write restyles
       }
     }
   }

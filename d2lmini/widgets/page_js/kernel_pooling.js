@@ -21,6 +21,14 @@
     return exps.map((e) => e / total);
   }
 
+  // The labels of the queries and of each training set's keys ("x = 0.35"), written once per array:
+  // they do not change with the width or the kernel, and writing them cost more than the weights.
+  const labelled = new WeakMap(); // inputs -> their labels
+  function labels(inputs, digits, d2l) {
+    if (!labelled.has(inputs)) labelled.set(inputs, inputs.map((x) => `x = ${d2l.marked(d2l.fixed(x, digits))}`));
+    return labelled.get(inputs);
+  }
+
   window.D2L_COMPUTE = window.D2L_COMPUTE || {};
   window.D2L_COMPUTE.KernelPoolingExplorer = function (settings, data, figures, d2l, say) {
     const { sigma, kernel, n_train: n } = settings;
@@ -44,8 +52,7 @@
       { points: line(fit.axes, queries, predictions) },
     ];
     const summary = d2l.describeWeights([weights], null, {
-      queryLabels: queries.map((x) => `x = ${d2l.marked(d2l.fixed(x, 1))}`),
-      keyLabels: xTrain.map((x) => `x = ${d2l.marked(d2l.fixed(x, 2))}`),
+      queryLabels: labels(queries, 1, d2l), keyLabels: labels(xTrain, 2, d2l),
     });
     return {
       layout: "null", looks, summary, top: d2l.scaleTop(Math.max(...weights.flat())),

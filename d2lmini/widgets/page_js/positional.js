@@ -13,24 +13,47 @@
   function encoding(positions, d, base) {
     const frequencies = [];
     for (let c = 0; c < d; c += 2) frequencies.push(f32(Math.pow(f32(base), f32(c / d))));
-    return Array.from({ length: positions }, (_, i) => frequencies.flatMap((frequency) => {
-      const angle = f32(i / frequency);
-      return [f32(Math.sin(angle)), f32(Math.cos(angle))];
-    }));
+    const P = [];
+    for (let i = 0; i < positions; i++) {
+      const row = new Array(d);
+      for (let j = 0; j < frequencies.length; j++) {
+        const angle = f32(i / frequencies[j]);
+        row[2 * j] = f32(Math.sin(angle));
+        row[2 * j + 1] = f32(Math.cos(angle));
+      }
+      P.push(row);
+    }
+    return P;
   }
 
   // softmax(P Pᵀ / √d) over the keys, P as queries and keys, as torch computes it on the CPU: the queries
   // divided by √d first, each score summed over the columns in order by fused multiply-adds (a float32
   // product is exact in float64), the softmax's sum taken in order and multiplied by its reciprocal.
+  // Plain loops over the rows: up to 64 × 64 × 128 multiply-adds a state, where closures per term cost
+  // several times the arithmetic.
   function selfAttention(P, d) {
     const root = f32(Math.sqrt(d));
+    const n = P.length;
+    const scaled = new Float64Array(d), scores = new Float64Array(n);
     return P.map((query) => {
-      const scaled = query.map((q) => f32(q / root));
-      const scores = P.map((key) => key.reduce((sum, k, c) => f32(sum + scaled[c] * k), 0));
-      const top = Math.max(...scores);
-      const exps = scores.map((score) => f32(Math.exp(f32(score - top))));
-      const inverse = f32(1 / exps.reduce((sum, e) => f32(sum + e), 0));
-      return exps.map((e) => f32(e * inverse));
+      for (let c = 0; c < d; c++) scaled[c] = f32(query[c] / root);
+      let top = -Infinity;
+      for (let k = 0; k < n; k++) {
+        const key = P[k];
+        let sum = 0;
+        for (let c = 0; c < d; c++) sum = f32(sum + scaled[c] * key[c]);
+        scores[k] = sum;
+        if (sum > top) top = sum;
+      }
+      const exps = new Array(n);
+      let total = 0;
+      for (let k = 0; k < n; k++) {
+        exps[k] = f32(Math.exp(f32(scores[k] - top)));
+        total = f32(total + exps[k]);
+      }
+      const inverse = f32(1 / total);
+      for (let k = 0; k < n; k++) exps[k] = f32(exps[k] * inverse);
+      return exps;
     });
   }
 

@@ -23,7 +23,9 @@
   // of its column's head with its position's digit, and a white (transparent) line right of it and below.
   function picture(blocks, headWidth, rows, columns, data) {
     const { cell, colours, dark, font, digit_at: [top, left] } = data;
-    const pixels = Array.from({ length: rows * columns }, () => [0, 0, 0, 0]);
+    // The same few colours fill every pixel: one array each, shared, not one per pixel.
+    const transparent = [0, 0, 0, 0], inks = { 0: [0, 0, 0, 255], 255: [255, 255, 255, 255] };
+    const pixels = new Array(rows * columns).fill(transparent);
     blocks.forEach((block, g) => block.forEach((line, r) => line.forEach(([position, column], c) => {
       const head = Math.floor(column / headWidth);
       const ink = dark[head] ? 255 : 0; // white digits on a dark colour, black on a light one
@@ -32,7 +34,7 @@
       for (let y = 0; y < cell - 1; y++) {
         for (let x = 0; x < cell - 1; x++) {
           const row = glyph[y - top];
-          pixels[(y0 + y) * columns + x0 + x] = row && row[x - left] ? [ink, ink, ink, 255] : colours[head];
+          pixels[(y0 + y) * columns + x0 + x] = row && row[x - left] ? inks[ink] : colours[head];
         }
       }
     })));
