@@ -198,8 +198,8 @@ def test_the_summary_of_many_queries_describes_a_few_and_says_so():
 def test_the_summary_of_a_grid_describes_one_query_per_panel_for_its_first_panels():
     panels = torch.eye(3).repeat(6, 1, 1)  # (6 panels, 3 queries, 3 keys)
     text = d2l.describe_weights(panels, titles=[f"head {h}" for h in range(6)])
-    assert text.startswith("6 panels of 3 queries × 3 keys. head 0: query 1 attends mostly to key 1 (1.00).")
-    assert "head 3:" in text and "head 4:" not in text and text.endswith("(First 4 of 6 panels described.)")
+    assert text.startswith("6 panels of 3 queries × 3 keys. Head 0: query 1 attends mostly to key 1 (1.00).")
+    assert "Head 3:" in text and "Head 4:" not in text and text.endswith("(First 4 of 6 panels described.)")
     with pytest.raises(ValueError, match=r"titles must have one entry per panel \(6\), got 2"):
         d2l.describe_weights(panels, titles=["a", "b"])
     with pytest.raises(ValueError, match=r"key_labels must have one entry per key \(3\), got 1"):

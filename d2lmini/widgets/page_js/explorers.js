@@ -162,21 +162,23 @@
   }
   // panels: [panel][query][key] numbers; mask: the same shape of booleans (true = may attend), or null.
   function describeWeights(panels, mask, options = {}) {
-    const { queryLabels = null, keyLabels = null, titles = null, queries = null } = options;
+    const { queryLabels = null, keyLabels = null, titles = null, queries = null, unseen = false } = options;
     const numPanels = panels.length, numQueries = panels[0].length, numKeys = panels[0][0].length;
     const allowed = mask || panels.map((panel) => panel.map((row) => row.map(() => true)));
     let shape = `${counted("queries", numQueries)} × ${counted("keys", numKeys)}`;
     if (numPanels > 1) shape = summary("panels", { count: numPanels, shape });
-    const sentences = [shape + maskedText(allowed) + "."];
+    const shared = allowed.every((panel) => panel.every((row, q) => row.every((cell, k) => cell === allowed[0][q][k])));
+    const masked = shared ? maskedText(allowed, unseen) : "";
+    const sentences = [shape + (masked ? `, ${masked}` : "") + "."];
     const perPanel = numPanels === 1 ? SUMMARY_QUERIES : 1;
     let shown = [];
     for (let p = 0; p < Math.min(numPanels, SUMMARY_PANELS); p++) {
       shown = queries || representativeQueries(numQueries, perPanel);
-      let text = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels)).join("; ");
+      const parts = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels));
+      if (!shared) parts.unshift(maskedText([allowed[p]], unseen) || summary("nothing masked"));
+      let text = parts.join("; ");
       if (numPanels > 1) {
         text = `${titles ? titles[p].split(/\s+/).filter(Boolean).join(" ") : summary("panel", { p })}: ${text}`;
-      } else {
-        text = text[0].toUpperCase() + text.slice(1);
       }
       sentences.push(text + ".");
     }
@@ -185,26 +187,33 @@
     } else if (shown.length < numQueries) {
       sentences.push(summary("described", { queries: counted("queries", shown.length), count: numQueries }));
     }
-    return sentences.join(" ");
+    return sentences.map(sentence).join(" ");
   }
-  function maskedText(allowed) {
+  // Its first letter a capital, after an opening parenthesis (plotting._sentence).
+  function sentence(text) {
+    const start = text.startsWith("(") ? 1 : 0;
+    return text.slice(0, start) + text.slice(start, start + 1).toUpperCase() + text.slice(start + 1);
+  }
+  function maskedText(allowed, unseen = false) {
     const numPanels = allowed.length, numQueries = allowed[0].length, numKeys = allowed[0][0].length;
     let hidden = 0;
     for (const panel of allowed) for (const row of panel) for (const cell of row) if (!cell) hidden++;
     if (!hidden) return "";
+    const [keys, cells, emptyRows] = unseen ? ["unseen keys", "unseen cells", "no key seen"]
+      : ["masked keys", "masked cells", "no key left"];
     const always = [];
     for (let k = 0; k < numKeys; k++) {
       if (allowed.every((panel) => panel.every((row) => !row[k]))) always.push(k);
     }
     let text;
     if (hidden === always.length * numPanels * numQueries) {
-      text = summary("masked keys", { keys: spans(always) }, always.length);
+      text = summary(keys, { keys: spans(always) }, always.length);
     } else {
-      text = summary("masked cells", { hidden, total: numPanels * numQueries * numKeys });
+      text = summary(cells, { hidden, total: numPanels * numQueries * numKeys });
     }
     const empty = [];
     for (let q = 0; q < numQueries; q++) if (allowed.some((panel) => panel[q].every((cell) => !cell))) empty.push(q);
-    if (empty.length) text += summary("no key left", { queries: spans(empty) }, empty.length);
+    if (empty.length) text += ` (${summary(emptyRows, { queries: spans(empty) }, empty.length)})`;
     return text;
   }
 
