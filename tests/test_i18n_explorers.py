@@ -67,7 +67,10 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
     assert ("sem máscara", "no mask") in editor.controls["preset"].options
     label, grid, note = editor.rows[1][1].children  # the grid of cells, its label above, its note under it
     assert label.value == "máscara (linhas: consultas 0-5, colunas: chaves 0-5)"
-    assert "<b>✓ pressionada</b> = a consulta pode prestar atenção à chave" in note.value
+    assert "<b>✓ pressionada</b> (marcada) = a consulta pode prestar atenção à chave" in note.value
+    # A cell's name read from where it is, on any screen: no "hover" (a phone cannot).
+    assert 'a célula na linha 2, coluna 3 é "consulta 2, chave 3"' in note.value and "mouse" not in note.value
+    assert masked.controls["query_len_1_0"].tooltip == "exemplo 1, consulta 0, comprimento válido"
     assert "nunca NaN" in note.value
     heads = explore_multihead(num_heads=2)
     assert list(heads.controls["head"].options) == [("todas as cabeças", "all"), ("cabeça 0", 0), ("cabeça 1", 1)]

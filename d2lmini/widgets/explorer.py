@@ -235,8 +235,9 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         beside = [box for row, box in self.rows if row.columns]  # grids sit beside the picture
         if beside:
             picture = [widgets.HBox([widgets.VBox(beside), widgets.VBox(picture)])]
-        self.children = [*(box for row, box in self.rows if not row.columns), self.inactive_note, *colour_row,
-                         *picture,
+        # The note only where a control can be inactive.
+        note = [self.inactive_note] if any(control.inactive_when for control in declaration.controls) else []
+        self.children = [*(box for row, box in self.rows if not row.columns), *note, *colour_row, *picture,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
 
     @property

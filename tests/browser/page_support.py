@@ -34,8 +34,8 @@ def press_every_control(tab, root):
             explorer.render();
         }""", [root, start])
         element = tab.locator(f"#{control}")
-        name = element.evaluate("e => (e.getAttribute('aria-label') "
-                                "|| (e.labels && e.labels.length ? e.labels[0].textContent : '') || e.textContent || '').trim()")
+        name = element.evaluate("e => (e.getAttribute('aria-label') || (e.labels && e.labels.length "
+                                "? e.labels[0].textContent : '') || e.textContent || '').trim()")
         if not name:
             unnamed.append(control)
         if element.is_disabled():  # inactive now (Declaration.inactive): it must say why, in text tied to it
