@@ -75,7 +75,7 @@ def grid_problems(tab, root):
                         const box = cell.getBoundingClientRect();
                         return [box.x + box.width / 2, box.y + box.height / 2];
                     })}))""", root)
-    problems = [] if grids else ["no grid of cells"]
+    problems = []
     for number, grid in enumerate(grids):
         columns, centres = grid["columns"], grid["centres"]
         if len(centres) % columns:
