@@ -199,10 +199,10 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
         sentences.append(_say("first panels").format(shown=SUMMARY_PANELS, count=num_panels))
     elif len(shown) < num_queries:
         sentences.append(_say("described").format(queries=_queries(len(shown)), count=num_queries))
-    return " ".join(_sentence(text) for text in sentences)
+    return " ".join(sentence(text) for text in sentences)
 
 
-def _sentence(text):
+def sentence(text):
     """``text`` with its first letter a capital, after an opening parenthesis if it has one: a sentence
     of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ...")."""
     start = 1 if text.startswith("(") else 0

@@ -189,7 +189,7 @@
     }
     return sentences.map(sentence).join(" ");
   }
-  // Its first letter a capital, after an opening parenthesis (plotting._sentence).
+  // Its first letter a capital, after an opening parenthesis (plotting.sentence).
   function sentence(text) {
     const start = text.startsWith("(") ? 1 : 0;
     return text.slice(0, start) + text.slice(start, start + 1).toUpperCase() + text.slice(start + 1);
