@@ -68,11 +68,16 @@ SUMMARY_WORDS = {
     "panel": N_("panel {p}"),
     "first panels": N_("(First {shown} of {count} panels described.)"),
     "described": N_("({queries} of {count} described.)"),
-    "masked keys": lambda count: n_(", key {keys} masked for every query", ", keys {keys} masked for every query",
+    # What is hatched: keys masked, or (``unseen=True``, chapter 06's online softmax) keys not visited yet.
+    "masked keys": lambda count: n_("key {keys} masked for every query", "keys {keys} masked for every query", count),
+    "masked cells": N_("{hidden} of {total} cells masked"),
+    "no key left": lambda count: n_("no key left for query {queries}", "no key left for queries {queries}", count),
+    "unseen keys": lambda count: n_("key {keys} not seen yet", "keys {keys} not seen yet", count),
+    "unseen cells": N_("{hidden} of {total} cells not seen yet"),
+    "no key seen": lambda count: n_("no key seen yet by query {queries}", "no key seen yet by queries {queries}",
                                     count),
-    "masked cells": N_(", {hidden} of {total} cells masked"),
-    "no key left": lambda count: n_(" (no key left for query {queries})", " (no key left for queries {queries})",
-                                    count),
+    # A panel with nothing masked, among panels whose masks differ.
+    "nothing masked": N_("nothing masked"),
 }
 
 
@@ -144,18 +149,21 @@ def _describe_row(row, allowed, query, query_labels, key_labels):
 
 
 def describe_weights(weights, mask=None, query_labels=None, key_labels=None, titles=None,
-                     max_queries=SUMMARY_QUERIES, queries=None):
+                     max_queries=SUMMARY_QUERIES, queries=None, unseen=False):
     """A short text summary of attention weights, for a screen reader or a caption.
 
     ``weights`` is one (queries, keys) matrix, or panels of them, 3-D or 4-D as
     ``show_heatmaps`` takes them; ``mask`` (True = may attend) broadcasts to it;
     ``query_labels``/``key_labels`` name the rows and columns (tokens);
     ``titles`` names the panels, in order; ``queries`` (indices) picks the
-    queries described instead of spreading them. It gives the shape, what is masked,
-    and for a few queries (spread evenly, and said so when not all) the keys
-    each attends to most, rounded to 2 decimals, e.g. "8 queries × 8 keys.
+    queries described instead of spreading them; ``unseen`` says that the cells
+    left out are keys not visited yet (an online softmax), not masked ones. It gives the
+    shape, what is masked, and for a few queries (spread evenly, and said so when not all)
+    the keys each attends to most, rounded to 2 decimals, e.g. "8 queries × 8 keys.
     Query 3 attends mostly to keys 2 (0.61) and 5 (0.22)". A grid of several
-    panels gets one query per panel, for its first ``SUMMARY_PANELS`` panels.
+    panels gets one query per panel, for its first ``SUMMARY_PANELS`` panels; what is
+    masked is said once when every panel has the same mask, and panel by panel otherwise
+    ("Example 0: keys 2-7 masked for every query; ..."). Every sentence begins with a capital.
     In the learner's language, its numbers with the language's marks ("2 (0,61)").
     """
     panels = _to_4d(weights).flatten(0, 1)  # (panels, queries, keys)
@@ -173,38 +181,50 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
     shape = f"{_queries(num_queries)} × {_keys(num_keys)}"
     if num_panels > 1:
         shape = _say("panels").format(count=num_panels, shape=shape)
-    sentences = [shape + _masked_text(allowed) + "."]
+    shared = bool((allowed == allowed[:1]).all())  # one mask for every panel: said once
+    masked = _masked_text(allowed, unseen) if shared else ""
+    sentences = [shape + (f", {masked}" if masked else "") + "."]
     per_panel = max_queries if num_panels == 1 else 1
     for p in range(min(num_panels, SUMMARY_PANELS)):
         shown = _representative_queries(num_queries, per_panel) if queries is None else list(queries)
-        rows = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
-        text = "; ".join(rows)
+        parts = [_describe_row(panels[p, q], allowed[p, q], q, query_labels, key_labels) for q in shown]
+        if not shared:  # this panel's own mask first
+            parts.insert(0, _masked_text(allowed[p:p + 1], unseen) or _say("nothing masked"))
+        text = "; ".join(parts)
         if num_panels > 1:
             title = " ".join(titles[p].split()) if titles is not None else _say("panel").format(p=p)  # one line
             text = f"{title}: {text}"
-        else:
-            text = text[0].upper() + text[1:]
         sentences.append(text + ".")
     if num_panels > SUMMARY_PANELS:
         sentences.append(_say("first panels").format(shown=SUMMARY_PANELS, count=num_panels))
     elif len(shown) < num_queries:
         sentences.append(_say("described").format(queries=_queries(len(shown)), count=num_queries))
-    return " ".join(sentences)
+    return " ".join(sentence(text) for text in sentences)
 
 
-def _masked_text(allowed):
-    """", 12 of 64 cells masked (queries 0-1 attend to no key)", or "" when nothing is masked."""
+def sentence(text):
+    """``text`` with its first letter a capital, after an opening parenthesis if it has one: a sentence
+    of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ...")."""
+    start = 1 if text.startswith("(") else 0
+    return text[:start] + text[start:start + 1].upper() + text[start + 1:]
+
+
+def _masked_text(allowed, unseen=False):
+    """What ``allowed`` (panels, queries, keys) hides, "12 of 64 cells masked (no key left for queries 0-1)",
+    or "" when nothing is masked; with ``unseen``, the keys not seen yet."""
     hidden = int((~allowed).sum())
     if not hidden:
         return ""
+    keys, cells, empty_rows = ("unseen keys", "unseen cells", "no key seen") if unseen else (
+        "masked keys", "masked cells", "no key left")
     always = (~allowed).all(dim=0).all(dim=0).nonzero().flatten().tolist()  # keys no query may see
     if hidden == len(always) * allowed.shape[0] * allowed.shape[1]:
-        text = _say("masked keys", len(always)).format(keys=_spans(always))
+        text = _say(keys, len(always)).format(keys=_spans(always))
     else:
-        text = _say("masked cells").format(hidden=hidden, total=allowed.numel())
+        text = _say(cells).format(hidden=hidden, total=allowed.numel())
     empty = (~allowed.any(dim=-1)).any(dim=0).nonzero().flatten().tolist()  # queries with no key, in a panel
     if empty:
-        text += _say("no key left", len(empty)).format(queries=_spans(empty))
+        text += f" ({_say(empty_rows, len(empty)).format(queries=_spans(empty))})"
     return text
 
 

@@ -45,7 +45,7 @@ from ._checks import check_choice, check_flag, check_number, check_positive, che
 from .attention import AdditiveAttention, DotProductAttention, MultiHeadAttention
 from .i18n import _
 from .masking import attention_mask
-from .plotting import CMAP, attach_summary, describe_weights, plt
+from .plotting import CMAP, attach_summary, describe_weights, plt, sentence
 from .positional import PositionalEncoding
 
 __all__ = [
@@ -513,8 +513,9 @@ def show_attention(weights, batch, predictions=None, titles=None, figsize=None):
             for label, ok in zip(ax.get_yticklabels(), right):
                 label.set_color("#1a7f37" if ok else "#cf222e")
         title = " ".join(titles[b].split()) if titles is not None else _("example {b}").format(b=b)
-        summaries.append(f"{title}: " + describe_weights(weights[b, :n, :n], query_labels=outputs,
-                                                          key_labels=sources, max_queries=1))
+        # A sentence of its own after the previous example's: its title begins with a capital.
+        summaries.append(sentence(f"{title}: ") + describe_weights(weights[b, :n, :n], query_labels=outputs,
+                                                                    key_labels=sources, max_queries=1))
         ax.set_xlabel(_("source (keys)"))
         if b == 0:
             ax.set_ylabel(_("output (queries)"))

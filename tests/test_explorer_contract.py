@@ -8,6 +8,7 @@ declaration allows without an error, showing exactly what ``compute`` gives.
 """
 
 import dataclasses
+import html
 import json
 import random
 
@@ -15,7 +16,7 @@ import pytest
 import torch
 
 from d2lmini.widgets import DECLARATIONS
-from d2lmini.widgets.declaration import Declaration, Result
+from d2lmini.widgets.declaration import Declaration, Result, say
 from d2lmini.widgets.explorer import Explorer
 
 RANDOM_STATES = 10
@@ -98,4 +99,54 @@ def test_the_kernels_shell_shows_what_compute_gives_in_every_random_state(declar
         torch.testing.assert_close(explorer.weights, expected.weights, rtol=0, atol=0)
         assert explorer.caption_text.startswith(expected.caption)
         assert explorer.summary_text == declaration.describe(expected)
+    explorer.close()
+
+
+def test_every_control_has_a_name_of_its_own_in_the_kernels_shell(declaration):
+    """What a screen reader gets of each widget, its description or, where the declaration gives a
+    whole name beside a short label (``accessible_name``: "q0") or the cell shows a mark, its tooltip,
+    is non-empty and said of no other control of the explorer, the colour controls included."""
+    explorer = Explorer(declaration)
+    names = {}
+    for name, widget in explorer.controls.items():
+        spec = next((control for control in declaration.controls if control.name == name), None)
+        short = spec is not None and (spec.accessible_name or getattr(spec, "style", "") == "cell")
+        names[name] = (widget.tooltip if short else widget.description).strip()
+        if spec is not None:
+            assert names[name] == say(spec.spoken), name
+    assert all(names.values()), names
+    spoken = list(names.values())
+    assert sorted({said for said in spoken if spoken.count(said) > 1}) == [], names
+    explorer.close()
+
+
+def test_a_control_declared_inactive_changes_nothing_and_is_disabled_saying_why(declaration):
+    """``inactive_when``: in every state where the control is inactive, each of its values computes the
+    same picture (the noise seed at noise 0), and the kernel's shell disables it and says why; in a state
+    where it is active, it is enabled and no reason is shown."""
+    inactive = [control for control in declaration.controls if control.inactive_when]
+    if not inactive:
+        pytest.skip(f"{declaration.name} has no control that can be inactive")
+    explorer = Explorer(declaration)
+    rng = random.Random(2)
+    for control in inactive:
+        setting, value, reason = control.inactive_when
+        for _ in range(RANDOM_STATES):
+            settings = dataclasses.replace(_random_settings(declaration, rng), **{setting: value})
+            pictures = {each: declaration.compute(dataclasses.replace(settings, **{control.name: each}))
+                        for each in control.values()}
+            first = next(iter(pictures.values()))
+            for control_value, result in pictures.items():
+                torch.testing.assert_close(result.weights, first.weights, rtol=0, atol=0,
+                                           msg=f"{control.name}={control_value} changed the picture")
+        assert declaration.inactive(settings) == {control.name: reason}
+        explorer.controls[setting].value = value
+        assert explorer.controls[control.name].disabled
+        note = explorer.inactive_note
+        assert note.layout.display is None and html.escape(say(reason)) in note.value
+        other = next(v for v in declaration.control(setting).values() if v != value)
+        explorer.controls[setting].value = other
+        assert not explorer.controls[control.name].disabled and explorer.inactive_note.layout.display == "none"
+        explorer.controls[setting].value = value
+        assert explorer.controls[control.name].disabled
     explorer.close()

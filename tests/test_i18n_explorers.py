@@ -33,6 +33,7 @@ from d2lmini.widgets.dot_product import DotProduct  # noqa: E402
 from d2lmini.widgets.explorer import HINT, Explorer  # noqa: E402
 from d2lmini.widgets.mask_editor import MaskEditor  # noqa: E402
 from d2lmini.widgets.masked_softmax import MaskedSoftmax  # noqa: E402
+from d2lmini.widgets.online_softmax import OnlineSoftmax  # noqa: E402
 
 # The modules of this part: what the explorers and d2lmini's own figures say.
 FILES = ("d2lmini/widgets/", "d2lmini/plotting.py", "d2lmini/diagrams.py", "d2lmini/figure_alt.py",
@@ -67,7 +68,10 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
     assert ("sem máscara", "no mask") in editor.controls["preset"].options
     label, grid, note = editor.rows[1][1].children  # the grid of cells, its label above, its note under it
     assert label.value == "máscara (linhas: consultas 0-5, colunas: chaves 0-5)"
-    assert "<b>✓ pressionada</b> = a consulta pode prestar atenção à chave" in note.value
+    assert "<b>✓ pressionada</b> (marcada) = a consulta pode prestar atenção à chave" in note.value
+    # A cell's name read from where it is, on any screen: no "hover" (a phone cannot).
+    assert 'a célula na linha 2, coluna 3 é "consulta 2, chave 3"' in note.value and "mouse" not in note.value
+    assert masked.controls["query_len_1_0"].tooltip == "exemplo 1, consulta 0, comprimento válido"
     assert "nunca NaN" in note.value
     heads = explore_multihead(num_heads=2)
     assert list(heads.controls["head"].options) == [("todas as cabeças", "all"), ("cabeça 0", 0), ("cabeça 1", 1)]
@@ -192,3 +196,32 @@ def test_the_chapter_00_08_and_09_explorers_speak_portuguese(portuguese):
     result = heads.compute(heads.Settings(sentence=heads.examples[0], query=1))
     assert result.caption.startswith("camada 3, cabeça 1: para onde o token 1 (")
     assert heads.describe(result).startswith("Camada 3, cabeça 1: ")
+
+
+def test_the_summaries_begin_every_sentence_with_a_capital_in_portuguese(portuguese):
+    """The same hand-computed cases as in English (tests/test_plotting.py, test_widgets_online_softmax.py):
+    what is masked said example by example, a capital after every full stop, "1 bloco", keys "ainda não
+    vistas" rather than masked."""
+    weights = torch.eye(8)  # query i attends to key i alone
+    assert describe_weights(weights).endswith(
+        "a consulta 7 presta atenção principalmente à chave 7 (1,00). (Resumo de 3 consultas, de um total de 8.)")
+    lengths = torch.tensor([[0, 8, 1, 0], [0, 0, 0, 0]])  # (examples, queries)
+    mask = torch.arange(8) < lengths[..., None]
+    weights = torch.zeros(2, 4, 8)
+    weights[0, 1], weights[0, 2, 0] = 1 / 8, 1.0
+    assert describe_weights(weights, mask, titles=["exemplo 0", "exemplo 1"]) == (
+        "2 painéis de 4 consultas × 8 chaves. Exemplo 0: 23 de 32 células mascaradas (nenhuma chave sobra para "
+        "as consultas 0, 3); a consulta 2 presta atenção principalmente à chave 0 (1,00). Exemplo 1: chaves 0-7 "
+        "mascaradas para todas as consultas (nenhuma chave sobra para as consultas 0-3); a consulta 2 não presta "
+        "atenção a nenhuma chave (todos os pesos 0). (Resumo de 1 consulta, de um total de 4.)")
+    declaration = MaskedSoftmax()
+    settings = declaration.settings(mode="per query", query_len_0_0=0, query_len_0_1=8, query_len_0_2=1,
+                                    query_len_0_3=0, **{f"query_len_1_{q}": 0 for q in range(4)})
+    assert declaration.describe(declaration.compute(settings)) == describe_weights(weights, mask,
+                                                                                   titles=["exemplo 0", "exemplo 1"])
+    online = OnlineSoftmax()
+    assert online.compute(online.settings(block_size=16, step=1)).caption.startswith(
+        "tamanho do bloco 16: 1 de 1 bloco visto (16 de 16 chaves), m = ")
+    assert online.describe(online.compute(online.settings(block_size=4, step=0))) == (
+        "1 consulta × 16 chaves, chaves 0-15 ainda não vistas (nenhuma chave vista ainda pela consulta 0). "
+        "A consulta 0 não presta atenção a nenhuma chave (todos os pesos 0).")

@@ -144,8 +144,10 @@ def test_the_english_page_data_is_the_declarations_own(exported):
         assert [(row["label"], row["note"]) for row in got["rows"]] == [
             (row.label, row.note) for row in explorer.arrangement()]
         assert got["coarser"] == explorer.page_note
-        named = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", explorer.name)
-        assert got["title"] == named[0] + named[1:].lower()  # "Mask editor explorer"
+        assert got["title"] == page.TITLES[explorer.name]  # the English of its name, "Mask editor explorer"
+    # Names a screen reader says well: a hyphenated compound, and what is explored.
+    assert data["MultiHeadExplorer"]["title"] == "Multi-head attention explorer"
+    assert data["AdditiveExplorer"]["title"] == "Additive attention explorer"
     assert settings["labels"]["viridis"] == "viridis (colour-blind safe)"
     assert settings["scales"] == [["0 to 1", "fixed"], ["fit to weights", "fit"]]
     assert settings["words"]["fitted"] == "; colours 0 to {top:g}" and settings["plural"] == "(n != 1)"

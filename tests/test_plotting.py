@@ -198,12 +198,59 @@ def test_the_summary_of_many_queries_describes_a_few_and_says_so():
 def test_the_summary_of_a_grid_describes_one_query_per_panel_for_its_first_panels():
     panels = torch.eye(3).repeat(6, 1, 1)  # (6 panels, 3 queries, 3 keys)
     text = d2l.describe_weights(panels, titles=[f"head {h}" for h in range(6)])
-    assert text.startswith("6 panels of 3 queries × 3 keys. head 0: query 1 attends mostly to key 1 (1.00).")
-    assert "head 3:" in text and "head 4:" not in text and text.endswith("(First 4 of 6 panels described.)")
+    assert text.startswith("6 panels of 3 queries × 3 keys. Head 0: query 1 attends mostly to key 1 (1.00).")
+    assert "Head 3:" in text and "Head 4:" not in text and text.endswith("(First 4 of 6 panels described.)")
     with pytest.raises(ValueError, match=r"titles must have one entry per panel \(6\), got 2"):
         d2l.describe_weights(panels, titles=["a", "b"])
     with pytest.raises(ValueError, match=r"key_labels must have one entry per key \(3\), got 1"):
         d2l.describe_weights(panels, key_labels=["a"])
+
+
+def per_query_lengths_0_8_1_0_and_0_0_0_0():
+    """Chapter 02's per-query case by hand: example 0's queries keep 0, 8, 1 and 0 keys of 8, example 1's
+    none. Query 2 of example 0 keeps key 0 alone (weight 1); query 1 spreads over its 8 keys."""
+    lengths = torch.tensor([[0, 8, 1, 0], [0, 0, 0, 0]])  # (examples, queries)
+    mask = torch.arange(8) < lengths[..., None]  # (examples, queries, keys)
+    weights = torch.zeros(2, 4, 8)
+    weights[0, 1] = 1 / 8
+    weights[0, 2, 0] = 1.0
+    return weights, mask
+
+
+def test_the_summary_says_what_is_masked_example_by_example_when_their_masks_differ():
+    """Example 0 has 8 + 0 + 7 + 8 = 23 of its 32 cells masked, and queries 0 and 3 left with no key;
+    example 1 every key of every query. One count over both (55 of 64, "queries 0-3" with no key) held
+    for neither; every sentence begins with a capital, the panels' titles too."""
+    weights, mask = per_query_lengths_0_8_1_0_and_0_0_0_0()
+    assert d2l.describe_weights(weights, mask, titles=["example 0", "example 1"]) == (
+        "2 panels of 4 queries × 8 keys. "
+        "Example 0: 23 of 32 cells masked (no key left for queries 0, 3); query 2 attends mostly to key 0 (1.00). "
+        "Example 1: keys 0-7 masked for every query (no key left for queries 0-3); "
+        "query 2 attends to no key (all weights 0). "
+        "(1 query of 4 described.)")
+    # One mask for every panel: said once, for all of them (2 × 2 keys masked of 2 × 2 × 3 cells).
+    shared = torch.tensor([[True, True, False], [True, True, False]])  # (queries, keys)
+    same = torch.tensor([[0.5, 0.5, 0.0], [0.9, 0.1, 0.0]]).repeat(2, 1, 1)
+    assert d2l.describe_weights(same, shared, titles=["head 0", "head 1"]) == (
+        "2 panels of 2 queries × 3 keys, key 2 masked for every query. "
+        "Head 0: query 1 attends mostly to keys 0 (0.90) and 1 (0.10). "
+        "Head 1: query 1 attends mostly to keys 0 (0.90) and 1 (0.10). (1 query of 2 described.)")
+    # A panel with nothing masked beside one with a masked key says so.
+    differ = torch.stack([torch.ones(2, 3, dtype=torch.bool), shared])
+    assert d2l.describe_weights(same, differ).startswith(
+        "2 panels of 2 queries × 3 keys. Panel 0: nothing masked; query 1 attends mostly to keys 0 (0.90) and "
+        "1 (0.10). Panel 1: key 2 masked for every query; query 1 ")
+
+
+def test_the_summary_calls_unvisited_keys_not_seen_yet():
+    """``unseen``: the keys left out are keys not visited yet (an online softmax), never "masked"."""
+    weights, seen = torch.tensor([[0.75, 0.25, 0.0, 0.0]]), torch.tensor([[True, True, False, False]])
+    assert d2l.describe_weights(weights, seen, unseen=True) == (
+        "1 query × 4 keys, keys 2-3 not seen yet. Query 0 attends mostly to keys 0 (0.75) and 1 (0.25).")
+    nothing = torch.zeros(1, 4, dtype=torch.bool)
+    assert d2l.describe_weights(torch.zeros(1, 4), nothing, unseen=True) == (
+        "1 query × 4 keys, keys 0-3 not seen yet (no key seen yet by query 0). "
+        "Query 0 attends to no key (all weights 0).")
 
 
 def test_static_heatmaps_print_their_summary_and_other_matrices_none(capsys):

@@ -310,9 +310,9 @@ def test_show_attention_summarises_each_example_in_words(capsys):
     summary = capsys.readouterr().out  # printed at once outside Jupyter
     source, target = batch.source[0, :3].tolist(), batch.target[0, :3].tolist()
     # The alignment of a reversal: output step 1 takes all its weight from source position 1.
-    assert summary.startswith(f'first: 3 queries × 3 keys. Query 1 "{target[1]}" attends mostly to key '
+    assert summary.startswith(f'First: 3 queries × 3 keys. Query 1 "{target[1]}" attends mostly to key '
                               f'1 "{source[1]}" (1.00).')
-    assert "second: 3 queries × 3 keys." in summary
+    assert "described.) Second: 3 queries × 3 keys." in summary  # each example a sentence: a capital first
     plt.close(fig)
 
 

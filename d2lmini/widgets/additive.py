@@ -57,7 +57,11 @@ class Additive(Declaration):
 
     controls = (
         FloatSlider("noise", N_("key noise"), 0.0, 2.0, 0.05, digits=2),
-        IntSlider("seed", N_("noise seed"), 0, 9),
+        # At noise 0 every seed gives the same keys, all ones: the seed is disabled, and says why.
+        IntSlider("seed", N_("noise seed"), 0, 9,
+                  inactive_when=("noise", 0.0, N_("The noise seed changes nothing while the key noise is 0: "
+                                                   "every seed then gives the same keys, all ones. Move the "
+                                                   "key noise to compare seeds."))),
         *(IntSlider(f"valid_len_{b}", numbered(N_("valid_len, example {b}"), b=b), 0, NUM_KEYS,
                     argument=f"valid_lens[{b}]")
           for b in range(BATCH)),

@@ -31,8 +31,10 @@ def widget_for(control, value):
     """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first;
     its label, tooltip and options' labels in the learner's language (``say``)."""
     control.check(value)
-    common = {"description": say(control.label), "style": WIDE,
-              **(tooltip(say(control.tooltip)) if control.tooltip else {})}
+    # The tooltip a screen reader can get: the control's whole name where its label is short
+    # (``accessible_name``), then its hint.
+    hint = " ".join(say(text) for text in (control.accessible_name, control.tooltip) if text)
+    common = {"description": say(control.label), "style": WIDE, **(tooltip(hint) if hint else {})}
     if isinstance(control, IntSlider):
         return widgets.IntSlider(value=value, min=control.low, max=control.high, step=control.step, **common)
     if isinstance(control, FloatSlider):
@@ -51,7 +53,7 @@ def widget_for(control, value):
                 "slider": widgets.SelectionSlider}[control.style]
         return kind(options=[(say(label), option) for label, option in control.options], value=value, **common)
     if isinstance(control, Checkbox) and control.style == "cell":
-        cell = widgets.ToggleButton(value=value, description=_mark(value), tooltip=say(control.label),
+        cell = widgets.ToggleButton(value=value, description=_mark(value), tooltip=say(control.spoken),
                                     layout=widgets.Layout(width="30px", height="30px", padding="0"),
                                     style=toggle_button_style())
         cell.observe(lambda change: setattr(cell, "description", _mark(change["new"])), names="value")

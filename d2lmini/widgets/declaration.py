@@ -56,12 +56,25 @@ def say(text):
 @dataclass(frozen=True)
 class Control:
     """One control: ``name`` is its settings field, ``label`` what the learner reads beside it,
-    ``argument`` the name an error message gives a bad starting value (``name`` by default)."""
+    ``argument`` the name an error message gives a bad starting value (``name`` by default).
+
+    ``accessible_name`` is what a screen reader says for it where the label is short or repeats
+    (the per-query boxes "q0" of each example: "example 1, query 0, valid length"); the label by
+    default (``spoken``). ``inactive_when`` = (setting, value, reason): while that setting has that
+    value the control changes nothing, and each shell disables it and shows ``reason``
+    (``Declaration.inactive``)."""
 
     name: str
     label: str
     argument: str = field(default="", kw_only=True)
     tooltip: str = field(default="", kw_only=True)
+    accessible_name: str = field(default="", kw_only=True)
+    inactive_when: tuple = field(default=None, kw_only=True)
+
+    @property
+    def spoken(self):
+        """The control's name for a screen reader, in English (``say`` it): its accessible name or label."""
+        return self.accessible_name or self.label
 
     @property
     def kind(self):
@@ -318,6 +331,12 @@ class Declaration:
         allowed now, among the control's options, or a dict value -> label for options made from
         the settings (a sentence's tokens)."""
         return {}
+
+    def inactive(self, settings):
+        """name -> reason (English, ``say`` it) for each control that changes nothing with ``settings``
+        (its ``inactive_when``): both shells disable it and show the reason."""
+        return {control.name: control.inactive_when[2] for control in self.controls
+                if control.inactive_when and getattr(settings, control.inactive_when[0]) == control.inactive_when[1]}
 
     def describe(self, result):
         """The picture of ``result`` in words (``plotting.describe_weights`` by default)."""

@@ -181,6 +181,9 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             else:
                 self.rows.append((row, widgets.VBox([widgets.HBox([*label, *cells]), *note]) if note
                                   else widgets.HBox([*label, *cells])))
+        # Why a control is disabled (Declaration.inactive), said under the controls while it is.
+        self.inactive_note = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.inactive_note.add_class("d2l-inactive")
         colour_row = []
         if declaration.shows_weights:
             # The fixed scale compares pictures honestly; fitting it makes small
@@ -232,7 +235,9 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         beside = [box for row, box in self.rows if row.columns]  # grids sit beside the picture
         if beside:
             picture = [widgets.HBox([widgets.VBox(beside), widgets.VBox(picture)])]
-        self.children = [*(box for row, box in self.rows if not row.columns), *colour_row, *picture,
+        # The note only where a control can be inactive.
+        note = [self.inactive_note] if any(control.inactive_when for control in declaration.controls) else []
+        self.children = [*(box for row, box in self.rows if not row.columns), *note, *colour_row, *picture,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
 
     @property
@@ -369,11 +374,19 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
                 control.value = getattr(settings, name)
 
     def _show_rows(self, settings):
-        """Show the rows whose condition holds (``Row.when``), hide the others."""
+        """Show the rows whose condition holds (``Row.when``), hide the others; disable the controls
+        that change nothing now (``Declaration.inactive``) and say why under the controls."""
         for row, box in self.rows:
             if row.when is not None:
                 name, value = row.when
                 box.layout.display = None if getattr(settings, name) == value else "none"
+        inactive = self.declaration.inactive(settings)
+        for control in self.declaration.controls:
+            if control.inactive_when:  # only these: the training view disables its controls during a run
+                self.controls[control.name].disabled = control.name in inactive
+        reasons = [html.escape(say(reason)) for reason in inactive.values()]
+        self.inactive_note.value = "".join(f'<div style="font-size:small">{reason}</div>' for reason in reasons)
+        self.inactive_note.layout.display = None if reasons else "none"
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a static PNG of the picture shown now, with

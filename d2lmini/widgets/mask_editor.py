@@ -34,8 +34,10 @@ CELLS = tuple(f"cell_{i}_{j}" for i in range(SIZE) for j in range(SIZE))  # quer
 
 POLICY = N_("A query whose whole row is masked has no key to attend to: d2lmini gives it all-zero weights "
             "(<code>masking.zero_empty_rows</code>), never NaN and never a uniform row over the masked keys.")
-LEGEND = N_("<b>✓ pressed</b> = the query may attend to the key (True in the mask); "
-            "<b>blank</b> = masked. Rows are queries, columns keys; hover a cell for its name.")
+# A cell's name follows from where it is, which works on every screen, by touch too (no hovering).
+LEGEND = N_("<b>✓ pressed</b> (ticked) = the query may attend to the key (True in the mask); "
+            "<b>blank</b> = masked. Row i is query i and column j is key j, counted from 0 at the top left: "
+            "the cell in row 2, column 3 is \"query 2, key 3\", the name a screen reader says.")
 
 
 def preset_mask(preset):

@@ -56,7 +56,10 @@ class MaskedSoftmax(Declaration):
         *(IntSlider(f"valid_len_{b}", numbered(N_("valid_len, example {b}"), b=b), 0, NUM_KEYS,
                     argument=f"valid_lens[{b}]")
           for b in range(BATCH)),
-        *(NumberBox(f"query_len_{b}_{q}", f"q{q}", 0, NUM_KEYS) for b in range(BATCH) for q in range(NUM_QUERIES)),
+        # A short label, "q0", beside its example's row label; a screen reader gets the whole name.
+        *(NumberBox(f"query_len_{b}_{q}", f"q{q}", 0, NUM_KEYS,
+                    accessible_name=numbered(N_("example {b}, query {q}, valid length"), b=b, q=q))
+          for b in range(BATCH) for q in range(NUM_QUERIES)),
     )
     Settings = MaskedSettings
     rows = (

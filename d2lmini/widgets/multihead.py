@@ -74,8 +74,10 @@ class MultiHead(Declaration):
         heads = [h for h in range(1, MAX_PANELS + 1) if num_hiddens % h == 0]
         self.controls = (
             Choice("num_heads", N_("heads"), options(heads), style="slider"),
+            # "show" alone says too little to a screen reader: its whole name says what is shown.
             Choice("head", N_("show"), ((N_("all heads"), "all"),
-                                        *((numbered(N_("head {h}"), h=h), h) for h in range(max(heads))))),
+                                        *((numbered(N_("head {h}"), h=h), h) for h in range(max(heads)))),
+                   accessible_name=N_("show the heads: all, or one")),
             Checkbox("causal", N_("causal")),
             IntSlider("valid_len", "valid_len", 0, len(TOKENS)),
         )

@@ -16,7 +16,7 @@ from matplotlib.lines import Line2D
 
 from .._checks import check_choice
 from ..attention import DotProductAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, n_
 from ..plotting import describe_weights
 from .declaration import Choice, Declaration, Result, Row, options
 from .explorer import Explorer
@@ -132,13 +132,17 @@ class OnlineSoftmax(Declaration):
         weights = torch.zeros(1, NUM_KEYS)
         if step:
             weights[0, :seen] = torch.exp(self.scores[:seen] - maxima[-1]) / totals[-1]
-            caption = _("block size {block_size}: {step} of {num_blocks} blocks seen ({seen} of {num_keys} keys), "
-                        "m = {m:.2f}, ℓ = {total:.2f}").format(
+            # "1 of 1 block seen", "2 of 4 blocks seen": the noun agrees with the number of blocks.
+            caption = n_("block size {block_size}: {step} of {num_blocks} block seen ({seen} of {num_keys} keys), "
+                         "m = {m:.2f}, ℓ = {total:.2f}",
+                         "block size {block_size}: {step} of {num_blocks} blocks seen ({seen} of {num_keys} keys), "
+                         "m = {m:.2f}, ℓ = {total:.2f}", num_blocks).format(
                 block_size=block_size, step=step, num_blocks=num_blocks, seen=seen, num_keys=NUM_KEYS,
                 m=maxima[-1], total=totals[-1])
         else:
-            caption = _("block size {block_size}: 0 of {num_blocks} blocks seen, nothing computed yet").format(
-                block_size=block_size, num_blocks=num_blocks)
+            caption = n_("block size {block_size}: 0 of {num_blocks} block seen, nothing computed yet",
+                         "block size {block_size}: 0 of {num_blocks} blocks seen, nothing computed yet",
+                         num_blocks).format(block_size=block_size, num_blocks=num_blocks)
         return OnlineSoftmaxResult(weights, caption, mask=mask, block_size=block_size, step=step,
                                    keys_seen=block_size * torch.arange(1, step + 1), maxima=maxima, totals=totals,
                                    partial=outputs / totals[:, None], exact=self.exact)
@@ -147,7 +151,8 @@ class OnlineSoftmax(Declaration):
         return OnlineSoftmaxView(blit, self.exact)
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask)
+        # The hatched keys are the ones not visited yet, not masked ones.
+        return describe_weights(result.weights, result.mask, unseen=True)
 
     def recipe(self, result):
         inputs = {"query": self.query, "keys": self.keys, "values": self.values,
@@ -174,6 +179,8 @@ class OnlineSoftmaxView:
         ax_map.set_yticks([0], ["q"])
         ax_map.set_title(_("weights over the keys seen so far, $e^{s_j - m} / \\ell$"), fontsize="medium")
         blit.colorbar(ax_map)
+        # The hatching's legend entry (BlitFigure.colorbar's "masked") names what it means here.
+        blit.figure.legends[-1].texts[0].set_text(_("not seen yet"))
 
         self.maxima = blit.animate(ax_state.plot([], [], "o-", color="C0", ms=4, label=_("running max $m$"))[0])
         self.totals = blit.animate(ax_state.plot([], [], "s-", color="C1", ms=4, label=_("running sum $\\ell$"))[0])

@@ -136,6 +136,8 @@ def colour_table(name):
 SHELL_WORDS = {
     "colours": N_("colours"),
     "map": N_("map"),
+    # Translators: the colour-map menu's name for a screen reader; it holds the word of "map".
+    "colour map": N_("colour map"),
     "fitted": N_("; colours 0 to {top:g}"),
     # Translators: the button that replays a recorded training run on the web page, step by step.
     "play": N_("Play"),
@@ -203,10 +205,10 @@ TITLES = {
     "KernelPoolingExplorer": N_("Kernel pooling explorer"),
     "MaskedSoftmaxExplorer": N_("Masked softmax explorer"),
     "MaskEditorExplorer": N_("Mask editor explorer"),
-    "AdditiveExplorer": N_("Additive explorer"),
-    "DotProductExplorer": N_("Dot product explorer"),
+    "AdditiveExplorer": N_("Additive attention explorer"),
+    "DotProductExplorer": N_("Dot-product attention explorer"),
     "ShapeTracerExplorer": N_("Shape tracer explorer"),
-    "MultiHeadExplorer": N_("Multi head explorer"),
+    "MultiHeadExplorer": N_("Multi-head attention explorer"),
     "OnlineSoftmaxExplorer": N_("Online softmax explorer"),
     "PositionalEncodingExplorer": N_("Positional encoding explorer"),
     "AlignmentExplorer": N_("Alignment explorer"),
@@ -642,8 +644,12 @@ def said_spec(control):
     labels in the learner's language (``say``, as the kernel's controls say them), its values kept."""
     spec = control.spec()
     spec["label"] = say(spec["label"])
-    if spec.get("tooltip"):
-        spec["tooltip"] = say(spec["tooltip"])
+    for text in ("tooltip", "accessible_name"):
+        if spec.get(text):
+            spec[text] = say(spec[text])
+    if spec.get("inactive_when"):
+        setting, value, reason = spec["inactive_when"]
+        spec["inactive_when"] = [setting, value, say(reason)]
     if "options" in spec:
         spec["options"] = [[say(label), value] for label, value in spec["options"]]
     return spec

@@ -302,6 +302,11 @@ class NotebookDriver:
         for slider in explorer.locator(".widget-slider").filter(has=self.page.locator(".noUi-handle")).all():
             handle = slider.locator(".noUi-handle").first
             label = slider.locator(".widget-label").text_content().strip()
+            if slider.locator("[disabled]").count():  # inactive in this state (Declaration.inactive)
+                reason = explorer.locator(".d2l-inactive")
+                assert reason.count() == 1 and reason.is_visible() and reason.text_content().strip(), \
+                    f"slider {label!r} is disabled and its explorer shows no reason"
+                continue
             readout = slider.locator(".widget-readout")
             readout_before = readout.text_content().strip()
             upward = handle.get_attribute("aria-valuenow") != handle.get_attribute("aria-valuemax")

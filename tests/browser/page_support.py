@@ -34,10 +34,17 @@ def press_every_control(tab, root):
             explorer.render();
         }""", [root, start])
         element = tab.locator(f"#{control}")
-        name = element.evaluate("e => ((e.labels && e.labels.length ? e.labels[0].textContent : '') "
-                                "|| e.getAttribute('aria-label') || e.textContent || '').trim()")
+        name = element.evaluate("e => (e.getAttribute('aria-label') || (e.labels && e.labels.length "
+                                "? e.labels[0].textContent : '') || e.textContent || '').trim()")
         if not name:
             unnamed.append(control)
+        if element.is_disabled():  # inactive now (Declaration.inactive): it must say why, in text tied to it
+            if not element.evaluate("""e => {
+                const reason = document.getElementById(e.getAttribute('aria-describedby') || '');
+                return Boolean(reason && !reason.hidden && reason.textContent.trim());
+            }"""):
+                still.append(f"{control} (disabled, with no reason shown)")
+            continue
         kind = element.evaluate("e => e.tagName === 'BUTTON' ? 'button' : e.type")
         if kind == "radio" and element.is_checked():
             continue  # the checked one: its neighbour is pressed in turn
@@ -59,13 +66,12 @@ def press_every_control(tab, root):
 
 
 def grid_problems(tab, root):
-    """What is wrong with the grids of cells (``.d2l-cell``) of the explorer ``root`` (a CSS selector):
-    each grid's cells, in their order, must fill its rows left to right and its rows top to bottom, cell i of
-    every row in one straight column (the mask editor's cell (q, k) at row q, column k)."""
-    grids = tab.evaluate("""(selector) => [...new Set([...document.querySelectorAll(`${selector} .d2l-cell`)]
-        .map((cell) => cell.parentElement))].map(
-        (grid) => ({columns: getComputedStyle(grid).gridTemplateColumns.split(' ').length,
-                    centres: [...grid.querySelectorAll(':scope > .d2l-cell')].map((cell) => {
+    """What is wrong with the grids of cells (``.d2l-cell``, in ``role=grid`` rows) of the explorer ``root``
+    (a CSS selector): each grid's cells, in their order, must fill its rows left to right and its rows top to
+    bottom, cell i of every row in one straight column (the mask editor's cell (q, k) at row q, column k)."""
+    grids = tab.evaluate("""(selector) => [...document.querySelectorAll(`${selector} [role=grid]`)].map(
+        (grid) => ({columns: grid.querySelector('[role=row]').querySelectorAll('.d2l-cell').length,
+                    centres: [...grid.querySelectorAll('.d2l-cell')].map((cell) => {
                         const box = cell.getBoundingClientRect();
                         return [box.x + box.width / 2, box.y + box.height / 2];
                     })}))""", root)
@@ -85,6 +91,33 @@ def grid_problems(tab, root):
                     max(x for x, _ in column) - min(x for x, _ in column) >= 1:
                 problems.append(f"grid {number}: column {c} is not one straight column, top to bottom")
     return problems
+
+
+def accessible_names(tab, root):
+    """Control id -> its accessible name as Chromium computes it (its accessibility tree, over the
+    DevTools protocol), for every control of the explorer ``root`` (a CSS selector), those of rows
+    hidden now (another mode's) included: they are shown for the reading and hidden again."""
+    hidden = tab.evaluate("""(selector) => {
+        const rows = [...document.querySelectorAll(`${selector} [data-when][hidden]`)];
+        rows.forEach((row) => { row.hidden = false; });
+        return rows.length;
+    }""", root)
+    cdp = tab.context.new_cdp_session(tab)
+    try:
+        document = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        nodes = cdp.send("DOM.querySelectorAll", {"nodeId": document, "selector": ", ".join(
+            f"{root} {kind}" for kind in ("input", "select", "button"))})["nodeIds"]
+        names = {}
+        for node in nodes:
+            attributes = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
+            element_id = dict(zip(attributes[::2], attributes[1::2])).get("id", f"node {node}")
+            tree = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node, "fetchRelatives": False})["nodes"]
+            names[element_id] = tree[0].get("name", {}).get("value", "") if tree else ""
+    finally:
+        cdp.detach()
+        if hidden:
+            tab.evaluate("(selector) => document.querySelector(selector).d2lExplorer.render()", root)
+    return names
 
 
 def keep_inside(contexts, folder):

@@ -162,21 +162,23 @@
   }
   // panels: [panel][query][key] numbers; mask: the same shape of booleans (true = may attend), or null.
   function describeWeights(panels, mask, options = {}) {
-    const { queryLabels = null, keyLabels = null, titles = null, queries = null } = options;
+    const { queryLabels = null, keyLabels = null, titles = null, queries = null, unseen = false } = options;
     const numPanels = panels.length, numQueries = panels[0].length, numKeys = panels[0][0].length;
     const allowed = mask || panels.map((panel) => panel.map((row) => row.map(() => true)));
     let shape = `${counted("queries", numQueries)} × ${counted("keys", numKeys)}`;
     if (numPanels > 1) shape = summary("panels", { count: numPanels, shape });
-    const sentences = [shape + maskedText(allowed) + "."];
+    const shared = allowed.every((panel) => panel.every((row, q) => row.every((cell, k) => cell === allowed[0][q][k])));
+    const masked = shared ? maskedText(allowed, unseen) : "";
+    const sentences = [shape + (masked ? `, ${masked}` : "") + "."];
     const perPanel = numPanels === 1 ? SUMMARY_QUERIES : 1;
     let shown = [];
     for (let p = 0; p < Math.min(numPanels, SUMMARY_PANELS); p++) {
       shown = queries || representativeQueries(numQueries, perPanel);
-      let text = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels)).join("; ");
+      const parts = shown.map((q) => describeRow(panels[p][q], allowed[p][q], q, queryLabels, keyLabels));
+      if (!shared) parts.unshift(maskedText([allowed[p]], unseen) || summary("nothing masked"));
+      let text = parts.join("; ");
       if (numPanels > 1) {
         text = `${titles ? titles[p].split(/\s+/).filter(Boolean).join(" ") : summary("panel", { p })}: ${text}`;
-      } else {
-        text = text[0].toUpperCase() + text.slice(1);
       }
       sentences.push(text + ".");
     }
@@ -185,26 +187,33 @@
     } else if (shown.length < numQueries) {
       sentences.push(summary("described", { queries: counted("queries", shown.length), count: numQueries }));
     }
-    return sentences.join(" ");
+    return sentences.map(sentence).join(" ");
   }
-  function maskedText(allowed) {
+  // Its first letter a capital, after an opening parenthesis (plotting.sentence).
+  function sentence(text) {
+    const start = text.startsWith("(") ? 1 : 0;
+    return text.slice(0, start) + text.slice(start, start + 1).toUpperCase() + text.slice(start + 1);
+  }
+  function maskedText(allowed, unseen = false) {
     const numPanels = allowed.length, numQueries = allowed[0].length, numKeys = allowed[0][0].length;
     let hidden = 0;
     for (const panel of allowed) for (const row of panel) for (const cell of row) if (!cell) hidden++;
     if (!hidden) return "";
+    const [keys, cells, emptyRows] = unseen ? ["unseen keys", "unseen cells", "no key seen"]
+      : ["masked keys", "masked cells", "no key left"];
     const always = [];
     for (let k = 0; k < numKeys; k++) {
       if (allowed.every((panel) => panel.every((row) => !row[k]))) always.push(k);
     }
     let text;
     if (hidden === always.length * numPanels * numQueries) {
-      text = summary("masked keys", { keys: spans(always) }, always.length);
+      text = summary(keys, { keys: spans(always) }, always.length);
     } else {
-      text = summary("masked cells", { hidden, total: numPanels * numQueries * numKeys });
+      text = summary(cells, { hidden, total: numPanels * numQueries * numKeys });
     }
     const empty = [];
     for (let q = 0; q < numQueries; q++) if (allowed.some((panel) => panel[q].every((cell) => !cell))) empty.push(q);
-    if (empty.length) text += summary("no key left", { queries: spans(empty) }, empty.length);
+    if (empty.length) text += ` (${summary(emptyRows, { queries: spans(empty) }, empty.length)})`;
     return text;
   }
 
@@ -493,32 +502,39 @@
       this.root.setAttribute("aria-label", data.title);
       const controls = document.createElement("div");
       controls.className = "d2l-controls";
-      for (const row of data.rows) {
+      data.rows.forEach((row, r) => {
         const line = document.createElement(row.columns ? "fieldset" : "div");
         line.className = row.columns ? "d2l-grid" : "d2l-row";
+        let label = null;
         if (row.label) {
-          const label = document.createElement(row.columns ? "legend" : "span");
+          label = document.createElement(row.columns ? "legend" : "span");
           label.textContent = row.label;
+          label.id = `${this.id}-row-${r}`;
           line.append(label);
         }
-        // A grid's cells go in a box of their own: a legend among them would take a cell and shift
-        // every cell after it by one.
-        const cells = row.columns ? document.createElement("div") : line;
-        if (row.columns) {
-          cells.className = "d2l-cells";
-          cells.style.gridTemplateColumns = `repeat(${row.columns}, 2.2em)`;
-          line.append(cells);
+        if (label && !row.columns) { // a labelled row ("example 0:") is a group its controls belong to
+          line.setAttribute("role", "group");
+          line.setAttribute("aria-labelledby", label.id);
         }
-        for (const name of row.names) cells.append(this.control(data.controls.find((c) => c.name === name)));
+        const specs = row.names.map((name) => data.controls.find((c) => c.name === name));
+        if (row.columns) {
+          // A grid's cells go in a box of their own: a legend among them would take a cell and shift
+          // every cell after it by one.
+          line.append(this.grid(specs, row.columns, label));
+        } else {
+          for (const spec of specs) line.append(this.control(spec));
+        }
         if (row.when) line.dataset.when = JSON.stringify(row.when);
         controls.append(line);
         if (row.note) {
           const note = document.createElement("div");
           note.className = "d2l-row-note";
+          note.id = `${this.id}-note-${r}`;
           note.innerHTML = row.note; // the declaration's own HTML, written by the collection
           controls.append(note);
+          if (row.columns) line.querySelector("[role=grid]").setAttribute("aria-describedby", note.id);
         }
-      }
+      });
       if (data.shows_weights) {
         const line = document.createElement("div");
         line.className = "d2l-row";
@@ -622,15 +638,19 @@
         element = document.createElement("input");
         element.type = "checkbox";
         element.checked = Boolean(offered[start]);
-        if (spec.style === "cell") {
+        if (spec.style === "cell") { // one cell of a grid (grid): a check box in a gridcell
           element.className = "d2l-cell";
           element.setAttribute("aria-label", spec.label);
           element.title = spec.label;
           element.id = `${this.id}-${spec.name}`;
+          element.tabIndex = -1; // the grid is one Tab stop: its current cell alone has tabindex 0
           element.addEventListener("change", () => this.changed(spec.name));
           this.inputs[spec.name] = () => offered.indexOf(element.checked);
           this.elements = { ...this.elements, [spec.name]: element };
-          return element;
+          const cell = document.createElement("div");
+          cell.setAttribute("role", "gridcell");
+          cell.append(element);
+          return cell;
         }
         this.inputs[spec.name] = () => offered.indexOf(element.checked);
       } else if (spec.kind === "Choice" && spec.style === "toggle") {
@@ -667,11 +687,98 @@
         if (spec.name === this.data.play) box.append(this.player(spec.name, element));
         element.addEventListener("input", () => this.changed(spec.name));
         this.elements = { ...this.elements, [spec.name]: element };
-        return box;
+        return this.named(spec, element, box);
       }
       element.addEventListener(element.type === "checkbox" ? "change" : "input", () => this.changed(spec.name));
       this.elements = { ...this.elements, [spec.name]: element };
-      return this.labelled(element, spec.label, spec.name);
+      return this.named(spec, element, this.labelled(element, spec.label, spec.name));
+    }
+
+    // A control's whole name for a screen reader where its visible label is short (Control.accessible_name:
+    // "q0" is "example 1, query 0, valid length"), and, for a control that can change nothing in some
+    // settings (Control.inactive_when), the line that says why, shown while it is disabled (showInactive).
+    named(spec, element, box) {
+      if (spec.accessible_name) element.setAttribute("aria-label", spec.accessible_name);
+      if (spec.inactive_when) {
+        const reason = document.createElement("span");
+        reason.className = "d2l-reason";
+        reason.id = `${element.id}-reason`;
+        reason.textContent = spec.inactive_when[2];
+        reason.hidden = true;
+        box.append(reason);
+        this.reasons = { ...this.reasons, [spec.name]: reason };
+      }
+      return box;
+    }
+
+    // Disable each control that changes nothing with the settings shown (Declaration.inactive: while
+    // its inactive_when setting has its value), its reason shown and tied to it (aria-describedby).
+    showInactive() {
+      const settings = this.settings();
+      for (const spec of this.data.controls) {
+        if (!spec.inactive_when) continue;
+        const [name, value] = spec.inactive_when;
+        const inactive = same(settings[name], value);
+        const element = this.elements[spec.name], reason = this.reasons[spec.name];
+        element.disabled = inactive;
+        reason.hidden = !inactive;
+        if (inactive) element.setAttribute("aria-describedby", reason.id);
+        else element.removeAttribute("aria-describedby");
+      }
+    }
+
+    // A grid of cell controls (Row.columns: the mask editor's), as the ARIA grid pattern has it: one
+    // Tab stop (a roving tabindex: the cell last focused has 0, the others -1), the arrow keys move
+    // between cells, Home and End to the row's ends (with Ctrl, to the grid's), Space toggles the
+    // check box in focus. Rows of `columns` cells, each named "query i, key j" by its spec.
+    grid(specs, columns, label) {
+      const grid = document.createElement("div");
+      grid.className = "d2l-cells";
+      grid.setAttribute("role", "grid");
+      if (label) grid.setAttribute("aria-labelledby", label.id);
+      grid.style.gridTemplateColumns = "max-content"; // one column of rows; each row a grid of cells
+      const boxes = [];
+      for (let start = 0; start < specs.length; start += columns) {
+        const line = document.createElement("div");
+        line.setAttribute("role", "row");
+        line.style.display = "grid";
+        line.style.gap = "2px";
+        line.style.gridTemplateColumns = `repeat(${columns}, 2.2em)`;
+        for (const spec of specs.slice(start, start + columns)) {
+          const cell = this.control(spec);
+          boxes.push(cell.querySelector("input"));
+          line.append(cell);
+        }
+        grid.append(line);
+      }
+      const rows = Math.ceil(boxes.length / columns);
+      boxes[0].tabIndex = 0;
+      const focus = (index) => {
+        boxes.forEach((box, i) => { box.tabIndex = i === index ? 0 : -1; });
+        boxes[index].focus();
+      };
+      grid.addEventListener("focusin", (event) => { // a click also makes its cell the current one
+        const index = boxes.indexOf(event.target);
+        if (index >= 0) boxes.forEach((box, i) => { box.tabIndex = i === index ? 0 : -1; });
+      });
+      grid.addEventListener("keydown", (event) => {
+        const index = boxes.indexOf(event.target);
+        if (index < 0) return;
+        const row = Math.floor(index / columns), column = index % columns;
+        const moves = {
+          ArrowLeft: [row, Math.max(column - 1, 0)],
+          ArrowRight: [row, Math.min(column + 1, columns - 1)],
+          ArrowUp: [Math.max(row - 1, 0), column],
+          ArrowDown: [Math.min(row + 1, rows - 1), column],
+          Home: event.ctrlKey ? [0, 0] : [row, 0],
+          End: event.ctrlKey ? [rows - 1, columns - 1] : [row, columns - 1],
+        };
+        if (!(event.key in moves)) return;
+        event.preventDefault(); // no page scroll
+        const [toRow, toColumn] = moves[event.key];
+        focus(Math.min(toRow * columns + toColumn, boxes.length - 1));
+      });
+      return grid;
     }
 
     // Play/Pause for the slider `name` (Declaration.page_play: a recorded run's steps): it moves the
@@ -785,6 +892,7 @@
       }
       select.addEventListener("input", () => this.changed("colour_map"));
       this.mapSelect = select;
+      select.setAttribute("aria-label", say(WORDS, "colour map")); // "map" alone says too little
       return this.labelled(select, say(WORDS, "map"), "colour-map");
     }
 
@@ -890,6 +998,7 @@
       const data = this.data;
       this.offerValidOptions();
       this.showRows();
+      this.showInactive();
       const state = this.state();
       if (!state) {
         this.summary.textContent = say(WORDS, "not offered");
