@@ -3,6 +3,7 @@
 import base64
 import functools
 import os
+import re
 import struct
 import sys
 
@@ -204,8 +205,12 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
 
 def sentence(text):
     """``text`` with its first letter a capital, after an opening parenthesis if it has one: a sentence
-    of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ...")."""
+    of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ..."). Only a word is capitalised:
+    a sentence that starts with a one-letter symbol ("σ = 0.05: ...", "d = 16: ...") keeps it, since a
+    symbol's case is part of its meaning (Σ is not σ)."""
     start = 1 if text.startswith("(") else 0
+    if not re.match(r"[^\W\d_]{2}", text[start:]):
+        return text
     return text[:start] + text[start:start + 1].upper() + text[start + 1:]
 
 

@@ -242,6 +242,22 @@ def test_the_summary_says_what_is_masked_example_by_example_when_their_masks_dif
         "1 (0.10). Panel 1: key 2 masked for every query; query 1 ")
 
 
+def test_a_sentence_capitalises_a_word_never_a_symbol():
+    """A panel's title begins its sentence with a capital where it is a word ("example 0" -> "Example 0",
+    also after an opening parenthesis); a one-letter symbol keeps its case, which is its meaning:
+    chapter 01's panels are "σ = 0.05", and Σ would be a sum."""
+    from d2lmini.plotting import sentence
+    assert sentence("example 0: query 2") == "Example 0: query 2"
+    assert sentence("(first 2 of 4 panels described.)") == "(First 2 of 4 panels described.)"
+    assert sentence("σ = 0.05: query 25") == "σ = 0.05: query 25"
+    assert sentence("d = 16: query 3") == "d = 16: query 3"
+    assert sentence("4 panels of 2 queries") == "4 panels of 2 queries"
+    weights = torch.tensor([[[0.9, 0.1]], [[0.5, 0.5]]])
+    assert d2l.describe_weights(weights, titles=["σ = 0.05", "σ = 3.0"]) == (
+        "2 panels of 1 query × 2 keys. σ = 0.05: query 0 attends mostly to keys 0 (0.90) and 1 (0.10). "
+        "σ = 3.0: query 0 spreads evenly over 2 keys (0.50 each).")
+
+
 def test_the_summary_calls_unvisited_keys_not_seen_yet():
     """``unseen``: the keys left out are keys not visited yet (an online softmax), never "masked"."""
     weights, seen = torch.tensor([[0.75, 0.25, 0.0, 0.0]]), torch.tensor([[True, True, False, False]])

@@ -189,9 +189,11 @@
     }
     return sentences.map(sentence).join(" ");
   }
-  // Its first letter a capital, after an opening parenthesis (plotting.sentence).
+  // Its first letter a capital, after an opening parenthesis, where it starts with a word, not a
+  // one-letter symbol such as σ (plotting.sentence).
   function sentence(text) {
     const start = text.startsWith("(") ? 1 : 0;
+    if (!/^\p{L}{2}/u.test(text.slice(start))) return text;
     return text.slice(0, start) + text.slice(start, start + 1).toUpperCase() + text.slice(start + 1);
   }
   function maskedText(allowed, unseen = false) {
