@@ -3,9 +3,9 @@
 import base64
 import functools
 import os
-import re
 import struct
 import sys
+import unicodedata
 
 import matplotlib.pyplot as plt
 import torch
@@ -205,11 +205,17 @@ def describe_weights(weights, mask=None, query_labels=None, key_labels=None, tit
 
 def sentence(text):
     """``text`` with its first letter a capital, after an opening parenthesis if it has one: a sentence
-    of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ..."). Only a word is capitalised:
-    a sentence that starts with a one-letter symbol ("σ = 0.05: ...", "d = 16: ...") keeps it, since a
-    symbol's case is part of its meaning (Σ is not σ)."""
+    of the summary ("example 0: query 2 ..." -> "Example 0: query 2 ...", "a consulta 0 ..." -> "A
+    consulta 0 ..."). A sentence that starts with a symbol keeps it, since a symbol's case is part of
+    its meaning (Σ is a sum, Q a matrix): one given a value ("σ = 0.05: ...", "d = 16: ..."), one with
+    a modifier letter ("qᵀk ...") and a name in code ("d_head ...")."""
     start = 1 if text.startswith("(") else 0
-    if not re.match(r"[^\W\d_]{2}", text[start:]):
+    word = 0  # the letters the sentence starts with
+    while start + word < len(text) and unicodedata.category(text[start + word]).startswith("L"):
+        word += 1
+    after = text[start + word:]
+    if (not word or any(unicodedata.category(letter) == "Lm" for letter in text[start:start + word])
+            or after[:1] == "_" or after[:1].isalnum() or after.lstrip().startswith("=")):
         return text
     return text[:start] + text[start:start + 1].upper() + text[start + 1:]
 

@@ -808,14 +808,15 @@ view
 #    times the 20-step gap between the two scores' averages (164 and 144),
 #    so one run settles nothing.
 # 3. At a learning rate of 0.03 the accuracy passes 50% sooner (step 80 to
-#    100, against 140), yet reaches 95% no sooner (step 200 to 260, against
-#    200) and ends lower (84% to 98%): the larger steps find the alignment
-#    sooner but settle less well. Its mass, 0.86 to 0.94, is the sharpest of
+#    100, against 140), yet reaches 95% hardly sooner, if at all (step 180 to
+#    260, against 200), and ends anywhere from 84% to 100%, by machine: the
+#    larger steps find the alignment sooner but may settle less well. Its
+#    mass, 0.86 to 0.96, is the sharpest of
 #    the reversal runs here. Hidden size 16 clicks later
 #    (50% at step 180, 95% at 220) with a mass of 0.70 to 0.71.
 # 4. Not later: with lengths 6–10 the accuracy passes 50% at step 140 and
 #    95% at step 200, as with 4–8; only 99% takes longer (step 360 to 400,
-#    against 260 to 300 with the default settings). The shorter 3–6 gets there sooner (95% at step 140). Longer
+#    against 260 to 320 with the default settings). The shorter 3–6 gets there sooner (95% at step 140). Longer
 #    sequences did not delay the click here; they give a single mistake more
 #    places to happen, so the last few percent take longer.
 #

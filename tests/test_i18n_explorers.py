@@ -223,5 +223,5 @@ def test_the_summaries_begin_every_sentence_with_a_capital_in_portuguese(portugu
     assert online.compute(online.settings(block_size=16, step=1)).caption.startswith(
         "tamanho do bloco 16: 1 de 1 bloco visto (16 de 16 chaves), m = ")
     assert online.describe(online.compute(online.settings(block_size=4, step=0))) == (
-        "1 consulta × 16 chaves, chaves 0-15 ainda não vistas (nenhuma chave vista ainda pela consulta 0). "
+        "1 consulta × 16 chaves, chaves 0-15 ainda não vistas (a consulta 0 ainda não viu nenhuma chave). "
         "A consulta 0 não presta atenção a nenhuma chave (todos os pesos 0).")

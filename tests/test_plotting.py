@@ -244,13 +244,17 @@ def test_the_summary_says_what_is_masked_example_by_example_when_their_masks_dif
 
 def test_a_sentence_capitalises_a_word_never_a_symbol():
     """A panel's title begins its sentence with a capital where it is a word ("example 0" -> "Example 0",
-    also after an opening parenthesis); a one-letter symbol keeps its case, which is its meaning:
-    chapter 01's panels are "σ = 0.05", and Σ would be a sum."""
+    also after an opening parenthesis); a symbol keeps its case, which is its meaning: chapter 01's
+    panels are "σ = 0.05", and Σ would be a sum; chapter 04's "qᵀk" would become a matrix."""
     from d2lmini.plotting import sentence
     assert sentence("example 0: query 2") == "Example 0: query 2"
     assert sentence("(first 2 of 4 panels described.)") == "(First 2 of 4 panels described.)"
     assert sentence("σ = 0.05: query 25") == "σ = 0.05: query 25"
     assert sentence("d = 16: query 3") == "d = 16: query 3"
+    assert sentence("qᵀk / √64 com escala: consulta 3") == "qᵀk / √64 com escala: consulta 3"  # q, not Q
+    assert sentence("unscaled qᵀk: query 3") == "Unscaled qᵀk: query 3"
+    assert sentence("a consulta 0 presta atenção") == "A consulta 0 presta atenção"  # a word of one letter
+    assert sentence("d_head = 4: query 0") == "d_head = 4: query 0"
     assert sentence("4 panels of 2 queries") == "4 panels of 2 queries"
     weights = torch.tensor([[[0.9, 0.1]], [[0.5, 0.5]]])
     assert d2l.describe_weights(weights, titles=["σ = 0.05", "σ = 3.0"]) == (

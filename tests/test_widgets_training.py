@@ -338,7 +338,7 @@ def test_the_page_replays_the_runs_the_chapter_suggests(replay):
     assert [control.name for control in replay.controls] == ["run", "step", "example"]
     run_menu = replay.control("run")
     assert [label for label, _ in run_menu.options] == [
-        "the notebook's run", "positional encoding off", "additive", "learning rate 0.03"]
+        "the notebook's run", "positional encoding off", "additive attention", "learning rate 0.03"]
     assert list(replay.runs) == list(training_module.RECORDED_RUNS) and replay.Settings().run == "notebook"
     examples = training_module.recorded_examples("reverse", (4, 8))
     for name, run in replay.runs.items():
@@ -354,7 +354,9 @@ def test_the_page_replays_the_runs_the_chapter_suggests(replay):
     ("notebook", lambda accuracy, mass, click: accuracy >= 0.85 and mass > 0.5 and click is not None),
     ("no positional encoding", lambda accuracy, mass, click: accuracy <= 0.01 and mass < 0.25 and click is None),
     ("additive", lambda accuracy, mass, click: accuracy >= 0.9 and mass > 0.5 and click is not None),
-    ("learning rate 0.03", lambda accuracy, mass, click: accuracy >= 0.8 and click is not None and click <= 120),
+    # Worked answer 3: 50% at step 80 to 100, ending at 84% to 100% with a mass of 0.86 to 0.96.
+    ("learning rate 0.03", lambda accuracy, mass, click: accuracy >= 0.84 and 0.86 <= mass <= 0.96
+     and click is not None and 80 <= click <= 100),
 ])
 def test_each_recorded_run_starts_untrained_and_ends_as_the_chapter_says(replay, name, last):
     run = replay.runs[name]

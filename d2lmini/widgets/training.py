@@ -62,7 +62,7 @@ RECORDED_RUN = Path(__file__).with_name("reversal_run.pt")
 RECORDED_RUNS = {
     "notebook": (N_("the notebook's run"), {}),
     "no positional encoding": (N_("positional encoding off"), {"positional": False}),
-    "additive": (N_("additive"), {"attention": "additive"}),
+    "additive": (N_("additive attention"), {"attention": "additive"}),
     "learning rate 0.03": (N_("learning rate 0.03"), {"lr": 3e-2}),
 }
 
@@ -537,8 +537,8 @@ class Alignment(Declaration):
         if len(self.runs) == 1:
             return ""
         runs = ", ".join(say(self.control("run").label_of(name)) for name in self.runs)
-        return _("Recorded runs, replayed here: {runs}; every {every} training steps. Training with settings "
-                 "of your own (the notebook's Train and Stop) needs a kernel as well.").format(
+        return _("Recorded runs, replayed here: {runs}; shown every {every} training steps. To train with "
+                 "settings of your own (the notebook's Train and Stop), run the chapter: that needs a kernel.").format(
             runs=runs, every=self.PAGE_STEP_EVERY)
 
     def run_of(self, settings):

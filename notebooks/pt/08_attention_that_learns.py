@@ -819,7 +819,7 @@ seq2seq.expect(bool(case_2.any()), "uma saída errada pode olhar para o lugar ce
 # %%
 view
 
-# %% [markdown] en="beb48e4d53d8"
+# %% [markdown] en="1c93d9c52cfc"
 # <details>
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de tentar)</summary>
 #
@@ -847,15 +847,16 @@ view
 #    diferença de 20 passos entre as médias das duas pontuações (164 e 144),
 #    então uma execução só não decide nada.
 # 3. Com taxa de aprendizado 0,03, a acurácia passa de 50% mais cedo (passo
-#    80 a 100, contra 140), mas não chega a 95% mais cedo (passo 200 a 260,
-#    contra 200) e termina mais baixa (de 84% a 98%): os passos maiores
-#    encontram o alinhamento mais cedo, mas se acomodam pior. Sua massa, de
-#    0,86 a 0,94, é a mais nítida das execuções de inversão aqui. Com tamanho
+#    80 a 100, contra 140), mas chega a 95% pouco ou nada mais cedo (passo
+#    180 a 260, contra 200) e termina entre 84% e 100%, conforme a máquina:
+#    os passos maiores encontram o alinhamento mais cedo, mas podem se
+#    acomodar pior. Sua massa, de 0,86 a 0,96, é a mais nítida das execuções
+#    de inversão aqui. Com tamanho
 #    oculto 16, o estalo vem mais tarde
 #    (50% no passo 180, 95% no 220), com massa de 0,70 a 0,71.
 # 4. Não vem mais tarde: com comprimentos 6–10, a acurácia passa de 50% no
 #    passo 140 e de 95% no passo 200, como com 4–8; só os 99% demoram mais
-#    (passo 360 a 400, contra 260 a 300 com as configurações padrão). O mais curto, 3–6, chega lá mais cedo (95% no passo 140). Sequências
+#    (passo 360 a 400, contra 260 a 320 com as configurações padrão). O mais curto, 3–6, chega lá mais cedo (95% no passo 140). Sequências
 #    mais longas não atrasaram o estalo aqui; elas dão a um único erro mais
 #    lugares onde acontecer, então os últimos pontos percentuais demoram mais.
 #

@@ -189,11 +189,16 @@
     }
     return sentences.map(sentence).join(" ");
   }
-  // Its first letter a capital, after an opening parenthesis, where it starts with a word, not a
-  // one-letter symbol such as σ (plotting.sentence).
+  // Its first letter a capital, after an opening parenthesis, unless it starts with a symbol: one
+  // given a value ("σ = 0.05"), one with a modifier letter ("qᵀk"), a name in code ("d_head")
+  // (plotting.sentence).
   function sentence(text) {
     const start = text.startsWith("(") ? 1 : 0;
-    if (!/^\p{L}{2}/u.test(text.slice(start))) return text;
+    const word = text.slice(start).match(/^\p{L}*/u)[0];
+    const after = text.slice(start + word.length);
+    if (!word || /\p{Lm}/u.test(word) || /^[_\p{L}\p{N}]/u.test(after) || after.trimStart().startsWith("=")) {
+      return text;
+    }
     return text.slice(0, start) + text.slice(start, start + 1).toUpperCase() + text.slice(start + 1);
   }
   function maskedText(allowed, unseen = false) {
