@@ -941,10 +941,14 @@
           const element = this.elements[spec.name];
           if (!element || element.closest("[hidden]")) continue;
           const offered = this.data.offered[spec.name];
-          const last = element.type === "range" ? Number(element.max) : offered.length - 1;
-          const index = this.inputs[spec.name]();
-          for (const next of [index + 1, index - 1]) {
-            if (next < 0 || next > last) continue;
+          // The offered indices a key can reach: a slider's up to its last valid value, a menu's options
+          // shown (valid with the other settings, or given by the state: showChoices), any other's all.
+          const reachable = element.type === "range" ? offered.map((_, i) => i).slice(0, Number(element.max) + 1)
+            : element.tagName === "SELECT" ? [...element.options].filter((o) => !o.disabled).map((o) => Number(o.value))
+              : offered.map((_, i) => i);
+          const at = reachable.indexOf(this.inputs[spec.name]());
+          for (const next of [reachable[at + 1], reachable[at - 1]]) {
+            if (at < 0 || next === undefined) continue;
             if (prepared++ >= PREPARED_MOST) return;
             let moved = { ...settings, [spec.name]: offered[next] };
             if (adjust) moved = adjust(moved, spec.name, this.data.data);
