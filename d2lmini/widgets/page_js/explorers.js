@@ -16,6 +16,8 @@
   const FONT = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'; // matplotlib's default
   const COLOUR_SCALES = SETTINGS.scales; // Explorer.COLOUR_SCALES
   const PLAY_MS = 250; // a Play button's slider moves one step this often
+  const PREPARED_MOST = 12; // neighbouring states made ready per state shown (PageExplorer.prepare)
+  const COMPUTED_KEPT = PREPARED_MOST + 4; // and the state shown, and a few shown before it (forgetOldest)
 
   // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
   function formatG(value, digits) {
@@ -498,6 +500,11 @@
       this.sprites = [];
       this.startAt = this.startIndices();
       this.gradients = new Map(); // "map box" -> the colorbar's gradient, painted (paintColorbar)
+      // The states a page script computed, by their settings (stateKey), the latest last: the one
+      // shown, those shown just before, and the neighbours made ready in idle time (prepare).
+      this.computed = new Map();
+      this.preparing = null; // the idle callback that computes the neighbours, while one is asked for
+      this.computeMs = 0; // how long the last neighbour took to make ready (prepare starts one only with that time left)
       this.build();
     }
 
@@ -907,6 +914,11 @@
       return this.data.controls.map((spec) => this.inputs[spec.name]()).join(",");
     }
 
+    // A state's key in `computed`: its settings (control name -> offered value), in the controls' order.
+    stateKey(settings) {
+      return JSON.stringify(this.data.controls.map((spec) => settings[spec.name]));
+    }
+
     // The settings shown now: control name -> value.
     settings() {
       const { controls, offered } = this.data;
@@ -996,9 +1008,85 @@
         const [layout, caption, summary, top, ...looks] = stored;
         return [layout, data.strings[caption], data.strings[summary], top, looks.map((i) => data.looks[i])];
       }
+      const settings = this.settings();
+      const key = this.stateKey(settings);
+      let state = this.computed.get(key);
+      if (state) this.computed.delete(key); // set again below, as the latest
+      else state = this.compute(settings);
+      this.computed.set(key, state);
+      this.forgetOldest();
+      return state;
+    }
+
+    // The state at `settings` (control name -> offered value), computed by the page script. It depends
+    // on the settings and the page data alone, so a state once computed is kept and reused (state).
+    compute(settings) {
+      const data = this.data;
       const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page.SCRIPT_WORDS)
-      const result = window.D2L_COMPUTE[data.name](this.settings(), data.data, data.figures, D2L, words);
+      const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L, words);
       return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
+    }
+
+    // At most COMPUTED_KEPT computed states kept: the oldest go first.
+    forgetOldest() {
+      for (const key of this.computed.keys()) {
+        if (this.computed.size <= COMPUTED_KEPT) break;
+        this.computed.delete(key);
+      }
+    }
+
+    // A key press moves one control one step. While the page is idle (requestIdleCallback), the states
+    // one step away on the controls are computed, the focused control's first, at most PREPARED_MOST of
+    // them, each only while the idle time left is at least what the last one took (a longer one would
+    // make a key pressed meanwhile wait): the press then finds its state ready and spends its frame
+    // drawing it. A neighbour that adjust or
+    // the valid options would move elsewhere is simply computed when it is pressed, as before.
+    prepare() {
+      if (!this.data.compute || this.preparing !== null) return;
+      const idle = window.requestIdleCallback || ((work) => setTimeout(() => work({ timeRemaining: () => 8 }), 50));
+      const adjust = (window.D2L_ADJUST || {})[this.data.name];
+      const work = (deadline) => {
+        this.preparing = null;
+        const settings = this.settings();
+        const shownKey = this.stateKey(settings);
+        const focused = this.data.controls.filter((spec) => this.elements[spec.name]
+          && this.elements[spec.name].contains(document.activeElement));
+        let prepared = 0;
+        for (const spec of [...focused, ...this.data.controls.filter((spec) => !focused.includes(spec))]) {
+          const element = this.elements[spec.name];
+          if (!element || element.closest("[hidden]")) continue;
+          const offered = this.data.offered[spec.name];
+          // The offered indices a key can reach: a slider's up to its last valid value, a menu's options
+          // shown (valid with the other settings, or given by the state: showChoices), any other's all.
+          const reachable = element.type === "range" ? offered.map((_, i) => i).slice(0, Number(element.max) + 1)
+            : element.tagName === "SELECT" ? [...element.options].filter((o) => !o.disabled).map((o) => Number(o.value))
+              : offered.map((_, i) => i);
+          const at = reachable.indexOf(this.inputs[spec.name]());
+          for (const next of [reachable[at + 1], reachable[at - 1]]) {
+            if (at < 0 || next === undefined) continue;
+            if (prepared++ >= PREPARED_MOST) return;
+            let moved = { ...settings, [spec.name]: offered[next] };
+            if (adjust) moved = adjust(moved, spec.name, this.data.data);
+            const key = this.stateKey(moved);
+            if (this.computed.has(key)) continue;
+            if (deadline.timeRemaining() < this.computeMs) { // the rest in the next idle time, lest a key wait
+              this.preparing = idle(work);
+              return;
+            }
+            const started = performance.now();
+            const state = this.compute(moved);
+            this.computed.set(key, state);
+            const shown = this.computed.get(shownKey); // the state on screen stays the latest
+            if (shown) {
+              this.computed.delete(shownKey);
+              this.computed.set(shownKey, shown);
+            }
+            this.forgetOldest();
+            this.computeMs = performance.now() - started;
+          }
+        }
+      };
+      this.preparing = idle(work);
     }
 
     render() {
@@ -1039,6 +1127,7 @@
       if (canvas.getAttribute("aria-label") !== label) canvas.setAttribute("aria-label", label);
       if (this.summary.textContent !== text) this.summary.textContent = text;
       this.root.dataset.state = this.key();
+      this.prepare();
     }
 
     // The colorbar: its gradient, 256 bands from the colour map bottom to top, then the sprite of its

@@ -37,6 +37,23 @@
     };
   }
 
+  // A layer's thumbnails (one cells look per head, on the figure's thumbnail axes) and its largest weight:
+  // they change with the sentence and the layer only, not with the head or the token picked, so they
+  // are made once per (sentence, layer) and the same looks are drawn again.
+  const layerLooks = new Map(); // entry -> [layer] -> {thumbnails, largest}
+  function layerViews(d2l, entry, layer, artists) {
+    if (!layerLooks.has(entry)) layerLooks.set(entry, []);
+    const views = layerLooks.get(entry);
+    if (!views[layer]) {
+      const layerMaps = maps(entry)[layer];
+      views[layer] = {
+        thumbnails: layerMaps.map((grid, h) => cells(d2l, artists[2 * h].axes, grid)),
+        largest: Math.max(...layerMaps.flat(2)),
+      };
+    }
+    return views[layer];
+  }
+
   // A new sentence shows every token's lines again: token 3 of another sentence is another word.
   window.D2L_ADJUST = window.D2L_ADJUST || {};
   window.D2L_ADJUST.HeadViewExplorer = (settings, changed) => (
@@ -53,9 +70,10 @@
 
     const layoutKey = JSON.stringify(sentence);
     const artists = figures[layoutKey].artists; // the thumbnails and their frames, the heatmap, the lines, the title
+    const views = layerViews(d2l, entry, layer, artists);
     const looks = [];
     for (let h = 0; h < layerMaps.length; h++) {
-      looks.push(cells(d2l, artists[2 * h].axes, layerMaps[h]));
+      looks.push(views.thumbnails[h]);
       const [left, top, width, height] = artists[2 * h + 1].axes;
       looks.push(h === head ? { box: [left, top, width, height] } : null);
     }
@@ -80,7 +98,7 @@
       queryLabels: tokens, keyLabels: tokens, queries: query === "all" ? null : [query],
     });
     return {
-      layout: layoutKey, looks, top: d2l.scaleTop(Math.max(...layerMaps.flat(2))),
+      layout: layoutKey, looks, top: d2l.scaleTop(views.largest),
       caption: say("caption", { layer, head, who, sentence }),
       summary: say("summary", { layer, head, summary }),
       choices: { query: [[say("all tokens"), "all"], ...tokens.map((token, i) => [`${i}: ${token}`, i])] },
