@@ -483,6 +483,7 @@
     box.append(input, label);
     return box;
   }
+
   // The settings last chosen in each group of linked copies ("<name> <data-d2l-link>"), for a copy
   // that starts after the reader moved another (PageExplorer.linked).
   const LINKED = new Map();
