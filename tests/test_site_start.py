@@ -113,8 +113,8 @@ def test_the_box_carries_its_start_and_its_widget_and_a_training_view_says_it_is
         boxes[text] = html.unescape(re.search(r'alt="([^"]*)"', box).group(1))
     training, alignment = boxes.values()
     if folder == "en":
-        assert training.startswith("A recorded training run's attention (additive, training step 400)")
+        assert training.startswith("A recorded training run's attention (additive attention, training step 400)")
         assert "alignment explorer" not in training and alignment.startswith("The alignment explorer's picture")
     else:
-        assert training.startswith("A atenção de uma execução de treino gravada (aditiva, passo de treino 400)")
+        assert training.startswith("A atenção de uma execução de treino gravada (atenção aditiva, passo de treino 400)")
         assert "“alinhamento”" in alignment

@@ -400,9 +400,9 @@ def test_a_new_run_moves_the_curves_and_draws_nothing_in_full(replay):
 
 
 @pytest.mark.parametrize("language,words", [
-    ("en", ["Recorded runs", "the notebook's run, positional encoding off, additive, learning rate 0.03",
+    ("en", ["Recorded runs", "the notebook's run, positional encoding off, additive attention, learning rate 0.03",
             "every 20 training steps", "Train and Stop", "needs a kernel"]),
-    ("pt_BR", ["Execuções gravadas", "a execução do notebook, codificação posicional desligada, aditiva, "
+    ("pt_BR", ["Execuções gravadas", "a execução do notebook, codificação posicional desligada, atenção aditiva, "
                "taxa de aprendizado 0,03", "a cada 20 passos", "Treinar e Parar", "kernel"]),
 ])
 def test_the_replays_note_says_what_is_recorded_and_what_needs_a_kernel(replay, language, words):

@@ -228,6 +228,8 @@ def _first_paint_is_the_stored_picture(page, root, html_path, language):
 
     from d2lmini.widgets.explorer import HINT, _text_rows
 
+    assert page.evaluate("() => document.documentElement.dataset.theme") != "dark", \
+        f"{html_path.name}: the page opened dark, and the picture without JavaScript is the light one"
     box = re.search(rf'<div [^>]*id="{root}"[^>]*>\s*<img src="([^"]+)"', html_path.read_text())
     start = page.get_attribute(f"#{root}", "data-d2l-start")
     shown = page.evaluate("""(id) => {
@@ -607,6 +609,9 @@ def test_every_explorer_draws_for_the_dark_page_and_follows_the_theme_without_a_
         page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
         assert all(_explorer_looks(page, root)["corner"] == dark_corner for root in roots)
     finally:
+        # The mode stays in the context's localStorage for every page of the site: the pages other tests
+        # open after this one must find the theme's default (light), not this test's dark.
+        page.evaluate("() => { localStorage.removeItem('mode'); localStorage.removeItem('theme'); }")
         page.close()
 
 
