@@ -82,6 +82,33 @@ KEY = """(name) => {
 }"""
 
 
+# The floor: what any page pays for a key press on a slider, whatever it draws. One slider, a line of
+# text and a canvas of the explorer's own size (given in the address: width and height in pixels),
+# which each press fills with one colour, so that the whole canvas is handed over with the frame, as
+# an explorer's is. It answers the benchmark as an explorer does (data-state, d2lExplorer), and is
+# timed right after each explorer, in the same profile, so that both see the same load.
+FLOOR = """<!doctype html><html lang="en"><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>floor</title>
+<div data-d2l-explorer data-state="0"><input type="range" min="0" max="100" value="0" aria-label="value">
+<p>value 0</p><div style="overflow-x: auto"><canvas role="img" aria-label="one colour"></canvas></div></div>
+<script>
+const root = document.querySelector("[data-d2l-explorer]"), input = root.querySelector("input");
+const text = root.querySelector("p"), canvas = root.querySelector("canvas"), context = canvas.getContext("2d");
+const [width, height] = location.hash.slice(1).split("x").map(Number);
+Object.assign(canvas, { width, height });
+canvas.style.width = `${width / devicePixelRatio}px`;
+root.d2lExplorer = { data: { controls: [{ name: "value" }] }, elements: { value: input } };
+input.addEventListener("input", () => {
+  context.fillStyle = `rgb(${input.value * 2}, 80, 120)`;
+  context.fillRect(0, 0, width, height);
+  text.textContent = `value ${input.value}`;
+  root.dataset.state = input.value;
+});
+root.classList.add("d2l-ready");
+</script></html>
+"""
+
+
 def focus(tab, name):
     """Focus control ``name`` as a learner's Tab would: a group of radio buttons by its checked one."""
     tab.evaluate("""(name) => {
@@ -124,10 +151,10 @@ PROFILES = {
 BUDGET_MS = {"desktop": FRAME_MS, "phone": 2 * FRAME_MS}  # one frame at 60 Hz; two on the phone
 
 
-def open_explorer(context, html, throttle):
+def open_explorer(context, html, throttle, fragment=""):
     """The page of one explorer once it is drawn, its CPU slowed ``throttle`` times from then on."""
     tab = context.new_page()
-    tab.goto(html.as_uri())
+    tab.goto(html.as_uri() + fragment)
     tab.wait_for_selector("[data-d2l-explorer].d2l-ready", timeout=120_000)
     if throttle != 1:
         context.new_cdp_session(tab).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
@@ -147,6 +174,8 @@ def main(argv=None):
     if args.only and len(chosen) != len(args.only):
         parser.error(f"--only takes names from {[d.__name__ for d in DECLARATIONS]}, got {args.only}")
     rows = []
+    floor = folder / "floor.html"
+    floor.write_text(FLOOR)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-background-networking"])
@@ -159,32 +188,40 @@ def main(argv=None):
             data_bytes = (folder / f"{declaration.name}.js").stat().st_size
             html = folder / f"{declaration.name}.html"
             html.write_text(page.page_html([declaration.name], scripts))
-            timings = {}
+            timings, floors = {}, {}
             for name, context in contexts.items():
                 tab = open_explorer(context, html, PROFILES[name]["throttle"])
                 data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
                 timings[name] = measure(tab, data, args.presses, random.Random(0))
+                size = tab.evaluate("() => { const c = document.querySelector('[data-d2l-explorer] canvas');"
+                                    " return `${c.width}x${c.height}`; }")
+                tab.close()
+                tab = open_explorer(context, floor, PROFILES[name]["throttle"], f"#{size}")
+                floors[name] = measure(tab, {"controls": [{"name": "value"}]}, args.presses, random.Random(0))
                 tab.close()
             rows.append((declaration.name, "page script" if declaration.page_script else "stored states",
-                         data_bytes, export_s, timings))
+                         data_bytes, export_s, timings, floors))
         version = browser.version
         browser.close()
     print(f"Measured {time.strftime('%Y-%m-%d')} on {made_with()['processor']} ({os.cpu_count()} cores, "
           f"Python {platform.python_version()}), Chromium {version} headless from file://, load average "
           f"{os.getloadavg()[0]:.1f}. Key press to the first frame that shows its state, median / 90th "
-          f"percentile (presses):\n")
+          f"percentile (presses); the floor: the same presses on a page with one slider, a line of text and a "
+          f"canvas of the explorer's size, timed right after it:\n")
     heads = {"desktop": "desktop, 1280 px", "phone": "phone, 390 px, CPU ÷ 4"}
     print("| explorer | states | data (.js) | export | "
-          + " | ".join(f"{heads[name]}, key to frame" for name in args.profiles) + " |")
-    print("|---|---|---:|---:|" + "---:|" * len(args.profiles))
+          + " | ".join(f"{heads[name]}, key to frame | floor | above the floor" for name in args.profiles) + " |")
+    print("|---|---|---:|---:|" + "---:|---:|---:|" * len(args.profiles))
     worst = {name: 0.0 for name in args.profiles}
-    for name, mode, size, export_s, timings in rows:
+    for name, mode, size, export_s, timings, floors in rows:
         cells = []
         for profile in args.profiles:
-            values = timings[profile]
-            median = statistics.median(values)
+            values, floor_values = timings[profile], floors[profile]
+            median, floor_median = statistics.median(values), statistics.median(floor_values)
             worst[profile] = max(worst[profile], median)
-            cells.append(f"{median:.1f} / {percentile(values, 0.9):.1f} ms ({len(values)})")
+            cells.append(f"{median:.1f} / {percentile(values, 0.9):.1f} ms ({len(values)}) | "
+                         f"{floor_median:.1f} / {percentile(floor_values, 0.9):.1f} ms | "
+                         f"{median - floor_median:+.1f} ms")
         print(f"| {name} | {mode} | {size / 1e6:.2f} MB | {export_s:.1f} s | " + " | ".join(cells) + " |")
     print()
     for profile in args.profiles:
