@@ -194,21 +194,25 @@ def git(*arguments, cwd):
     return result.stdout if result.returncode == 0 else None
 
 
-@functools.cache
 def english_history(path):
-    """Each recorded-kind cell text of the English chapter ``path`` in its committed versions, newest
-    first, by record: {record: text}. Empty outside a git checkout, or where git is missing."""
-    path = Path(path).resolve()
+    """Each cell text of the English chapter ``path`` in its committed versions, newest first, by record:
+    {record: text}. Empty outside a git checkout, or where git is missing."""
+    return _history(Path(path).resolve())
+
+
+@functools.cache
+def _history(path):
     try:
         root = git("rev-parse", "--show-toplevel", cwd=path.parent)
     except OSError:
         return {}
     if not root:
         return {}
-    relative = path.relative_to(Path(root.strip()).resolve()).as_posix()
+    root = Path(root.strip()).resolve()
+    relative = path.relative_to(root).as_posix()
     texts = {}
-    for commit in (git("log", f"-{HISTORY_DEPTH}", "--format=%H", "--", relative, cwd=path.parent) or "").split():
-        version = git("show", f"{commit}:{relative}", cwd=path.parent)
+    for commit in (git("log", f"-{HISTORY_DEPTH}", "--format=%H", "--", relative, cwd=root) or "").split():
+        version = git("show", f"{commit}:{relative}", cwd=root)
         if version is None:
             continue
         for cell in jupytext.reads(version, fmt="py:percent").cells:
