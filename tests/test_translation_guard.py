@@ -96,8 +96,8 @@ def test_a_changed_english_sentence_names_the_cell_shows_the_sentence_and_record
     edit(english, "# Each key has a value.", "# Each key has a value, and the values are pooled.")
     message = translations.drift(translated)
     assert message == "\n".join([
-        "notebooks/pt/01_attention.py: 1 cell(s) were translated from an English text that has since changed "
-        "in notebooks/01_attention.py.",
+        "notebooks/pt/01_attention.py: 1 cell was translated from a text of notebooks/01_attention.py that "
+        "has since changed.",
         '  cell 1 (Markdown), in section "Atenção", beginning "# Atenção":',
         "  the English changed ('-' the text it was made from, '+' now):",
         "    - Each key has a value.",
@@ -128,7 +128,7 @@ def test_a_changed_format_spec_is_named_in_words_with_both_lines(chapters):
     edit(english, ":>12.2f}", ":>12.4f}")
     message = translations.drift(translated)
     assert message == "\n".join([
-        "notebooks/pt/01_attention.py: 1 code cell(s) differ from notebooks/01_attention.py's code beyond "
+        "notebooks/pt/01_attention.py: 1 code cell differs from notebooks/01_attention.py's code beyond "
         "comments and strings.",
         '  cell 2 (code), in section "Atenção", beginning "weights = [0.25, 0.75]":',
         "      the format spec '>12.2f' where the English has '>12.4f'",

@@ -56,6 +56,10 @@ def recorded(cell):
     return cell.cell_type == "markdown" or (cell.cell_type == "code" and cell.source.startswith(OWN_DATA))
 
 
+def counted(count, one, many):
+    return f"{count} {one if count == 1 else many}"
+
+
 def command(*words):
     return " ".join([".venv/bin/python -m tools.translations", *map(str, words)])
 
@@ -294,15 +298,15 @@ def drift(path, english=None, translated=None):
         return None
     lines = []
     if stale:
-        lines += [f"{name}: {len(stale)} cell(s) were translated from an English text that has since changed "
-                  f"in {english_name}.", *(text for _, text in stale), "",
+        lines += [f"{name}: {counted(len(stale), 'cell was', 'cells were')} translated from a text of "
+                  f"{english_name} that has since changed.", *(text for _, text in stale), "",
                   "Translate each one again to say what the English now says (a cell whose change needs no new "
                   "words is done as it is), then record those you have done:",
                   "  " + command("record", name, *(index + 1 for index, _ in stale))]
     if differing:
         lines += ["" if lines else None,
-                  f"{name}: {len(differing)} code cell(s) differ from {english_name}'s code beyond comments and "
-                  "strings.", *differing, "",
+                  f"{name}: {counted(len(differing), 'code cell differs', 'code cells differ')} from "
+                  f"{english_name}'s code beyond comments and strings.", *differing, "",
                   "Make each one the English code again (only comments and the words of strings may differ). "
                   f"Where its data must differ, begin it with '{OWN_DATA} <why>' and record it:",
                   "  " + command("record", name, "<cell number>")]
