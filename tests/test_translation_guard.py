@@ -301,3 +301,32 @@ def test_pytest_prints_the_whole_message_with_no_traceback(chapters, tmp_path):
     for line in translations.drift(translated).splitlines():
         assert line in run.stdout, (line, run.stdout)
     assert "Traceback" not in run.stdout and "def test_copy" not in run.stdout
+
+
+def test_a_cell_added_beside_a_changed_one_is_the_one_placed(chapters):
+    english, translated = chapters
+    edit(english, "# Queries meet keys.", "# Queries meet the keys.")
+    edit(english, "# %% [markdown]\n# # Attention",
+         "# %% [markdown]\n# A first word.\n\n# %% [markdown]\n# # Attention")
+    problems = translations.misaligned(jupytext.read(english), jupytext.read(translated), "en", "pt",
+                                       translations.english_history(english))
+    assert len(problems) == 1 and problems[0].startswith("the English's cell 1 (Markdown), before the first heading, "
+                                                         'beginning "A first word." has no translation: add one '
+                                                         "before cell 1 (Markdown)")
+
+
+def test_a_cell_removed_beside_a_changed_one_is_the_one_named():
+    english = notebook([("markdown", "# Attention\n\nQueries meet the keys, all of them.", {}),
+                        ("code", "x = 1", {})])
+    translated = notebook([("markdown", "Uma palavra que saiu.", {"en": english_hash("A word that went.")}),
+                           ("markdown", "# Atenção\n\nConsultas encontram chaves.",
+                            {"en": english_hash("# Attention\n\nQueries meet keys.")}),
+                           ("code", "x = 1", {})])
+    history = {english_hash("A word that went."): "A word that went.",
+               english_hash("# Attention\n\nQueries meet keys."): "# Attention\n\nQueries meet keys."}
+    assert translations.misaligned(english, translated, "en", "pt", history) == [
+        'cell 1 (Markdown), before the first heading, beginning "Uma palavra que saiu." of pt has no English cell '
+        "in en any more: remove it"]
+    assert translations.misaligned(english, translated, "en", "pt") == [  # no history: by kind, in order
+        'cell 2 (Markdown), in section "Atenção", beginning "# Atenção" of pt has no English cell in en any more: '
+        "remove it"]

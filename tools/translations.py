@@ -242,26 +242,70 @@ def key(cell, record):
     return (cell.cell_type, record if cell.cell_type == "markdown" else None)
 
 
-def misaligned(english, translated, english_name, translated_name):
+def paired(english_indices, translated_indices, similarity):
+    """Pairs (English index, translated index) in order, each side's unpaired cells with None: each cell of
+    the shorter side takes, after the last one paired, the most similar cell of the same kind."""
+    flip = len(english_indices) > len(translated_indices)
+    shorter, longer = (translated_indices, english_indices) if flip else (english_indices, translated_indices)
+    score = (lambda one, other: similarity(other, one)) if flip else similarity
+    found, start = [], 0
+    for one in shorter:
+        candidates = [at for at in range(start, len(longer)) if score(one, longer[at]) is not None]
+        if not candidates:
+            found.append((one, None))
+            continue
+        best = max(candidates, key=lambda at: score(one, longer[at]))  # the first of the best, on a tie
+        found += [(None, longer[at]) for at in range(start, best)] + [(one, longer[best])]
+        start = best + 1
+    found += [(None, longer[at]) for at in range(start, len(longer))]
+    return [(other, one) if flip else (one, other) for one, other in found]
+
+
+def misaligned(english, translated, english_name, translated_name, history=None):
     """Where the translation's cells no longer line up with the English's (a cell added, removed or of
-    another kind), one entry each; [] when they line up."""
+    another kind), one entry each; [] when they line up.
+
+    Cells are matched by kind and, for Markdown, by record, so that an added cell is placed among cells
+    whose English is unchanged. Among cells changed around it, a translated cell is matched to the English
+    cell nearest the text it was made from (``history``: {record: English text}, english_history's), else
+    by kind alone."""
     english_keys = [key(cell, english_hash(cell.source)) for cell in english.cells]
     translated_keys = [key(cell, cell.metadata.get("en")) for cell in translated.cells]
     if [kind for kind, _ in english_keys] == [kind for kind, _ in translated_keys]:
         return []
     problems = []
-    matcher = difflib.SequenceMatcher(None, english_keys, translated_keys, autojunk=False)
-    for tag, e1, e2, t1, t2 in matcher.get_opcodes():
-        if tag == "equal" or [k for k, _ in english_keys[e1:e2]] == [k for k, _ in translated_keys[t1:t2]]:
+
+    def unmatched(e1, e2, t1, t2):
+        place = f"before {pairs.cell_label(translated, t1)}" if t1 < len(translated.cells) else "at the end"
+        problems.extend(f"the English's {pairs.cell_label(english, index)} has no translation: add one {place} of "
+                        f"{translated_name}" for index in range(e1, e2))
+        problems.extend(f"{pairs.cell_label(translated, index)} of {translated_name} has no English cell in "
+                        f"{english_name} any more: remove it" for index in range(t1, t2))
+
+    def similarity(english_index, translated_index):
+        """How near a translated cell's English (where its record is known) is to an English cell; None for
+        cells of two kinds."""
+        cell, source = translated.cells[translated_index], english.cells[english_index]
+        if cell.cell_type != source.cell_type:
+            return None
+        before = (history or {}).get(cell.metadata.get("en")) if cell.cell_type == "markdown" else None
+        return 0.0 if before is None else difflib.SequenceMatcher(None, before, source.source).ratio()
+
+    for tag, e1, e2, t1, t2 in difflib.SequenceMatcher(None, english_keys, translated_keys,
+                                                       autojunk=False).get_opcodes():
+        kinds = [kind for kind, _ in english_keys[e1:e2]], [kind for kind, _ in translated_keys[t1:t2]]
+        if kinds[0] == kinds[1]:
             continue  # the same kinds: changed cells, which the records name once the cells line up
-        place = (f"before {pairs.cell_label(translated, t1)}" if t1 < len(translated.cells)
-                 else "at the end")
-        for index in range(e1, e2):
-            problems.append(f"the English's {pairs.cell_label(english, index)} has no translation: add one "
-                            f"{place} of {translated_name}")
-        for index in range(t1, t2):
-            problems.append(f"{pairs.cell_label(translated, index)} of {translated_name} has no English cell "
-                            f"in {english_name} any more: remove it (or it is of another kind than the English)")
+        if tag != "replace":
+            unmatched(e1, e2, t1, t2)
+            continue
+        pairing = paired(range(e1, e2), range(t1, t2), similarity)
+        for at, (english_index, translated_index) in enumerate(pairing):
+            if english_index is None:
+                unmatched(e2, e2, translated_index, translated_index + 1)
+            elif translated_index is None:  # placed before the next translated cell that has its English
+                place = next((index for _, index in pairing[at + 1:] if index is not None), t2)
+                unmatched(english_index, english_index + 1, place, place)
     return problems
 
 
@@ -275,7 +319,7 @@ def drift(path, english=None, translated=None):
     english = english if english is not None else jupytext.read(english_path)
     translated = translated if translated is not None else jupytext.read(path)
     name, english_name = pairs.shown(path), pairs.shown(english_path)
-    out_of_line = misaligned(english, translated, english_name, name)
+    out_of_line = misaligned(english, translated, english_name, name, english_history(english_path))
     if out_of_line:
         return "\n".join([f"{name}: its cells no longer line up with {english_name}'s, cell for cell.",
                           *(f"  {problem}" for problem in out_of_line),
