@@ -152,7 +152,7 @@ def test_a_columns_width_follows_the_words_but_the_rest_of_the_spec_is_code():
     assert differs('print(f"{x:>9}")', 'print(f"{x:<9}")').startswith("the format spec '<9'")
     assert differs('print(f"{x:9}")', 'print(f"{x}")').startswith("`")  # a width dropped: no spec at all
     assert differs('print(f"{x!r}")', 'print(f"{x}")') == (
-        "the conversion (!r, !s) -1 where the English has 114\n"
+        "the conversion none where the English has !r\n"
         "      the English, line 1: print(f\"{x!r}\")\n      here, line 1: print(f\"{x}\")")
     assert differs('print(f"{x:{w}.2f}")', 'print(f"{x:{v}.2f}")').startswith("the name 'v' where the English has 'w'")
     assert differs('print(f"{a} and {b}")', 'print(f"{b} e {a}")').startswith("the name 'b'")
@@ -324,7 +324,7 @@ def test_a_cell_removed_beside_a_changed_one_is_the_one_named():
                            ("code", "x = 1", {})])
     history = {english_hash("A word that went."): "A word that went.",
                english_hash("# Attention\n\nQueries meet keys."): "# Attention\n\nQueries meet keys."}
-    assert translations.misaligned(english, translated, "en", "pt", history) == [
+    assert translations.misaligned(english, translated, "en", "pt", history.get) == [
         'cell 1 (Markdown), before the first heading, beginning "Uma palavra que saiu." of pt has no English cell '
         "in en any more: remove it"]
     assert translations.misaligned(english, translated, "en", "pt") == [  # no history: by kind, in order

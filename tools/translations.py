@@ -10,7 +10,8 @@ code cell whose data differ on purpose (its first line is ``OWN_DATA``). When th
 the record no longer matches, and ``check`` names the cell, shows the English change as a short diff
 (the English it was made from comes from git's history of the English file) and prints the command that
 records the cell once its translation follows the new English. Every other code cell must equal the
-English once comments and strings are set aside (``code_shape``), its tags too.
+English once comments and the words of strings are set aside (``normalised``), its tags and magic lines
+too; ``code_difference`` says in words what differs.
 
 ``record`` writes the record of the cells it is given, and of no other: a translator names each cell
 once it is translated again, so that no cell is marked as following an English text nobody has read.
@@ -110,22 +111,17 @@ def normalised(source):
     return tree
 
 
-def code_shape(source):
-    """What of a code cell must equal the English: its normalised tree and its magics."""
-    return ast.dump(normalised(source)), magics(source)
-
-
 FIELD_WORDS = {"id": "the name", "attr": "the attribute", "arg": "the argument name", "name": "the name",
-               "module": "the module", "value": "the value", "conversion": "the conversion (!r, !s)",
-               "level": "the import level", "is_async": "async"}
+               "module": "the module", "value": "the value", "level": "the import level", "is_async": "async"}
+CONVERSIONS = {-1: "none", ord("r"): "!r", ord("s"): "!s", ord("a"): "!a"}  # an f-string field's, as ast has it
 
 
 def first_difference(english, translated, context=(None, None), in_spec=False, field=None):
     """Where two normalised trees first differ: (English node, translated node, a phrase in words); the
     nodes are the innermost with a line number, or None."""
-    if isinstance(english, ast.AST) and hasattr(english, "lineno") and not isinstance(english, ast.JoinedStr):
+    if hasattr(english, "lineno"):
         context = (english, context[1])
-    if isinstance(translated, ast.AST) and hasattr(translated, "lineno") and not isinstance(translated, ast.JoinedStr):
+    if hasattr(translated, "lineno"):
         context = (context[0], translated)
     if type(english) is not type(translated):
         return (*context, f"`{unparsed(translated)}` where the English has `{unparsed(english)}`")
@@ -151,6 +147,8 @@ def first_difference(english, translated, context=(None, None), in_spec=False, f
         return None
     if english == translated:
         return None
+    if field == "conversion":
+        return (*context, f"the conversion {CONVERSIONS[translated]} where the English has {CONVERSIONS[english]}")
     return (*context, f"{FIELD_WORDS.get(field, f'the {field}')} {translated!r} where the English has {english!r}")
 
 
@@ -199,36 +197,45 @@ def git(*arguments, cwd):
 
 
 def english_history(path):
-    """Each cell text of the English chapter ``path`` in its committed versions, newest first, by record:
-    {record: text}. Empty outside a git checkout, or where git is missing."""
-    return _history(Path(path).resolve())
+    """A lookup, record -> the English text of the chapter ``path`` that it names (None if no committed
+    version has it), searching git's history newest first and reading no further than needed. Outside a
+    git checkout, or where git is missing, it finds nothing."""
+    path = Path(path).resolve()
+    return lambda record: next((cells[record] for cells in _versions(path) if record in cells), None)
+
+
+def _versions(path):
+    """Each committed version of ``path``, newest first, as {record: cell text}, read one by one."""
+    commits, root = _commits(path)
+    for commit in commits:
+        yield _cells(root, commit, path.relative_to(root).as_posix())
 
 
 @functools.cache
-def _history(path):
+def _commits(path):
     try:
         root = git("rev-parse", "--show-toplevel", cwd=path.parent)
     except OSError:
-        return {}
+        return (), None
     if not root:
-        return {}
+        return (), None
     root = Path(root.strip()).resolve()
-    relative = path.relative_to(root).as_posix()
-    texts = {}
-    for commit in (git("log", f"-{HISTORY_DEPTH}", "--format=%H", "--", relative, cwd=root) or "").split():
-        version = git("show", f"{commit}:{relative}", cwd=root)
-        if version is None:
-            continue
-        for cell in jupytext.reads(version, fmt="py:percent").cells:
-            texts.setdefault(english_hash(cell.source), cell.source)
-    return texts
+    log = git("log", f"-{HISTORY_DEPTH}", "--format=%H", "--", path.relative_to(root).as_posix(), cwd=root)
+    return tuple((log or "").split()), root
+
+
+@functools.cache
+def _cells(root, commit, relative):
+    version = git("show", f"{commit}:{relative}", cwd=root)
+    cells = jupytext.reads(version, fmt="py:percent").cells if version is not None else []
+    return {english_hash(cell.source): cell.source for cell in cells}
 
 
 def english_change(english_path, record, now):
     """The English change since the text ``record`` names, as a short diff, or why it cannot be shown."""
     if not record:
         return "it has no record yet; the English now:\n" + pairs.short_diff("", now)
-    before = english_history(english_path).get(record)
+    before = english_history(english_path)(record)
     if before is None:
         return (f"no committed version of {pairs.shown(english_path)} has a cell recorded {record!r}; "
                 "the English now:\n" + pairs.short_diff("", now))
@@ -261,13 +268,13 @@ def paired(english_indices, translated_indices, similarity):
     return [(other, one) if flip else (one, other) for one, other in found]
 
 
-def misaligned(english, translated, english_name, translated_name, history=None):
+def misaligned(english, translated, english_name, translated_name, history=lambda record: None):
     """Where the translation's cells no longer line up with the English's (a cell added, removed or of
     another kind), one entry each; [] when they line up.
 
     Cells are matched by kind and, for Markdown, by record, so that an added cell is placed among cells
     whose English is unchanged. Among cells changed around it, a translated cell is matched to the English
-    cell nearest the text it was made from (``history``: {record: English text}, english_history's), else
+    cell nearest the text it was made from (``history``: record -> English text, english_history's), else
     by kind alone."""
     english_keys = [key(cell, english_hash(cell.source)) for cell in english.cells]
     translated_keys = [key(cell, cell.metadata.get("en")) for cell in translated.cells]
@@ -288,7 +295,7 @@ def misaligned(english, translated, english_name, translated_name, history=None)
         cell, source = translated.cells[translated_index], english.cells[english_index]
         if cell.cell_type != source.cell_type:
             return None
-        before = (history or {}).get(cell.metadata.get("en")) if cell.cell_type == "markdown" else None
+        before = history(cell.metadata.get("en")) if cell.cell_type == "markdown" else None
         return 0.0 if before is None else difflib.SequenceMatcher(None, before, source.source).ratio()
 
     for tag, e1, e2, t1, t2 in difflib.SequenceMatcher(None, english_keys, translated_keys,
