@@ -7,7 +7,9 @@ the command to run; running that command, as printed, must make it pass. The rea
 edited here.
 """
 
+import ast
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -330,3 +332,55 @@ def test_a_cell_removed_beside_a_changed_one_is_the_one_named():
     assert translations.misaligned(english, translated, "en", "pt") == [  # no history: by kind, in order
         'cell 2 (Markdown), in section "Atenção", beginning "# Atenção" of pt has no English cell in en any more: '
         "remove it"]
+
+
+# ---- the test extra installs what the translation tests import
+
+LOCAL = {"tools", "tests", "d2lmini", "support", "minilm_support"}  # the repository's own, not installed
+
+
+def imported_modules(node):
+    """The module names an import statement at a file's top level brings in (``from tools import pairs``
+    brings ``tools.pairs``)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    return []
+
+
+def imported_distributions(path, providers, seen):
+    """The distributions whose modules ``path`` imports at its top level, following the repository's own
+    tools and tests (d2lmini is the project itself: its needs are its dependencies)."""
+    if path in seen:
+        return set()
+    seen.add(path)
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        for name in imported_modules(node):
+            top = name.split(".")[0]
+            local = REPO / (name.replace(".", "/") + ".py")
+            if top in ("tools", "tests") and local.exists():
+                found |= imported_distributions(local, providers, seen)
+            elif top not in LOCAL and top not in sys.stdlib_module_names and top in providers:
+                found |= {canonical(dist) for dist in providers[top]}
+            elif top not in LOCAL and top not in sys.stdlib_module_names:
+                found.add(f"{top} (no installed distribution provides it)")
+    return found
+
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_test_extra_installs_what_the_translation_tests_import():
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11 reads pyproject.toml itself")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = {canonical(re.split(r"[<>=!~;\[ ]", requirement)[0])
+                for requirement in project["dependencies"] + project["optional-dependencies"]["test"]}
+    import importlib.metadata
+    providers, seen, needed = importlib.metadata.packages_distributions(), set(), set()
+    for test in ("test_translations.py", "test_translation_guard.py", "test_notebook_pairs.py"):
+        needed |= imported_distributions(REPO / "tests" / test, providers, seen)
+    assert {"jupytext", "nbformat", "babel", "pytest"} <= needed  # the walk finds them
+    assert needed - declared == set()
