@@ -145,6 +145,17 @@ def test_a_changed_format_spec_is_named_in_words_with_both_lines(chapters):
     assert translations.drift(translated) is None
 
 
+def test_code_that_must_differ_says_why_and_is_recorded_by_the_printed_command(chapters):
+    english, translated = chapters
+    edit(english, ":>12.2f}", ":>12.4f}")
+    message = translations.drift(translated)
+    edit(translated, "weights = [0.25, 0.75]\n", f"{OWN_DATA} duas casas, como no texto\nweights = [0.25, 0.75]\n")
+    assert "cell 2 (code)" in translations.drift(translated)  # marked, but not recorded yet
+    line = message.splitlines()[-1].replace("<cell number>", "2")
+    assert translations.main(line.split()[3:]) == 0
+    assert translations.drift(translated) is None
+
+
 def test_a_columns_width_follows_the_words_but_the_rest_of_the_spec_is_code():
     def differs(english, translated):
         return translations.code_difference(*(nbformat.v4.new_code_cell(text) for text in (english, translated)))
