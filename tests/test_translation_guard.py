@@ -395,3 +395,13 @@ def test_the_test_extra_installs_what_the_translation_tests_import():
         needed |= imported_distributions(REPO / "tests" / test, providers, seen)
     assert {"jupytext", "nbformat", "babel", "pytest"} <= needed  # the walk finds them
     assert needed - declared == set()
+
+
+def test_a_record_is_written_where_the_ipynb_keeps_it_so_the_pair_can_agree(chapters):
+    english, translated = chapters
+    edit(english, "# %%\nnames =", '# %% tags=["nbval-ignore-output"]\nnames =')
+    edit(translated, '# %% en="', '# %% tags=["nbval-ignore-output"] en="')
+    translations.record(translated, [4])  # unchanged record, but its keys sorted as an .ipynb has them
+    assert '# %% en="' + english_hash(ENGLISH[3][1]) + '" tags=["nbval-ignore-output"]\n' in translated.read_text()
+    assert jupytext_cli(["--quiet", "--update", "--to", "ipynb", str(translated)]) == 0
+    assert pairs.pair_problems(translated) is None

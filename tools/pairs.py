@@ -76,9 +76,11 @@ def cell_problems(source_cells, stored_cells, source_name, stored_name, most=5):
         if cell.source != stored.source:
             problems.append(f"{label}: its text differs ('-' {source_name}, '+' {stored_name}):\n"
                             + short_diff(cell.source, stored.source))
-        if cell.metadata != stored.metadata:
+        if list(cell.metadata.items()) != list(stored.metadata.items()):  # the order is written too
             problems.append(f"{label}: its metadata differs: {dict(cell.metadata)} in {source_name}, "
-                            f"{dict(stored.metadata)} in {stored_name}")
+                            f"{dict(stored.metadata)} in {stored_name}"
+                            + (" (the same keys in another order: an .ipynb keeps them sorted)"
+                               if cell.metadata == stored.metadata else ""))
     if len(problems) > most:
         problems = problems[:most] + [f"… and {len(problems) - most} more cells"]
     counts = len(source_cells.cells), len(stored_cells.cells)

@@ -393,6 +393,8 @@ def record(path, numbers, english=None):
         else:
             cell.metadata["en"] = now
             done.append(f"cell {number}: recorded as following the English now there ({now})")
+        # In the order the .ipynb keeps them (nbformat sorts its keys), so that the pair stays byte for byte.
+        cell.metadata = type(cell.metadata)(sorted(cell.metadata.items()))
     jupytext.write(translated, path, fmt="py:percent")
     return done
 

@@ -572,7 +572,7 @@ for name, run in [("produto escalar", history), ("aditiva", additive_history)]:
 # ao vivo, então muda de uma execução para outra; `benchmarks/training.py`
 # faz essa medição direito).
 
-# %% tags=["nbval-ignore-output"] en="dffe9d57fa75"
+# %% en="dffe9d57fa75" tags=["nbval-ignore-output"]
 # Dados em português: o nome de cada atenção como o leitor o lê (name_pt); o código usa os nomes em inglês
 name_pt = {"dot-product": "produto escalar", "additive": "aditiva"}
 for kind in seq2seq.ATTENTIONS:
