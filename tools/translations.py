@@ -372,7 +372,8 @@ def record(path, numbers, english=None):
     path = Path(path)
     english = english if english is not None else jupytext.read(english_of(path))
     translated = jupytext.read(path)
-    out_of_line = misaligned(english, translated, pairs.shown(english_of(path)), pairs.shown(path))
+    out_of_line = misaligned(english, translated, pairs.shown(english_of(path)), pairs.shown(path),
+                             english_history(english_of(path)))
     if out_of_line:
         raise ValueError(f"{pairs.shown(path)}: its cells do not line up with the English's, so no cell can be "
                          "recorded yet:\n" + "\n".join(f"  {problem}" for problem in out_of_line))
