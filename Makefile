@@ -42,7 +42,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml binder/override
 $(TEST_STAMP): $(STAMP)
 	@echo "Installing the test tools into $(VENV)."
 	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[test]' $(QUIET_PIP_WARNINGS)
-	$(PY) -c "import nbval, pytest, xdist, playwright, nbgrader"
+	$(PY) -c "import nbval, pytest, xdist, playwright, nbgrader, jupytext, nbformat, babel"
 	# nbgrader (a test extra) is for its command line only: keep its menus and
 	# server extensions out of the learners' JupyterLab.
 	$(JUPYTER) labextension disable --level=sys_prefix --log-level=ERROR @jupyter/nbgrader

@@ -1,10 +1,17 @@
-"""Every notebook is a .py percent source paired with an .ipynb in sync with it."""
+"""Every notebook is a .py percent source paired with an .ipynb in sync with it.
+
+The pair rule (tools/pairs.py): the .ipynb written back as a percent script is the .py, byte for byte.
+When it is not, the failure names the file and each differing cell as a reader finds it, with a short
+diff, and the command for each direction (an edit made to the .py only, or to the .ipynb only).
+"""
 
 import re
 from pathlib import Path
 
 import jupytext
 import pytest
+
+from tools import pairs
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("*.py")) + sorted(NOTEBOOKS.glob("*/[0-9][0-9]_*.py"))  # the translations too
@@ -17,12 +24,9 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("source", SOURCES, ids=[str(p.relative_to(NOTEBOOKS).with_suffix("")) for p in SOURCES])
 def test_ipynb_is_in_sync_with_its_py_source(source):
-    ipynb = source.with_suffix(".ipynb")
-    assert ipynb.exists(), f"{ipynb.name} is missing: run make notebooks"
-    regenerated = jupytext.writes(jupytext.read(ipynb), fmt="py:percent")
-    assert regenerated == source.read_text(), (
-        f"{source.name} and {ipynb.name} differ: the .py is the source, run make notebooks"
-    )
+    message = pairs.pair_problems(source)
+    if message:
+        pytest.fail(message, pytrace=False)  # the whole message, with no traceback around it
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=[str(p.relative_to(NOTEBOOKS).with_suffix("")) for p in SOURCES])

@@ -1,19 +1,21 @@
 """The translated chapters keep step with the English (docs/translating.md).
 
 A translated chapter (notebooks/pt/NN_*.py) has the English chapter's cells in
-the same order. Each Markdown cell records, in its `en` metadata, the start of
-the SHA-256 of the English text it was made from: when the English changes,
-the record no longer matches, and the test names the cell until its
-translation is updated. Each code cell equals the English one once comments
-and string constants are set aside. The glossary's ruled-out terms appear
-nowhere in the translation. What a learner reads in a translated chapter's
-stored outputs and explorers holds no English word outside code, save what a
-chapter shows in English on purpose.
+the same order. Each Markdown cell, and each code cell whose data differ on
+purpose, records in its `en` metadata the start of the SHA-256 of the English
+text it was made from: when the English changes, the record no longer matches,
+and the test names the cell, shows the English change and prints the command
+that records it once translated (tools/translations.py, which holds these
+rules; tests/test_translation_guard.py tests them). Every other code cell
+equals the English one once comments and the words of strings are set aside.
+The glossary's ruled-out terms appear nowhere in the translation. What a
+learner reads in a translated chapter's stored outputs and explorers holds no
+English word outside code, save what a chapter shows in English on purpose.
+That each chapter's .ipynb holds what its .py says is tests/test_notebook_pairs.py's.
 """
 
 import ast
 import functools
-import hashlib
 import html
 import re
 from pathlib import Path
@@ -24,7 +26,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 from d2lmini.widgets._compat import WIDGET_VIEW
-from tools import editions, stable_outputs
+from tools import editions, stable_outputs, translations
+from tools.translations import english_of, parsed
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
@@ -32,53 +35,17 @@ LOCALE = REPO / "d2lmini" / "locale"
 GLOSSARIES = {"pt": REPO / "docs" / "pt" / "glossario.md"}
 # A translation's folder under notebooks/: d2lmini's language for it (tools/editions.py), and its glossary.
 TRANSLATIONS = {folder: (language, GLOSSARIES[folder]) for folder, language in editions.TRANSLATIONS.items()}
-OWN_DATA = "# Dados em português:"  # a code cell that must differ from the English says why on its first line
-TRANSLATED = sorted(path for folder in TRANSLATIONS for path in (NOTEBOOKS / folder).glob("[0-9][0-9]_*.py"))
+TRANSLATED = translations.translated_chapters(NOTEBOOKS)
 
 
-def english_hash(text):
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def english_of(path):
-    return NOTEBOOKS / path.name
-
-
-def stale_cells(english, translated):
-    """One line for each Markdown cell of ``translated`` that was not made from the English now there."""
-    kinds = [cell.cell_type for cell in english.cells], [cell.cell_type for cell in translated.cells]
-    if kinds[0] != kinds[1]:
-        return [f"the cells differ in kind or number from the English's ({len(kinds[1])} against {len(kinds[0])})"]
-    return [f"cell {index}: made from another English text; the English now begins {first_line(source.source)!r}"
-            for index, (source, cell) in enumerate(zip(english.cells, translated.cells))
-            if cell.cell_type == "markdown" and cell.metadata.get("en") != english_hash(source.source)]
-
-
-def first_line(text):
-    return next((line for line in text.splitlines() if line.strip()), "")[:80]
-
-
-def parsed(source):
-    """A code cell's syntax tree; IPython's magics and shell lines are left out."""
-    return ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
-
-
-def code_shape(source):
-    """The syntax tree of a code cell with its string constants emptied (comments are not in the tree)."""
-    tree = parsed(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            node.value = ""
-    return ast.dump(tree)
-
-
-def differing_code(english, translated):
-    """The indices of the code cells that differ from the English beyond comments and strings."""
-    return [index for index, (source, cell) in enumerate(zip(english.cells, translated.cells))
-            if source.cell_type == cell.cell_type == "code" and not cell.source.startswith(OWN_DATA)
-            and "colab-setup" not in cell.metadata.get("tags", [])  # written in each language by tools/colab.py
-            and (code_shape(source.source) != code_shape(cell.source)
-                 or source.metadata.get("tags", []) != cell.metadata.get("tags", []))]
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_the_chapter_follows_the_english_now_there(path):
+    """Its cells line up with the English's, each record names the English cell now there, and its code is
+    the English code; else one failure for the chapter, whose message (whole, with no traceback) names each
+    cell, what changed, and the command to run."""
+    message = translations.drift(path)
+    if message:
+        pytest.fail(message, pytrace=False)
 
 
 def ruled_out(glossary):
@@ -106,16 +73,6 @@ def words_of(notebook):
 
 def uses(text, term):
     return re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text, flags=re.IGNORECASE) is not None
-
-
-@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
-def test_every_markdown_cell_translates_the_english_now_there(path):
-    assert stale_cells(jupytext.read(english_of(path)), jupytext.read(path)) == []
-
-
-@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
-def test_every_code_cell_is_the_english_code(path):
-    assert differing_code(jupytext.read(english_of(path)), jupytext.read(path)) == []
 
 
 @pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
@@ -274,43 +231,8 @@ def chapter(*cells):
     return nbformat.v4.new_notebook(cells=list(cells))
 
 
-def markdown(text, **metadata):
-    return nbformat.v4.new_markdown_cell(text, metadata=metadata)
-
-
 def code(text, *tags):
     return nbformat.v4.new_code_cell(text, metadata={"tags": list(tags)} if tags else {})
-
-
-def test_a_changed_english_cell_is_named_until_its_translation_records_the_new_text():
-    english = chapter(markdown("# Attention"), markdown("Queries meet keys."))
-    translated = chapter(markdown("# Atenção", en=english_hash("# Attention")),
-                         markdown("Consultas encontram chaves.", en=english_hash("Queries meet keys.")))
-    assert stale_cells(english, translated) == []
-    english.cells[1].source = "Queries meet keys, and values are pooled."
-    assert stale_cells(english, translated) == [
-        "cell 1: made from another English text; the English now begins 'Queries meet keys, and values are pooled.'"]
-    translated.cells[1].source = "Consultas encontram chaves, e os valores são combinados."
-    translated.cells[1].metadata["en"] = english_hash(english.cells[1].source)
-    assert stale_cells(english, translated) == []
-
-
-def test_a_cell_added_to_the_english_fails_the_whole_chapter():
-    english = chapter(markdown("# A"), code("x = 1"))
-    translated = chapter(markdown("# A", en=english_hash("# A")))
-    assert stale_cells(english, translated) == [
-        "the cells differ in kind or number from the English's (1 against 2)"]
-
-
-def test_code_may_differ_in_comments_and_strings_only_unless_it_says_why():
-    english = chapter(code('plot(x, label="keys")  # the keys'), code("n = 3"), code("y = f(x)", "check"))
-    same = chapter(code('plot(x, label="chaves")  # as chaves'), code("n = 3"), code("y = f(x)", "check"))
-    assert differing_code(english, same) == []
-    changed = chapter(code('plot(x, labels="chaves")'), code("n = 4"), code("y = f(x)"))
-    assert differing_code(english, changed) == [0, 1, 2]  # a keyword, a number, a tag
-    explained = chapter(code('plot(x, label="chaves")'), code(f"{OWN_DATA} três frases, não duas\nn = 4"),
-                        code("y = f(x)", "check"))
-    assert differing_code(english, explained) == []
 
 
 def test_the_glossary_rules_out_its_alternatives_as_whole_words():

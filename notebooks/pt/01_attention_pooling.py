@@ -186,7 +186,7 @@ print("os nossos quatro kernels coincidem com os do d2lmini")
 #
 # Em código, uma linha por consulta e uma coluna por chave:
 
-# %%
+# %% en="a9b181d658cc"
 # Dados em português: os nomes dos kernels como o leitor os lê (name_pt); o código usa os nomes em inglês
 name_pt = {"gaussian": "gaussiano", "boxcar": "retangular", "constant": "constante", "epanechnikov": "Epanechnikov"}
 
@@ -215,7 +215,7 @@ print("o kernel constante dá exatamente o pooling médio")
 # Cada kernel (em cima, como função de $u$) e o ajuste que ele dá em
 # $\sigma = 0.5$ (embaixo):
 
-# %%
+# %% en="b8a3f30a5e8a"
 # Dados em português: os títulos dão o nome de cada kernel em português (name_pt, acima)
 fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
 for (ax_kernel, ax_fit), (name, kernel) in zip(axes.T, kernels.items()):

@@ -319,7 +319,7 @@ print("W_a [q; k] é igual a W_q q + W_k k; formato de W_a:", tuple(W_a.shape))
 # multiplicação-soma ou uma adição conta como uma operação) para 50
 # consultas e 50 chaves, $d_q = d_k = 64$ e $d_h = 32$:
 
-# %%
+# %% en="4f5e6cbd9233"
 # Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
 from d2lmini.i18n import number
 

@@ -304,7 +304,7 @@ print("d2l.blockwise_attention == blockwise_attention acima, para blocos de 10, 
 # e suas exponenciais, e as quantidades acumuladas): ela cresce linearmente em
 # $n$, com o tamanho do bloco, que o programador escolhe; nunca com $n^2$.
 
-# %%
+# %% en="64546eb6f89f"
 # Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
 from d2lmini.i18n import number
 

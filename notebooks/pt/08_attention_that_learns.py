@@ -323,7 +323,7 @@ class TinySeq2Seq(nn.Module):
 # mesmo modelo no pacote; com os pesos dele copiados para o nosso, os dois dão
 # as mesmas pontuações e os mesmos pesos de atenção cruzada:
 
-# %%
+# %% en="ad9d087ceaf1"
 # Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
 from d2lmini.i18n import number
 
@@ -572,7 +572,7 @@ for name, run in [("produto escalar", history), ("aditiva", additive_history)]:
 # ao vivo, então muda de uma execução para outra; `benchmarks/training.py`
 # faz essa medição direito).
 
-# %% tags=["nbval-ignore-output"]
+# %% en="dffe9d57fa75" tags=["nbval-ignore-output"]
 # Dados em português: o nome de cada atenção como o leitor o lê (name_pt); o código usa os nomes em inglês
 name_pt = {"dot-product": "produto escalar", "additive": "aditiva"}
 for kind in seq2seq.ATTENTIONS:

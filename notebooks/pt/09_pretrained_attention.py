@@ -485,7 +485,7 @@ d2l.plt.show()
 # cache), dá os tamanhos da arquitetura inteira antes que um único peso seja
 # lido:
 
-# %%
+# %% en="b9a6fd90f273"
 # Dados em português: os milhares com ponto, como no texto (d2lmini.i18n.number)
 from d2lmini.i18n import number
 
