@@ -263,8 +263,8 @@ d2l.plt.show()
 # A full Transformer decoder would also attend to its own earlier outputs
 # (causal self-attention); these tasks do not need it, and leaving it out
 # keeps a training step short: of the order of ten milliseconds on a laptop
-# CPU, a few more or fewer by machine (a cell in Experiment 2 prints what a
-# step takes on yours). Here is the model written out, with
+# CPU, more or less by machine (a cell in Experiment 2 prints what a step
+# takes on yours). Here is the model written out, with
 # `d2l.DotProductAttention` for the cross-attention:
 
 # %%
