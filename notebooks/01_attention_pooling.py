@@ -577,11 +577,23 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # ## A bridge to dot-product attention
 #
 # So far queries and keys were numbers; in the chapters ahead they are
-# vectors, and the distance between them is the length of their difference,
+# vectors of $d$ numbers each. Two pieces of notation carry the rest of the
+# collection:
+#
+# * the **dot product** of two vectors of the same size,
+#   $q^\top k = \sum_{i=1}^{d} q_i k_i$: multiply them entry by entry and add
+#   up, which gives one number. The $\top$ (*transpose*) turns the column $q$
+#   into a row, and a row times a column is that sum;
+# * the **length**, or **norm**, of a vector, $\lVert q\rVert$: the square root
+#   of the sum of its squared entries, so $\lVert q\rVert^2 = q^\top q$.
+#
+# The distance between a query and a key is the length of their difference,
 # $\lVert q - k\rVert$. With $\sigma = 1$, the Gaussian score of a query $q$
 # and a key $k$ (from here on, $k$ is a key, no longer the kernel) is
 # $-\tfrac12 \lVert q - k\rVert^2$, which for numbers is the
-# $-\tfrac12 (q - k)^2$ of chapter 00. Expanding the square,
+# $-\tfrac12 (q - k)^2$ of chapter 00. Expanding the square entry by entry,
+# as $(a - b)^2 = a^2 - 2ab + b^2$, gives
+# $\lVert q - k\rVert^2 = \lVert q\rVert^2 - 2\, q^\top k + \lVert k\rVert^2$, so
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$
 #
@@ -597,7 +609,15 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # $\sqrt d$ is such a temperature, chosen there so that growing the size $d$
 # of the vectors does not, by itself, sharpen the weights.)
 #
-# We check each step numerically on random vectors of dimension 4:
+# We check each step numerically on random vectors of dimension 4. The code
+# keeps the 3 queries as the rows of `q`, of shape (3, 4), and the 6 keys as
+# the rows of `k`, (6, 4). `k.T` is `k` transposed: its rows become columns,
+# of shape (4, 6). `@` multiplies matrices: entry $(i, j)$ of `q @ k.T` is the
+# dot product of row $i$ of `q` with column $j$ of `k.T`, that is $q^\top k$
+# for query $i$ and key $j$. So `q @ k.T`, of shape (3, 6), holds every score
+# $q^\top k$, one row per query and one column per key, as chapter 00's
+# scores did. `(k ** 2).sum(dim=-1)` squares every entry and adds up each
+# row: one $\lVert k\rVert^2$ per key.
 
 # %%
 torch.manual_seed(1)

@@ -464,15 +464,41 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 
 # %% [markdown]
 # Query 0 has one key to attend to, so its weight is 1; each later query
-# spreads its weight over one more key.
-#
-# Causal masking combines with padding: a key must then pass both tests, its
-# position at most $i$ and below the example's valid length (*causal +
-# padding* in the next section). The later chapters use causal masking as
-# built here: `d2l.causal_valid_lens` gives the lengths to any attention
-# layer, and chapter 04 applies them to the self-attention of real
+# spreads its weight over one more key. The later chapters use causal
+# masking as built here: `d2l.causal_valid_lens` gives the lengths to any
+# attention layer, and chapter 04 applies them to the self-attention of real
 # sentences.
 #
+# Causal masking combines with padding: a key must then pass both tests, its
+# position at most $i$ and below the example's valid length. Two boolean
+# tensors combine entry by entry with `&`, "and": `a & b` is True where both
+# `a` and `b` are True, False everywhere else (`|`, "or", is True where
+# either is). Python's own `and` does not work on tensors: it needs one
+# True or False for the whole tensor, and a tensor of more than one value
+# refuses to be one (the cell below catches that error and prints it). Like
+# arithmetic, `&` broadcasts: the causal triangle, of shape (1, 5, 5), and a
+# padding mask of 3 valid keys, (1, 1, 5), give one (1, 5, 5) mask, which
+# `d2l.attention_mask` also builds when given both a length and
+# `causal=True`.
+
+# %%
+a = torch.tensor([True, True, False, False])
+b = torch.tensor([True, False, True, False])
+print("a & b:", (a & b).tolist(), "| a | b:", (a | b).tolist())
+try:
+    a and b  # Python's and: asks the whole tensor for one truth value
+except RuntimeError as error:
+    print("a and b: RuntimeError:", error)
+
+causal_mask = d2l.attention_mask(None, 1, n, n, causal=True)  # (1, queries, keys): the triangle
+padding_mask = d2l.attention_mask([3], 1, n, n)  # (1, 1, keys): keys 0, 1 and 2 are real
+both = causal_mask & padding_mask  # (1, queries, keys): True where both masks allow
+print("causal & padding (1 = may attend):")
+print(both[0].int().numpy())
+assert torch.equal(both, d2l.attention_mask([3], 1, n, n, causal=True))
+print("the same mask as d2l.attention_mask([3], 1, n, n, causal=True)")
+
+# %% [markdown]
 # ## Edit a mask by hand
 #
 # Lengths and the causal flag are two short ways to describe a mask, but the
@@ -566,6 +592,7 @@ mask_editor
 #   diagonal too, or taking the upper triangle, are the classic mistakes.
 # * A mask is any boolean (queries, keys) matrix, True where a query may
 #   attend; lengths and the causal flag are shorthands for the common ones.
+#   `a & b` combines two masks entry by entry (Python's `and` cannot).
 
 # %% [markdown]
 # ## Why? A question to check

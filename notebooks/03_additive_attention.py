@@ -256,11 +256,14 @@ _ = fig.colorbar(axes[0].collections[0], ax=axes, label="attention weight", shri
 # them the module's own parameters and compare. The module keeps them in
 # three `nn.Linear` layers, `attention.W_q`, `attention.W_k` and
 # `attention.w_v`. An `nn.Linear` is PyTorch's layer that multiplies its input
-# by a learned matrix; its `.weight` stores that matrix with shape (out, in),
-# exactly the shape of our $W_q$ and $W_k$. `w_v` is `nn.Linear(d_h, 1)`, so
-# its weight has shape $(1, d_h)$, and `[0]` takes its one row, our vector
-# $w_v$. The toy example's identical keys would hide a mistake that treats every key
-# alike, so the comparison uses random keys. PyTorch has no built-in additive
+# by a learned matrix and then adds a learned vector, its bias, unless it is
+# built with `bias=False`. The score $a(q, k)$ has no bias, so the module builds
+# all three with `bias=False`: each only multiplies. A layer's `.weight` stores
+# its matrix with shape (out, in), exactly the shape of our $W_q$ and $W_k$.
+# `w_v` is `nn.Linear(d_h, 1, bias=False)`, so its weight has shape $(1, d_h)$,
+# and `[0]` takes its one row, our vector $w_v$. The toy example's identical
+# keys would hide a mistake that treats every key alike, so the comparison
+# uses random keys. PyTorch has no built-in additive
 # attention, so the pair-by-pair loop above is our independent reference.
 
 # %%

@@ -509,9 +509,10 @@ for title, panel in zip(["unscaled", "scaled  "], panels):
 #   entropies fall towards 0. Switch it back on: the cells still change with $d$
 #   (each $d$ uses more coordinates of the vectors), but the rows stay about
 #   as sharp at every $d$, and the entropies stop falling.
-# * With the scale on, the temperature does what $d$ did: $T < 1$ sharpens,
-#   $T > 1$ flattens. Which $T$ undoes the missing scale at a given $d$? The
-#   slider reaches 31.6, above $\sqrt{512} \approx 22.6$, so it can at every $d$.
+# * The temperature does what $d$ did: $T < 1$ sharpens, $T > 1$ flattens.
+#   Switch the scale off and pick a $d$: which $T$ undoes the missing scale
+#   there? The slider reaches 31.6, above $\sqrt{512} \approx 22.6$, so one
+#   can at every $d$.
 # * Shorten the valid length: the masked columns get weight 0 (the explorer
 #   hatches them grey) and no row's entropy can exceed the log of the number
 #   of keys it may attend to, the dashed mark on its bar.
@@ -549,8 +550,8 @@ explorer
 #    $i + 1$ keys, and the entropies mostly grow down the rows (0.45 for query
 #    1, 1.89 for query 7). With a valid length of 0 every row, not only the
 #    first, is all zeros: the valid length masks every key for every query.
-#    With causal masking and a valid length of 3, rows 3 to 7 see the same
-#    three keys, since the stricter of the two masks wins.
+#    With causal masking and a valid length of 3, rows 2 to 7 see the same
+#    three keys, 0 to 2, since a key must pass both masks.
 #
 # </details>
 

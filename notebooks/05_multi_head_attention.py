@@ -99,6 +99,14 @@ device = d2l.try_gpu()
 # batch of two examples with 3 queries and 5 key–value pairs each, inputs of
 # size $d_q = d_k = d_v = 16$, and 1-D valid lengths. Each head uses
 # `d2l.DotProductAttention` from chapter 04.
+#
+# The formulas multiply a column: $W_q q$. The code keeps each query as a
+# row, along the last axis of `queries`, so it multiplies from the right by
+# the transpose: for a row $x$, $x W^\top$ holds the same numbers as the
+# column $W x$ (entry $j$ of both is row $j$ of $W$ times $x$). So
+# `queries @ W_q.T` projects every query of the batch at once, and head
+# $i$'s $W_q^{(i)}$ is the slice of its $d_\text{head}$ rows, `W_q[rows]`,
+# which projects with `queries @ W_q[rows].T`.
 
 # %%
 num_hiddens, num_heads = 16, 4  # d_model and h

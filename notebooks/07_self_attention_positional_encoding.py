@@ -282,11 +282,17 @@ d2l.plt.show()
 # ## Moving $\delta$ positions is a rotation
 #
 # Take one pair, $p_i = (\sin \omega i,\ \cos \omega i)$. The pair of
-# position $i + \delta$ is $(\sin \omega(i + \delta),\ \cos \omega(i + \delta))$,
-# and the angle-addition formulas write each of its two entries as a fixed
-# combination of $\sin \omega i$ and $\cos \omega i$, with coefficients that
-# depend on $\omega\delta$ only. So there is a $2 \times 2$ matrix $M_\delta$
-# with $p_{i+\delta} = M_\delta\, p_i$ **at every position $i$**: moving by
+# position $i + \delta$ is $(\sin \omega(i + \delta),\ \cos \omega(i + \delta))$.
+# The angle-addition formulas hold for any two angles $a$ and $b$:
+#
+# $$\sin(a + b) = \sin a \cos b + \cos a \sin b, \qquad
+# \cos(a + b) = \cos a \cos b - \sin a \sin b.$$
+#
+# With $a = \omega i$ and $b = \omega\delta$ they write each of the two entries
+# of $p_{i+\delta}$ as a fixed combination of $\sin \omega i$ and
+# $\cos \omega i$, with coefficients that depend on $\omega\delta$ only. So
+# there is a $2 \times 2$ matrix $M_\delta$ with $p_{i+\delta} = M_\delta\, p_i$
+# **at every position $i$**: moving by
 # $\delta$ is a linear map. It is a rotation, by the angle $\omega\delta$: it
 # turns the point at angle $\omega i$ on the circle to the point at angle
 # $\omega(i + \delta)$. Here the angle $\theta$ names the point
@@ -359,6 +365,25 @@ print("\n".join(table))
 # apply it after the projections: they rotate each query and key by the
 # angles of its position, so that the offset $i - j$ enters every score by
 # construction rather than by training.
+#
+# The table reads the angle as a textbook would: `atan2(A[1, 0], A[0, 0])` is
+# the $\theta$ of a matrix
+#
+# $$\begin{bmatrix}\cos\theta & -\sin\theta\\ \sin\theta & \cos\theta\end{bmatrix},$$
+#
+# and $A$ is that matrix with $\theta = \omega\delta$. The textbook reading
+# assumes a matrix that multiplies a column, and angles measured
+# anticlockwise from the first axis. $A$ multiplies a row instead, and this
+# chapter measures angles from the second axis, the cosine, towards the
+# first. Each of the two differences reverses the direction of the turn, so
+# together they cancel: $A$ has the textbook angle $+\omega\delta$, and
+# $p_i A = p_{i+\delta}$ turns each pair forward by $\omega\delta$ in this
+# chapter's sense. Put $A$ where $M_\delta$ belongs, multiplying a column,
+# and only the second difference is left: $A\, p_i = M_\delta^\top p_i = p_{i-\delta}$
+# turns each pair by $-\omega\delta$ in this chapter's sense, $\delta$
+# positions back. Both readings hold: they describe the same matrix used two
+# ways. That is why Exercise 7.1's check, given $A$, calls it a rotation by
+# $-\omega\delta$.
 #
 # ## Similarity depends only on distance
 #

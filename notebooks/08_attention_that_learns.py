@@ -74,37 +74,6 @@ torch.manual_seed(0)
 device = d2l.try_gpu()
 
 # %% [markdown]
-# **About the numbers printed here.** Every run is seeded, so on one machine
-# the notebook prints the same numbers every time. On another machine the
-# *trained* figures (accuracies, masses, step counts) come out different:
-# its CPU adds float32 numbers in another order, and training amplifies the
-# difference. So the text quotes trained figures as ranges, and a cell near
-# the end ("Checking the claims on this machine") asserts the main claims
-# about them, for example "reversal reaches 95% within 400 steps", on this
-# machine's runs. The ranges are what five seeds and four floating-point
-# settings (four ways of rounding those sums, forced on one machine, an AMD
-# EPYC) gave (`benchmarks/chapter08_claims.py`); on a second machine, an
-# Intel Xeon, the notebook's own seed stayed inside every range this text
-# quotes, though not inside every range of that benchmark's own table. They
-# vary by machine, so yours may fall
-# outside a range; each claim held on every run measured, with a margin.
-# Figures that involve no training (the data, the untrained model, the
-# uniform value) are the same everywhere.
-
-# %% [markdown]
-# **Deeper (you may skip this).** Why do trained figures move? The weights
-# are drawn by `torch.manual_seed`, the data by a seeded `torch.Generator`,
-# and one CPU thread adds in a fixed order, so one machine repeats itself
-# exactly. Another CPU (another vector instruction set), another PyTorch
-# release or a GPU adds the same float32 numbers in another order; the last
-# bits of the first losses differ, and training amplifies them. With the
-# notebook's seed, on both machines and the settings measured, the attention
-# mass after 400 steps reads 0.74 to 0.76, the step that reaches 99% reads
-# 260 to 320 (260 only on the Intel machine), and the accuracy at step 400
-# reads 91% to 100%. The cell after the training view prints your machine's
-# values.
-
-# %% [markdown]
 # ## Two tasks with a known alignment
 #
 # A source is a row of 4 to 8 digits; shorter rows are padded to 8 with the
@@ -262,9 +231,10 @@ d2l.plt.show()
 #
 # A full Transformer decoder would also attend to its own earlier outputs
 # (causal self-attention); these tasks do not need it, and leaving it out
-# keeps one training step at ten to twenty milliseconds on a laptop CPU (a
-# cell in Experiment 2 times yours). Here is the model written
-# out, with `d2l.DotProductAttention` for the cross-attention:
+# keeps a training step short: of the order of ten milliseconds on a laptop
+# CPU, more or less by machine (a cell in Experiment 2 prints what a step
+# takes on yours). Here is the model written out, with
+# `d2l.DotProductAttention` for the cross-attention:
 
 # %%
 class TinySeq2Seq(nn.Module):
@@ -346,6 +316,37 @@ view = TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps
 display(view)
 history = view.run()
 model = view.model
+
+# %% [markdown]
+# **About the trained numbers.** The run above, like every run in this
+# notebook, is seeded, so on one machine the notebook prints the same
+# numbers every time. On another machine the
+# *trained* figures (accuracies, masses, step counts) come out different:
+# its CPU adds float32 numbers in another order, and training amplifies the
+# difference. So the text quotes trained figures as ranges, and a cell near
+# the end ("Checking the claims on this machine") asserts the main claims
+# about them, for example "reversal reaches 95% within 400 steps", on this
+# machine's runs. The ranges are what five seeds and four floating-point
+# settings (four ways of rounding those sums, forced on one machine, an AMD
+# EPYC) gave (`benchmarks/chapter08_claims.py`); on a second machine, an
+# Intel Xeon, the notebook's own seed stayed inside every range this text
+# quotes, though not inside every range of that benchmark's own table. They
+# vary by machine, so yours may fall
+# outside a range; each claim held on every run measured, with a margin.
+# Figures that involve no training (the data, the untrained model, the
+# uniform value) are the same everywhere.
+
+# %% [markdown]
+# **Deeper (you may skip this).** Why do trained figures move? The weights
+# are drawn by `torch.manual_seed`, the data by a seeded `torch.Generator`,
+# and one CPU thread adds in a fixed order, so one machine repeats itself
+# exactly. Another CPU (another vector instruction set), another PyTorch
+# release or a GPU adds the same float32 numbers in another order; the last
+# bits of the first losses differ, and training amplifies them. With the
+# notebook's seed, on both machines and the settings measured, the attention
+# mass after 400 steps reads 0.74 to 0.76, the step that reaches 99% reads
+# 260 to 320 (260 only on the Intel machine), and the accuracy at step 400
+# reads 91% to 100%. The cell below prints your machine's values.
 
 # %% tags=["nbval-ignore-output"]
 accuracy, mass = history.evaluations[400]
@@ -790,9 +791,10 @@ view
 # These figures come from the view's own runs (400 steps, seed 0 unless
 # named; held-out accuracy is measured every 20 steps). The notebook does
 # not print them, and they vary by machine: a single figure held on both
-# machines of "About the numbers", a range spans the AMD EPYC and the Intel
-# Xeon. On your CPU a step count can move by an evaluation or more
-# and a final accuracy by ten points or more (see "About the numbers" at the top).
+# machines of "About the trained numbers", a range spans the AMD EPYC and the
+# Intel Xeon. On your CPU a step count can move by an evaluation or more and
+# a final accuracy by ten points or more (see "About the trained numbers",
+# under the first training view).
 #
 # 1. On reversal, without the encoding, the accuracy never rises above 0.2%
 #    (one sequence of 500) in 400 steps, and the mass stays at 0.17, the

@@ -227,6 +227,19 @@ def test_the_display_data_holds_the_widget_its_text_and_a_static_picture(trained
     assert picture.width == 2 * metadata["image/png"]["width"]
 
 
+def test_the_static_picture_says_how_to_train_not_to_move_sliders(trained):
+    """The training view has menus, a box and a Train button: its line under the static picture says so."""
+    from d2lmini.widgets.explorer import HINT, _text_rows
+
+    hint = training_module.Training.static_hint
+    assert hint == "run the notebook to train the model; the Train button trains a new one"
+    picture = np.asarray(Image.open(io.BytesIO(trained.static_png())).convert("RGBA"))
+    own = _text_rows(picture.shape[1], hint, style="italic", color="#555555")
+    sliders = _text_rows(picture.shape[1], HINT, style="italic", color="#555555")
+    assert np.array_equal(picture[-own.shape[0]:], own)
+    assert not np.array_equal(picture[-sliders.shape[0]:], sliders)
+
+
 @pytest.mark.parametrize("options,error,fragments", [
     ({"task": "copy"}, ValueError, ["task", "'reverse', 'sort'", "'copy'"]),
     ({"attention": "dot"}, ValueError, ["attention", "'dot-product', 'additive'", "'dot'"]),

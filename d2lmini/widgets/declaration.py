@@ -249,7 +249,9 @@ class Declaration:
     * ``filename`` (Save's default), ``repr_controls`` (the settings named
       in the text form that nbval compares), ``shows_weights`` (False: the
       picture is not attention weights, so no colour-scale or colour-map
-      control), ``colour_scale`` (the scale shown first);
+      control), ``colour_scale`` (the scale shown first), ``static_hint``
+      (the line under the static picture of a notebook not run, for an
+      explorer that ``HINT``'s sliders would misdescribe);
 
     and define ``adjust(settings, changed)`` (the settings after the control
     ``changed`` moved: one control may set others), ``choices(settings)``
@@ -266,6 +268,7 @@ class Declaration:
     repr_controls = ()
     shows_weights = True
     colour_scale = "fixed"  # the colour scale shown first: "fixed" (0 to 1) or "fit" (to the weights)
+    static_hint = None  # under the static picture: None, the shell's HINT; or a message marked with N_
     page_note = ""  # on the web site: what the page offers less than the notebook, said under the picture
     # On the web site: None, the page stores every state it offers (page_states); or the name of a
     # script in page_js/ that computes a state in the page from ``page_data()`` (and ports ``adjust``,

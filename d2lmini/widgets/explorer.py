@@ -390,7 +390,8 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget view, and beside it a static PNG of the picture shown now, with
-        its caption and the line "run the cell to move the sliders" (``static_png``).
+        its caption and the line "run the cell to move the sliders", or the
+        declaration's own ``static_hint`` (``static_png``).
 
         Jupyter with a kernel shows the widget; where no widget can be drawn (GitHub,
         an export without the widget state) the PNG shows. The text form stays the
@@ -405,13 +406,13 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         return data, {"image/png": {"width": width}}
 
     def static_png(self):
-        """PNG bytes of the picture shown now, its caption above and ``HINT`` below,
-        at PIXEL_RATIO times its CSS size."""
+        """PNG bytes of the picture shown now, its caption above and its hint below (the
+        declaration's ``static_hint``, or ``HINT``), at PIXEL_RATIO times its CSS size."""
         self.blit.render(self.top, self.cmap)  # the canvas may hold a saved figure's pixels
         picture = np.asarray(self.blit.canvas.buffer_rgba())  # (height, width, 4)
         width = picture.shape[1]
         caption = _text_rows(width, self.caption_text, weight="bold")
-        hint = _text_rows(width, _(HINT), style="italic", color="#555555")
+        hint = _text_rows(width, _(self.declaration.static_hint or HINT), style="italic", color="#555555")
         return png_bytes(np.concatenate([caption, picture, hint]))
 
     def save(self, path, dpi=150):

@@ -232,6 +232,8 @@ class Training(Declaration):
     figsize = (7.6, 3.0)
     filename = "training.png"
     shows_weights = False
+    # Its controls are menus, a box and the Train button, not sliders; a notebook run trains the model.
+    static_hint = N_("run the notebook to train the model; the Train button trains a new one")
 
     def __init__(self, device=None):
         self.device = torch.device("cpu") if device is None else torch.device(device)

@@ -601,15 +601,28 @@ best = loo_losses.argmin()
 print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
       f"(perda {loo_losses[best].item():.3f}); o SGD encontrou σ = {net_loo.sigma.item():.2f}")
 
-# %% [markdown] en="ac8acbffa059"
+# %% [markdown] en="a3e44e882189"
 # ## Uma ponte para a atenção de produto escalar
 #
 # Até aqui, consultas e chaves eram números; nos próximos capítulos, elas são
-# vetores, e a distância entre elas é o comprimento da sua diferença,
+# vetores de $d$ números cada. Duas notações sustentam o resto da coleção:
+#
+# * o **produto escalar** de dois vetores do mesmo tamanho,
+#   $q^\top k = \sum_{i=1}^{d} q_i k_i$: multiplicamos os dois entrada por
+#   entrada e somamos tudo, o que dá um único número. O $\top$ (*transposta*)
+#   transforma a coluna $q$ em uma linha, e uma linha vezes uma coluna é essa
+#   soma;
+# * o **comprimento**, ou **norma**, de um vetor, $\lVert q\rVert$: a raiz
+#   quadrada da soma dos quadrados das suas entradas, de modo que
+#   $\lVert q\rVert^2 = q^\top q$.
+#
+# A distância entre uma consulta e uma chave é o comprimento da sua diferença,
 # $\lVert q - k\rVert$. Com $\sigma = 1$, a pontuação gaussiana de uma consulta $q$
 # e uma chave $k$ (daqui em diante, $k$ é uma chave, não mais o kernel) é
 # $-\tfrac12 \lVert q - k\rVert^2$, que, para números, é o
-# $-\tfrac12 (q - k)^2$ do capítulo 00. Expandindo o quadrado,
+# $-\tfrac12 (q - k)^2$ do capítulo 00. Expandir o quadrado entrada por
+# entrada, como $(a - b)^2 = a^2 - 2ab + b^2$, dá
+# $\lVert q - k\rVert^2 = \lVert q\rVert^2 - 2\, q^\top k + \lVert k\rVert^2$, e então
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$
 #
@@ -625,7 +638,16 @@ print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
 # O $\sqrt d$ do capítulo 04 é uma temperatura desse tipo, escolhida lá para
 # que aumentar o tamanho $d$ dos vetores não concentre, por si só, os pesos.)
 #
-# Conferimos cada passo numericamente com vetores aleatórios de dimensão 4:
+# Conferimos cada passo numericamente com vetores aleatórios de dimensão 4. O
+# código guarda as 3 consultas como as linhas de `q`, de formato (3, 4), e as
+# 6 chaves como as linhas de `k`, (6, 4). `k.T` é `k` transposto: as suas
+# linhas viram colunas, de formato (4, 6). `@` multiplica matrizes: a entrada
+# $(i, j)$ de `q @ k.T` é o produto escalar da linha $i$ de `q` com a coluna
+# $j$ de `k.T`, isto é, $q^\top k$ para a consulta $i$ e a chave $j$. Assim,
+# `q @ k.T`, de formato (3, 6), contém todas as pontuações $q^\top k$, uma
+# linha por consulta e uma coluna por chave, como as pontuações do capítulo 00.
+# `(k ** 2).sum(dim=-1)` eleva ao quadrado cada entrada e soma cada linha: um
+# $\lVert k\rVert^2$ por chave.
 
 # %%
 torch.manual_seed(1)

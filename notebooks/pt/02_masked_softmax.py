@@ -493,17 +493,44 @@ print("comprimentos válidos 1..n = máscara triangular inferior = SDPA com is_c
 fig = d2l.show_heatmaps(causal, xlabel="Chaves", ylabel="Consultas",
                         titles=["exemplo 0", "exemplo 1"], figsize=(5, 2.6))
 
-# %% [markdown] en="25390ff09c60"
+# %% [markdown] en="87aafd3d29e2"
 # A consulta 0 tem uma única chave para onde olhar, então o seu peso é 1;
-# cada consulta seguinte distribui o seu peso por uma chave a mais.
-#
-# O mascaramento causal se combina com o preenchimento: uma chave precisa
-# então passar nos dois testes, ter posição no máximo $i$ e ficar abaixo do
-# comprimento válido do exemplo (*causal + preenchimento* na próxima seção). Os
+# cada consulta seguinte distribui o seu peso por uma chave a mais. Os
 # capítulos seguintes usam o mascaramento causal tal como construído aqui:
 # `d2l.causal_valid_lens` fornece os comprimentos a qualquer camada de
 # atenção, e o capítulo 04 os aplica à autoatenção de frases reais.
 #
+# O mascaramento causal se combina com o preenchimento: uma chave precisa
+# então passar nos dois testes, ter posição no máximo $i$ e ficar abaixo do
+# comprimento válido do exemplo. Dois tensores booleanos se combinam entrada
+# por entrada com `&`, "e": `a & b` é True onde `a` e `b` são ambos True, e
+# False em todo o resto (`|`, "ou", é True onde pelo menos um deles é). O
+# `and` do próprio Python não funciona com tensores: ele precisa de um único
+# True ou False para o tensor inteiro, e um tensor com mais de um valor se
+# recusa a virar um só (a célula abaixo captura esse erro e o imprime). Como
+# na aritmética, `&` faz broadcasting: o triângulo causal, de formato
+# (1, 5, 5), e uma máscara de preenchimento com 3 chaves válidas, (1, 1, 5),
+# dão uma única máscara (1, 5, 5), a mesma que `d2l.attention_mask` constrói
+# quando recebe um comprimento junto com `causal=True`.
+
+# %%
+a = torch.tensor([True, True, False, False])
+b = torch.tensor([True, False, True, False])
+print("a & b:", (a & b).tolist(), "| a | b:", (a | b).tolist())
+try:
+    a and b  # o and do Python: pede ao tensor inteiro um único valor de verdade
+except RuntimeError as error:
+    print("'a and b': RuntimeError:", error)
+
+causal_mask = d2l.attention_mask(None, 1, n, n, causal=True)  # (1, consultas, chaves): o triângulo
+padding_mask = d2l.attention_mask([3], 1, n, n)  # (1, 1, chaves): as chaves 0, 1 e 2 são reais
+both = causal_mask & padding_mask  # (1, consultas, chaves): True onde as duas máscaras permitem
+print("causal & preenchimento (1 = pode prestar atenção):")
+print(both[0].int().numpy())
+assert torch.equal(both, d2l.attention_mask([3], 1, n, n, causal=True))
+print("a mesma máscara que d2l.attention_mask([3], 1, n, n, causal=True)")
+
+# %% [markdown] en="f1b0f0b2d276"
 # ## Edite uma máscara à mão
 #
 # Comprimentos e a opção causal são duas formas curtas de descrever uma
@@ -585,7 +612,7 @@ mask_editor
 #
 # </details>
 
-# %% [markdown] en="b19e98392665"
+# %% [markdown] en="fe78705189cf"
 # ## Resumo
 #
 # * O preenchimento torna um lote retangular; o softmax mascarado dá às
@@ -609,6 +636,8 @@ mask_editor
 # * Uma máscara é qualquer matriz booleana (consultas, chaves), True onde
 #   uma consulta pode prestar atenção; comprimentos e a opção causal são
 #   atalhos para as mais comuns.
+#   `a & b` combina duas máscaras entrada por entrada (o `and` do Python não
+#   consegue).
 
 # %% [markdown] en="1a8682897615"
 # ## Por quê? Uma pergunta para conferir

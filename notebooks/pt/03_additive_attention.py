@@ -264,16 +264,19 @@ for b, ax in enumerate(axes):
                      ylabel=f"exemplo {b}", xlabel="Chaves" if b == 1 else "", colorbar=False)
 _ = fig.colorbar(axes[0].collections[0], ax=axes, label="peso de atenção", shrink=0.9)
 
-# %% [markdown] en="20679a74b573"
+# %% [markdown] en="e05e919cc4fd"
 # ## Conferindo com o `d2lmini`
 #
 # As nossas duas funções devem calcular o mesmo que `d2l.AdditiveAttention`.
 # Entregue a elas os próprios parâmetros do módulo e compare. O módulo os
 # guarda em três camadas `nn.Linear`, `attention.W_q`, `attention.W_k` e
 # `attention.w_v`. Uma `nn.Linear` é a camada do PyTorch que multiplica a
-# sua entrada por uma matriz aprendida; o seu `.weight` guarda essa matriz
-# com formato (saída, entrada), exatamente o formato das nossas $W_q$ e
-# $W_k$. `w_v` é `nn.Linear(d_h, 1)`, então o seu peso tem formato
+# sua entrada por uma matriz aprendida e depois soma um vetor aprendido, o
+# seu viés, a menos que seja construída com `bias=False`. A pontuação
+# $a(q, k)$ não tem viés, então o módulo constrói as três com `bias=False`:
+# cada uma só multiplica. O `.weight` de uma camada guarda a sua matriz com
+# formato (saída, entrada), exatamente o formato das nossas $W_q$ e $W_k$.
+# `w_v` é `nn.Linear(d_h, 1, bias=False)`, então o seu peso tem formato
 # $(1, d_h)$, e `[0]` pega a sua única linha, o nosso vetor $w_v$. As chaves
 # idênticas do exemplo de brinquedo esconderiam um erro que tratasse todas
 # as chaves da mesma forma, então a comparação usa chaves aleatórias. O

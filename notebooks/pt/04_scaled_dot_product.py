@@ -516,7 +516,7 @@ d2l.plt.show()
 for title, panel in zip(["sem escala", "com escala"], panels):
     print(title, "entropias das linhas:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
 
-# %% [markdown] en="2c06635da9f6"
+# %% [markdown] en="9e6a534ce243"
 # ## Explore
 #
 # O explorador desenha os pesos de consultas e chaves aleatórias junto com a
@@ -530,10 +530,10 @@ for title, panel in zip(["sem escala", "com escala"], panels):
 #   mudam com $d$ (cada $d$ usa mais coordenadas dos vetores), mas as linhas
 #   ficam mais ou menos igualmente concentradas em todo $d$, e as entropias
 #   param de cair.
-# * Com a escala ligada, a temperatura faz o que $d$ fazia: $T < 1$ concentra
-#   os pesos, $T > 1$ os achata. Qual $T$ desfaz a falta da escala em um dado
-#   $d$? O controle deslizante vai até 31,6, acima de
-#   $\sqrt{512} \approx 22.6$, então ele consegue isso em todo $d$.
+# * A temperatura faz o que $d$ fazia: $T < 1$ concentra os pesos, $T > 1$
+#   os achata. Desligue a escala e escolha um $d$: qual $T$ desfaz ali a falta
+#   da escala? O controle deslizante vai até 31,6, acima de
+#   $\sqrt{512} \approx 22.6$, então há um $T$ assim em todo $d$.
 # * Encurte o comprimento válido: as colunas mascaradas recebem peso 0 (o
 #   explorador as hachura em cinza), e a entropia de nenhuma linha pode passar
 #   do log do número de chaves às quais ela pode prestar atenção, a marca
@@ -550,7 +550,7 @@ from d2lmini.widgets import explore_dot_product
 explorer = explore_dot_product()
 explorer
 
-# %% [markdown] en="5a380e3a9b7d"
+# %% [markdown] en="bcbd3f1b68ce"
 # <details>
 # <summary>Respostas comentadas do que experimentar (abra depois de ter tentado)</summary>
 #
@@ -576,8 +576,8 @@ explorer
 #    consulta 7). Com um comprimento válido de 0, todas as linhas, e não só a
 #    primeira, são só zeros: o comprimento válido mascara todas as chaves para
 #    todas as consultas. Com mascaramento causal e um comprimento válido de 3,
-#    as linhas 3 a 7 veem as mesmas três chaves, já que prevalece a mais
-#    restritiva das duas máscaras.
+#    as linhas 2 a 7 veem as mesmas três chaves, de 0 a 2, já que uma chave
+#    precisa passar pelas duas máscaras.
 #
 # </details>
 

@@ -70,7 +70,7 @@ from d2lmini.exercises import ch05
 
 device = d2l.try_gpu()
 
-# %% [markdown] en="671a60002748"
+# %% [markdown] en="cd968d4f3343"
 # ## Cabeças, em fórmulas
 #
 # A camada tem uma largura $d_\text{model}$ (o `num_hiddens` do código) e $h$
@@ -108,6 +108,14 @@ device = d2l.try_gpu()
 # um lote de dois exemplos com 3 consultas e 5 pares chave–valor cada,
 # entradas de tamanho $d_q = d_k = d_v = 16$ e comprimentos válidos 1-D. Cada
 # cabeça usa a `d2l.DotProductAttention` do capítulo 04.
+#
+# As fórmulas multiplicam uma coluna: $W_q q$. O código guarda cada consulta
+# como uma linha, ao longo do último eixo de `queries`, então multiplica pela
+# direita pela transposta: para uma linha $x$, $x W^\top$ contém os mesmos
+# números que a coluna $W x$ (a entrada $j$ de ambas é a linha $j$ de $W$
+# vezes $x$). Assim, `queries @ W_q.T` projeta todas as consultas do lote de
+# uma vez, e a $W_q^{(i)}$ da cabeça $i$ é a fatia das suas $d_\text{head}$
+# linhas, `W_q[rows]`, que projeta com `queries @ W_q[rows].T`.
 
 # %%
 num_hiddens, num_heads = 16, 4  # d_model e h

@@ -282,7 +282,7 @@ ax_code.set(title="codificação senoidal P, d = 32", xlabel="coluna (dimensão 
 fig.colorbar(image, ax=ax_code, label="P[i, coluna]")
 d2l.plt.show()
 
-# %% [markdown] en="3f8276891c5b"
+# %% [markdown] en="ccb8e0128318"
 # Um bit salta entre 0 e 1; uma coluna desliza suavemente entre −1 e 1, de
 # modo que posições vizinhas recebem códigos parecidos. Cada par tem um seno e
 # um cosseno porque, juntos, eles fixam o ângulo no círculo, e é isso que
@@ -291,10 +291,15 @@ d2l.plt.show()
 # ## Deslocar $\delta$ posições é uma rotação
 #
 # Tome um par, $p_i = (\sin \omega i,\ \cos \omega i)$. O par da posição
-# $i + \delta$ é $(\sin \omega(i + \delta),\ \cos \omega(i + \delta))$, e as
-# fórmulas de adição de ângulos escrevem cada uma de suas duas entradas como
-# uma combinação fixa de $\sin \omega i$ e $\cos \omega i$, com coeficientes
-# que dependem só de $\omega\delta$. Então existe uma matriz $2 \times 2$
+# $i + \delta$ é $(\sin \omega(i + \delta),\ \cos \omega(i + \delta))$. As
+# fórmulas de adição de ângulos valem para quaisquer dois ângulos $a$ e $b$:
+#
+# $$\sin(a + b) = \sin a \cos b + \cos a \sin b, \qquad
+# \cos(a + b) = \cos a \cos b - \sin a \sin b.$$
+#
+# Com $a = \omega i$ e $b = \omega\delta$, elas escrevem cada uma das duas
+# entradas de $p_{i+\delta}$ como uma combinação fixa de $\sin \omega i$ e
+# $\cos \omega i$, com coeficientes que dependem só de $\omega\delta$. Então existe uma matriz $2 \times 2$
 # $M_\delta$ com $p_{i+\delta} = M_\delta\, p_i$ **em toda posição $i$**:
 # deslocar por $\delta$ é uma transformação linear. É uma rotação, pelo ângulo
 # $\omega\delta$: ela leva o ponto no ângulo $\omega i$ do círculo ao ponto no
@@ -365,13 +370,32 @@ for delta in (1, 5, 20, -7):
                  f"{str(all(angles)):>10}")
 print("\n".join(table))
 
-# %% [markdown] en="6c7fe51ac222"
+# %% [markdown] en="23b134a9482a"
 # Todo par, todo deslocamento: um ajuste exato, ortogonal, determinante 1,
 # girado em $\omega\delta$. As incorporações de posição rotativas (RoPE, de
 # *rotary position embeddings*) se baseiam exatamente nisso, mas aplicam a
 # rotação depois das projeções: elas giram cada consulta e cada chave pelos
 # ângulos da sua posição, de modo que o deslocamento $i - j$ entra em cada
 # pontuação por construção, e não por treinamento.
+#
+# A tabela lê o ângulo como um livro-texto leria: `atan2(A[1, 0], A[0, 0])` é
+# o $\theta$ de uma matriz
+#
+# $$\begin{bmatrix}\cos\theta & -\sin\theta\\ \sin\theta & \cos\theta\end{bmatrix},$$
+#
+# e $A$ é essa matriz com $\theta = \omega\delta$. A leitura do livro-texto
+# supõe uma matriz que multiplica uma coluna e ângulos medidos no sentido
+# anti-horário a partir do primeiro eixo. Já $A$ multiplica uma linha, e este
+# capítulo mede os ângulos a partir do segundo eixo, o do cosseno, em direção
+# ao primeiro. Cada uma das duas diferenças inverte o sentido do giro, então,
+# juntas, elas se anulam: $A$ tem o ângulo de livro-texto $+\omega\delta$, e
+# $p_i A = p_{i+\delta}$ gira cada par para a frente em $\omega\delta$ no
+# sentido deste capítulo. Ponha $A$ no lugar de $M_\delta$, multiplicando uma
+# coluna, e só resta a segunda diferença: $A\, p_i = M_\delta^\top p_i = p_{i-\delta}$
+# gira cada par em $-\omega\delta$ no sentido deste capítulo, $\delta$
+# posições para trás. As duas leituras valem: elas descrevem a mesma matriz
+# usada de dois modos. É por isso que a verificação do Exercício 7.1, quando
+# recebe $A$, a chama de rotação por $-\omega\delta$.
 #
 # ## A similaridade depende só da distância
 #

@@ -81,40 +81,6 @@ torch.set_num_threads(1)  # os tensores são minúsculos: uma thread é o mais r
 torch.manual_seed(0)
 device = d2l.try_gpu()
 
-# %% [markdown] en="aafd0199bb64"
-# **Sobre os números impressos aqui.** Toda execução tem semente fixa, então,
-# em uma mesma máquina, o notebook imprime sempre os mesmos números. Em outra
-# máquina, os números *do treinamento* (acurácias, massas, contagens de passos)
-# saem diferentes: a CPU dela soma os números float32 em outra ordem, e o
-# treinamento amplifica a diferença. Por isso o texto cita os números do
-# treinamento como intervalos, e uma célula perto do fim ("Conferindo as
-# afirmações nesta máquina") verifica as principais afirmações sobre eles,
-# por exemplo "a inversão chega a 95% em até 400 passos", nas execuções desta
-# máquina. Os intervalos são o que cinco sementes e quatro configurações de
-# ponto flutuante (quatro maneiras de arredondar essas somas, forçadas em uma
-# máquina, um AMD EPYC) produziram (`benchmarks/chapter08_claims.py`); em uma
-# segunda máquina, um Intel Xeon, a semente do próprio notebook ficou dentro
-# de todos os intervalos que este texto cita, embora não dentro de todos os
-# intervalos da tabela do próprio benchmark. Eles variam de máquina para
-# máquina, então os seus podem cair fora de um intervalo; cada afirmação
-# valeu em todas as execuções medidas, com folga. Os números que não envolvem
-# treinamento (os dados, o modelo não treinado, o valor uniforme) são os
-# mesmos em qualquer lugar.
-
-# %% [markdown] en="f69c0727930c"
-# **Para ir mais fundo (você pode pular esta parte).** Por que os números do
-# treinamento mudam? Os pesos são sorteados por `torch.manual_seed`, os dados por um
-# `torch.Generator` com semente, e uma única thread de CPU soma em uma ordem
-# fixa, então uma mesma máquina se repete exatamente. Outra CPU (outro
-# conjunto de instruções vetoriais), outra versão do PyTorch ou uma GPU soma
-# os mesmos números float32 em outra ordem; os últimos bits das primeiras
-# perdas diferem, e o treinamento amplifica essa diferença. Com a semente do
-# notebook, nas duas máquinas e nas configurações medidas, a massa de atenção
-# depois de 400 passos fica entre 0,74 e 0,76, o passo que atinge 99% fica
-# entre 260 e 320 (260 só na máquina Intel), e a acurácia no passo 400 fica
-# entre 91% e 100%. A célula depois da visualização de treinamento imprime os
-# valores da sua máquina.
-
 # %% [markdown] en="2b7478c8488b"
 # ## Duas tarefas com alinhamento conhecido
 #
@@ -212,7 +178,7 @@ def draw_attention_kinds():
 draw_attention_kinds()
 d2l.plt.show()
 
-# %% [markdown] en="713fd287ebb7"
+# %% [markdown] en="58a08a93d077"
 # À esquerda, o token de origem destacado interroga todos os cinco tokens de
 # origem, inclusive ele mesmo; os mesmos cinco tokens fornecem as consultas,
 # as chaves e os valores. À direita, o passo 2 do decodificador, cuja entrada
@@ -280,9 +246,10 @@ d2l.plt.show()
 #
 # Um decodificador Transformer completo também prestaria atenção às suas
 # próprias saídas anteriores (autoatenção causal); estas tarefas não precisam
-# disso, e deixá-la de fora mantém um passo de treinamento entre dez e vinte
-# milissegundos na CPU de um laptop (uma célula do Experimento 2 mede o tempo
-# do seu). Aqui está o modelo escrito por extenso, com
+# disso, e deixá-la de fora mantém curto um passo de treinamento: da ordem de
+# dez milissegundos na CPU de um laptop, um pouco mais ou menos conforme a
+# máquina (uma célula do Experimento 2 imprime quanto dura um passo na sua).
+# Aqui está o modelo escrito por extenso, com
 # `d2l.DotProductAttention` para a atenção cruzada:
 
 # %%
@@ -369,6 +336,40 @@ view = TrainingView("reverse", "dot-product", num_hiddens=32, lr=3e-3, num_steps
 display(view)
 history = view.run()
 model = view.model
+
+# %% [markdown] en="fa2ad2414504"
+# **Sobre os números do treinamento.** A execução acima, como toda execução
+# deste notebook, tem semente fixa, então, em uma mesma máquina, o notebook
+# imprime sempre os mesmos números. Em outra
+# máquina, os números *do treinamento* (acurácias, massas, contagens de passos)
+# saem diferentes: a CPU dela soma os números float32 em outra ordem, e o
+# treinamento amplifica a diferença. Por isso o texto cita os números do
+# treinamento como intervalos, e uma célula perto do fim ("Conferindo as
+# afirmações nesta máquina") verifica as principais afirmações sobre eles,
+# por exemplo "a inversão chega a 95% em até 400 passos", nas execuções desta
+# máquina. Os intervalos são o que cinco sementes e quatro configurações de
+# ponto flutuante (quatro maneiras de arredondar essas somas, forçadas em uma
+# máquina, um AMD EPYC) produziram (`benchmarks/chapter08_claims.py`); em uma
+# segunda máquina, um Intel Xeon, a semente do próprio notebook ficou dentro
+# de todos os intervalos que este texto cita, embora não dentro de todos os
+# intervalos da tabela do próprio benchmark. Eles variam de máquina para
+# máquina, então os seus podem cair fora de um intervalo; cada afirmação
+# valeu em todas as execuções medidas, com folga. Os números que não envolvem
+# treinamento (os dados, o modelo não treinado, o valor uniforme) são os
+# mesmos em qualquer lugar.
+
+# %% [markdown] en="edd699e94989"
+# **Para ir mais fundo (você pode pular esta parte).** Por que os números do
+# treinamento mudam? Os pesos são sorteados por `torch.manual_seed`, os dados por um
+# `torch.Generator` com semente, e uma única thread de CPU soma em uma ordem
+# fixa, então uma mesma máquina se repete exatamente. Outra CPU (outro
+# conjunto de instruções vetoriais), outra versão do PyTorch ou uma GPU soma
+# os mesmos números float32 em outra ordem; os últimos bits das primeiras
+# perdas diferem, e o treinamento amplifica essa diferença. Com a semente do
+# notebook, nas duas máquinas e nas configurações medidas, a massa de atenção
+# depois de 400 passos fica entre 0,74 e 0,76, o passo que atinge 99% fica
+# entre 260 e 320 (260 só na máquina Intel), e a acurácia no passo 400 fica
+# entre 91% e 100%. A célula abaixo imprime os valores da sua máquina.
 
 # %% tags=["nbval-ignore-output"]
 accuracy, mass = history.evaluations[400]
@@ -819,7 +820,7 @@ seq2seq.expect(bool(case_2.any()), "uma saída errada pode olhar para o lugar ce
 # %%
 view
 
-# %% [markdown] en="1c93d9c52cfc"
+# %% [markdown] en="85a0eed23bf3"
 # <details>
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de tentar)</summary>
 #
@@ -827,9 +828,10 @@ view
 # semente 0 quando nenhuma outra é indicada; a acurácia nas reservadas é
 # medida a cada 20 passos). O notebook não os imprime, e eles variam de
 # máquina para máquina: um número único valeu nas duas máquinas de "Sobre os
-# números"; um intervalo abrange o AMD EPYC e o Intel Xeon. Na sua CPU, uma
-# contagem de passos pode mudar em uma avaliação ou mais,
-# e uma acurácia final em dez pontos ou mais (veja "Sobre os números" no início).
+# números do treinamento"; um intervalo abrange o AMD EPYC e o Intel Xeon. Na
+# sua CPU, uma contagem de passos pode mudar em uma avaliação ou mais, e uma
+# acurácia final em dez pontos ou mais (veja "Sobre os números do
+# treinamento", logo depois da primeira visualização de treinamento).
 #
 # 1. Na inversão, sem a codificação, a acurácia nunca passa de 0,2%
 #    (uma sequência de 500) em 400 passos, e a massa fica em 0,17, o
