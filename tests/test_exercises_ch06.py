@@ -2,16 +2,17 @@
 
 import pytest
 import torch
-from exercise_answers import causal, decode_mask, left_padded_mask, score_bytes
+from exercise_answers import causal, decode_mask, left_padded_mask, max_tokens
 
 from d2lmini.exercises import ExerciseError, ch06
 
 # ---- what each check says ----
 
 @pytest.mark.parametrize("check, answer, line", [
-    (ch06.check_score_bytes, score_bytes,
-     "✓ Exercise 6.1 · The bytes of the score matrix: correct. "
-     "At 4,096 tokens, batch 8 and 12 heads that is 6.0 GiB in float32."),
+    (ch06.check_max_tokens, max_tokens,
+     "✓ Exercise 6.1 · The longest sequence that fits: correct. "
+     "In 80 GiB, batch 8 and 12 heads, float32 scores fit 14,956 tokens; twice the memory fits 21,151, only √2 "
+     "times as many."),
     (ch06.check_decode_mask, decode_mask,
      "✓ Exercise 6.2 · A causal mask for cached decoding: correct. SDPA with your mask gives the new "
      "tokens the outputs that causal attention over all the tokens gives them. One new token (1 query, "
@@ -26,8 +27,8 @@ def test_each_success_line_in_full(check, answer, line, capsys):
 
 
 @pytest.mark.parametrize("check, wrong, exercise, hint", [
-    (ch06.check_score_bytes, lambda b, h, n, dtype: 2 * b * h * n ** 2 * dtype.itemsize, "6.1",
-     "count the numbers of the score tensor"),
+    (ch06.check_max_tokens, lambda b, h, dtype, budget: 1, "6.1",
+     "S takes batch_size · num_heads · num_tokens² · dtype.itemsize bytes"),
     (ch06.check_decode_mask, lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(), "6.2",
      "new query i is the token at position"),
     (ch06.check_left_padded_mask, lambda lens, n: left_padded_mask(lens, n) | torch.eye(n, dtype=torch.bool), "6.3",

@@ -39,7 +39,8 @@ def success_line(check, answer, capsys):
 @pytest.mark.parametrize("check, detail", [
     (ch05.check_einsum_multihead, "Igual a d2l.MultiHeadAttention, com consultas, chaves e valores de três tamanhos."),
     (ch05.check_output_without_head, "Mudança na saída sem cada cabeça (cabeça 0: "),
-    (ch06.check_score_bytes, "Com 4.096 tokens, lote 8 e 12 cabeças, isso dá 6,0 GiB em float32."),
+    (ch06.check_max_tokens, "Em 80 GiB, com lote 8 e 12 cabeças, as pontuações em float32 cabem em 14.956 tokens; "
+                            "o dobro da memória comporta 21.151, só √2 vezes mais."),
     (ch07.check_equivariance, "Equivariantes: a autoatenção, o MLP aplicado posição a posição e a média."),
     (ch08.check_cross_attention_steps, "W_k rodou uma vez e W_q 6 vezes para T = 6 passos"),
     (ch09.check_similarity_matrix, "Com o preenchimento na média, as frases 1 e 3 (3 e 1 tokens válidos) teriam "
@@ -58,9 +59,9 @@ def test_a_success_line_writes_whole_numbers_without_a_mark(portuguese, capsys):
 
 def test_english_is_unchanged_without_a_language(capsys):
     assert current_language() == "en"
-    line = success_line(ch06.check_score_bytes, REFERENCE[ch06.check_score_bytes].answer, capsys)
-    assert line == ("✓ Exercise 6.1 · The bytes of the score matrix: correct. "
-                    "At 4,096 tokens, batch 8 and 12 heads that is 6.0 GiB in float32.")
+    line = success_line(ch06.check_max_tokens, REFERENCE[ch06.check_max_tokens].answer, capsys)
+    assert line == ("✓ Exercise 6.1 · The longest sequence that fits: correct. In 80 GiB, batch 8 and 12 heads, "
+                    "float32 scores fit 14,956 tokens; twice the memory fits 21,151, only √2 times as many.")
 
 
 def test_a_named_mistake_gets_its_hint_in_portuguese(portuguese):

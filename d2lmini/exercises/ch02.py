@@ -69,7 +69,7 @@ def check_padded_queries(self_attention_weights):
     received = self_attention_weights(given, valid_lens.clone())
     expected = _padded_self_attention(scores, valid_lens)
     expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens),
-                 weights=True)
+                 weights=True, valid_lens=valid_lens)
     expect(torch.equal(given, scores), PADDED_QUERIES, _("scores left unchanged"), _("scores was modified in place"),
            (_("your function changed the scores it was given"),
             _("masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor")))

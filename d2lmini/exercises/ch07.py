@@ -60,6 +60,9 @@ def check_offset_rotation(offset_rotation):
         (wrong(lambda delta, omega: math.radians(omega * delta), _rotation),
          (_("ωδ is already an angle in radians, and math.sin, math.cos and torch.sin take radians: "
             "convert nothing"), _("drop the conversion to radians (or from degrees)"))),
+        (wrong(lambda delta, omega: omega, _rotation),
+         (_("your matrix turns each pair by ω whatever the offset, so only δ = 1 comes out right: the angle grows "
+            "with δ"), _("the angle is ω·δ: the offset times the pair's frequency"))),
         (wrong(lambda delta, omega: delta, _rotation),
          (_("the angle is ω·δ: each pair turns at its own frequency ω"), _("multiply the offset by omega"))),
     ])
