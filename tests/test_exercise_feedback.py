@@ -75,7 +75,8 @@ def test_a_long_row_is_shown_from_just_before_its_first_difference():
     received[12] = -1.0
     with pytest.raises(ExerciseError) as info:
         expect_close(received, expected, "Ex", "h")
-    assert info.value.lines()[2] == "  received: shape (20,), from column 10: [..., 10, 11, -1, 13, 14, 15, 16, 17, ...]"
+    assert info.value.lines()[2] == ("  received: shape (20,), from column 10: "
+                                     "[..., 10, 11, -1, 13, 14, 15, 16, 17, ...]")
     received = expected.clone()
     received[19] = -1.0  # at the end, the window stops at the last column
     with pytest.raises(ExerciseError) as info:

@@ -40,7 +40,8 @@ def test_padded_queries_masking_keys_only_is_told_the_padded_queries_still_atten
     assert "received: shape (4, 5, 5), row [0, 1] (valid length 1): [1, 0, 0, 0, 0]" in str(info.value)
 
 
-UNIFORM_ROWS = r"(?s)received: .*row \[0, 1\] \(valid length 1\): \[0\.2, 0\.2, 0\.2, 0\.2, 0\.2\].*a padded query's row is uniform"
+UNIFORM_ROWS = (r"(?s)received: .*row \[0, 1\] \(valid length 1\): \[0\.2, 0\.2, 0\.2, 0\.2, 0\.2\]"
+                r".*a padded query's row is uniform")
 
 
 @pytest.mark.parametrize("wrong, message", [

@@ -499,7 +499,8 @@ CATALOGUE = {
                                 r"cos\(ωδ\) belongs on the diagonal"),
         "degrees": (lambda d, w: answers.offset_rotation(1, math.radians(w * d)), r"already an angle in radians"),
         "no ω": (lambda d, w: answers.offset_rotation(d, 1.0), r"the angle is ω·δ"),
-        "no δ": (lambda d, w: answers.offset_rotation(1, w), r"(?s)expected: .*, δ = 3, ω = 1, row 0: \[-0\.99, .*only δ = 1 comes out right"),
+        "no δ": (lambda d, w: answers.offset_rotation(1, w),
+                 r"(?s)expected: .*, δ = 3, ω = 1, row 0: \[-0\.99, .*only δ = 1 comes out right"),
     }),
     exercises.ch07.check_learned_embedding: Entry(answers.OneRowTooMany, {
         "not a parameter": (answers.PlainTensor, r"the table is not learnable"),
