@@ -162,9 +162,9 @@ def _masked_mean_hint(received, values, valid_lens, expected):
     if torch.allclose(received, uniform, atol=1e-5):
         return (_("an example of length 0 gets uniform weights, not zeros: its mean counts every padding step, "
                   "and it must be a zero vector"),
-                _("a row whose scores are all filled with a finite number (-1e6, as in this chapter's own "
-                  "masked_softmax) spreads its weight evenly over the padding; d2l.masked_softmax gives such a row "
-                  "zeros"))
+                _("a row whose scores are all filled with a finite number (the -1e6 of this chapter's first "
+                  "version) spreads its weight evenly over the padding; d2lmini's version gives such a row weights of "
+                  "0"))
     if torch.allclose(received, values.mean(dim=1), atol=1e-5):
         return (_("that is the mean over every step, padding included: only the first valid_lens[b] steps "
                   "may count"),
