@@ -218,7 +218,7 @@ def where_different(received, expected, atol=1e-5, rtol=1e-4, valid_lens=None, n
         place = name_row(index) if name_row else _("row {index}").format(index=list(index)) if index else ""
         if valid_lens is not None and index:
             place += " " + _("(valid length {length})").format(length=int(valid_lens[index[0]]))
-        if length > ROW_WIDTH:
+        if start > 0:
             place += (", " if place else "") + _("from column {column}").format(column=start)
         rows = (received[index], expected[index])
     shape = _("shape {shape}").format(shape=tuple(expected.shape))
