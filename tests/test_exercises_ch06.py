@@ -1,5 +1,7 @@
 """The checks of notebook 06 accept right answers and explain typical wrong ones."""
 
+import math
+
 import pytest
 import torch
 from exercise_answers import causal, decode_mask, left_padded_mask, max_tokens
@@ -77,3 +79,15 @@ def test_left_padded_mask_shows_the_first_example_that_differs():
     assert ("expected: for example 1 (valid length 6) of left_padded_mask(torch.tensor([3, 6, 1, 5]), 6): "
             "100000 110000 111000 111100 111110 111111") in str(info.value)
     assert "received: for example 1 (valid length 6)" in str(info.value)
+
+
+def test_max_tokens_accepts_a_float_square_root_rounded_down(capsys):
+    ch06.check_max_tokens(lambda b, h, dtype, budget: int(math.sqrt(budget / (b * h * dtype.itemsize))))
+    assert capsys.readouterr().out.startswith("✓ Exercise 6.1")
+
+
+def test_max_tokens_is_asked_exactly_at_the_budget_and_one_byte_under_it():
+    # 2 examples, 4 heads, 16 tokens of float32: 8,192 bytes hold 16 tokens, and 8,191 only 15.
+    with pytest.raises(ExerciseError, match=r"(?s)expected: 15 for max_tokens\(2, 4, torch.float32, 8191\).*"
+                                            r"received: 16.*one token too many"):
+        ch06.check_max_tokens(lambda b, h, dtype, budget: 16 if budget == 8191 else max_tokens(b, h, dtype, budget))
