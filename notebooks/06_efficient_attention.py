@@ -615,22 +615,26 @@ questions.ask("06")
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 6.1 · The bytes of the score matrix (★)
-# Write `score_bytes(batch_size, num_heads, num_tokens, dtype)`: how many bytes
-# one score matrix $S$ of the explicit path takes (it has one number per
-# example, head, query and key). A `torch.dtype` knows its size in bytes as
-# `dtype.itemsize`.
+# ### Exercise 6.1 · The longest sequence that fits (★)
+# The table above counts the bytes of the weights for a given length. Turn
+# the question around: write `max_tokens(batch_size, num_heads, dtype,
+# budget_bytes)`, the largest number of tokens whose score matrix $S$ (one
+# number per example, head, query and key) still fits in `budget_bytes`
+# bytes, as an `int`. A `torch.dtype` knows its size in bytes as
+# `dtype.itemsize`. Before you run the check, predict: how many more tokens
+# fit in twice the memory?
 
 # %% tags=["exercise"]
-def score_bytes(batch_size, num_heads, num_tokens, dtype):
-    """Bytes of a (batch_size, num_heads, num_tokens, num_tokens) tensor of dtype."""
+def max_tokens(batch_size, num_heads, dtype, budget_bytes):
+    """The largest num_tokens whose (batch_size, num_heads, num_tokens, num_tokens) tensor of dtype fits."""
     ### BEGIN SOLUTION
-    return batch_size * num_heads * num_tokens ** 2 * dtype.itemsize
+    numbers = budget_bytes // (batch_size * num_heads * dtype.itemsize)  # scores that fit: n² of them at most
+    return math.isqrt(numbers)  # the largest whole n with n² ≤ numbers
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch06.check_score_bytes(score_bytes)
+ch06.check_max_tokens(max_tokens)
 
 # %% [markdown]
 # ### Exercise 6.2 · A causal mask for cached decoding (★★)

@@ -715,14 +715,18 @@ questions.ask("09")
 # In the original BERT many heads park their spare attention on `[SEP]`, the
 # last token (Clark et al., 2019). Write `sep_share(attention)`: for maps
 # (layers, heads, T, T), return (layers, heads), each head's weight on the
-# last key averaged over all T queries. The check then compares this model's
-# `[SEP]` and `[CLS]` shares.
+# last key averaged over the word tokens only, rows $1$ to $T-2$ as in
+# "Heads with a job". The rows of `[CLS]` and `[SEP]` are left out: they are
+# not words, and the weight `[SEP]` puts on itself says nothing about where a
+# word parks. The check then compares this model's `[SEP]` and `[CLS]`
+# shares, both over the word tokens.
 
 # %% tags=["exercise"]
 def sep_share(attention):
-    """(layers, heads): the mean over queries of the weight on the last token, [SEP]."""
+    """(layers, heads): the mean over the word tokens' rows of the weight on the last token, [SEP]."""
     ### BEGIN SOLUTION
-    return attention[..., :, -1].mean(dim=-1)  # column -1, averaged over the rows
+    words = attention[..., 1:-1, :]  # the rows of the word tokens: [CLS] and [SEP] left out
+    return words[..., :, -1].mean(dim=-1)  # column -1, averaged over those rows
     ### END SOLUTION
 
 

@@ -188,8 +188,8 @@ def split_heads_seq_first(X, num_heads):
 
 # ---- chapter 06 ----
 
-def score_bytes(batch_size, num_heads, num_tokens, dtype):
-    return batch_size * num_heads * num_tokens ** 2 * dtype.itemsize
+def max_tokens(batch_size, num_heads, dtype, budget_bytes):
+    return math.isqrt(budget_bytes // (batch_size * num_heads * dtype.itemsize))
 
 
 def decode_mask(num_queries, num_keys):
@@ -299,7 +299,7 @@ def masked_then_softmax_over_steps(scores, lens):
 # ---- chapter 09 ----
 
 def sep_share(attention):
-    return attention[..., :, -1].mean(dim=-1)
+    return attention[..., 1:-1, -1].mean(dim=-1)
 
 
 def previous_token_head(attentions, offset=-1, rows=lambda T: torch.arange(1, T - 1), per_sentence=False,
@@ -351,7 +351,7 @@ REFERENCE = {
     ch05.check_output_without_head: Reference("5.3", output_without_head),
     ch05.check_split_heads_seq_first: Reference("5.4", split_heads_seq_first),
     ch05.check_einsum_multihead: Reference("5.5", einsum_multihead),
-    ch06.check_score_bytes: Reference("6.1", score_bytes),
+    ch06.check_max_tokens: Reference("6.1", max_tokens),
     ch06.check_decode_mask: Reference("6.2", decode_mask),
     ch06.check_left_padded_mask: Reference("6.3", left_padded_mask),
     ch07.check_offset_rotation: Reference("7.1", offset_rotation),
@@ -393,7 +393,7 @@ WRONG_ANSWERS = {
     "ch05.check_output_without_head": lambda mha, X, head: mha(X, X, X),
     "ch05.check_parameter_count": lambda *sizes: 0,
     "ch05.check_split_heads_seq_first": lambda X, num_heads: X.reshape(-1, X.shape[0], X.shape[2] // num_heads),
-    "ch06.check_score_bytes": lambda batch, heads, tokens, dtype: batch * heads * tokens * tokens * 4,
+    "ch06.check_max_tokens": lambda batch, heads, dtype, budget: math.isqrt(budget // (batch * heads * 4)),
     "ch06.check_decode_mask": lambda nq, nk: torch.ones(nq, nk, dtype=torch.bool).tril(),
     "ch06.check_left_padded_mask": lambda lens, n: torch.ones(len(lens), n, n, dtype=torch.bool).tril(),
     "ch07.check_offset_rotation": lambda delta, omega: torch.eye(2),
@@ -403,7 +403,7 @@ WRONG_ANSWERS = {
     "ch08.check_cross_attention_steps": lambda outputs, lens, W_q, W_k: lambda state: (
         outputs[:, 0], torch.softmax((W_k(outputs) @ W_q(state)[:, :, None])[..., 0], -1)),
     "ch08.check_sort_alignment": lambda source, lens: torch.zeros(*source.shape, source.shape[1]),
-    "ch09.check_sep_share": lambda attention: attention[..., :, 0].mean(-1),
+    "ch09.check_sep_share": lambda attention: attention[..., :, -1].mean(-1),
     "ch09.check_previous_token_head": lambda attentions: ((0, 0), 0.0),
     "ch09.check_similarity_matrix": lambda hidden, valid_lens: hidden.mean(1) @ hidden.mean(1).T,
 }

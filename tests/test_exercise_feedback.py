@@ -46,8 +46,55 @@ def test_wrong_shape_reports_both_shapes():
 
 
 def test_wrong_values_show_the_values():
-    with pytest.raises(ExerciseError, match=r"received: tensor of shape \(2,\), dtype torch.float32: \[1, 3\]"):
+    with pytest.raises(ExerciseError, match=r"received: shape \(2,\): \[1, 3\]"):
         expect_close(torch.tensor([1.0, 3.0]), torch.tensor([1.0, 2.0]), "Ex", "h")
+
+
+def test_wrong_values_show_the_first_row_that_differs_not_the_first_values():
+    expected = torch.zeros(3, 2, 4)
+    received = expected.clone()
+    received[1, 1, 2] = 0.5  # the first six values of both are zeros
+    with pytest.raises(ExerciseError) as info:
+        expect_close(received, expected, "Ex", "h")
+    assert info.value.lines()[1:3] == ["  expected: shape (3, 2, 4), row [1, 1]: [0, 0, 0, 0]",
+                                       "  received: shape (3, 2, 4), row [1, 1]: [0, 0, 0.5, 0]"]
+
+
+def test_a_differing_row_names_its_examples_valid_length():
+    received = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    expected = torch.tensor([[1.0, 2.0], [3.0, 4.0], [0.0, 0.0]])
+    with pytest.raises(ExerciseError) as info:
+        expect_close(received, expected, "Ex", "h", valid_lens=torch.tensor([2, 1, 0]))
+    assert info.value.lines()[1:3] == ["  expected: shape (3, 2), row [2] (valid length 0): [0, 0]",
+                                       "  received: shape (3, 2), row [2] (valid length 0): [5, 6]"]
+
+
+def test_a_long_row_is_shown_from_just_before_its_first_difference():
+    expected = torch.arange(20.0)
+    received = expected.clone()
+    received[12] = -1.0
+    with pytest.raises(ExerciseError) as info:
+        expect_close(received, expected, "Ex", "h")
+    assert info.value.lines()[2] == ("  received: shape (20,), from column 10: "
+                                     "[..., 10, 11, -1, 13, 14, 15, 16, 17, ...]")
+    received = expected.clone()
+    received[19] = -1.0  # at the end, the window stops at the last column
+    with pytest.raises(ExerciseError) as info:
+        expect_close(received, expected, "Ex", "h")
+    assert info.value.lines()[2] == "  received: shape (20,), from column 12: [..., 12, 13, 14, 15, 16, 17, 18, -1]"
+
+
+def test_a_check_may_name_the_row_in_its_own_terms():
+    with pytest.raises(ExerciseError) as info:
+        expect_close(torch.eye(2)[None].flip(-1), torch.eye(2)[None], "Ex", "h",
+                     name_row=lambda index: f"case {index[0]}, row {index[1]}")
+    assert info.value.lines()[1] == "  expected: shape (1, 2, 2), case 0, row 0: [1, 0]"
+
+
+def test_a_wrong_number_shows_both_numbers():
+    with pytest.raises(ExerciseError) as info:
+        expect_close(torch.tensor(1.5), torch.tensor(2.0), "Ex", "h")
+    assert info.value.lines()[1:3] == ["  expected: shape (): [2]", "  received: shape (): [1.5]"]
 
 
 def test_unexpected_nan_is_called_out():

@@ -1,17 +1,20 @@
 """The checks of notebook 06 accept right answers and explain typical wrong ones."""
 
+import math
+
 import pytest
 import torch
-from exercise_answers import causal, decode_mask, left_padded_mask, score_bytes
+from exercise_answers import causal, decode_mask, left_padded_mask, max_tokens
 
 from d2lmini.exercises import ExerciseError, ch06
 
 # ---- what each check says ----
 
 @pytest.mark.parametrize("check, answer, line", [
-    (ch06.check_score_bytes, score_bytes,
-     "✓ Exercise 6.1 · The bytes of the score matrix: correct. "
-     "At 4,096 tokens, batch 8 and 12 heads that is 6.0 GiB in float32."),
+    (ch06.check_max_tokens, max_tokens,
+     "✓ Exercise 6.1 · The longest sequence that fits: correct. "
+     "In 80 GiB, batch 8 and 12 heads, float32 scores fit 14,956 tokens; twice the memory fits 21,151, only √2 "
+     "times as many."),
     (ch06.check_decode_mask, decode_mask,
      "✓ Exercise 6.2 · A causal mask for cached decoding: correct. SDPA with your mask gives the new "
      "tokens the outputs that causal attention over all the tokens gives them. One new token (1 query, "
@@ -26,8 +29,8 @@ def test_each_success_line_in_full(check, answer, line, capsys):
 
 
 @pytest.mark.parametrize("check, wrong, exercise, hint", [
-    (ch06.check_score_bytes, lambda b, h, n, dtype: 2 * b * h * n ** 2 * dtype.itemsize, "6.1",
-     "count the numbers of the score tensor"),
+    (ch06.check_max_tokens, lambda b, h, dtype, budget: 1, "6.1",
+     "S takes batch_size · num_heads · num_tokens² · dtype.itemsize bytes"),
     (ch06.check_decode_mask, lambda q, k: torch.ones(q, k, dtype=torch.bool).triu(), "6.2",
      "new query i is the token at position"),
     (ch06.check_left_padded_mask, lambda lens, n: left_padded_mask(lens, n) | torch.eye(n, dtype=torch.bool), "6.3",
@@ -76,3 +79,15 @@ def test_left_padded_mask_shows_the_first_example_that_differs():
     assert ("expected: for example 1 (valid length 6) of left_padded_mask(torch.tensor([3, 6, 1, 5]), 6): "
             "100000 110000 111000 111100 111110 111111") in str(info.value)
     assert "received: for example 1 (valid length 6)" in str(info.value)
+
+
+def test_max_tokens_accepts_a_float_square_root_rounded_down(capsys):
+    ch06.check_max_tokens(lambda b, h, dtype, budget: int(math.sqrt(budget / (b * h * dtype.itemsize))))
+    assert capsys.readouterr().out.startswith("✓ Exercise 6.1")
+
+
+def test_max_tokens_is_asked_exactly_at_the_budget_and_one_byte_under_it():
+    # 2 examples, 4 heads, 16 tokens of float32: 8,192 bytes hold 16 tokens, and 8,191 only 15.
+    with pytest.raises(ExerciseError, match=r"(?s)expected: 15 for max_tokens\(2, 4, torch.float32, 8191\).*"
+                                            r"received: 16.*one token too many"):
+        ch06.check_max_tokens(lambda b, h, dtype, budget: 16 if budget == 8191 else max_tokens(b, h, dtype, budget))

@@ -196,3 +196,47 @@ def test_equivariance_asks_for_one_bool_not_a_tensor_of_comparisons():
     with pytest.raises(ExerciseError, match=r"(?s)expected: True or False for self-attention.*"
                                             r"received: Tensor of shape \(2, 6, 8\).*one True or False"):
         ch07.check_equivariance(lambda layer, X, perm: layer(X[:, perm]) == layer(X)[:, perm])
+
+
+# ---- Exercise 7.3's predictions ----
+
+TRUTH = [True, False, False, True, True, False, False]  # the order of the exercise's list
+
+
+def test_right_predictions_pass_as_bools_or_as_yes_and_no(capsys):
+    ch07.check_equivariance(is_permutation_equivariant, predictions=TRUTH)
+    ch07.check_equivariance(is_permutation_equivariant, predictions=["Yes" if t else "no " for t in TRUTH])
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.endswith("Your seven predictions were right too.") for line in lines) and len(lines) == 2
+
+
+def test_a_wrong_prediction_fails_and_names_its_layers():
+    guesses = [True] * 7  # every layer equivariant
+    with pytest.raises(ExerciseError) as info:
+        ch07.check_equivariance(is_permutation_equivariant, predictions=guesses)
+    assert info.value.received == ("predictions that disagree with it for ['self-attention after adding P', "
+                                   "'causal self-attention', 'a convolution over the tokens', 'an RNN']")
+
+
+@pytest.mark.parametrize("predictions, message", [
+    (TRUTH[:6], r"(?s)expected: 7 predictions, one per layer of the list.*received: 6 predictions"),
+    ("yes", r"(?s)expected: 7 predictions.*received: str"),
+    (TRUTH[:6] + ["maybe"], r"(?s)expected: yes or no \(True or False\) for an RNN.*received: 'maybe'"),
+], ids=["too few", "one string", "not yes or no"])
+def test_predictions_of_the_wrong_form_are_explained(predictions, message):
+    with pytest.raises(ExerciseError, match=message):
+        ch07.check_equivariance(is_permutation_equivariant, predictions=predictions)
+
+
+def test_predictions_are_checked_only_once_the_test_is_right():
+    with pytest.raises(ExerciseError, match="with the unshuffled output"):
+        ch07.check_equivariance(lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+                                predictions=[True] * 7)
+
+
+def test_an_error_the_check_does_not_know_keeps_its_traceback():
+    def broken(layer, X, perm):
+        return 1 / 0
+
+    with pytest.raises(ZeroDivisionError):
+        ch07.check_equivariance(broken)

@@ -11,7 +11,8 @@ def test_the_success_lines_report_the_real_models_heads(capsys):
     ch09.check_sep_share(sep_share)
     ch09.check_previous_token_head(previous_token_head)
     out = capsys.readouterr().out
-    assert "the [SEP] share peaks at 0.15 (layer 0, head 5), the [CLS] share at 0.89 (layer 4, head 5)" in out
+    assert ("the words' [SEP] share peaks at 0.16 (layer 3, head 11), their [CLS] share at 0.89 "
+            "(layer 4, head 5)") in out
     assert "your search finds layer 0, head 2: on the chapter's sentences 1.00 of each word's attention" in out
 
 

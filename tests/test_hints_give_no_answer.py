@@ -125,8 +125,8 @@ def test_no_rendered_error_or_later_hint_step_quotes_a_reference_answer(name):
     ("then drop the axis with .squeeze(1)", "return (weights @ values).squeeze(1)"),
     ("build torch.tril(torch.ones(n, n, dtype=torch.bool))",
      'allowed = torch.tril(torch.ones(n, n, dtype=torch.bool, device=scores.device))'),
-    ("it is batch_size * num_heads * num_tokens ** 2 numbers", "return batch_size * num_heads * num_tokens ** 2 * "
-                                                               "dtype.itemsize"),
+    ("it is budget_bytes // (batch_size * num_heads scores", "numbers = budget_bytes // (batch_size * num_heads * "
+                                                              "dtype.itemsize)"),
     ("use (num_steps-valid_lens)[:,None] for the first key",
      "real = steps[None, :] >= (num_steps - valid_lens)[:, None]"),
 ], ids=["a whole line", "a method call", "a call without one argument", "arithmetic", "without spaces"])

@@ -95,8 +95,7 @@ def test_a_hint_from_a_table_marked_at_import_time_is_translated(portuguese):
     assert error.hints == ("divida as pontuações por √d antes do softmax",
                            "d é o tamanho de uma consulta, o seu último eixo")
     # A list of numbers with a decimal comma is separated by semicolons.
-    assert error.lines()[1].startswith("  esperado: tensor de formato (2, 5, 5), dtype torch.float32: "
-                                       "[1; 0; 0; 0; 0; 0,")
+    assert error.lines()[1].startswith("  esperado: formato (2, 5, 5), linha [0, 1]: [0,")
 
 
 def test_a_refused_package_function_says_so_in_portuguese(portuguese):
@@ -193,3 +192,50 @@ def test_english_is_back_once_the_language_is_set_back(capsys):
     assert capsys.readouterr().out == ("✓ Exercise 2.1: correct. Padding does not count, and the empty example gives "
                                        "a zero vector.\n")
     assert repr(questions.ask(4)).splitlines()[0] == "Why? question 04: pick one option, then press Check."
+
+
+# ---- the new messages of issue 48, in Portuguese: each asserted in English by the wrong-variant catalogue ----
+
+def test_an_empty_example_with_uniform_weights_is_named_in_portuguese(portuguese):
+    def filled(values, valid_lens):  # the chapter's -1e6 fill: the empty example's row is uniform
+        real = torch.arange(values.shape[1]) < valid_lens[:, None]
+        return (torch.softmax(torch.zeros(real.shape).masked_fill(~real, -1e6), -1)[:, None] @ values).squeeze(1)
+
+    error = failure(ch02.check_masked_mean, filled)
+    assert error.expected == "formato (4, 3), linha [2] (comprimento válido 0): [0; 0; 0]"
+    assert error.hints[0] == ("um exemplo de comprimento 0 recebe pesos uniformes, não zeros: a média dele conta "
+                              "todos os passos de preenchimento, e ela deve ser um vetor zero")
+
+
+def test_python_and_on_masks_is_explained_in_portuguese(portuguese):
+    def with_and(num_steps, window):
+        steps = torch.arange(num_steps)
+        return (steps[None, :] <= steps[:, None]) and (steps[None, :] > steps[:, None] - window)
+
+    error = failure(ch02.check_local_causal_mask, with_and)
+    assert error.expected == "um resultado de local_causal_mask(6, 3)"
+    assert error.hints[0] == ("`and`, `or` e `not` pedem a um tensor um único True ou False, e uma máscara tem "
+                              "muitos: combine duas máscaras com &, o \"e\" elemento a elemento")
+
+
+def test_the_causal_prefix_names_its_call_and_its_mistakes_in_portuguese(portuguese):
+    def weights(queries, keys, values, prefix=1):
+        n = queries.shape[1]
+        scores = queries @ keys.transpose(1, 2) / queries.shape[2] ** 0.5
+        return torch.softmax(scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf")), -1)
+
+    error = failure(ch04.check_causal_attention, weights)
+    assert (error.expected, error.received) == ("formato (2, 5, 3) de causal_attention(queries, keys, values)",
+                                                "formato (2, 5, 5)")
+    assert error.hints[0] == "isso são os pesos, um por consulta e chave: o exercício pede a saída"
+
+    def rows(queries, keys, values, prefix=1):
+        n = queries.shape[1]
+        allowed = torch.ones(n, n, dtype=torch.bool).tril()
+        allowed[:prefix] = True
+        scores = queries @ keys.transpose(1, 2) / queries.shape[2] ** 0.5
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
+
+    error = failure(ch04.check_causal_attention, rows)
+    assert error.exercise == "Exercício 4.5 · uma máscara causal com prefixo, causal_attention(queries, keys, values)"
+    assert error.hints[0].startswith("você permitiu que as linhas do prefixo, as suas consultas, vejam todas as chaves")

@@ -7,6 +7,7 @@ words are in. The English of every message is asserted by the chapters' own
 test modules, which run in English.
 """
 
+import math
 import re
 
 import pytest
@@ -17,7 +18,7 @@ from d2lmini.exercises import ExerciseError, ExerciseNotAttempted, ch05, ch06, c
 from d2lmini.i18n import _, current_language, set_language
 
 FILES = re.compile(r"d2lmini/exercises/ch0[5-9]\.py")
-LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], ch06: ["BYTES", "DECODE", "LEFT"],
+LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], ch06: ["LONGEST", "DECODE", "LEFT"],
           ch07: ["ROTATION", "LEARNED", "EQUIVARIANCE"], ch08: ["REVERSAL", "CROSS", "SORTING"],
           ch09: ["SEP_SINK", "PREVIOUS", "SIMILARITY"]}
 
@@ -39,7 +40,8 @@ def success_line(check, answer, capsys):
 @pytest.mark.parametrize("check, detail", [
     (ch05.check_einsum_multihead, "Igual a d2l.MultiHeadAttention, com consultas, chaves e valores de três tamanhos."),
     (ch05.check_output_without_head, "Mudança na saída sem cada cabeça (cabeça 0: "),
-    (ch06.check_score_bytes, "Com 4.096 tokens, lote 8 e 12 cabeças, isso dá 6,0 GiB em float32."),
+    (ch06.check_max_tokens, "Em 80 GiB, com lote 8 e 12 cabeças, as pontuações em float32 cabem em 14.956 tokens; "
+                            "o dobro da memória comporta 21.151, só √2 vezes mais."),
     (ch07.check_equivariance, "Equivariantes: a autoatenção, o MLP aplicado posição a posição e a média."),
     (ch08.check_cross_attention_steps, "W_k rodou uma vez e W_q 6 vezes para T = 6 passos"),
     (ch09.check_similarity_matrix, "Com o preenchimento na média, as frases 1 e 3 (3 e 1 tokens válidos) teriam "
@@ -58,9 +60,9 @@ def test_a_success_line_writes_whole_numbers_without_a_mark(portuguese, capsys):
 
 def test_english_is_unchanged_without_a_language(capsys):
     assert current_language() == "en"
-    line = success_line(ch06.check_score_bytes, REFERENCE[ch06.check_score_bytes].answer, capsys)
-    assert line == ("✓ Exercise 6.1 · The bytes of the score matrix: correct. "
-                    "At 4,096 tokens, batch 8 and 12 heads that is 6.0 GiB in float32.")
+    line = success_line(ch06.check_max_tokens, REFERENCE[ch06.check_max_tokens].answer, capsys)
+    assert line == ("✓ Exercise 6.1 · The longest sequence that fits: correct. In 80 GiB, batch 8 and 12 heads, "
+                    "float32 scores fit 14,956 tokens; twice the memory fits 21,151, only √2 times as many.")
 
 
 def test_a_named_mistake_gets_its_hint_in_portuguese(portuguese):
@@ -136,3 +138,66 @@ def failure_in_english(name):
         return failure(name, WRONG_ANSWERS[name])
     finally:
         set_language("pt_BR")
+
+
+# ---- the new messages of issue 48, in Portuguese: each asserted in English by the wrong-variant catalogue ----
+
+def test_a_differing_row_is_named_in_portuguese(portuguese):
+    error = failure("ch07.check_offset_rotation", lambda delta, omega: torch.tensor(
+        [[math.cos(omega), math.sin(omega)], [-math.sin(omega), math.cos(omega)]]))  # δ left out
+    assert error.expected.startswith("formato (20, 2, 2), δ = 3, ω = 1, linha 0: [-0,99; ")
+    assert error.hints[0] == ("a sua matriz gira cada par por ω, qualquer que seja o deslocamento, então só δ = 1 "
+                              "sai certo: o ângulo cresce com δ")
+
+
+class _WholeTable(torch.nn.Module):
+    def __init__(self, max_len, num_hiddens):
+        super().__init__()
+        self.table = torch.nn.Parameter(0.02 * torch.randn(max_len, num_hiddens))
+
+    def forward(self, X):
+        return X + self.table
+
+
+class _RowPerExample(_WholeTable):
+    def forward(self, X):
+        return X + self.table[:X.shape[0], None]
+
+
+def test_a_python_error_is_explained_in_portuguese(portuguese):
+    error = failure("ch07.check_learned_embedding", _WholeTable)
+    assert error.expected == "um resultado de forward(X)"
+    assert error.received.startswith("RuntimeError: The size of tensor a (7) must match the size of tensor b (10)")
+    assert error.received.endswith(", levantado por forward(X)")
+    assert error.hints == ("X tem 7 posições (eixo 1) e a tabela tem 10 linhas: só as primeiras 7 linhas da tabela "
+                           "são somadas", "as linhas da tabela são posições: pegue tantas quantos passos X tem e "
+                           "deixe o broadcasting espalhá-las pelo lote")
+    error = failure("ch07.check_learned_embedding", _RowPerExample)
+    assert error.expected.startswith("formato (3, 7, 6), exemplo 0, posição 1: [")
+    assert error.hints[0].startswith("o exemplo b recebeu a linha b da tabela em todas as posições")
+    error = failure("ch07.check_equivariance", lambda layer, X, perm: torch.allclose(layer(X[perm]), layer(X)[perm]))
+    assert error.hints[0].startswith("perm guarda posições de tokens, de 0 a 5, e você o usou no eixo 0 de X")
+
+
+def test_predictions_are_checked_in_portuguese(portuguese, capsys):
+    answer = REFERENCE[ch07.check_equivariance].answer
+    with pytest.raises(ExerciseError) as info:
+        ch07.check_equivariance(answer, predictions=["sim", "sim", "não", "sim", "sim", "não", "não"])
+    assert info.value.received == "previsões que discordam dele para ['autoatenção depois de somar P']"
+    assert info.value.hints[0].startswith("o seu teste está certo e as suas previsões não, para ['autoatenção")
+    ch07.check_equivariance(answer, predictions=["sim", "não", "não", "sim", "sim", "não", "não"])
+    assert capsys.readouterr().out.rstrip().endswith("As suas sete previsões também estavam certas.")
+    ch07.check_equivariance(answer)
+    assert capsys.readouterr().out.rstrip().endswith("As suas previsões não foram conferidas: passe-as como "
+                                                     "predictions=, sete sim ou não na ordem da lista.")
+
+
+def test_the_new_steps_of_6_1_and_9_1_speak_portuguese(portuguese):
+    error = failure("ch06.check_max_tokens", lambda b, h, dtype, budget: budget // (b * h * dtype.itemsize))
+    assert error.exercise == "Exercício 6.1 · A sequência mais longa que cabe"
+    assert error.hints[0] == ("isso é quantas pontuações cabem, e S guarda num_tokens² delas para cada cabeça de "
+                              "cada exemplo")
+    error = failure("ch09.check_sep_share", lambda attention: attention[..., :, -1].mean(-1))
+    assert error.hints == ("você tirou a média sobre todas as linhas: as linhas do [CLS] e do [SEP] não são palavras "
+                           "e devem ficar de fora",
+                           'os tokens de palavras são as linhas 1 a T - 2, como em "Cabeças com uma função"')

@@ -51,7 +51,31 @@ def _block_out_loss_sliced(x, y, sigma, m):
     return ((torch.cat(predictions) - y) ** 2).mean()
 
 
+# ---- chapter 02 ----
+
+def _masked_mean_filled(values, valid_lens):
+    """Exercise 2.1 with the chapter's own masked softmax, which fills with -1e6: an empty row is uniform."""
+    real = torch.arange(values.shape[1]) < valid_lens[:, None]  # (batch, steps)
+    weights = torch.softmax(torch.zeros(real.shape).masked_fill(~real, -1e6), dim=-1)
+    return (weights[:, None] @ values).squeeze(1)
+
+
+def _window_with_and(num_steps, window):
+    """Exercise 2.3 with Python's `and`, which asks each mask for a single True or False."""
+    steps = torch.arange(num_steps)
+    return (steps[None, :] <= steps[:, None]) and (steps[None, :] > steps[:, None] - window)
+
+
 # ---- chapter 04 ----
+
+def _prefix_rows(queries, keys, values, prefix=1):
+    """Exercise 4.5 with the prefix's rows (its queries) allowed every key, instead of its columns."""
+    n = queries.shape[1]
+    scores = queries @ keys.transpose(1, 2) / math.sqrt(queries.shape[2])
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    allowed[:prefix] = True
+    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
+
 
 def _causal(mask=torch.tril, scale=None, after_softmax=False, fill=float("-inf"), dim=-1):
     """Causal attention with one mistake switched on: (queries, keys, values) -> (B, n, v)."""
@@ -198,6 +222,11 @@ class RowPerExample(answers.LearnedPositionalEmbedding):
         return X + self.table[:X.shape[0]].unsqueeze(1)  # (batch, 1, hiddens): row b for every token of example b
 
 
+class WholeTable(answers.LearnedPositionalEmbedding):
+    def forward(self, X):
+        return X + self.table  # (max_len, hiddens): every row, however many steps X has
+
+
 class Detached(answers.LearnedPositionalEmbedding):
     def forward(self, X):
         return X + self.table.detach()[:X.shape[1]]
@@ -272,6 +301,8 @@ CATALOGUE = {
                 / lens[:, None], r"an example of length 0 gives 0/0 = NaN"),
         "query axis kept": (lambda values, lens: answers.masked_mean_right(values, lens).unsqueeze(1),
                             r"drop the query axis of length 1"),
+        "the chapter's -1e6 fill": (_masked_mean_filled, r"(?s)row \[2\] \(valid length 0\): \[0, 0, 0\].*"
+                                    r"an example of length 0 gets uniform weights, not zeros"),
     }),
     exercises.ch02.check_padded_queries: Entry(lambda scores, lens: torch.zeros_like(scores), {
         "keys only": (lambda scores, lens: d2l.masked_softmax(scores, lens), r"the padded queries still attend"),
@@ -298,6 +329,8 @@ CATALOGUE = {
         "flipped": (lambda n, w: answers.local_causal_mask_right(n, w).T, r"rows are queries and columns are keys"),
         "inverted": (lambda n, w: ~answers.local_causal_mask_right(n, w), r"True should mark the keys a query MAY"),
         "numbers": (lambda n, w: answers.local_causal_mask_right(n, w).float(), r"return a boolean mask"),
+        "and": (_window_with_and, r"(?s)RuntimeError: Boolean value of Tensor.*, raised by local_causal_mask\(6, 3\)"
+                                  r".*combine two masks with &, the elementwise and"),
     }),
     # ---- chapter 03 ----
     exercises.ch03.check_concat_scores: Entry(lambda q, k, W_a, w_v: torch.zeros(2, 3, 4), {
@@ -367,6 +400,16 @@ CATALOGUE = {
         "filled with 0": (_causal(fill=0.0), r"a score of 0 is not a masked score"),
         "softmax over the queries": (_causal(dim=1), r"your softmax runs over the queries"),
         "mask thrown away": (_discarded_mask, r"the mask has no effect"),
+        "the weights returned": (lambda q, k, v, prefix=1: _weights_of(answers.causal_attention)(q, k),
+                                 r"(?s)shape \(2, 5, 3\) from causal_attention\(queries, keys, values\).*"
+                                 r"that is the weights, one per query and key"),
+        "the prefix's rows": (_prefix_rows,
+                              r"(?s)causal_attention\(queries, keys, values\): not yet.*"
+                              r"you allowed the prefix's rows, its queries, to see every key"),
+        "a 2-D output for the prefix": (lambda q, k, v, prefix=1: answers.causal_attention(q, k, v, prefix)
+                                        if prefix == 1 else v[0],
+                                        r"(?s)shape \(2, 5, 3\) from causal_attention\(queries, keys, values, "
+                                        r"prefix=3\).*return the output, \(B, n, d_v\)"),
     }),
     exercises.ch04.check_fixed_causal_weights: Entry(lambda q, k: torch.full((2, 5, 5), 0.2), {
         "as given": (answers.causal_weights_with_a_bug, r"this is still the function as given: "),
@@ -410,11 +453,15 @@ CATALOGUE = {
         "no W_o": (_einsum_no_W_o, r"W_o is missing"),
     }),
     # ---- chapter 06 ----
-    exercises.ch06.check_score_bytes: Entry(lambda b, h, n, dtype: 2 * b * h * n ** 2 * dtype.itemsize, {
-        "one head": (lambda b, h, n, dtype: b * n ** 2 * dtype.itemsize, r"multiply by num_heads"),
-        "n, not n²": (lambda b, h, n, dtype: b * h * n * dtype.itemsize, r"num_tokens² of them per matrix"),
-        "float32 always": (lambda b, h, n, dtype: b * h * n ** 2 * 4, r"use dtype.itemsize"),
-        "a float": (lambda b, h, n, dtype: float(b * h * n ** 2 * dtype.itemsize), r"return a whole number"),
+    exercises.ch06.check_max_tokens: Entry(lambda b, h, dtype, budget: 1, {
+        "scores, not tokens": (lambda b, h, dtype, budget: budget // (b * h * dtype.itemsize),
+                               r"that is how many scores fit"),
+        "rounded up": (lambda b, h, dtype, budget: math.ceil(math.sqrt(budget / (b * h * dtype.itemsize))),
+                       r"one token too many"),
+        "one head": (lambda b, h, dtype, budget: math.isqrt(budget // (b * dtype.itemsize)), r"every head has its own"),
+        "float32 always": (lambda b, h, dtype, budget: math.isqrt(budget // (b * h * 4)), r"use dtype.itemsize"),
+        "a float": (lambda b, h, dtype, budget: math.sqrt(budget // (b * h * dtype.itemsize)),
+                    r"return a whole number of tokens"),
     }),
     exercises.ch06.check_decode_mask: Entry(lambda q, k: torch.eye(q, k, dtype=torch.bool), {
         "inverted": (lambda q, k: ~answers.decode_mask(q, k), r"nn.MultiheadAttention's convention"),
@@ -452,13 +499,17 @@ CATALOGUE = {
                                 r"cos\(ωδ\) belongs on the diagonal"),
         "degrees": (lambda d, w: answers.offset_rotation(1, math.radians(w * d)), r"already an angle in radians"),
         "no ω": (lambda d, w: answers.offset_rotation(d, 1.0), r"the angle is ω·δ"),
+        "no δ": (lambda d, w: answers.offset_rotation(1, w),
+                 r"(?s)expected: .*, δ = 3, ω = 1, row 0: \[-0\.99, .*only δ = 1 comes out right"),
     }),
     exercises.ch07.check_learned_embedding: Entry(answers.OneRowTooMany, {
         "not a parameter": (answers.PlainTensor, r"the table is not learnable"),
         "transposed": (Transposed, r"the table is transposed: one row per position"),
         "embedding alone": (EmbeddingAlone, r"the module returns the embedding alone: add it to X"),
         "sinusoidal": (SinusoidalStart, r"that is the fixed sinusoidal table"),
-        "row per example": (RowPerExample, r"add row i of the table to position i of every example"),
+        "row per example": (RowPerExample, r"(?s)example 0, position 1: .*example b got row b of the table"),
+        "the whole table": (WholeTable, r"(?s)must match the size of tensor b \(10\).*raised by forward\(X\).*"
+                                        r"only the first 7 rows of the table are added"),
         "detached": (Detached, r"the output does not depend on the parameter through autograd"),
     }),
     exercises.ch07.check_equivariance: Entry(lambda layer, X, perm: next(ALTERNATING), {
@@ -474,6 +525,8 @@ CATALOGUE = {
             layer, X, perm, compare=lambda a, b: torch.allclose(a, b, atol=0.3)), r"its tolerance is too loose"),
         "batch axis": (lambda layer, X, perm: torch.allclose(layer(X.flip(0)), layer(X).flip(0), atol=1e-5),
                        r"are you shuffling the tokens, axis 1 of X\?"),
+        "perm on axis 0": (lambda layer, X, perm: torch.allclose(layer(X[perm]), layer(X)[perm], atol=1e-5),
+                           r"(?s)IndexError: index 5 is out of bounds for dimension 0.*you used it on axis 0 of X"),
     }),
     # ---- chapter 08 ----
     exercises.ch08.check_reversal_alignment: Entry(lambda lens, n: torch.zeros(len(lens), n, n), {
@@ -507,12 +560,15 @@ CATALOGUE = {
         "padding rows": (_sort(mask_rows=False), r"the padding steps got a 1 too"),
     }),
     # ---- chapter 09 ----
-    exercises.ch09.check_sep_share: Entry(lambda a: a[..., :, 1].mean(dim=-1), {
-        "[CLS] column": (lambda a: a[..., :, 0].mean(dim=-1), r"that is the \[CLS\] share"),
-        "off by one": (lambda a: a[..., :, -2].mean(dim=-1), r"off by one: that column is the token before"),
+    exercises.ch09.check_sep_share: Entry(lambda a: a[..., 1:-1, 1].mean(dim=-1), {
+        "every row, as in the chapter": (lambda a: a[..., :, -1].mean(dim=-1), r"you averaged over every row"),
+        "the [CLS] row kept": (lambda a: a[..., :-1, -1].mean(dim=-1), r"the \[CLS\] row is still in"),
+        "the [SEP] row kept": (lambda a: a[..., 1:, -1].mean(dim=-1), r"the \[SEP\] row is still in"),
+        "[CLS] column": (lambda a: a[..., 1:-1, 0].mean(dim=-1), r"that is the \[CLS\] share"),
+        "off by one": (lambda a: a[..., 1:-1, -2].mean(dim=-1), r"off by one: that column is the token before"),
         "the [SEP] row": (lambda a: a[..., -1, :].mean(dim=-1), r"you averaged the \[SEP\] row"),
-        "a sum": (lambda a: a[..., :, -1].sum(dim=-1), r"a share is an average"),
-        "both specials": (lambda a: (a[..., :, 0] + a[..., :, -1]).mean(dim=-1), r"you added \[CLS\]'s"),
+        "a sum": (lambda a: a[..., 1:-1, -1].sum(dim=-1), r"a share is an average"),
+        "both specials": (lambda a: (a[..., 1:-1, 0] + a[..., 1:-1, -1]).mean(dim=-1), r"you added \[CLS\]'s"),
     }),
     exercises.ch09.check_previous_token_head: Entry(lambda maps: ((0, 0), 0.9), {
         "next token": (lambda maps: answers.previous_token_head(maps, offset=1), r"that head looks at the next token"),

@@ -191,12 +191,55 @@ def describe(x):
     return f"{type(x).__name__} {x!r}"
 
 
-def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weights=False):
+ROW_WIDTH = 8  # the most values of one row an error shows: enough to see a pattern, short enough for one line
+
+
+def where_different(received, expected, atol=1e-5, rtol=1e-4, valid_lens=None, name_row=None):
+    """Expected and received texts that show the first row where two tensors of one shape differ.
+
+    The first values of two tensors often agree (the first example, the first
+    case), so an error shows the row, along the last axis, that holds the first
+    value out of tolerance, under its index, the same words on both lines so
+    that the values line up. ``valid_lens``, one length per example (axis 0),
+    adds that example's valid length; ``name_row(index)`` may name the row in
+    the exercise's own terms instead of by its index. A row longer than
+    ``ROW_WIDTH`` is shown from just before the first difference.
+    """
+    close = torch.isclose(received, expected, atol=atol, rtol=rtol, equal_nan=True)
+    first = tuple(int(i) for i in (~close).nonzero()[0]) if not close.all() else (0,) * expected.dim()
+    if expected.dim() == 0:
+        place = ""
+        rows = (received.reshape(1), expected.reshape(1))
+        start = 0
+    else:
+        index, column = first[:-1], first[-1]
+        length = expected.shape[-1]
+        start = max(0, min(column - 2, length - ROW_WIDTH))
+        place = name_row(index) if name_row else _("row {index}").format(index=list(index)) if index else ""
+        if valid_lens is not None and index:
+            place += " " + _("(valid length {length})").format(length=int(valid_lens[index[0]]))
+        if start > 0:
+            place += (", " if place else "") + _("from column {column}").format(column=start)
+        rows = (received[index], expected[index])
+    shape = _("shape {shape}").format(shape=tuple(expected.shape))
+
+    def text(row):
+        values = row[start:start + ROW_WIDTH].tolist()
+        shown = [number(v, ".4g") if isinstance(v, float) else str(v) for v in values]
+        shown = ["..."] * (start > 0) + shown + ["..."] * (start + ROW_WIDTH < row.numel())
+        return f"{shape}, {place}: [{numbers(shown)}]" if place else f"{shape}: [{numbers(shown)}]"
+
+    return text(rows[1].reshape(-1)), text(rows[0].reshape(-1))
+
+
+def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weights=False, valid_lens=None,
+                 name_row=None):
     """Check a tensor answer: its type, then its shape, then its values.
 
-    ``weights=True`` says the answer is a matrix of attention weights (or a
-    batch of them): wrong values then also show the learner's matrix beside
-    the expected one.
+    Wrong values show the first row that differs (``where_different``, which
+    takes ``valid_lens`` and ``name_row``). ``weights=True`` says the answer is
+    a matrix of attention weights (or a batch of them): wrong values then also
+    show the learner's matrix beside the expected one.
     """
     expect(isinstance(received, torch.Tensor), exercise, _("a torch.Tensor"), describe(received),
            _("return a tensor, not a number or a list"))
@@ -206,8 +249,9 @@ def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weigh
     try:
         expect(not received.isnan().any() or expected.isnan().any(), exercise, _("no NaN values"),
                describe(received), hint)
-        expect(torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True), exercise,
-               describe(expected), describe(received), hint)
+        if not torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True):
+            shown_expected, shown_received = where_different(received, expected, atol, rtol, valid_lens, name_row)
+            raise ExerciseError(exercise, shown_expected, shown_received, hint)
     except ExerciseError as error:
         if weights:
             error.picture = (received, expected)

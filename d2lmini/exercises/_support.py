@@ -1,6 +1,7 @@
 """What the chapter checks share: private random inputs, naming a typical mistake, checking and showing a mask."""
 
 import contextlib
+import re
 
 import torch
 
@@ -95,3 +96,25 @@ def without(exercise, task, *targets):
     finally:
         for owner, name, original in saved:
             setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def explained(exercise, call, *known):
+    """Run the learner's ``call`` so that a known Python error reaches them as an ``ExerciseError`` that explains it.
+
+    Each of ``known`` is ``(exception type, regex, hint)``: an error of that
+    type whose message matches the regex becomes an ``ExerciseError`` that names
+    the call, quotes Python's message, and gives the hint (steps, as
+    ``ExerciseError`` takes them). Any other error passes through with its
+    traceback, which is where the learner's own bug is.
+    """
+    try:
+        yield
+    except Exception as error:
+        for kind, pattern, hint in known:
+            if isinstance(error, kind) and re.search(pattern, str(error)):
+                raise ExerciseError(exercise, _("a result from {call}").format(call=call),
+                                    _("{error}: {message}, raised by {call}").format(
+                                        error=type(error).__name__, message=str(error).splitlines()[0],
+                                        call=call), hint) from error
+        raise

@@ -11,7 +11,7 @@ from ..i18n import N_, _
 from ..masking import masked_softmax
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch02.hint()
-from ._support import expect_mask, hint_for
+from ._support import expect_mask, explained, hint_for
 
 PADDED_QUERIES = N_("Exercise 2.2")
 SLIDING_WINDOW = N_("Exercise 2.3")
@@ -69,7 +69,7 @@ def check_padded_queries(self_attention_weights):
     received = self_attention_weights(given, valid_lens.clone())
     expected = _padded_self_attention(scores, valid_lens)
     expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens),
-                 weights=True)
+                 weights=True, valid_lens=valid_lens)
     expect(torch.equal(given, scores), PADDED_QUERIES, _("scores left unchanged"), _("scores was modified in place"),
            (_("your function changed the scores it was given"),
             _("masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor")))
@@ -119,11 +119,20 @@ def _local_causal_mistakes(num_steps, window):
     ]
 
 
+# Python's `and` asks each mask for one True or False, and PyTorch refuses for a tensor of many values.
+_AMBIGUOUS = (RuntimeError, "Boolean value of Tensor with more than one value is ambiguous",
+              (N_("`and`, `or` and `not` ask a tensor for one True or False, and a mask holds many: combine two "
+                  "masks with &, the elementwise and"),
+               N_("& binds more tightly than a comparison, so put each comparison in parentheses before combining "
+                  "them")))
+
+
 @check(SLIDING_WINDOW)
 def check_local_causal_mask(local_causal_mask):
     """Exercise 2.3: query i attends to keys i - window + 1 .. i only."""
     for num_steps, window in ((6, 3), (5, 1), (4, 10)):
-        received = local_causal_mask(num_steps, window)
+        with explained(SLIDING_WINDOW, f"local_causal_mask({num_steps}, {window})", _AMBIGUOUS):
+            received = local_causal_mask(num_steps, window)
         expect(isinstance(received, torch.Tensor), SLIDING_WINDOW, _("a torch.Tensor"),
                f"{type(received).__name__}", _("return the comparison's result, a boolean tensor"))
         expect_mask(received, _local_causal(num_steps, window), SLIDING_WINDOW,
@@ -148,6 +157,14 @@ def _masked_mean_hint(received, values, valid_lens, expected):
         return (_("an example of length 0 gives 0/0 = NaN when you divide a sum by its length"),
                 _("an empty example needs weights that are all 0: which function of this chapter gives a row "
                   "with nothing to attend to such weights?"))
+    empty = valid_lens == 0
+    uniform = torch.where(empty[:, None], values.mean(dim=1), expected)  # an empty example's weights spread evenly
+    if torch.allclose(received, uniform, atol=1e-5):
+        return (_("an example of length 0 gets uniform weights, not zeros: its mean counts every padding step, "
+                  "and it must be a zero vector"),
+                _("a row whose scores are all filled with a finite number (the -1e6 of this chapter's first "
+                  "version) spreads its weight evenly over the padding; d2lmini's version gives such a row weights of "
+                  "0"))
     if torch.allclose(received, values.mean(dim=1), atol=1e-5):
         return (_("that is the mean over every step, padding included: only the first valid_lens[b] steps "
                   "may count"),
@@ -168,7 +185,8 @@ def check_masked_mean(masked_mean):
                             for b, n in enumerate(valid_lens.tolist())])  # (batch, dim)
     given = values.clone()
     received = masked_mean(given, valid_lens.clone())
-    expect_close(received, expected, MASKED_MEAN, _masked_mean_hint(received, values, valid_lens, expected))
+    expect_close(received, expected, MASKED_MEAN, _masked_mean_hint(received, values, valid_lens, expected),
+                 valid_lens=valid_lens)
     expect(torch.equal(given, values), MASKED_MEAN, _("values left unchanged"), _("values was modified in place"),
            (_("your function changed the values it was given"),
             _("compute new tensors instead of writing into values")))

@@ -260,10 +260,33 @@ _PREFIX_HINTS = {
                     "after the prefix")),
     "too_long": (N_("your prefix is one token too long"), _PREFIX_KEYS),
     "too_short": (N_("your prefix is one token too short"), _PREFIX_KEYS),
+    "rows": (N_("you allowed the prefix's rows, its queries, to see every key, the future included: with the default "
+                "prefix=1 query 0 already sees the whole sequence. The prefix is a set of keys that every query may "
+                "see"),
+             N_("a row of the mask is a query and a column a key: allow the first p columns, and leave the rows of "
+                "the prefix to the causal triangle")),
     "no_argument": (N_("your function takes no prefix: add the argument prefix=1 after values"),
                     N_("with prefix=1 it is the plain causal attention you have; the check then calls it with "
                        "prefix=3")),
 }
+
+
+# The shape of an answer to Exercise 4.5, for each call the check makes.
+_OUTPUT_SHAPE = (N_("return the output, (B, n, d_v): one row of the values' size for each query"),
+                 N_("the weights, (B, n, n), are one step before it: multiply them by the values"))
+_WEIGHTS_RETURNED = (N_("that is the weights, one per query and key: the exercise asks for the output"),
+                     _OUTPUT_SHAPE[1])
+
+
+def _expect_output_shape(received, expected, call):
+    """The output of ``call`` has the shape of ``expected``, with a hint that names returning the weights."""
+    expect(isinstance(received, torch.Tensor), CAUSAL, _("a torch.Tensor from {call}").format(call=call),
+           type(received).__name__, _OUTPUT_SHAPE)
+    batch, n = expected.shape[:2]
+    expect(received.shape == expected.shape, CAUSAL,
+           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+           _("shape {shape}").format(shape=tuple(received.shape)),
+           _WEIGHTS_RETURNED if tuple(received.shape) == (batch, n, n) else _OUTPUT_SHAPE)
 
 
 def _prefix_allowed(n, prefix):
@@ -291,13 +314,24 @@ def check_causal_attention(causal_attention):
     with without(CAUSAL, _("build the mask with torch.tril and apply it to the scores"), *blocked):
         received = causal_attention(queries, keys, values)
 
+    plain_call = "causal_attention(queries, keys, values)"
+    prefix_call = f"causal_attention(queries, keys, values, prefix={prefix})"
+    _expect_output_shape(received, expected, plain_call)
+    scores = _scaled_scores(queries, keys)
+
+    def output(allowed):
+        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
+
+    rows = torch.ones(n, n, dtype=torch.bool).tril()
+    rows[:1] = True  # the prefix's rows allowed, not its columns, at the default prefix=1
     mistakes = [(weights @ values, hint) for weights, hint in _causal_weight_mistakes(queries, keys)]
-    mistakes.append((torch.softmax(_scaled_scores(queries, keys), -1) @ values, _CAUSAL_HINTS["unmasked"]))
+    mistakes.append((torch.softmax(scores, -1) @ values, _CAUSAL_HINTS["unmasked"]))
+    mistakes.append((output(rows), _PREFIX_HINTS["rows"]))
     hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
-    expect_close(received, expected, CAUSAL, hint)
+    expect_close(received, expected, _("{exercise}, {call}").format(exercise=_(CAUSAL), call=plain_call), hint)
 
     try:
-        inspect.signature(causal_attention).bind(queries, keys, values, prefix)
+        inspect.signature(causal_attention).bind(queries, keys, values, prefix=prefix)
     except TypeError:
         raise ExerciseError(CAUSAL, _("a function that takes {signature}").format(
                                 signature="(queries, keys, values, prefix=1)"),
@@ -305,18 +339,15 @@ def check_causal_attention(causal_attention):
                                 signature=inspect.signature(causal_attention)),
                             _PREFIX_HINTS["no_argument"]) from None
     with without(CAUSAL, _("build the mask with torch.tril and apply it to the scores"), *blocked):
-        received = causal_attention(queries, keys, values, prefix)
-    scores = _scaled_scores(queries, keys)
-
-    def output(allowed):
-        return torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1) @ values
-
+        received = causal_attention(queries, keys, values, prefix=prefix)
+    _expect_output_shape(received, expected_with_prefix, prefix_call)
     sees_all = _prefix_allowed(n, prefix)
     sees_all[:prefix] = True
     wrong = {"ignored": output(_prefix_allowed(n, 1)), "sees_all": output(sees_all),
              "too_long": output(_prefix_allowed(n, prefix + 1)), "too_short": output(_prefix_allowed(n, prefix - 1))}
     hint = hint_for(received, _PREFIX_HINTS["general"], [(wrong[name], _PREFIX_HINTS[name]) for name in wrong])
-    expect_close(received, expected_with_prefix, CAUSAL, hint)
+    expect_close(received, expected_with_prefix, _("{exercise}, {call}").format(exercise=_(CAUSAL), call=prefix_call),
+                 hint)
     passed(CAUSAL, _("Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
                      "DotProductAttention with the valid lengths {lengths}: a prefix is one more set of valid "
                      "lengths, max(i + 1, p).").format(prefix=prefix,

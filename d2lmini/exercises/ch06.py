@@ -5,6 +5,8 @@ lines query i up with key i, and its valid lengths pad on the right), so their
 references live in this module, private.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -14,7 +16,7 @@ from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
 from ._support import expect_mask, hint_for, mask_rows, seeded
 
-BYTES = N_("Exercise 6.1 · The bytes of the score matrix")
+LONGEST = N_("Exercise 6.1 · The longest sequence that fits")
 DECODE = N_("Exercise 6.2 · A causal mask for cached decoding")
 LEFT = N_("Exercise 6.3 · Left padding for batched generation")
 
@@ -36,9 +38,38 @@ def _random_qkv(seed, batch, num_queries, num_keys):
 
 # Exercise 6.1
 
-@check(BYTES)
-def check_score_bytes(score_bytes):
-    """``score_bytes(batch_size, num_heads, num_tokens, dtype)``: bytes of the explicit weights."""
+def _max_tokens(batch, heads, itemsize, budget):
+    """The largest n with batch · heads · n² · itemsize ≤ budget, in whole numbers: no float rounding."""
+    return math.isqrt(budget // (batch * heads * itemsize))
+
+
+def _max_tokens_hint(received, batch, heads, dtype, budget):
+    """The hint for a wrong ``max_tokens``: the typical mistakes, each named, then the general one."""
+    itemsize = dtype.itemsize
+    mistakes = {
+        budget // (batch * heads * itemsize): (
+            _("that is how many scores fit, and S holds num_tokens² of them for each head of each example"),
+            _("the tokens grow as the square root of the scores: find the largest n whose n² scores fit")),
+        _max_tokens(batch, heads, itemsize, budget) + 1: (
+            _("one token too many: that length needs more bytes than the budget"),
+            _("round down: the answer is the largest length that fits, not the nearest one")),
+        _max_tokens(batch, 1, itemsize, budget): (
+            _("every head has its own (tokens, tokens) matrix: the budget holds num_heads of them per example"),
+            _("there is one score matrix per head of each example")),
+        _max_tokens(batch, heads, 4, budget): (
+            _("{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize").format(
+                dtype=dtype, itemsize=itemsize),),
+    }
+    return mistakes.get(received, (
+        _("S takes batch_size · num_heads · num_tokens² · dtype.itemsize bytes: find the largest num_tokens for "
+          "which that is at most the budget"),
+        _("solve for num_tokens, then make sure the length you return fits and one token more does not")))
+
+
+@check(LONGEST)
+def check_max_tokens(max_tokens):
+    """``max_tokens(batch_size, num_heads, dtype, budget_bytes)``: the longest sequence whose scores fit."""
+    cases = []
     for batch, heads, tokens, dtype in ((2, 4, 16, torch.float32), (1, 3, 10, torch.float16),
                                         (3, 1, 7, torch.float64)):
         with seeded(61):
@@ -47,30 +78,21 @@ def check_score_bytes(score_bytes):
             X = torch.randn(batch, tokens, 2 * heads, dtype=dtype)
             mha(X, X, X)
         weights = mha.attention_weights  # (batch, heads, tokens, tokens): what the explicit path keeps
-        expected = weights.nelement() * weights.element_size()
-        received = score_bytes(batch, heads, tokens, dtype)
-        call = f"score_bytes({batch}, {heads}, {tokens}, {dtype})"
-        expect(isinstance(received, int) and not isinstance(received, bool), BYTES,
+        fits = weights.nelement() * weights.element_size()  # measured, exactly `tokens` tokens' worth
+        cases += [(batch, heads, dtype, fits, tokens), (batch, heads, dtype, fits - 1, tokens - 1),
+                  (batch, heads, dtype, fits + fits // 2, _max_tokens(batch, heads, dtype.itemsize, fits + fits // 2))]
+    cases.append((8, 12, torch.bfloat16, 80 * 2**30, _max_tokens(8, 12, 2, 80 * 2**30)))  # a GPU-sized budget
+    for batch, heads, dtype, budget, expected in cases:
+        call = f"max_tokens({batch}, {heads}, {dtype}, {budget})"
+        received = max_tokens(batch, heads, dtype, budget)
+        expect(isinstance(received, int) and not isinstance(received, bool), LONGEST,
                _("an int for {call}").format(call=call), f"{type(received).__name__} {received!r}",
-               (_("return a whole number of bytes, an int"), _("int(...) turns a float into one")))
-        itemsize = weights.element_size()
-        if received == batch * tokens * tokens * itemsize and heads > 1:
-            hint = (_("every head has its own (tokens, tokens) matrix: multiply by num_heads"),
-                    _("there is one score matrix per head of each example"))
-        elif received == batch * heads * tokens * itemsize:
-            hint = (_("there is one score per (query, key) pair: num_tokens² of them per matrix, not num_tokens"),
-                    _("each head of each example has a (num_tokens, num_tokens) matrix"))
-        elif received == batch * heads * tokens * tokens * 4 and itemsize != 4:
-            hint = (_("{dtype} takes {itemsize} bytes per number, not 4: use dtype.itemsize").format(
-                dtype=dtype, itemsize=itemsize),)
-        else:
-            hint = (_("count the numbers of the score tensor, then their bytes"),
-                    _("the scores form a (batch_size, num_heads, num_tokens, num_tokens) tensor, and each number "
-                      "takes dtype.itemsize bytes"))
-        expect(received == expected, BYTES, _("{expected} for {call}").format(expected=expected, call=call),
-               f"{received}", hint)
-    passed(BYTES, _("At 4,096 tokens, batch 8 and 12 heads that is {gib:.1f} GiB in float32.").format(
-        gib=score_bytes(8, 12, 4096, torch.float32) / 2**30))
+               (_("return a whole number of tokens, an int"), _("int(...) turns a float into one, rounding down")))
+        expect(received == expected, LONGEST, _("{expected} for {call}").format(expected=expected, call=call),
+               f"{received}", _max_tokens_hint(received, batch, heads, dtype, budget))
+    one, two = max_tokens(8, 12, torch.float32, 80 * 2**30), max_tokens(8, 12, torch.float32, 160 * 2**30)
+    passed(LONGEST, _("In 80 GiB, batch 8 and 12 heads, float32 scores fit {one:,} tokens; twice the memory fits "
+                      "{two:,}, only √2 times as many.").format(one=one, two=two))
 
 
 # Exercise 6.2

@@ -6,11 +6,11 @@ import torch
 from torch import nn
 
 from ..attention import MultiHeadAttention
-from ..i18n import N_, _
+from ..i18n import N_, _, number
 from ..positional import PositionalEncoding
 from ._feedback import check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch07.hint()
-from ._support import hint_for, seeded
+from ._support import explained, hint_for, seeded
 
 ROTATION = N_("Exercise 7.1 · an offset as a rotation")
 LEARNED = N_("Exercise 7.2 · a learned positional embedding")
@@ -60,11 +60,19 @@ def check_offset_rotation(offset_rotation):
         (wrong(lambda delta, omega: math.radians(omega * delta), _rotation),
          (_("ωδ is already an angle in radians, and math.sin, math.cos and torch.sin take radians: "
             "convert nothing"), _("drop the conversion to radians (or from degrees)"))),
+        (wrong(lambda delta, omega: omega, _rotation),
+         (_("your matrix turns each pair by ω whatever the offset, so only δ = 1 comes out right: the angle grows "
+            "with δ"), _("the angle is ω·δ: the offset times the pair's frequency"))),
         (wrong(lambda delta, omega: delta, _rotation),
          (_("the angle is ω·δ: each pair turns at its own frequency ω"), _("multiply the offset by omega"))),
     ])
+
+    def case(index):
+        delta, omega = cases[index[0]]
+        return _("δ = {delta}, ω = {omega}, row {row}").format(delta=delta, omega=number(omega, "g"), row=index[1])
+
     expect_close(received, expected, _("{exercise} (δ in {offsets}, ω in {omegas})").format(
-        exercise=_(ROTATION), offsets=offsets, omegas=omegas), hint)
+        exercise=_(ROTATION), offsets=offsets, omegas=omegas), hint, name_row=case)
 
     P = PositionalEncoding(num_hiddens, 0.0, max_len=40).P[0].double()  # (positions, num_hiddens)
     for delta in (1, 5, 17):
@@ -119,7 +127,12 @@ def check_learned_embedding(LearnedPositionalEmbedding):
                _("swap the two sizes where you build it")))
     rows = table.detach().reshape(max_len, num_hiddens)
 
-    received = module(X)
+    with explained(LEARNED, "forward(X)", (RuntimeError, r"The size of tensor a \(\d+\) must match", (
+            _("X has {steps} positions (axis 1) and the table {max_len} rows: only the first {steps} rows of the "
+              "table are added").format(steps=steps, max_len=max_len),
+            _("the table's rows are positions: take as many of them as X has steps, and let them broadcast "
+              "over the batch")))):
+        received = module(X)
     expect(isinstance(received, torch.Tensor), LEARNED, _("a torch.Tensor"), type(received).__name__,
            _("forward returns X with the positions added: a tensor"))
     expect(received.shape == X.shape, LEARNED, _("shape {shape}, the shape of X").format(shape=tuple(X.shape)),
@@ -138,8 +151,14 @@ def check_learned_embedding(LearnedPositionalEmbedding):
         (rows[:steps].expand(batch, -1, -1) - X,
          (_("the module returns the embedding alone: add it to X"), _("the output is X plus the rows"))),
         (torch.zeros_like(X), (_("nothing was added to X"), _("add the table's first steps rows to X"))),
+        (rows[:batch, None].expand(-1, steps, -1),
+         (_("example b got row b of the table at every position: the rows belong to the positions, axis 1 of X, "
+            "not to the examples of axis 0"),
+          _("position i of every example gets row i: the same rows for each example"))),
     ])
-    expect_close(added, rows[:steps].expand(batch, -1, -1), LEARNED, hint)
+    expect_close(added, rows[:steps].expand(batch, -1, -1), LEARNED, hint,
+                 name_row=lambda index: _("example {example}, position {position}").format(
+                     example=index[0], position=index[1]))
     expect(not torch.allclose(added[0], sinusoidal, atol=1e-4), LEARNED, _("a table learned from random numbers"),
            _("the sinusoidal table"),
            (_("that is the fixed sinusoidal table: a learned one starts from random numbers"),
@@ -193,6 +212,13 @@ def _layers():
     ]
 
 
+# Shuffling axis 0, the batch, with a permutation of the six tokens indexes past its two examples.
+_SHUFFLED_BATCH = (IndexError, r"out of bounds for dimension 0", (
+    N_("perm holds positions of tokens, 0 to 5, and you used it on axis 0 of X, which holds the 2 examples of the "
+       "batch: X is (batch, tokens, features)"),
+    N_("the tokens are axis 1: keep every example, and reorder that axis by perm, before the layer and after it")))
+
+
 def _as_bool(value, name):
     """The learner's answer as a bool, or an ExerciseError saying what a yes-or-no answer looks like."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
@@ -205,9 +231,43 @@ def _as_bool(value, name):
     return value
 
 
+def _prediction(value, name):
+    """A prediction as a bool: True or False, or yes or no (in English or the learner's language)."""
+    if isinstance(value, str) and value.strip().lower() in {"yes", _("yes")}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"no", _("no")}:
+        return False
+    expect(isinstance(value, bool), EQUIVARIANCE, _("yes or no (True or False) for {name}").format(name=_(name)),
+           repr(value), _("write one yes or no per layer, in the order of the exercise's list"))
+    return value
+
+
+def _expect_predictions(predictions, layers):
+    """The learner's seven predictions, in the order of the exercise's list, agree with the layers' answers."""
+    names = [name for name, _layer, _flag in layers]
+    expect(isinstance(predictions, (list, tuple)) and len(predictions) == len(layers), EQUIVARIANCE,
+           _("{count} predictions, one per layer of the list").format(count=len(layers)),
+           _("{count} predictions").format(count=len(predictions)) if isinstance(predictions, (list, tuple))
+           else type(predictions).__name__,
+           _("write one yes or no per layer, in the order of the exercise's list"))
+    guessed = [_prediction(value, name) for value, name in zip(predictions, names)]
+    wrong = [_(name) for name, guess, (_name, _layer, flag) in zip(names, guessed, layers) if guess != flag]
+    expect(not wrong, EQUIVARIANCE, _("predictions that agree with your test"),
+           _("predictions that disagree with it for {names}").format(names=wrong),
+           (_("your test is right and your predictions are not, for {names}: ask of each whether it reads the "
+              "positions of the tokens, or only the tokens").format(names=wrong),
+            _("a layer that treats each token alone, or all tokens alike, moves its outputs with its inputs; one "
+              "that reads an order (a mask on the positions, P added, a window of neighbours, a recurrence) "
+              "does not")))
+
+
 @check(EQUIVARIANCE)
-def check_equivariance(is_permutation_equivariant):
-    """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations."""
+def check_equivariance(is_permutation_equivariant, predictions=None):
+    """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations.
+
+    ``predictions``, if given, are the learner's seven yes-or-no guesses in the
+    order of the exercise's list, checked once their test is right.
+    """
     with seeded(730):
         X = torch.randn(2, 6, 8)  # (batch, tokens, features)
     perms = {_("a swap of the ends"): torch.tensor([5, 1, 2, 3, 4, 0]),  # its own inverse
@@ -217,8 +277,9 @@ def check_equivariance(is_permutation_equivariant):
     answers = {}
     with torch.no_grad():
         for label, perm in perms.items():
-            answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name)
-                              for name, layer, _equivariant in layers]
+            with explained(EQUIVARIANCE, "is_permutation_equivariant(layer, X, perm)", _SHUFFLED_BATCH):
+                answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name)
+                                  for name, layer, _equivariant in layers]
     swap, rotation = answers.values()
     names = [name for name, _layer, _equivariant in layers]
     false_negatives = any(want and not got for row in answers.values() for got, want in zip(row, expected))
@@ -251,6 +312,14 @@ def check_equivariance(is_permutation_equivariant):
                _("with {label}: equivariant for {names}").format(
                    label=label, names=[_(n) for n, f in zip(names, expected) if f]),
                _("a wrong answer for {names}").format(names=wrong), hint)
-    passed(EQUIVARIANCE, _("Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention "
-                           "after adding P, causal self-attention (its mask depends on the positions), the "
-                           "convolution and the RNN (they read the tokens in order)."))
+    if predictions is not None:
+        _expect_predictions(predictions, layers)
+    verdict = _("Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention after adding P, "
+                "causal self-attention (its mask depends on the positions), the convolution and the RNN (they read "
+                "the tokens in order).")
+    if predictions is None:
+        verdict += " " + _("Your predictions were not checked: pass them as predictions=, seven yes or no in the "
+                           "order of the list.")
+    else:
+        verdict += " " + _("Your seven predictions were right too.")
+    passed(EQUIVARIANCE, verdict)

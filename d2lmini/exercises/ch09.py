@@ -31,36 +31,49 @@ def _best(scores):
     return divmod(index, scores.shape[1]), float(scores.flatten()[index])
 
 
+def _word_share(attention, key):
+    """(layers, heads): the weight on ``key`` averaged over the word tokens' rows, 1 to T - 2."""
+    return attention[..., 1:-1, key].mean(dim=-1)
+
+
 @check(SEP_SINK)
 def check_sep_share(sep_share):
-    """Exercise 9.1: the mean over queries of the weight on the last key, per head."""
+    """Exercise 9.1: the mean over the word tokens' rows of the weight on the last key, per head."""
     with seeded(91):
         attention = _random_maps(2, 3, 6)  # (layers, heads, T, T)
-    expected = attention[..., :, -1].mean(dim=-1)  # (layers, heads)
+    expected = _word_share(attention, -1)  # (layers, heads)
     received = sep_share(attention.clone())
     hint = hint_for(received, (_("[SEP] is the last token, so the weight a query gives it is the last column of "
-                                 "its row; average that over every query"),
+                                 "its row; average that over the word tokens' rows"),
                                _("the answer has one number per head: shape (layers, heads)")), [
-        (attention[..., :, 0].mean(dim=-1), (_("that is the [CLS] share: [CLS] is the first key, [SEP] the last"),
-                                             _("the last column of each row"))),
-        (attention[..., :, -2].mean(dim=-1), (_("off by one: that column is the token before [SEP]"),
-                                              _("[SEP] is the very last key"))),
+        (attention[..., :, -1].mean(dim=-1), (_("you averaged over every row: the rows of [CLS] and [SEP] are not "
+                                                "words, and must be left out"),
+                                              _("the word tokens are rows 1 to T - 2, as in \"Heads with a job\""))),
+        (attention[..., :-1, -1].mean(dim=-1), (_("the [CLS] row is still in your average: it is row 0, not a word"),
+                                                _("the word tokens are rows 1 to T - 2"))),
+        (attention[..., 1:, -1].mean(dim=-1), (_("the [SEP] row is still in your average: it is the last row, and "
+                                                 "its weight on itself is not parking"),
+                                               _("the word tokens are rows 1 to T - 2"))),
+        (_word_share(attention, 0), (_("that is the [CLS] share: [CLS] is the first key, [SEP] the last"),
+                                     _("the last column of each row"))),
+        (_word_share(attention, -2), (_("off by one: that column is the token before [SEP]"),
+                                      _("[SEP] is the very last key"))),
         (attention[..., -1, :].mean(dim=-1), (_("you averaged the [SEP] row, where [SEP] looks: every row sums "
                                                 "to 1, so that is always 1/T"),
                                               _("take the column of [SEP], one weight per query, not its row"))),
-        (attention[..., :, -1].sum(dim=-1), (_("a share is an average: divide by the number of queries"),
-                                             _("mean over the query axis, not sum"))),
-        ((attention[..., :, 0] + attention[..., :, -1]).mean(dim=-1),
+        (attention[..., 1:-1, -1].sum(dim=-1), (_("a share is an average: divide by the number of rows"),
+                                                _("mean over the query axis, not sum"))),
+        (_word_share(attention, 0) + _word_share(attention, -1),
          (_("only the [SEP] column: you added [CLS]'s"), _("[SEP] is the last key"))),
     ])
     expect_close(received, expected, SEP_SINK, hint)
     cache = CachedMiniLM()
     sep = torch.stack([sep_share(cache.attention(text)) for text in cache.sentences]).mean(dim=0)
-    cls = torch.stack([cache.attention(text)[..., :, 0].mean(dim=-1) for text in cache.sentences]).mean(dim=0)
+    cls = torch.stack([_word_share(cache.attention(text), 0) for text in cache.sentences]).mean(dim=0)
     (sep_layer, sep_head), sep_top = _best(sep)
     (cls_layer, cls_head), cls_top = _best(cls)
-    passed(SEP_SINK, _("On the chapter's sentences the [SEP] share peaks at {sep_top:.2f} (layer {sep_layer}, "
-                       "head {sep_head}), the [CLS] share at {cls_top:.2f} (layer {cls_layer}, head {cls_head}): "
+    passed(SEP_SINK, _("On the chapter's sentences the words' [SEP] share peaks at {sep_top:.2f} (layer {sep_layer}, "
+                       "head {sep_head}), their [CLS] share at {cls_top:.2f} (layer {cls_layer}, head {cls_head}): "
                        "this model parks its spare attention on [CLS].").format(
                            sep_top=sep_top, sep_layer=sep_layer, sep_head=sep_head, cls_top=cls_top,
                            cls_layer=cls_layer, cls_head=cls_head))
