@@ -141,6 +141,10 @@ ENGLISH_WORDS = frozenset("""
 """.split())
 # Text a chapter shows in English on purpose, by chapter, each with its reason.
 KEPT_ENGLISH = {
+    "pt/02_masked_softmax": {
+        "RuntimeError: Boolean value of Tensor with more than one value is ambiguous":
+            "PyTorch's own message: what Python's and raises on a tensor, which the chapter shows",
+    },
     "pt/05_multi_head_attention": {
         "AssertionError: embed_dim must be divisible by num_heads": "PyTorch's own message, shown beside d2lmini's",
     },
