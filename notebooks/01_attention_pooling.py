@@ -582,7 +582,8 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 #
 # * the **dot product** of two vectors of the same size,
 #   $q^\top k = \sum_{i=1}^{d} q_i k_i$: multiply them entry by entry and add
-#   up, which gives one number. The $\top$ (*transpose*) turns the column $q$
+#   up, which gives one number. Vectors are columns here; the $\top$
+#   (*transpose*) turns the column $q$
 #   into a row, and a row times a column is that sum;
 # * the **length**, or **norm**, of a vector, $\lVert q\rVert$: the square root
 #   of the sum of its squared entries, so $\lVert q\rVert^2 = q^\top q$.
@@ -592,7 +593,7 @@ print(f"grid minimum of the leave-one-out loss: σ = {grid[best].item():.2f} "
 # and a key $k$ (from here on, $k$ is a key, no longer the kernel) is
 # $-\tfrac12 \lVert q - k\rVert^2$, which for numbers is the
 # $-\tfrac12 (q - k)^2$ of chapter 00. Expanding the square entry by entry,
-# as $(a - b)^2 = a^2 - 2ab + b^2$, gives
+# as $(a - b)^2 = a^2 - 2ab + b^2$, and adding up over the $d$ entries gives
 # $\lVert q - k\rVert^2 = \lVert q\rVert^2 - 2\, q^\top k + \lVert k\rVert^2$, so
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$

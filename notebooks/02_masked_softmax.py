@@ -475,7 +475,9 @@ fig = d2l.show_heatmaps(causal, xlabel="Keys", ylabel="Queries",
 # `a` and `b` are True, False everywhere else (`|`, "or", is True where
 # either is). Python's own `and` does not work on tensors: it needs one
 # True or False for the whole tensor, and a tensor of more than one value
-# refuses to be one (the cell below catches that error and prints it). Like
+# refuses to be one (the cell below catches that error and prints it). And
+# `&` binds more tightly than a comparison such as `<` or `<=`, so each
+# comparison goes in its own parentheses: `(a < b) & (c < d)`. Like
 # arithmetic, `&` broadcasts: the causal triangle, of shape (1, 5, 5), and a
 # padding mask of 3 valid keys, (1, 1, 5), give one (1, 5, 5) mask, which
 # `d2l.attention_mask` also builds when given both a length and

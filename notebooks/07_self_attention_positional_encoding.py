@@ -380,7 +380,7 @@ print("\n".join(table))
 # $p_i A = p_{i+\delta}$ turns each pair forward by $\omega\delta$ in this
 # chapter's sense. Put $A$ where $M_\delta$ belongs, multiplying a column,
 # and only the second difference is left: $A\, p_i = M_\delta^\top p_i = p_{i-\delta}$
-# turns each pair by $-\omega\delta$ in this chapter's sense, $\delta$
+# (a rotation's transpose is its inverse) turns each pair by $-\omega\delta$ in this chapter's sense, $\delta$
 # positions back. Both readings hold: they describe the same matrix used two
 # ways. That is why Exercise 7.1's check, given $A$, calls it a rotation by
 # $-\omega\delta$.

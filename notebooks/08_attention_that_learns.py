@@ -231,8 +231,8 @@ d2l.plt.show()
 #
 # A full Transformer decoder would also attend to its own earlier outputs
 # (causal self-attention); these tasks do not need it, and leaving it out
-# keeps a training step short: of the order of ten milliseconds on a laptop
-# CPU, more or less by machine (a cell in Experiment 2 prints what a step
+# keeps a training step short: of the order of ten milliseconds on a CPU,
+# more or less by machine (a cell in Experiment 2 prints what a step
 # takes on yours). Here is the model written out, with
 # `d2l.DotProductAttention` for the cross-attention:
 
@@ -343,8 +343,9 @@ model = view.model
 # exactly. Another CPU (another vector instruction set), another PyTorch
 # release or a GPU adds the same float32 numbers in another order; the last
 # bits of the first losses differ, and training amplifies them. With the
-# notebook's seed, on both machines and the settings measured, the attention
-# mass after 400 steps reads 0.74 to 0.76, the step that reaches 99% reads
+# notebook's seed, on both machines and the settings measured, the alignment
+# mass (the weight on the right source position, defined below the cell) after
+# 400 steps reads 0.74 to 0.76, the step that reaches 99% reads
 # 260 to 320 (260 only on the Intel machine), and the accuracy at step 400
 # reads 91% to 100%. The cell below prints your machine's values.
 

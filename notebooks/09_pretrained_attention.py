@@ -244,10 +244,11 @@ for job, scores in jobs.items():
 # left neighbour's value vector *in that head*: the head's own slice of the
 # values, 32 numbers of the 384. As in chapter 05, the output projection
 # $W_o$ mixes that slice with the other eleven heads' outputs into 384
-# numbers, which are added to the token's own vector (the residual
-# connection of chapter 08). Each token thus leaves layer 0 carrying a
-# projection of part of its left neighbour's values, which later layers can
-# use. The next-token head (layer 1, head 8) is fuzzier. The parking heads
+# numbers, which are added to the token's own vector and normalised (the
+# residual connection and layer normalisation of chapter 08); the
+# feed-forward block after it keeps a residual connection of its own. Each
+# token thus leaves layer 0 still carrying a projection of part of its left
+# neighbour's values, which later layers can use. The next-token head (layer 1, head 8) is fuzzier. The parking heads
 # send almost everything to `[CLS]`. A common
 # reading, from a study of the original BERT, whose heads park on `[SEP]`
 # instead (Clark et al., 2019): when a head has nothing to look for in a

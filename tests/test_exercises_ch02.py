@@ -36,11 +36,11 @@ def test_padded_queries_masking_keys_only_is_told_the_padded_queries_still_atten
     with pytest.raises(ExerciseError, match="the padded queries still attend") as info:
         ch02.check_padded_queries(lambda scores, valid_lens: d2l.masked_softmax(scores, valid_lens))
     # The first example's first row is right: the error shows its second, a padded query's, with its length.
-    assert "expected: shape (4, 5, 5), row [0, 1] (valid length 1): [0, 0, 0, 0, 0]" in str(info.value)
-    assert "received: shape (4, 5, 5), row [0, 1] (valid length 1): [1, 0, 0, 0, 0]" in str(info.value)
+    assert "expected: shape (4, 5, 5), example 0, query 1 (valid length 1): [0, 0, 0, 0, 0]" in str(info.value)
+    assert "received: shape (4, 5, 5), example 0, query 1 (valid length 1): [1, 0, 0, 0, 0]" in str(info.value)
 
 
-UNIFORM_ROWS = (r"(?s)received: .*row \[0, 1\] \(valid length 1\): \[0\.2, 0\.2, 0\.2, 0\.2, 0\.2\]"
+UNIFORM_ROWS = (r"(?s)received: .*example 0, query 1 \(valid length 1\): \[0\.2, 0\.2, 0\.2, 0\.2, 0\.2\]"
                 r".*a padded query's row is uniform")
 
 
@@ -129,7 +129,7 @@ def test_local_causal_mask_returning_a_list_is_told_to_return_a_tensor():
 def test_masked_mean_over_every_step_is_told_padding_counts():
     with pytest.raises(ExerciseError, match="padding included") as info:
         ch02.check_masked_mean(lambda values, valid_lens: values.mean(dim=1))
-    assert "expected: shape (4, 3), row [0] (valid length 2): [" in str(info.value)
+    assert "expected: shape (4, 3), example 0 (valid length 2): [" in str(info.value)
 
 
 def test_masked_mean_dividing_by_zero_is_told_about_the_empty_example():

@@ -152,6 +152,13 @@ def test_causal_attention_names_the_mistakes_of_a_prefix(prefix_mask, message):
         ch04.check_causal_attention(lambda q, k, v, prefix=1: causal_attention(q, k, v, prefix, prefix_mask))
 
 
+def test_causal_attention_names_the_differing_row_by_example_and_query():
+    # Unmasked attention differs first at example 0's query 0, which may see key 0 only.
+    with pytest.raises(ExerciseError, match=r"expected: example 0, query 0: \[") as info:
+        ch04.check_causal_attention(lambda q, k, v, prefix=1: torch.softmax(q @ k.transpose(1, 2) / 2, -1) @ v)
+    assert "row [" not in str(info.value)
+
+
 def test_causal_attention_without_a_prefix_argument_is_asked_for_one():
     with pytest.raises(ExerciseError, match=r"(?s)expected: a function that takes \(queries, keys, values, prefix=1\)"
                                             r".*add the argument prefix=1 after values"):

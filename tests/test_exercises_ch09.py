@@ -27,6 +27,12 @@ def test_sep_share_names_each_typical_mistake(wrong, message):
         ch09.check_sep_share(wrong)
 
 
+def test_sep_share_names_the_differing_row_by_its_layer():
+    # Averaged over every row: wrong in every head; the first differing row is layer 0's heads.
+    with pytest.raises(ExerciseError, match=r"expected: layer 0: \[.*\n  received: layer 0: \["):
+        ch09.check_sep_share(lambda a: a[..., :, -1].mean(dim=-1))
+
+
 # ---- Exercise 9.2 -------------------------------------------------------------
 
 @pytest.mark.parametrize("wrong, message", [

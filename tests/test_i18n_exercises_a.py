@@ -202,7 +202,7 @@ def test_an_empty_example_with_uniform_weights_is_named_in_portuguese(portuguese
         return (torch.softmax(torch.zeros(real.shape).masked_fill(~real, -1e6), -1)[:, None] @ values).squeeze(1)
 
     error = failure(ch02.check_masked_mean, filled)
-    assert error.expected == "formato (4, 3), linha [2] (comprimento válido 0): [0; 0; 0]"
+    assert error.expected == "formato (4, 3), exemplo 2 (comprimento válido 0): [0; 0; 0]"
     assert error.hints[0] == ("um exemplo de comprimento 0 recebe pesos uniformes, não zeros: a média dele conta "
                               "todos os passos de preenchimento, e ela deve ser um vetor zero")
 
@@ -214,8 +214,10 @@ def test_python_and_on_masks_is_explained_in_portuguese(portuguese):
 
     error = failure(ch02.check_local_causal_mask, with_and)
     assert error.expected == "um resultado de local_causal_mask(6, 3)"
-    assert error.hints[0] == ("`and`, `or` e `not` pedem a um tensor um único True ou False, e uma máscara tem "
-                              "muitos: combine duas máscaras com &, o \"e\" elemento a elemento")
+    assert error.hints[0] == ("pediu-se a um tensor um único True ou False, e uma máscara tem muitos: `and`, `or` e "
+                              "`not` pedem isso, e também uma cadeia como `a <= b & c > d`, que o Python lê como duas "
+                              "comparações ligadas por `and`, já que & tem precedência. Combine duas máscaras com &, o "
+                              "\"e\" elemento a elemento, cada comparação entre os seus próprios parênteses")
 
 
 def test_the_causal_prefix_names_its_call_and_its_mistakes_in_portuguese(portuguese):

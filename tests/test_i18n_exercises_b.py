@@ -145,7 +145,7 @@ def failure_in_english(name):
 def test_a_differing_row_is_named_in_portuguese(portuguese):
     error = failure("ch07.check_offset_rotation", lambda delta, omega: torch.tensor(
         [[math.cos(omega), math.sin(omega)], [-math.sin(omega), math.cos(omega)]]))  # δ left out
-    assert error.expected.startswith("formato (20, 2, 2), δ = 3, ω = 1, linha 0: [-0,99; ")
+    assert error.expected.startswith("δ = 3, ω = 1, linha 0: [-0,99; ")
     assert error.hints[0] == ("a sua matriz gira cada par por ω, qualquer que seja o deslocamento, então só δ = 1 "
                               "sai certo: o ângulo cresce com δ")
 
@@ -173,7 +173,7 @@ def test_a_python_error_is_explained_in_portuguese(portuguese):
                            "são somadas", "as linhas da tabela são posições: pegue tantas quantos passos X tem e "
                            "deixe o broadcasting espalhá-las pelo lote")
     error = failure("ch07.check_learned_embedding", _RowPerExample)
-    assert error.expected.startswith("formato (3, 7, 6), exemplo 0, posição 1: [")
+    assert error.expected.startswith("exemplo 0, posição 1: [")
     assert error.hints[0].startswith("o exemplo b recebeu a linha b da tabela em todas as posições")
     error = failure("ch07.check_equivariance", lambda layer, X, perm: torch.allclose(layer(X[perm]), layer(X)[perm]))
     assert error.hints[0].startswith("perm guarda posições de tokens, de 0 a 5, e você o usou no eixo 0 de X")

@@ -121,8 +121,10 @@ def _local_causal_mistakes(num_steps, window):
 
 # Python's `and` asks each mask for one True or False, and PyTorch refuses for a tensor of many values.
 _AMBIGUOUS = (RuntimeError, "Boolean value of Tensor with more than one value is ambiguous",
-              (N_("`and`, `or` and `not` ask a tensor for one True or False, and a mask holds many: combine two "
-                  "masks with &, the elementwise and"),
+              (N_("a tensor was asked for one True or False, and a mask holds many: `and`, `or` and `not` ask "
+                  "that, and so does a chain such as `a <= b & c > d`, which Python reads as two comparisons "
+                  "joined by `and`, since & binds first. Combine two masks with &, the elementwise and, each "
+                  "comparison in its own parentheses"),
                N_("& binds more tightly than a comparison, so put each comparison in parentheses before combining "
                   "them")))
 

@@ -296,6 +296,11 @@ def _prefix_allowed(n, prefix):
     return allowed
 
 
+def _example_query(index):
+    """An output row of (batch, queries, values) named as the learner's call sees it."""
+    return _("example {example}, query {query}").format(example=index[0], query=index[1])
+
+
 @check(CAUSAL)
 def check_causal_attention(causal_attention):
     """Exercise 4.5: the tril mask equals DotProductAttention with causal valid lengths; a prefix of p tokens
@@ -328,7 +333,8 @@ def check_causal_attention(causal_attention):
     mistakes.append((torch.softmax(scores, -1) @ values, _CAUSAL_HINTS["unmasked"]))
     mistakes.append((output(rows), _PREFIX_HINTS["rows"]))
     hint = hint_for(received, _CAUSAL_HINTS["general"], mistakes)
-    expect_close(received, expected, _("{exercise}, {call}").format(exercise=_(CAUSAL), call=plain_call), hint)
+    expect_close(received, expected, _("{exercise}, {call}").format(exercise=_(CAUSAL), call=plain_call), hint,
+                 name_row=_example_query)
 
     try:
         inspect.signature(causal_attention).bind(queries, keys, values, prefix=prefix)
@@ -347,7 +353,7 @@ def check_causal_attention(causal_attention):
              "too_long": output(_prefix_allowed(n, prefix + 1)), "too_short": output(_prefix_allowed(n, prefix - 1))}
     hint = hint_for(received, _PREFIX_HINTS["general"], [(wrong[name], _PREFIX_HINTS[name]) for name in wrong])
     expect_close(received, expected_with_prefix, _("{exercise}, {call}").format(exercise=_(CAUSAL), call=prefix_call),
-                 hint)
+                 hint, name_row=_example_query)
     passed(CAUSAL, _("Equal to DotProductAttention with causal_valid_lens, and with a prefix of {prefix} to "
                      "DotProductAttention with the valid lengths {lengths}: a prefix is one more set of valid "
                      "lengths, max(i + 1, p).").format(prefix=prefix,

@@ -66,7 +66,8 @@ def check_sep_share(sep_share):
         (_word_share(attention, 0) + _word_share(attention, -1),
          (_("only the [SEP] column: you added [CLS]'s"), _("[SEP] is the last key"))),
     ])
-    expect_close(received, expected, SEP_SINK, hint)
+    expect_close(received, expected, SEP_SINK, hint,
+                 name_row=lambda index: _("layer {layer}").format(layer=index[0]))
     cache = CachedMiniLM()
     sep = torch.stack([sep_share(cache.attention(text)) for text in cache.sentences]).mean(dim=0)
     cls = torch.stack([_word_share(cache.attention(text), 0) for text in cache.sentences]).mean(dim=0)

@@ -601,7 +601,7 @@ best = loo_losses.argmin()
 print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
       f"(perda {loo_losses[best].item():.3f}); o SGD encontrou σ = {net_loo.sigma.item():.2f}")
 
-# %% [markdown] en="a3e44e882189"
+# %% [markdown] en="d39fce208ff2"
 # ## Uma ponte para a atenção de produto escalar
 #
 # Até aqui, consultas e chaves eram números; nos próximos capítulos, elas são
@@ -609,8 +609,8 @@ print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
 #
 # * o **produto escalar** de dois vetores do mesmo tamanho,
 #   $q^\top k = \sum_{i=1}^{d} q_i k_i$: multiplicamos os dois entrada por
-#   entrada e somamos tudo, o que dá um único número. O $\top$ (*transposta*)
-#   transforma a coluna $q$ em uma linha, e uma linha vezes uma coluna é essa
+#   entrada e somamos tudo, o que dá um único número. Aqui os vetores
+#   são colunas; o $\top$ (*transposta*) transforma a coluna $q$ em uma linha, e uma linha vezes uma coluna é essa
 #   soma;
 # * o **comprimento**, ou **norma**, de um vetor, $\lVert q\rVert$: a raiz
 #   quadrada da soma dos quadrados das suas entradas, de modo que
@@ -621,7 +621,8 @@ print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
 # e uma chave $k$ (daqui em diante, $k$ é uma chave, não mais o kernel) é
 # $-\tfrac12 \lVert q - k\rVert^2$, que, para números, é o
 # $-\tfrac12 (q - k)^2$ do capítulo 00. Expandir o quadrado entrada por
-# entrada, como $(a - b)^2 = a^2 - 2ab + b^2$, dá
+# entrada, como $(a - b)^2 = a^2 - 2ab + b^2$, e somar
+# sobre as $d$ entradas dá
 # $\lVert q - k\rVert^2 = \lVert q\rVert^2 - 2\, q^\top k + \lVert k\rVert^2$, e então
 #
 # $$-\tfrac12 \lVert q - k\rVert^2 = q^\top k - \tfrac12 \lVert k\rVert^2 - \tfrac12 \lVert q\rVert^2 .$$

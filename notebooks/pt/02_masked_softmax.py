@@ -493,7 +493,7 @@ print("comprimentos válidos 1..n = máscara triangular inferior = SDPA com is_c
 fig = d2l.show_heatmaps(causal, xlabel="Chaves", ylabel="Consultas",
                         titles=["exemplo 0", "exemplo 1"], figsize=(5, 2.6))
 
-# %% [markdown] en="87aafd3d29e2"
+# %% [markdown] en="ebc1a4623c2e"
 # A consulta 0 tem uma única chave para onde olhar, então o seu peso é 1;
 # cada consulta seguinte distribui o seu peso por uma chave a mais. Os
 # capítulos seguintes usam o mascaramento causal tal como construído aqui:
@@ -507,7 +507,9 @@ fig = d2l.show_heatmaps(causal, xlabel="Chaves", ylabel="Consultas",
 # False em todo o resto (`|`, "ou", é True onde pelo menos um deles é). O
 # `and` do próprio Python não funciona com tensores: ele precisa de um único
 # True ou False para o tensor inteiro, e um tensor com mais de um valor se
-# recusa a virar um só (a célula abaixo captura esse erro e o imprime). Como
+# recusa a virar um só (a célula abaixo captura esse erro e o imprime). E
+# `&` tem precedência sobre comparações como `<` e `<=`, então cada
+# comparação vai entre os seus próprios parênteses: `(a < b) & (c < d)`. Como
 # na aritmética, `&` faz broadcasting: o triângulo causal, de formato
 # (1, 5, 5), e uma máscara de preenchimento com 3 chaves válidas, (1, 1, 5),
 # dão uma única máscara (1, 5, 5), a mesma que `d2l.attention_mask` constrói

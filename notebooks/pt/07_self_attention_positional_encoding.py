@@ -370,7 +370,7 @@ for delta in (1, 5, 20, -7):
                  f"{str(all(angles)):>10}")
 print("\n".join(table))
 
-# %% [markdown] en="23b134a9482a"
+# %% [markdown] en="3913e61b9ea1"
 # Todo par, todo deslocamento: um ajuste exato, ortogonal, determinante 1,
 # girado em $\omega\delta$. As incorporações de posição rotativas (RoPE, de
 # *rotary position embeddings*) se baseiam exatamente nisso, mas aplicam a
@@ -392,7 +392,7 @@ print("\n".join(table))
 # $p_i A = p_{i+\delta}$ gira cada par para a frente em $\omega\delta$ no
 # sentido deste capítulo. Ponha $A$ no lugar de $M_\delta$, multiplicando uma
 # coluna, e só resta a segunda diferença: $A\, p_i = M_\delta^\top p_i = p_{i-\delta}$
-# gira cada par em $-\omega\delta$ no sentido deste capítulo, $\delta$
+# (a transposta de uma rotação é a sua inversa) gira cada par em $-\omega\delta$ no sentido deste capítulo, $\delta$
 # posições para trás. As duas leituras valem: elas descrevem a mesma matriz
 # usada de dois modos. É por isso que a verificação do Exercício 7.1, quando
 # recebe $A$, a chama de rotação por $-\omega\delta$.

@@ -178,7 +178,7 @@ def draw_attention_kinds():
 draw_attention_kinds()
 d2l.plt.show()
 
-# %% [markdown] en="58a08a93d077"
+# %% [markdown] en="73c2ac2af2a5"
 # À esquerda, o token de origem destacado interroga todos os cinco tokens de
 # origem, inclusive ele mesmo; os mesmos cinco tokens fornecem as consultas,
 # as chaves e os valores. À direita, o passo 2 do decodificador, cuja entrada
@@ -247,7 +247,7 @@ d2l.plt.show()
 # Um decodificador Transformer completo também prestaria atenção às suas
 # próprias saídas anteriores (autoatenção causal); estas tarefas não precisam
 # disso, e deixá-la de fora mantém curto um passo de treinamento: da ordem de
-# dez milissegundos na CPU de um laptop, um pouco mais ou menos conforme a
+# dez milissegundos numa CPU, um pouco mais ou menos conforme a
 # máquina (uma célula do Experimento 2 imprime quanto dura um passo na sua).
 # Aqui está o modelo escrito por extenso, com
 # `d2l.DotProductAttention` para a atenção cruzada:
@@ -358,7 +358,7 @@ model = view.model
 # treinamento (os dados, o modelo não treinado, o valor uniforme) são os
 # mesmos em qualquer lugar.
 
-# %% [markdown] en="edd699e94989"
+# %% [markdown] en="d952bd359c33"
 # **Para ir mais fundo (você pode pular esta parte).** Por que os números do
 # treinamento mudam? Os pesos são sorteados por `torch.manual_seed`, os dados por um
 # `torch.Generator` com semente, e uma única thread de CPU soma em uma ordem
@@ -366,7 +366,8 @@ model = view.model
 # conjunto de instruções vetoriais), outra versão do PyTorch ou uma GPU soma
 # os mesmos números float32 em outra ordem; os últimos bits das primeiras
 # perdas diferem, e o treinamento amplifica essa diferença. Com a semente do
-# notebook, nas duas máquinas e nas configurações medidas, a massa de atenção
+# notebook, nas duas máquinas e nas configurações medidas, a massa de
+# alinhamento (o peso na posição certa da origem, definida abaixo da célula)
 # depois de 400 passos fica entre 0,74 e 0,76, o passo que atinge 99% fica
 # entre 260 e 320 (260 só na máquina Intel), e a acurácia no passo 400 fica
 # entre 91% e 100%. A célula abaixo imprime os valores da sua máquina.

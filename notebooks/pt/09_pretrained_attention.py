@@ -252,7 +252,7 @@ jobs = {
 for job, scores in jobs.items():
     print(f"{job:>15}: {top_heads(scores)}   (cabeça mediana {scores.median():.2f})")
 
-# %% [markdown] en="f5650e5b066f"
+# %% [markdown] en="7067fe7eba88"
 # A cabeça do token anterior não é uma aproximação: a camada 0, cabeça 2 põe
 # 1,00 da atenção de cada palavra, com duas casas decimais, no token anterior
 # (0,998 no mínimo). Então a saída dessa cabeça em cada token é, quase
@@ -260,9 +260,11 @@ for job, scores in jobs.items():
 # fatia dos valores que pertence à própria cabeça, 32 dos 384 números. Como no
 # capítulo 05, a projeção de saída $W_o$ mistura essa fatia com as saídas das
 # outras onze cabeças em 384 números, que são somados ao vetor do próprio
-# token (a conexão residual do capítulo 08). Assim, cada token sai da camada 0
-# levando uma projeção de parte dos valores do seu vizinho da esquerda, que as
-# camadas seguintes podem usar. A cabeça do próximo token (camada 1, cabeça 8) é mais difusa. As cabeças de
+# token e normalizados (a conexão residual e a normalização de camada do
+# capítulo 08); o bloco feed-forward que vem depois tem a sua própria conexão
+# residual. Assim, cada token sai da camada 0 ainda levando uma projeção de
+# parte dos valores do seu vizinho da esquerda, que as camadas seguintes
+# podem usar. A cabeça do próximo token (camada 1, cabeça 8) é mais difusa. As cabeças de
 # estacionamento mandam quase tudo para `[CLS]`. Uma leitura comum, vinda de
 # um estudo sobre o BERT original, cujas cabeças estacionam em `[SEP]` em vez
 # disso (Clark et al., 2019): quando uma cabeça não tem nada a procurar em uma
