@@ -845,7 +845,7 @@ def my_predictions():
 
 
 # %% tags=["check"]
-ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions())
+ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
 
 # %% [markdown] en="9fa0fb6ebdc8"
 # ## Leituras adicionais
