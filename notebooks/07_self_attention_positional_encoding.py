@@ -788,17 +788,21 @@ ch07.check_learned_embedding(LearnedPositionalEmbedding)
 # the layer gives the same as shuffling the layer's output, up to float
 # rounding, and `False` otherwise. `layer` is any function from (batch,
 # tokens, features) to the same shape. The check runs your test on the
-# seven layers below. Predict first: before you run the check, write yes
-# (equivariant) or no after each of them (double-click this cell to edit it).
+# seven layers below, in this order:
 #
-# * self-attention:
-# * self-attention after adding P:
-# * causal self-attention:
-# * a position-wise MLP, the same small network of two linear layers applied
-#   to each token on its own:
-# * the mean of the tokens, given to each token:
-# * a convolution over the tokens:
-# * an RNN:
+# 1. self-attention
+# 2. self-attention after adding P
+# 3. causal self-attention
+# 4. a position-wise MLP, the same small network of two linear layers applied
+#    to each token on its own
+# 5. the mean of the tokens, given to each token
+# 6. a convolution over the tokens
+# 7. an RNN
+#
+# Predict first: in `my_predictions()`, write the list `predictions = [...]`,
+# one `"yes"` (equivariant) or `"no"` per layer, in this order, before you
+# write the test. The check reads your predictions once your test is right,
+# and says which of them the test contradicts.
 
 # %% tags=["exercise"]
 def is_permutation_equivariant(layer, X, perm):
@@ -810,8 +814,16 @@ def is_permutation_equivariant(layer, X, perm):
     ### END SOLUTION
 
 
+def my_predictions():
+    """Your seven predictions, "yes" (equivariant) or "no", in the order of the list above."""
+    ### BEGIN SOLUTION
+    predictions = ["yes", "no", "no", "yes", "yes", "no", "no"]
+    ### END SOLUTION
+    return predictions
+
+
 # %% tags=["check"]
-ch07.check_equivariance(is_permutation_equivariant)
+ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
 
 # %% [markdown]
 # ## Further reading

@@ -234,6 +234,41 @@ def test_predictions_are_checked_only_once_the_test_is_right():
                                 predictions=[True] * 7)
 
 
+def test_predictions_from_a_function_are_read_once_the_test_is_right(capsys):
+    calls = []
+
+    def my_predictions():
+        calls.append(1)
+        return ["yes", "no", "no", "yes", "yes", "no", "no"]
+
+    with pytest.raises(ExerciseError, match="with the unshuffled output"):
+        ch07.check_equivariance(lambda layer, X, perm: torch.allclose(layer(X[:, perm]), layer(X), atol=1e-5),
+                                predictions=my_predictions)
+    assert calls == []
+    ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
+    assert calls == [1] and capsys.readouterr().out.strip().endswith("Your seven predictions were right too.")
+
+
+def test_a_stub_of_the_predictions_is_not_attempted():
+    def my_predictions():
+        raise NotImplementedError("Exercise 7.3 is not done yet")
+
+    with pytest.raises(ExerciseNotAttempted, match="Exercise 7.3 · not attempted yet: complete `my_predictions` above"):
+        ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
+
+
+def test_a_not_implemented_error_from_deeper_in_the_predictions_passes_through():
+    def helper():
+        raise NotImplementedError("a helper of the learner's")
+
+    def my_predictions():
+        return helper()
+
+    with pytest.raises(NotImplementedError, match="a helper of the learner's") as info:
+        ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
+    assert not isinstance(info.value, ExerciseNotAttempted)
+
+
 def test_an_error_the_check_does_not_know_keeps_its_traceback():
     def broken(layer, X, perm):
         return 1 / 0

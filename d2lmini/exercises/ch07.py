@@ -8,7 +8,7 @@ from torch import nn
 from ..attention import MultiHeadAttention
 from ..i18n import N_, _, number
 from ..positional import PositionalEncoding
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import ExerciseNotAttempted, _raised_by, check, expect, expect_close, passed
 from ._feedback import hint as hint  # an error asks the learner to run ch07.hint()
 from ._support import explained, hint_for, seeded
 
@@ -261,12 +261,30 @@ def _expect_predictions(predictions, layers):
               "does not")))
 
 
+def _written(predictions):
+    """The learner's predictions: the list itself, or what their function returns.
+
+    The chapter has the learner write the list in a function of the exercise
+    cell, so that its learner edition holds a stub there; that stub's
+    NotImplementedError says the exercise is not attempted, as the test's does.
+    """
+    if not callable(predictions):
+        return predictions
+    try:
+        return predictions()
+    except NotImplementedError as error:
+        if not _raised_by(predictions, error):
+            raise
+        raise ExerciseNotAttempted(EQUIVARIANCE, getattr(predictions, "__name__", _("the function"))) from None
+
+
 @check(EQUIVARIANCE)
 def check_equivariance(is_permutation_equivariant, predictions=None):
     """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations.
 
     ``predictions``, if given, are the learner's seven yes-or-no guesses in the
-    order of the exercise's list, checked once their test is right.
+    order of the exercise's list, checked once their test is right: a list, or
+    a function that returns it (called only then).
     """
     with seeded(730):
         X = torch.randn(2, 6, 8)  # (batch, tokens, features)
@@ -313,7 +331,7 @@ def check_equivariance(is_permutation_equivariant, predictions=None):
                    label=label, names=[_(n) for n, f in zip(names, expected) if f]),
                _("a wrong answer for {names}").format(names=wrong), hint)
     if predictions is not None:
-        _expect_predictions(predictions, layers)
+        _expect_predictions(_written(predictions), layers)
     verdict = _("Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention after adding P, "
                 "causal self-attention (its mask depends on the positions), the convolution and the RNN (they read "
                 "the tokens in order).")

@@ -651,23 +651,27 @@ questions.ask("06")
 # %% [markdown] en="2294243a4dc6"
 # ## Exercícios
 
-# %% [markdown] en="6fb0f710dd8b"
-# ### Exercício 6.1 · Os bytes da matriz de pontuações (★)
-# Escreva `score_bytes(batch_size, num_heads, num_tokens, dtype)`: quantos
-# bytes ocupa uma matriz de pontuações $S$ do caminho explícito (ela tem um
-# número por exemplo, cabeça, consulta e chave). Um `torch.dtype` sabe o seu
-# tamanho em bytes como `dtype.itemsize`.
+# %% [markdown] en="8ac342751780"
+# ### Exercício 6.1 · A sequência mais longa que cabe (★)
+# A tabela acima conta os bytes dos pesos para um dado comprimento. Inverta a
+# pergunta: escreva `max_tokens(batch_size, num_heads, dtype, budget_bytes)`,
+# o maior número de tokens cuja matriz de pontuações $S$ (um número por
+# exemplo, cabeça, consulta e chave) ainda cabe em `budget_bytes` bytes, como
+# um `int`. Um `torch.dtype` sabe o seu tamanho em bytes como
+# `dtype.itemsize`. Antes de executar a verificação, preveja: quantos tokens a
+# mais cabem no dobro da memória?
 
 # %% tags=["exercise"]
-def score_bytes(batch_size, num_heads, num_tokens, dtype):
-    """Bytes de um tensor (batch_size, num_heads, num_tokens, num_tokens) do tipo dtype."""
+def max_tokens(batch_size, num_heads, dtype, budget_bytes):
+    """O maior num_tokens cujo tensor (batch_size, num_heads, num_tokens, num_tokens) do tipo dtype cabe."""
     ### BEGIN SOLUTION
-    return batch_size * num_heads * num_tokens ** 2 * dtype.itemsize
+    numbers = budget_bytes // (batch_size * num_heads * dtype.itemsize)  # pontuações que cabem: no máximo n² delas
+    return math.isqrt(numbers)  # o maior n inteiro com n² ≤ numbers
     ### END SOLUTION
 
 
 # %% tags=["check"]
-ch06.check_score_bytes(score_bytes)
+ch06.check_max_tokens(max_tokens)
 
 # %% [markdown] en="851e075a38bf"
 # ### Exercício 6.2 · Uma máscara causal para decodificação com cache (★★)

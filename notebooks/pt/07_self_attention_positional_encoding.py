@@ -802,7 +802,7 @@ class LearnedPositionalEmbedding(nn.Module):
 # %% tags=["check"]
 ch07.check_learned_embedding(LearnedPositionalEmbedding)
 
-# %% [markdown] en="1c2ac5a8a9ad"
+# %% [markdown] en="e18f27140604"
 # ### Exercício 7.3 · Quais camadas ignoram a ordem? (★★)
 #
 # Escreva `is_permutation_equivariant(layer, X, perm)`, que devolve `True`
@@ -810,18 +810,21 @@ ch07.check_learned_embedding(LearnedPositionalEmbedding)
 # antes da camada dá o mesmo que embaralhar a saída da camada, a menos do
 # arredondamento de ponto flutuante, e `False` caso contrário. `layer` é
 # qualquer função de (lote, tokens, características) para a mesma forma. A
-# verificação aplica o seu teste às sete camadas abaixo. Preveja primeiro:
-# antes de executar a verificação, escreva sim (equivariante) ou não depois de
-# cada uma delas (dê um duplo clique nesta célula para editá-la).
+# verificação aplica o seu teste às sete camadas abaixo, nesta ordem:
 #
-# * autoatenção:
-# * autoatenção depois de somar P:
-# * autoatenção causal:
-# * um MLP aplicado posição a posição, a mesma pequena rede de duas camadas
-#   lineares aplicada a cada token isoladamente:
-# * a média dos tokens, entregue a cada token:
-# * uma convolução sobre os tokens:
-# * uma RNN:
+# 1. autoatenção
+# 2. autoatenção depois de somar P
+# 3. autoatenção causal
+# 4. um MLP aplicado posição a posição, a mesma pequena rede de duas camadas
+#    lineares aplicada a cada token isoladamente
+# 5. a média dos tokens, entregue a cada token
+# 6. uma convolução sobre os tokens
+# 7. uma RNN
+#
+# Preveja primeiro: em `my_predictions()`, escreva a lista
+# `predictions = [...]`, com um `"sim"` (equivariante) ou `"não"` por camada,
+# nesta ordem, antes de escrever o teste. A verificação lê as suas previsões
+# quando o seu teste estiver certo e diz quais delas o teste contradiz.
 
 # %% tags=["exercise"]
 def is_permutation_equivariant(layer, X, perm):
@@ -833,8 +836,16 @@ def is_permutation_equivariant(layer, X, perm):
     ### END SOLUTION
 
 
+def my_predictions():
+    """As suas sete previsões, "sim" (equivariante) ou "não", na ordem da lista acima."""
+    ### BEGIN SOLUTION
+    predictions = ["sim", "não", "não", "sim", "sim", "não", "não"]
+    ### END SOLUTION
+    return predictions
+
+
 # %% tags=["check"]
-ch07.check_equivariance(is_permutation_equivariant)
+ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
 
 # %% [markdown] en="9fa0fb6ebdc8"
 # ## Leituras adicionais

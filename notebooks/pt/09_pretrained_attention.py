@@ -743,7 +743,7 @@ from d2lmini.exercises import questions
 questions.ask("09")
 
 
-# %% [markdown] en="7b6b069a22e0"
+# %% [markdown] en="cb11edca6fc3"
 # ## Exercícios
 #
 # ### Exercício 9.1 · O sumidouro [SEP] (★)
@@ -751,14 +751,19 @@ questions.ask("09")
 # No BERT original, muitas cabeças estacionam a atenção que sobra em `[SEP]`,
 # o último token (Clark et al., 2019). Escreva `sep_share(attention)`: para
 # mapas (layers, heads, T, T), devolva (layers, heads), o peso de cada cabeça
-# na última chave, com a média tomada sobre todas as T consultas. A
-# verificação então compara as frações de `[SEP]` e de `[CLS]` deste modelo.
+# na última chave, com a média tomada só sobre os tokens de palavra, as linhas
+# $1$ a $T-2$, como em "Cabeças com uma função". As linhas de `[CLS]` e de
+# `[SEP]` ficam de fora: elas não são palavras, e o peso que `[SEP]` põe em si
+# mesmo nada diz sobre onde uma palavra estaciona a sua atenção. A verificação
+# então compara as frações de `[SEP]` e de `[CLS]` deste modelo, ambas sobre
+# os tokens de palavra.
 
 # %% tags=["exercise"]
 def sep_share(attention):
-    """(layers, heads): a média, sobre as consultas, do peso no último token, [SEP]."""
+    """(layers, heads): a média, sobre as linhas dos tokens de palavra, do peso no último token, [SEP]."""
     ### BEGIN SOLUTION
-    return attention[..., :, -1].mean(dim=-1)  # a coluna -1, com a média sobre as linhas
+    words = attention[..., 1:-1, :]  # as linhas dos tokens de palavra: [CLS] e [SEP] ficam de fora
+    return words[..., :, -1].mean(dim=-1)  # a coluna -1, com a média sobre essas linhas
     ### END SOLUTION
 
 
