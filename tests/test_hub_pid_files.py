@@ -232,7 +232,7 @@ def make_installed():
 
 
 @pytest.mark.usefixtures("make_installed")
-@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGHUP, signal.SIGKILL])
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGHUP, signal.SIGKILL], ids=lambda sent: sent.name)
 def test_a_command_under_make_notices_when_make_alone_is_told_to_stop_or_killed(tmp_path, sent):
     """ParentWatch under a real make, with a recipe that only watches (no hub): every stopping signal, quickly."""
     reason_file = tmp_path / "reason.txt"
@@ -277,18 +277,18 @@ MAKE_HUB = ["-o", "install-hub", "-o", "learner-repo", "hub"]
 
 
 @pytest.mark.usefixtures("make_installed", "hub_installed")
-@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGKILL], ids=lambda sent: sent.name)
 def test_make_hub_stops_the_hub_when_make_alone_gets_sigint_or_is_killed(tmp_path, content, sent):
     state, port = tmp_path / "hub", free_port()
     make = run_make(*MAKE_HUB, f"HUB_PORT={port}", f"HUB_STATE={state}", f"LEARNER_REPO={content}", cwd=REPO,
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={"ATTN_HUB_PASSWORD": PASSWORD})
     try:
         printed = ""
-        while not re.search(LINK, printed):
+        while "Press Ctrl+C" not in printed:  # the last line it prints once the hub runs
             line = make.stdout.readline()
             assert line, f"make hub ended: {printed}"
             printed += line
-        assert f"from another terminal: make hub-stop HUB_STATE={state}." in printed
+        assert re.search(LINK, printed) and f"from another terminal: make hub-stop HUB_STATE={state}." in printed
         (command,) = psutil.Process(make.pid).children()  # exec: the tool is make's own child
         everything = [command, *command.children(recursive=True)]
         assert len(everything) >= 3  # the hub, its proxy and its idle culler
