@@ -21,8 +21,8 @@ import requests
 
 from tools import learner_repo
 from tools.class_hub import REFUSED, Hub, HubRunning, class_size, running_hub
-from tools.hub_processes import running
 from tools.hub_client import Learner
+from tools.hub_processes import running
 from tools.local_servers import free_port, wait_until
 
 pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
@@ -230,7 +230,8 @@ def test_a_port_another_program_holds_is_refused_before_a_hub_starts(tmp_path, c
             Hub(tmp_path / "hub", port, PASSWORD)
         result = make_hub(content, tmp_path / "hub", port)
         out, _ = result.communicate(timeout=60)
-    assert result.returncode == REFUSED and f"error: port {port} is in use" in out and "JupyterHub is running" not in out
+    assert result.returncode == REFUSED, out
+    assert f"error: port {port} is in use" in out and "JupyterHub is running" not in out
 
 
 def test_the_proxy_culler_and_servers_end_by_themselves_when_the_hub_process_is_killed(tmp_path):
