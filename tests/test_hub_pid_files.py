@@ -20,7 +20,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import psutil
@@ -190,17 +189,16 @@ def test_hub_stop_and_a_new_hub_leave_processes_that_took_a_killed_hubs_pids_alo
         assert not (state / PROXY_PID_FILE).exists() and server_pids(state) == []
 
     planted = plant(state, tmp_path, bystanders, reused=True)
-    began = time.monotonic()
     hub = Hub(state, free_port(), PASSWORD).wait_ready()
     try:
-        assert running(psutil.Process(hub.process.pid))
-        learner = Learner(hub.url, "kim", PASSWORD).login().start()  # at once, not after a 120 s wait
+        learner = Learner(hub.url, "kim", PASSWORD).login().start()
         assert learner.api.get(f"{hub.url}/hub/api/users/kim", timeout=30).json()["servers"][""]["ready"]
-        assert time.monotonic() - began < 90
     finally:
         hub.stop()
     log = hub.log_path.read_text()
-    assert "Found proxy pid file" not in log and "appears to have stopped while the Hub was down" in log
+    assert "Found proxy pid file" not in log
+    # The old server found stopped at once, by its missing pid: not polled, waited for (120 s) and then stopped.
+    assert "appears to have stopped while the Hub was down" in log and "does not appear to be running" not in log
     assert [name for name, bystander in planted.items() if not bystander.untouched()] == []
 
 
