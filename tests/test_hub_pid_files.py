@@ -85,6 +85,7 @@ class Bystander:
     def end(self):
         self.popen.kill()
         self.popen.wait()
+        self.popen.stdout.close()
 
 
 @pytest.fixture
@@ -156,17 +157,16 @@ def plant(state, tmp_path, bystanders, reused):
     server = bystanders(["jupyterhub-singleuser"], state)
     with sqlite3.connect(state / DATABASE) as database:
         changed = database.execute("UPDATE spawners SET state = ? WHERE server_id IS NOT NULL",
-                                   (json.dumps({"pid": server.pid}),)).rowcount
+                                   (json.dumps({"pid": server.pid, "kept": "yes"}),)).rowcount
     assert changed == 1  # the learner's server, which the database still lists as running
     planted["server"] = server
     return planted
 
 
-def server_pids(state):
-    """The servers' pids the hub's database holds."""
+def server_states(state):
+    """The spawners' states the hub's database holds (only the learner's has one)."""
     with sqlite3.connect(state / DATABASE) as database:
-        states = [json.loads(text or "{}") for (text,) in database.execute("SELECT state FROM spawners")]
-    return [spawner["pid"] for spawner in states if "pid" in spawner]
+        return [json.loads(text) for (text,) in database.execute("SELECT state FROM spawners") if text]
 
 
 def test_hub_stop_and_a_new_hub_leave_processes_that_took_a_killed_hubs_pids_alone(tmp_path, bystanders):
@@ -186,7 +186,8 @@ def test_hub_stop_and_a_new_hub_leave_processes_that_took_a_killed_hubs_pids_alo
                               cwd=REPO, capture_output=True, text=True, timeout=120)
         assert stop.stdout.strip() == f"No hub started from {state} is running.", stop
         assert [name for name, bystander in planted.items() if not bystander.untouched()] == []
-        assert not (state / PROXY_PID_FILE).exists() and server_pids(state) == []
+        assert not (state / PROXY_PID_FILE).exists()
+        assert [spawner for spawner in server_states(state) if spawner] == [{"kept": "yes"}]  # the pid alone went
 
     planted = plant(state, tmp_path, bystanders, reused=True)
     hub = Hub(state, free_port(), PASSWORD).wait_ready()
@@ -202,7 +203,7 @@ def test_hub_stop_and_a_new_hub_leave_processes_that_took_a_killed_hubs_pids_alo
     assert [name for name, bystander in planted.items() if not bystander.untouched()] == []
 
 
-def test_forget_server_pids_keeps_the_rest_of_the_state_and_needs_no_database(tmp_path):
+def test_forget_server_pids_makes_no_database_where_there_is_none(tmp_path):
     assert forget_server_pids(tmp_path / DATABASE) == []
     assert not (tmp_path / DATABASE).exists()  # none made
 
