@@ -105,13 +105,16 @@ learner-repo: install
 # A JupyterHub on 127.0.0.1 for trying the class set-up (docs/hub.md): prints the
 # hub URL, the passwords and the nbgitpuller link that opens chapter 00.
 # It refuses to start while a hub started here still runs, or when the port is
-# taken; `make hub-stop` stops a hub left running (its terminal closed, say).
+# taken (exit status 2); `make hub-stop` stops a hub left running. HUB_STATE is
+# the folder of its database, logs and learners' homes. `exec` makes the tool
+# make's own child, so that it can tell when make is told to stop (docs/hub.md).
 HUB_PORT ?= 8000
+HUB_STATE ?= hub/state
 hub: install-hub learner-repo
-	$(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT)
+	exec $(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT) --state $(HUB_STATE)
 
 hub-stop:
-	$(PY) -m tools.class_hub --stop
+	$(PY) -m tools.class_hub --stop --state $(HUB_STATE)
 
 # Jupyter refuses to run as root unless told; containers often run as root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)

@@ -37,6 +37,8 @@ c.JupyterHub.hub_port = int(env["ATTN_HUB_API_PORT"])
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+# Where tools/class_hub.py looks for it (JupyterHub's default is this name in the working folder).
+c.ConfigurableHTTPProxy.pid_file = str(state / "jupyterhub-proxy.pid")
 
 c.ConfigurableHTTPProxy.command = [*with_hub, env["ATTN_HUB_PROXY"]]
 # How often the hub checks that its proxy runs, and starts it again if not (JupyterHub's default: 5 s).

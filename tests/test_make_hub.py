@@ -20,8 +20,9 @@ import pytest
 import requests
 
 from tools import learner_repo
-from tools.class_hub import Hub, HubRunning, _running, class_size, running_hub
+from tools.class_hub import REFUSED, Hub, HubRunning, class_size, running_hub
 from tools.hub_client import Learner
+from tools.hub_processes import running
 from tools.local_servers import free_port, wait_until
 
 pytestmark = pytest.mark.usefixtures("hub_installed")  # skips, or fails under CI, without the hub
@@ -127,7 +128,7 @@ def started_by(process):
 
 def still_running(processes, timeout=30):
     """Those of ``processes`` that have not ended ``timeout`` s from now, with their command lines."""
-    alive = [process for process in psutil.wait_procs(processes, timeout=timeout)[1] if _running(process)]
+    alive = [process for process in psutil.wait_procs(processes, timeout=timeout)[1] if running(process)]
     return [" ".join(process.cmdline()) for process in alive]
 
 
@@ -204,7 +205,7 @@ def test_a_second_make_hub_is_refused_with_how_to_stop_the_first_and_hub_stop_st
         for other_port in (port, free_port()):  # the same state folder, on its port or on another
             second = make_hub(content, state, other_port)
             out, _ = second.communicate(timeout=60)
-            assert second.returncode == 1, out
+            assert second.returncode == REFUSED, out
             assert "is still running" in out and "make hub-stop" in out and "JupyterHub is running" not in out, out
         Learner(f"http://127.0.0.1:{port}", "hal", PASSWORD).login()  # the first hub is untouched
         everything = started_by(first.pid)
@@ -229,7 +230,8 @@ def test_a_port_another_program_holds_is_refused_before_a_hub_starts(tmp_path, c
             Hub(tmp_path / "hub", port, PASSWORD)
         result = make_hub(content, tmp_path / "hub", port)
         out, _ = result.communicate(timeout=60)
-    assert result.returncode == 1 and f"error: port {port} is in use" in out and "JupyterHub is running" not in out
+    assert result.returncode == REFUSED, out
+    assert f"error: port {port} is in use" in out and "JupyterHub is running" not in out
 
 
 def test_the_proxy_culler_and_servers_end_by_themselves_when_the_hub_process_is_killed(tmp_path):

@@ -8,8 +8,11 @@ npm, a shared class password, local single-user servers with nbgitpuller,
 jupyterhub-idle-culler), waits until the hub answers and both passwords log in,
 then prints its URL, how to log in, and the nbgitpuller link that opens chapter
 00 of the content repository. Ctrl+C, SIGTERM or SIGKILL of this command stops
-the hub and every process it started (docs/hub.md, "When something breaks").
-A second start from the same state folder, or on a port in use, is refused.
+the hub and every process it started, and so does the end of the process that
+started it, or a signal to make when make runs it (docs/hub.md, "When something
+breaks"). A second start from the same state folder, or on a port in use, is
+refused with exit status 2. The hub and `--stop` signal only processes that
+their pid files show to be this hub's (tools/hub_processes.py).
 
 The passwords come from ATTN_HUB_PASSWORD (8 characters or more) and
 ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
@@ -23,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -30,6 +34,7 @@ import psutil
 import requests
 
 from tools.hub_child import die_with_parent
+from tools.hub_processes import ParentWatch, forget_server_pids, recorded_process, running
 from tools.learner_repo import BRANCH
 from tools.local_servers import free_port, wait_for_answer, wait_until
 
@@ -44,9 +49,14 @@ ADMIN = "instructor"
 # The user the start-up check logs in with the class password; it is deleted again at once.
 PASSWORD_CHECK_USER = "password-check"
 USER_PASSWORD_MIN, ADMIN_PASSWORD_MIN = 8, 32
-# This command's pid, beside JupyterHub's own jupyterhub.pid, in the state folder.
+# This command's pid, beside JupyterHub's own jupyterhub.pid and its proxy's, in the state folder.
 PID_FILE = "class_hub.pid"
 HUB_PID_FILE = "jupyterhub.pid"
+PROXY_PID_FILE = "jupyterhub-proxy.pid"
+DATABASE = "jupyterhub.sqlite"
+# The exit status of a start refused before any hub runs (a hub already running, the port taken, a bad
+# setting), as argparse's for a bad argument; 1 is a hub that failed once started. make's own is 2 for both.
+REFUSED = 2
 
 
 def class_size(cores, memory_bytes):
@@ -77,33 +87,55 @@ def port_in_use(port):
     return "another program"
 
 
-def _recorded(state, name, marker):
-    """The process whose pid is in ``state/name``, if it runs and its command line holds ``marker``."""
-    try:
-        process = psutil.Process(int((Path(state) / name).read_text().split()[0]))
-        if _running(process) and any(marker in part for part in process.cmdline()):
-            return process
-    except (OSError, ValueError, IndexError, psutil.Error):
-        pass
-    return None
+def recorded(state, name):
+    """The process whose pid is in ``state/name``, one of the hub's pid files, if it is still this hub's.
+
+    hub_processes.recorded_process decides, given what each file's process runs
+    and where: this command (`python -m tools.class_hub`, from this checkout),
+    JupyterHub with this checkout's config, and this checkout's proxy, both in
+    the state folder.
+    """
+    state = Path(state)
+    arguments, folder = {PID_FILE: (["-m", "tools.class_hub"], REPO),
+                         HUB_PID_FILE: (["-f", CONFIG], state),
+                         PROXY_PID_FILE: ([PROXY], state)}[name]
+    return recorded_process(state / name, arguments, folder)
 
 
 def running_hub(state):
     """The processes of a hub started from ``state`` that still run: this command's, then JupyterHub's."""
-    return [process for process in (_recorded(state, PID_FILE, "tools.class_hub"),
-                                    _recorded(state, HUB_PID_FILE, "jupyterhub")) if process]
+    return [process for process in (recorded(state, PID_FILE), recorded(state, HUB_PID_FILE)) if process]
+
+
+def forget_earlier_hub(state):
+    """Leave nothing of an earlier hub from ``state`` for a new one to signal; only while no hub runs from it.
+
+    The proxy and the learners' servers ended with that hub (tools/hub_child.py).
+    A proxy that runs all the same is ended here if its pid file shows it is this
+    hub's. Then the pid files go, and the servers' pids leave the database
+    (hub_processes.forget_server_pids): at its start, JupyterHub signals a
+    proxy whose pid file it finds, and a server whose pid its database holds,
+    whatever process has that pid by then. Returns the servers' pids dropped.
+    """
+    proxy = recorded(state, PROXY_PID_FILE)
+    if proxy:
+        end([proxy], 5)
+    for name in (PID_FILE, HUB_PID_FILE, PROXY_PID_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            (Path(state) / name).unlink()
+    return forget_server_pids(Path(state) / DATABASE)
 
 
 def end(processes, timeout):
     """SIGTERM to each process; SIGKILL to those still running ``timeout`` s later. Returns those killed."""
-    processes = [process for process in processes if _running(process)]
+    processes = [process for process in processes if running(process)]
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.terminate()
     # Not psutil.wait_procs: it waits out a zombie (ended, not yet reaped by its parent) as if it still ran.
     with contextlib.suppress(TimeoutError):  # what is still running then is killed below
-        wait_until(lambda: not any(_running(process) for process in processes), timeout, "the processes did not end")
-    alive = [process for process in processes if _running(process)]
+        wait_until(lambda: not any(running(process) for process in processes), timeout, "the processes did not end")
+    alive = [process for process in processes if running(process)]
     for process in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.kill()
@@ -115,17 +147,16 @@ def stop_running_hub(state, timeout=45):
 
     This command first (its clean-up stops the hub), then JupyterHub (its own
     clean-up stops the servers and the proxy), each with SIGKILL if it is still
-    running ``timeout`` s later; then whatever they had started that is left.
-    Returns the pids it found running.
+    running ``timeout`` s later; then whatever they had started that is left,
+    and what an earlier hub left behind (forget_earlier_hub). A pid file counts
+    only when its process is this hub's (recorded). Returns the pids it found running.
     """
     found = running_hub(state)
     started = {child.pid: child for process in found for child in _children(process)}
     for process in found:
         end([process], timeout)
     end(started.values(), 5)
-    for name in (PID_FILE, HUB_PID_FILE):
-        with contextlib.suppress(FileNotFoundError):
-            (Path(state) / name).unlink()
+    forget_earlier_hub(state)
     return [process.pid for process in found]
 
 
@@ -183,16 +214,18 @@ class Hub:
         _check_password("admin_password", self.admin_password, ADMIN_PASSWORD_MIN)
         self.state, self.port, self.max_servers = Path(state), port, max_servers
         self.url = f"http://127.0.0.1:{port}"
-        running = running_hub(self.state)
-        if running:
+        already = running_hub(self.state)
+        if already:
             raise HubRunning(f"a hub started from {self.state} is still running (pid "
-                             f"{', '.join(str(process.pid) for process in running)}): stop it with Ctrl+C in its "
-                             f"terminal, or `make hub-stop` (python -m tools.class_hub --stop --state {self.state})")
+                             f"{', '.join(str(process.pid) for process in already)}): stop it with Ctrl+C in the "
+                             f"terminal it runs in, or with `make hub-stop` (python -m tools.class_hub --stop "
+                             f"--state {self.state})")
         holder = port_in_use(port)
         if holder:
             raise HubRunning(f"port {port} is in use ({holder}): stop that program (`make hub-stop` stops a hub "
                              f"left running from {self.state}), or choose another port: make hub HUB_PORT=8010")
         self.state.mkdir(parents=True, exist_ok=True)
+        forget_earlier_hub(self.state)
         env = {**os.environ, "ATTN_HUB_STATE": str(self.state.resolve()), "ATTN_HUB_PORT": str(port),
                "ATTN_HUB_API_PORT": str(free_port()), "ATTN_HUB_PROXY_API_PORT": str(free_port()),
                "ATTN_HUB_PROXY": str(PROXY), "ATTN_HUB_PASSWORD": self.password,
@@ -261,14 +294,6 @@ class Hub:
             return []
 
 
-def _running(process):
-    """Whether ``process`` (a psutil.Process) still runs: not ended, not reused, not a zombie."""
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default=str(DEFAULT_CONTENT),
@@ -280,20 +305,21 @@ def main(argv=None):
                         help="learners' servers at once (default: the capacity table's figure for this machine)")
     parser.add_argument("--stop", action="store_true", help="stop the hub left running from --state, and exit")
     args = parser.parse_args(argv)
+    parent = ParentWatch()  # at once: make may be told to stop while the hub is still starting
     if args.stop:
         stopped = stop_running_hub(args.state)
         print(f"Stopped the hub started from {args.state} (pid {', '.join(map(str, stopped))})." if stopped
               else f"No hub started from {args.state} is running.")
         return
     if "://" not in args.repo and not (Path(args.repo) / ".git").exists():
-        sys.exit(f"error: --repo {args.repo}: expected a git repository or a URL; make one with `make learner-repo`")
+        _refuse(f"--repo {args.repo}: expected a git repository or a URL; make one with `make learner-repo`")
     repo = args.repo if "://" in args.repo else str(Path(args.repo).resolve())
     try:
         hub = Hub(args.state, args.port, os.environ.get("ATTN_HUB_PASSWORD"),
                   os.environ.get("ATTN_HUB_ADMIN_PASSWORD"), cull_timeout=args.cull_timeout,
                   max_servers=args.max_servers)
     except (ValueError, FileNotFoundError, HubRunning) as error:
-        sys.exit(f"error: {error}")
+        _refuse(error)
     pid_file = Path(args.state) / PID_FILE
     pid_file.write_text(f"{os.getpid()}\n")
     # SIGTERM ends this command through its clean-up below; SIGKILL reaches the hub through die_with_parent.
@@ -309,9 +335,18 @@ JupyterHub is running at {hub.url}/ (127.0.0.1 only; log: {hub.log_path})
   Up to {hub.max_servers} learners' servers at once; idle servers stop after {args.cull_timeout} s.
 The class link (clones or updates {repo}, branch {BRANCH}, then opens chapter 00):
   {nbgitpuller_link(hub.url, repo)}
-Press Ctrl+C to stop the hub and every learner's server.""", flush=True)
-        hub.process.wait()
-        failed = f"JupyterHub exited with {hub.process.returncode}; its log: {hub.log_path}. Start it again: make hub"
+Press Ctrl+C here to stop the hub and every learner's server; from another terminal: \
+{_stop_command(args.state)}.""", flush=True)
+        ended = None
+        while hub.process.poll() is None and not ended:
+            ended = parent.ended()
+            time.sleep(0.5)
+        if ended:
+            with contextlib.suppress(OSError):  # the terminal may be gone with the parent
+                print(f"Stopping the hub: {ended}.", flush=True)
+        else:
+            failed = (f"JupyterHub exited with {hub.process.returncode}; its log: {hub.log_path}. "
+                      "Start it again: make hub")
     except KeyboardInterrupt:
         pass
     except (RuntimeError, TimeoutError) as error:
@@ -322,6 +357,18 @@ Press Ctrl+C to stop the hub and every learner's server.""", flush=True)
             pid_file.unlink()
     if failed:
         sys.exit(f"error: {failed}")
+
+
+def _refuse(error):
+    print(f"error: {error}", file=sys.stderr)
+    sys.exit(REFUSED)
+
+
+def _stop_command(state):
+    """How to stop a hub started from ``state`` from any terminal."""
+    if Path(state).resolve() == DEFAULT_STATE:
+        return "make hub-stop"
+    return f"make hub-stop HUB_STATE={state}"
 
 
 if __name__ == "__main__":
