@@ -106,9 +106,10 @@ learner-repo: install
 # hub URL, the passwords and the nbgitpuller link that opens chapter 00.
 # It refuses to start while a hub started here still runs, or when the port is
 # taken; `make hub-stop` stops a hub left running (its terminal closed, say).
+# LTI=hub/lti.json: learners launch from the LMS instead of a password (docs/lms.md).
 HUB_PORT ?= 8000
 hub: install-hub learner-repo
-	$(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT)
+	$(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT) $(if $(LTI),--lti $(LTI))
 
 hub-stop:
 	$(PY) -m tools.class_hub --stop
