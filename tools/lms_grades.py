@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 import jwt
 import requests
 
-from tools.lti import SCORE_SCOPE, key_id, load_registration, read_launches, tool_key
+from tools.lti import KEY_FILE, SCORE_SCOPE, key_id, load_registration, read_launches, tool_key
 
 REPO = Path(__file__).resolve().parent.parent
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
@@ -143,17 +143,20 @@ def main(argv=None):
     parser.add_argument("--csv-format", choices=sorted(CSV_FORMATS), default="canvas")
     args = parser.parse_args(argv)
     try:
+        if not args.csv:
+            registration = load_registration(args.registration)
+            if not (args.state / KEY_FILE).exists():  # a new key would be one the LMS does not know
+                raise GradesError(f"--state {args.state}: no tool key ({KEY_FILE}) there; name the state folder "
+                                  "of the hub the learners launched")
         scores = nbgrader_scores(args.gradebook, args.assignment)
         launches = read_launches(args.state)
         if args.csv:
             rows = write_csv(args.csv, args.assignment, scores, launches, args.csv_format)
             print(f"Wrote {len(rows)} learners' scores to {args.csv} ({args.csv_format}'s gradebook import).")
-            return
-        registration = load_registration(args.registration)
-        send_scores(args.assignment, scores, launches, registration, tool_key(args.state))
+        else:
+            send_scores(args.assignment, scores, launches, registration, tool_key(args.state))
     except (GradesError, ValueError, requests.RequestException) as error:
         sys.exit(f"error: {error}")
-
 
 if __name__ == "__main__":
     main()
