@@ -16,9 +16,12 @@ import pytest
 from tools.class_hub import Hub
 from tools.lms_grades import score_body, scores_url, write_csv
 from tools.lti import (
+    CUSTOM_CLAIM,
     INSTRUCTOR_ROLE,
     ROLES_CLAIM,
+    TARGET_LINK_CLAIM,
     RegistrationError,
+    assignment_of,
     hub_user_name,
     is_instructor,
     load_registration,
@@ -41,7 +44,8 @@ def write(tmp_path, registration):
 
 
 def test_a_filled_in_registration_loads_with_the_default_course(tmp_path):
-    assert load_registration(write(tmp_path, GOOD)) == {**GOOD, "course": "attention"}
+    assert load_registration(write(tmp_path, GOOD)) == {**GOOD, "course": "attention",
+                                                         "token_audience": GOOD["token_url"]}
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -141,3 +145,14 @@ def test_the_grades_command_refuses_a_state_folder_without_the_tool_key(tmp_path
                             timeout=120)
     assert result.returncode == 1 and "no tool key" in result.stderr, result.stderr
     assert not (tmp_path / "empty" / "lti_tool_key.pem").exists()
+
+
+@pytest.mark.parametrize("claims, expected", [
+    ({CUSTOM_CLAIM: {"assignment": "quiz-1"}, TARGET_LINK_CLAIM: "https://hub/x/02_masked_softmax.ipynb"}, "quiz-1"),
+    ({TARGET_LINK_CLAIM: "https://hub/hub/user-redirect/git-pull?repo=r&urlpath=lab%2Ftree%2Frepo%2F"
+                         "07_positional_encoding.ipynb"}, "ch07"),
+    ({TARGET_LINK_CLAIM: "https://hub/hub/"}, None),
+    ({}, None),
+])
+def test_the_assignment_is_the_custom_parameter_else_the_chapter_the_link_opens(claims, expected):
+    assert assignment_of(claims) == expected

@@ -60,8 +60,8 @@ def access_token(registration, private_key, scope=SCORE_SCOPE, lifetime=300):
     """An AGS access token from the platform: OAuth2 client credentials with a signed JWT assertion."""
     now = int(time.time())
     assertion = jwt.encode({"iss": registration["client_id"], "sub": registration["client_id"],
-                            "aud": registration["token_url"], "iat": now, "exp": now + lifetime,
-                            "jti": uuid.uuid4().hex},
+                            "aud": registration.get("token_audience") or registration["token_url"],
+                            "iat": now, "exp": now + lifetime, "jti": uuid.uuid4().hex},
                            private_key, algorithm="RS256", headers={"kid": key_id(private_key.public_key())})
     response = requests.post(registration["token_url"], timeout=30, data={
         "grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE,

@@ -22,6 +22,7 @@ import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import unquote
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -45,6 +46,7 @@ DEPLOYMENT_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
 CUSTOM_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/custom"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 LIS_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/lis"
+TARGET_LINK_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
 RESOURCE_LINK_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/resource_link"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 
@@ -52,6 +54,8 @@ KEY_FILE = "lti_tool_key.pem"
 LAUNCHES_FILE = "lti_launches.json"
 # A user ID that is already a good hub user name is kept as it is (readable in nbgrader and the admin page);
 # any other becomes "lti-" and a hash of it. No kept name starts with "lti-", so the two never meet.
+# A chapter's file name in a link, e.g. the nbgitpuller link's urlpath=lab/tree/REPO/02_masked_softmax.ipynb.
+CHAPTER_IN_LINK = re.compile(r"/(\d\d)_[^/?&]*\.ipynb")
 PLAIN_USER_ID = re.compile(r"(?!lti-)[a-z0-9][a-z0-9_.-]{0,63}")
 
 
@@ -81,6 +85,11 @@ def load_registration(path):
             raise RegistrationError(f"LTI registration {path}: {field}: expected {meaning}, got {value!r}")
         elif field.endswith("_url") and not value.startswith(("https://", "http://")):
             raise RegistrationError(f"LTI registration {path}: {field}: expected an https:// URL, got {value!r}")
+    # Brightspace names a token audience of its own ("OAuth2 Audience"); other platforms take the token URL.
+    audience = registration.setdefault("token_audience", registration["token_url"])
+    if not isinstance(audience, str) or not audience:
+        raise RegistrationError(f"LTI registration {path}: token_audience: expected the audience of the token "
+                                f"request (Brightspace's OAuth2 Audience), got {audience!r}")
     course = registration.setdefault("course", DEFAULT_COURSE)
     if not isinstance(course, str) or not PLAIN_USER_ID.fullmatch(course):
         raise RegistrationError(f"LTI registration {path}: course: expected an nbgrader course ID (lower-case "
@@ -131,6 +140,16 @@ def is_instructor(id_token):
     return any(role == INSTRUCTOR_ROLE or role.startswith(INSTRUCTOR_ROLE + "#") for role in roles)
 
 
+def assignment_of(id_token):
+    """The nbgrader assignment a launch is for: the link's custom parameter ``assignment``, else the chapter
+    its target link opens (``…/02_masked_softmax.ipynb`` is ch02), else None."""
+    custom = id_token.get(CUSTOM_CLAIM) or {}
+    if custom.get("assignment"):
+        return str(custom["assignment"])
+    chapter = CHAPTER_IN_LINK.search(unquote(str(id_token.get(TARGET_LINK_CLAIM) or "")))
+    return f"ch{chapter.group(1)}" if chapter else None
+
+
 def launch_record(id_token):
     """What a launch tells the grades command: who, which assignment, and where its score goes."""
     custom = id_token.get(CUSTOM_CLAIM) or {}
@@ -138,7 +157,7 @@ def launch_record(id_token):
     lis = id_token.get(LIS_CLAIM) or {}
     return {
         "sub": id_token["sub"],
-        "assignment": custom.get("assignment"),
+        "assignment": assignment_of(id_token),
         "lineitem": ags.get("lineitem"),
         "ags_scope": ags.get("scope") or [],
         "resource_link": (id_token.get(RESOURCE_LINK_CLAIM) or {}).get("id"),
