@@ -13,7 +13,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from tools.class_hub import Hub
+from tools.class_hub import Hub, lti_banner
 from tools.lms_grades import score_body, scores_url, write_csv
 from tools.lti import (
     CUSTOM_CLAIM,
@@ -70,6 +70,7 @@ def test_the_template_is_refused_until_filled_in_and_a_missing_file_says_what_to
         load_registration(write(tmp_path, "issuer = 1"))
 
 
+@pytest.mark.usefixtures("hub_installed")  # the hub checks for its proxy first
 def test_the_hub_refuses_a_bad_registration_before_starting(tmp_path):
     with pytest.raises(RegistrationError, match="client_id"):
         Hub(tmp_path / "state", 8000, lti=write(tmp_path, {**GOOD, "client_id": ""}))
@@ -156,3 +157,13 @@ def test_the_grades_command_refuses_a_state_folder_without_the_tool_key(tmp_path
 ])
 def test_the_assignment_is_the_custom_parameter_else_the_chapter_the_link_opens(claims, expected):
     assert assignment_of(claims) == expected
+
+
+def test_the_lti_banner_gives_the_urls_the_lms_asks_for_and_no_password():
+    text = lti_banner("https://hub.example.edu", "https://github.com/org/attention-notebooks")
+    for url in ("https://hub.example.edu/hub/lti13/oauth_login", "https://hub.example.edu/hub/lti13/oauth_callback",
+                "https://hub.example.edu/hub/lti13/jwks",
+                "https://hub.example.edu/hub/user-redirect/git-pull?repo=https%3A%2F%2Fgithub.com%2Forg%2F"
+                "attention-notebooks&branch=learner&urlpath=lab%2Ftree%2Fattention-notebooks%2F00_start_here.ipynb"):
+        assert f" {url}\n" in text, url
+    assert "password" not in text.replace("No password", "")

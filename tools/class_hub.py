@@ -13,6 +13,11 @@ A second start from the same state folder, or on a port in use, is refused.
 
 The passwords come from ATTN_HUB_PASSWORD (8 characters or more) and
 ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
+
+    python -m tools.class_hub --lti hub/lti.json      (make hub LTI=hub/lti.json)
+
+starts it for launches from an LMS instead (LTI 1.3, docs/lms.md): no password
+logs in, and it prints the URLs the LMS's tool screen asks for.
 """
 
 import argparse
