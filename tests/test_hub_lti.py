@@ -243,3 +243,14 @@ def test_a_replayed_launch_is_refused_with_or_without_the_browser_cookies(lms):
     assert any("nonce was already used" in line for line in refused_log_lines(lms))
     assert requests.post(auth["redirect_uri"], data=form, timeout=60).status_code == 400
     assert any("OAuth state missing from cookies" in line for line in refused_log_lines(lms))
+
+
+def test_the_login_initiation_refuses_missing_arguments_and_keeps_the_landing_on_the_hub(lms):
+    hub, platform = lms["hub"], lms["platform"]
+    start = requests.get(f"{hub.url}/hub/lti13/oauth_login", params={"iss": platform.url, "login_hint": "x"},
+                         allow_redirects=False, timeout=30)
+    assert start.status_code == 400 and "target_link_uri" in start.text
+    assert requests.get(f"{hub.url}/hub/lti13/oauth_callback", timeout=30).status_code == 405
+    # A target link on another host lands on that path of the hub, never on the other host.
+    _, _, answered = launch(hub, platform, LEARNER, "https://elsewhere.invalid/hub/home")
+    assert answered.status_code == 302 and answered.headers["Location"] == "/hub/home"

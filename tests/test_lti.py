@@ -133,6 +133,7 @@ def test_the_csv_has_the_lms_import_columns_and_only_learners_who_launched(tmp_p
                                     "https://purl.imsglobal.org/spec/lti/claim/lis": {"person_sourcedid": "S-17"}})
     from tools.lti import read_launches
 
+    assert (tmp_path / "lti_launches.json").stat().st_mode & 0o777 == 0o600
     path = tmp_path / "grades.csv"
     write_csv(path, "ch02", {"ana": (2.0, 3.0), "never-came": (3.0, 3.0)}, read_launches(tmp_path), lms)
     assert list(csv.reader(path.open())) == [header, row]

@@ -180,7 +180,10 @@ def record_launch(state, user_name, id_token):
         user["assignments"][record["assignment"]] = record
     path = Path(state) / LAUNCHES_FILE
     partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(launches, indent=1, sort_keys=True), encoding="utf-8")
+    # Readable by the hub's user only: it holds learners' names and e-mails (for the CSV).
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(json.dumps(launches, indent=1, sort_keys=True))
     partial.replace(path)  # whole or not at all: a reader never sees half a file
     return record
 
