@@ -172,7 +172,8 @@ No password logs in: learners and instructors launch from the LMS. For the LMS's
   Login initiation (OIDC login) URL: {hub_url}/hub/lti13/oauth_login
   Redirect (launch) URL:             {hub_url}/hub/lti13/oauth_callback
   Public key set (JWKS) URL:         {hub_url}{LTI_KEY_SET_PATH}
-  Target link URI of an assignment, here chapter 00 (custom parameter assignment=ch00 for grades):
+  Target link URI of an assignment, here chapter 00 (its nbgrader assignment: ch00, unless the link's
+  custom parameter assignment=… names another):
   {nbgitpuller_link(hub_url, repo)}
 Press Ctrl+C to stop the hub and every learner's server."""
 
