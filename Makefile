@@ -108,10 +108,11 @@ learner-repo: install
 # taken (exit status 2); `make hub-stop` stops a hub left running. HUB_STATE is
 # the folder of its database, logs and learners' homes. `exec` makes the tool
 # make's own child, so that it can tell when make is told to stop (docs/hub.md).
+# LTI=hub/lti.json: learners launch from the LMS instead of a password (docs/lms.md).
 HUB_PORT ?= 8000
 HUB_STATE ?= hub/state
 hub: install-hub learner-repo
-	exec $(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT) --state $(HUB_STATE)
+	exec $(PY) -m tools.class_hub --repo $(LEARNER_REPO) --port $(HUB_PORT) --state $(HUB_STATE) $(if $(LTI),--lti $(LTI))
 
 hub-stop:
 	$(PY) -m tools.class_hub --stop --state $(HUB_STATE)

@@ -4,7 +4,8 @@
 #
 # - Learners log in with any name and the shared class password; the instructor
 #   logs in as an admin with a longer one (SharedPasswordAuthenticator: no
-#   system users).
+#   system users). With ATTN_HUB_LTI (a registration file, docs/lms.md) they
+#   launch from the LMS instead (hub/lti_launch.py), and no password logs in.
 # - Each learner's server is a local process with its own home folder under
 #   the hub's state folder (SimpleLocalProcessSpawner). It gives no isolation
 #   between learners: for a real class, The Littlest JupyterHub or Zero to
@@ -45,10 +46,31 @@ c.ConfigurableHTTPProxy.command = [*with_hub, env["ATTN_HUB_PROXY"]]
 c.ConfigurableHTTPProxy.check_running_interval = int(env.get("ATTN_HUB_PROXY_CHECK", "5"))
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{env['ATTN_HUB_PROXY_API_PORT']}"
 
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = env["ATTN_HUB_PASSWORD"]
-c.SharedPasswordAuthenticator.admin_password = env["ATTN_HUB_ADMIN_PASSWORD"]
-c.Authenticator.admin_users = {env["ATTN_HUB_ADMIN"]}
+if env.get("ATTN_HUB_LTI"):
+    # Launch from the LMS (LTI 1.3, docs/lms.md): the registration file names the platform; the LMS's
+    # launch decides who is who, and its instructor role who is an admin. No password logs in.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools.lti, for hub/lti_launch.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tools.lti import load_registration, tool_key
+
+    registration = load_registration(env["ATTN_HUB_LTI"])
+    tool_key(state)  # the tool's key pair, made at the first start in the state folder
+    c.JupyterHub.authenticator_class = "lti_launch.ClassLTIAuthenticator"
+    c.ClassLTIAuthenticator.issuer = registration["issuer"]
+    c.ClassLTIAuthenticator.client_id = {registration["client_id"]}
+    c.ClassLTIAuthenticator.deployment_ids = set(registration["deployment_ids"])
+    c.ClassLTIAuthenticator.authorize_url = registration["authorization_url"]
+    c.ClassLTIAuthenticator.jwks_endpoint = registration["key_set_url"]
+    c.ClassLTIAuthenticator.username_key = "sub"  # the LMS's stable user ID, never an editable name
+    c.ClassLTIAuthenticator.state_dir = str(state)
+    c.ClassLTIAuthenticator.course = registration["course"]
+    c.ClassLTIAuthenticator.uri_scheme = env.get("ATTN_HUB_LTI_SCHEME", "auto")
+    c.Authenticator.manage_groups = True  # the launch's role sets the nbgrader group at every launch
+else:
+    c.JupyterHub.authenticator_class = "shared-password"
+    c.SharedPasswordAuthenticator.user_password = env["ATTN_HUB_PASSWORD"]
+    c.SharedPasswordAuthenticator.admin_password = env["ATTN_HUB_ADMIN_PASSWORD"]
+    c.Authenticator.admin_users = {env["ATTN_HUB_ADMIN"]}
 c.Authenticator.allow_all = True
 
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops the learners' servers (JupyterHub's default)

@@ -16,8 +16,9 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "tests" / "README.md",
         REPO / "benchmarks" / "README.md"]
 CHAPTERS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.py"))
-# What a build or a hub creates and git ignores: named in the docs, absent from a fresh clone.
-GENERATED = ("hub/state",)
+# What a build or a hub creates, or an administrator fills in, and git ignores: named in the docs, absent
+# from a fresh clone.
+GENERATED = ("hub/state", "hub/lti.json")
 # A path with a placeholder in it names a file to write, not one that exists.
 PLACEHOLDER = re.compile(r"NN|…|\.\.\.|[<>{}$]|/x\.py$")
 NUMBER_WORDS = {word: number for number, word in enumerate(

@@ -16,6 +16,11 @@ their pid files show to be this hub's (tools/hub_processes.py).
 
 The passwords come from ATTN_HUB_PASSWORD (8 characters or more) and
 ATTN_HUB_ADMIN_PASSWORD (32 or more); unset, new ones are made and printed.
+
+    python -m tools.class_hub --lti hub/lti.json      (make hub LTI=hub/lti.json)
+
+starts it for launches from an LMS instead (LTI 1.3, docs/lms.md): no password
+logs in, and it prints the URLs the LMS's tool screen asks for.
 """
 
 import argparse
@@ -178,6 +183,32 @@ def nbgitpuller_link(hub_url, repo, path=FIRST_CHAPTER, branch=BRANCH, app="lab"
     return f"{hub_url.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 
+LTI_KEY_SET_PATH = "/hub/lti13/jwks"
+
+
+def lti_registration(path):
+    """The checked LTI registration in ``path`` (docs/lms.md), or None without one: the shared password then."""
+    if path is None:
+        return None
+    from tools.lti import load_registration  # here: PyJWT and cryptography load for an LTI hub only
+
+    return load_registration(path)
+
+
+def lti_banner(hub_url, repo):
+    """What `make hub LTI=…` prints: the URLs the LMS's tool screen asks for, and a chapter's launch link."""
+    return f"""
+JupyterHub is running at {hub_url}/ (127.0.0.1 only), for launches from the LMS (LTI 1.3, docs/lms.md).
+No password logs in: learners and instructors launch from the LMS. For the LMS's tool screen:
+  Login initiation (OIDC login) URL: {hub_url}/hub/lti13/oauth_login
+  Redirect (launch) URL:             {hub_url}/hub/lti13/oauth_callback
+  Public key set (JWKS) URL:         {hub_url}{LTI_KEY_SET_PATH}
+  Target link URI of an assignment, here chapter 00 (its nbgrader assignment: ch00, unless the link's
+  custom parameter assignment=… names another):
+  {nbgitpuller_link(hub_url, repo)}
+Press Ctrl+C to stop the hub and every learner's server."""
+
+
 def _check_password(name, value, minimum):
     if not isinstance(value, str) or len(value) < minimum:
         shown = "missing" if not value else f"{len(value)} characters"
@@ -198,7 +229,7 @@ class Hub:
     """
 
     def __init__(self, state, port=8000, password=None, admin_password=None, cull_timeout=3600, cull_every=60,
-                 log=None, max_servers=None, proxy_check=5):
+                 log=None, max_servers=None, proxy_check=5, lti=None):
         if not PROXY.exists():
             raise FileNotFoundError(f"configurable-http-proxy is not installed at {PROXY}: run `make install-hub`")
         if not isinstance(port, int) or not 0 < port < 65536:
@@ -213,6 +244,7 @@ class Hub:
         _check_password("password", self.password, USER_PASSWORD_MIN)
         _check_password("admin_password", self.admin_password, ADMIN_PASSWORD_MIN)
         self.state, self.port, self.max_servers = Path(state), port, max_servers
+        self.lti = lti_registration(lti)
         self.url = f"http://127.0.0.1:{port}"
         already = running_hub(self.state)
         if already:
@@ -231,7 +263,8 @@ class Hub:
                "ATTN_HUB_PROXY": str(PROXY), "ATTN_HUB_PASSWORD": self.password,
                "ATTN_HUB_ADMIN_PASSWORD": self.admin_password, "ATTN_HUB_ADMIN": ADMIN,
                "ATTN_HUB_CULL_TIMEOUT": str(cull_timeout), "ATTN_HUB_CULL_EVERY": str(cull_every),
-               "ATTN_HUB_MAX_SERVERS": str(max_servers), "ATTN_HUB_PROXY_CHECK": str(proxy_check)}
+               "ATTN_HUB_MAX_SERVERS": str(max_servers), "ATTN_HUB_PROXY_CHECK": str(proxy_check),
+               "ATTN_HUB_LTI": str(Path(lti).resolve()) if lti else ""}
         command = [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(CONFIG)]
         self.log_path = Path(log) if log else self.state / "jupyterhub.log"
         self._log = open(self.log_path, "ab")
@@ -252,8 +285,20 @@ class Hub:
 
         wait_for_answer(self.process, answered, timeout, f"JupyterHub at {self.url}", self.log_path)
         self._started = self._descendants()
-        self._check_passwords()
+        if self.lti:
+            self._check_key_set()
+        else:
+            self._check_passwords()
         return self
+
+    def _check_key_set(self):
+        """With an LTI registration no password logs in: check that the tool's key set is served instead."""
+        from tools.hub_client import HubError
+
+        response = requests.get(f"{self.url}{LTI_KEY_SET_PATH}", timeout=30)
+        if not response.ok or not response.json().get("keys"):
+            raise HubError(f"the tool's key set at {self.url}{LTI_KEY_SET_PATH}: HTTP {response.status_code}: "
+                           f"{response.text[:300]}")
 
     def _check_passwords(self):
         """Log in as the instructor, and as a learner (a user deleted again at once); HubError if either fails."""
@@ -304,6 +349,8 @@ def main(argv=None):
     parser.add_argument("--max-servers", type=int, default=None,
                         help="learners' servers at once (default: the capacity table's figure for this machine)")
     parser.add_argument("--stop", action="store_true", help="stop the hub left running from --state, and exit")
+    parser.add_argument("--lti", type=Path, default=None,
+                        help="an LTI 1.3 registration (docs/lms.md): learners launch from the LMS, no password")
     args = parser.parse_args(argv)
     parent = ParentWatch()  # at once: make may be told to stop while the hub is still starting
     if args.stop:
@@ -317,7 +364,7 @@ def main(argv=None):
     try:
         hub = Hub(args.state, args.port, os.environ.get("ATTN_HUB_PASSWORD"),
                   os.environ.get("ATTN_HUB_ADMIN_PASSWORD"), cull_timeout=args.cull_timeout,
-                  max_servers=args.max_servers)
+                  max_servers=args.max_servers, lti=args.lti)
     except (ValueError, FileNotFoundError, HubRunning) as error:
         _refuse(error)
     pid_file = Path(args.state) / PID_FILE
@@ -327,7 +374,7 @@ def main(argv=None):
     failed = None
     try:
         hub.wait_ready()
-        print(f"""
+        print(lti_banner(hub.url, repo) if hub.lti else f"""
 JupyterHub is running at {hub.url}/ (127.0.0.1 only; log: {hub.log_path})
   Learners: any user name, password {hub.password}
   Instructor (admin): user name {ADMIN}, password {hub.admin_password}
