@@ -25,7 +25,7 @@
 #
 # **Neste notebook você vai**
 # 1. escrever $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$ com `torch.bmm`;
-# 2. conferir o resultado com `d2lmini.DotProductAttention` e com a
+# 2. verificar o resultado com `d2lmini.DotProductAttention` e com a
 #    `scaled_dot_product_attention` do PyTorch, com e sem máscaras;
 # 3. medir a variância de $q^\top k$ à medida que $d$ cresce, com e sem a
 #    escala, e ver o que um softmax sem escala faz com os pesos e com os
@@ -105,7 +105,7 @@ print("pesos do exemplo 0 (2 chaves válidas):")
 print(d2l.numpy(weights[0]).round(3))
 
 # %% [markdown] en="d585cb459942"
-# ## Conferindo com o `d2lmini` e o PyTorch
+# ## Verificando com o `d2lmini` e o PyTorch
 #
 # `d2l.DotProductAttention` calcula a mesma coisa, com dropout nos pesos
 # durante o treinamento. O PyTorch oferece a operação como
@@ -174,7 +174,7 @@ print("modo de avaliação, duas chamadas iguais:", torch.equal(noisy(queries, k
 # $$\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,
 # \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
 #
-# Vamos conferir isso com 2.000 pares aleatórios por dimensão. São medições,
+# Vamos verificar isso com 2.000 pares aleatórios por dimensão. São medições,
 # e não código de modelo, então elas rodam na CPU em float64 (os números são
 # sorteados em float32, que é mais rápido), o que faz os dígitos impressos
 # serem os mesmos em qualquer máquina.
@@ -604,7 +604,7 @@ explorer
 #   dele.
 
 # %% [markdown] en="1fca5377c443"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que as pontuações são divididas por √d, e não por d?**
 

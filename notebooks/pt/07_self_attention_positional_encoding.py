@@ -682,7 +682,7 @@ explorer
 #   convolução, de $O(n/k)$ camadas para conectar posições distantes.
 
 # %% [markdown] en="8d708782a9e1"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Sem posições, a autoatenção dá a 'cachorro' a mesma saída em 'o cachorro
 # perseguiu o gato' e em 'o gato perseguiu o cachorro'. Por quê?**

