@@ -84,7 +84,7 @@ TRANSLATED = {
         "and the held-out accuracy and alignment over the run; with JavaScript it becomes live: pick a recorded "
         "run, then step through it or play it.":
             "A atenção de uma execução de treino gravada ({run}, passo de treino {step}): a atenção cruzada de "
-            "um exemplo, e a acurácia no conjunto separado e o alinhamento ao longo da execução; com JavaScript, "
+            "um exemplo, e a acurácia no conjunto reservado e o alinhamento ao longo da execução; com JavaScript, "
             "ela se torna interativa: escolha uma execução gravada e avance passo a passo ou reproduza-a.",
         "A figure (its chapter's notebook has no alt text for it).":
             "Uma figura (o notebook do capítulo não tem texto alternativo para ela).",

@@ -97,9 +97,9 @@ device = d2l.try_gpu()
 # $d_h$, onde elas podem ser somadas; $\tanh$, aplicada a cada entrada,
 # comprime-a no intervalo $(-1, 1)$ e torna a pontuação não linear; $w_v$
 # transforma as $d_h$ características ocultas em um único número. Os três são
-# aprendidos. O tamanho oculto $d_h$ (`num_hiddens` no código) é uma
-# configuração livre, escolhida quando a camada é construída: nada o amarra
-# a $d_q$ ou a $d_k$, e as duas projeções o compartilham.
+# aprendidos. A dimensão oculta $d_h$ (`num_hiddens` no código) é uma
+# configuração livre, escolhida quando a camada é construída: nada a amarra
+# a $d_q$ ou a $d_k$, e as duas projeções a compartilham.
 #
 # Para um único par, a fórmula cabe em três linhas de `torch`. Aqui a
 # consulta tem 5 características, a chave 3, e a camada oculta 8 unidades.
@@ -494,7 +494,7 @@ explorer
 #   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$. Consultas e chaves podem ter
 #   tamanhos diferentes $d_q$ e $d_k$; uma matriz aprendida entre elas
 #   também lida com tamanhos diferentes, só com produtos de matrizes
-#   (Exercício 3.1). O tamanho oculto $d_h$ é uma configuração livre que as
+#   (Exercício 3.1). A dimensão oculta $d_h$ é uma configuração livre que as
 #   duas projeções compartilham.
 # * Projetar primeiro e fazer o broadcasting de
 #   $(B, n_q, 1, d_h) + (B, 1, n_k, d_h)$ pontua todos os pares de uma vez;

@@ -484,7 +484,7 @@ d2l.plt.show()
 # | recorrente (RNN) | $O(nd^2)$ | $O(n)$ | $O(n)$ |
 # | autoatenção | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
 #
-# **A computação, contada.** As multiplicações-adições de uma passagem para a
+# **A computação, contada.** As multiplicações-somas de uma passagem para a
 # frente (*forward*) decorrem das formas: uma convolução com $d$ canais de
 # entrada e de saída (as características de cada posição) faz $knd^2$, uma RNN
 # faz $2nd^2$ (a entrada e o estado oculto, cada um passando por uma matriz
@@ -500,7 +500,7 @@ d, k = 64, 3
 multiply_adds = {"convolução": lambda n: k * n * d * d, "RNN": lambda n: 2 * n * d * d,
                  "autoatenção": lambda n: 4 * n * d * d + 2 * n * n * d}
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
-         + f"   (milhões de multiplicações-adições, d = {d}, k = {k})"]
+         + f"   (milhões de multiplicações-somas, d = {d}, k = {k})"]
 for n in (16, 64, 128, 256, 1024, 4096):
     table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
 print("\n".join(table))

@@ -467,7 +467,7 @@ d2l.plt.show()
 #
 # **O modelo e a sua licença.** O all-MiniLM-L6-v2 foi treinado pelo projeto
 # sentence-transformers (Reimers & Gurevych) e é distribuído sob a licença
-# Apache-2.0. É um BERT de 6 camadas (tamanho oculto 384, 12 cabeças de 32
+# Apache-2.0. É um BERT de 6 camadas (dimensão oculta 384, 12 cabeças de 32
 # características) que parte do MiniLM (Wang et al., 2020), um modelo pequeno
 # **destilado** de um maior: treinado para reproduzir os mapas de atenção da
 # última camada do modelo maior (e o modo como os vetores de valor dele se
@@ -548,7 +548,7 @@ print("camadas:", len({name.split(".")[2] for name in weights if name.startswith
 torch.manual_seed(0)
 config = pretrained.BertConfig()  # os tamanhos do all-MiniLM-L6-v2
 layer = pretrained.EncoderLayer(config).eval()  # pesos aleatórios, sorteados a partir da semente
-X = torch.randn(1, 6, config.hidden_size)  # (batch, tokens, hidden)
+X = torch.randn(1, 6, config.hidden_size)  # (lote, tokens, hidden)
 
 
 def layer_norm(x, norm):
