@@ -795,7 +795,7 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, X):
         ### BEGIN SOLUTION
         steps = X.shape[1]
-        return X + self.table[:steps]  # (steps, num_hiddens) transmitido (broadcast) sobre o lote
+        return X + self.table[:steps]  # (passos, num_hiddens) transmitido (broadcast) sobre o lote
         ### END SOLUTION
 
 

@@ -400,8 +400,8 @@ print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {hi
 click = history.steps_to(0.5)  # a primeira avaliação com 50% de acurácia ou mais
 steps = [0, click - 40, click, history.steps[-1]]
 example = history.examples[[0] * len(steps)]  # o exemplo fixo, uma vez por painel
-snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (panels, T, S)
-outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (panels, T)
+snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (painéis, T, S)
+outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (painéis, T)
 own_mass = [seq2seq.alignment_mass(snapshots[[i]], example[0].alignment) for i in range(len(steps))]
 titles = [f"passo {s}:\neste exemplo {m:.2f}" for s, m in zip(steps, own_mass)]  # em duas linhas: em uma só, os títulos vizinhos se sobrepõem
 seq2seq.show_attention(snapshots, example, outputs, titles=titles)

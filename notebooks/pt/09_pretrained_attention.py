@@ -122,14 +122,14 @@ for sentence in model.sentences:
 # O modelo tem 6 camadas, cada uma com uma atenção multi-cabeça de 12 cabeças,
 # como no capítulo 05: 72 cabeças, cada uma com o seu mapa.
 # `model.attention(sentence)` devolve esses mapas como um tensor
-# (layers, heads, T, T): no mapa de cada cabeça, a linha $i$ diz como o token
+# (camadas, cabeças, T, T): no mapa de cada cabeça, a linha $i$ diz como o token
 # $i$ (a consulta) distribui a sua atenção pelos $T$ tokens (as chaves). Cada
 # linha soma 1.
 
 # %%
 tired = model.sentences[0]
 tokens = model.tokenize(tired)
-maps = model.attention(tired)  # (layers, heads, T, T)
+maps = model.attention(tired)  # (camadas, cabeças, T, T)
 print(tired)
 print("atenção:", tuple(maps.shape), " T =", len(tokens))
 print("cada linha soma 1:", bool(torch.allclose(maps.sum(dim=-1), torch.ones(()), atol=1e-2)))
@@ -232,14 +232,14 @@ all_maps = [model.attention(sentence) for sentence in model.sentences]
 
 
 def offset_score(maps, offset):
-    """(layers, heads): o peso médio que cada token de palavra dá ao token a `offset` posições de distância."""
+    """(camadas, cabeças): o peso médio que cada token de palavra dá ao token a `offset` posições de distância."""
     T = maps.shape[-1]
     words = torch.arange(1, T - 1)
     return maps[..., words, words + offset].mean(dim=-1)
 
 
 def top_heads(scores, k=3):
-    """Os k melhores pares (layer, head) de uma pontuação (layers, heads), com as suas pontuações."""
+    """Os k melhores pares (camada, cabeça) de uma pontuação (camadas, cabeças), com as suas pontuações."""
     values, indices = scores.flatten().topk(k)
     return ", ".join(f"camada {i // 12} cabeça {i % 12}: {v:.2f}" for v, i in zip(values.tolist(), indices.tolist()))
 
@@ -276,7 +276,7 @@ for job, scores in jobs.items():
 
 # %%
 it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
-to_animal = maps[:, :, it, animal]  # (layers, heads)
+to_animal = maps[:, :, it, animal]  # (camadas, cabeças)
 print("'it' -> 'animal':", top_heads(to_animal))
 print("'it' -> 'street':", top_heads(maps[:, :, it, street]))
 
@@ -559,16 +559,16 @@ def layer_norm(x, norm):
 
 
 def encoder_layer(X, layer, num_heads=12):
-    """Uma camada codificadora do BERT em torch puro; devolve a saída e os pesos (heads, T, T)."""
+    """Uma camada codificadora do BERT em torch puro; devolve a saída e os pesos (cabeças, T, T)."""
     mha = layer.attention
     T, hidden = X.shape[1], X.shape[2]
     d_head = hidden // num_heads  # 32 características por cabeça
 
-    def heads(W):  # projeta, depois (1, T, hidden) -> (heads, T, d_head)
+    def heads(W):  # projeta, depois (1, T, hidden) -> (cabeças, T, d_head)
         return (X @ W.weight.T + W.bias).reshape(T, num_heads, d_head).transpose(0, 1)
 
     Q, K, V = heads(mha.W_q), heads(mha.W_k), heads(mha.W_v)
-    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (heads, T, T)
+    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (cabeças, T, T)
     joined = (weights @ V).transpose(0, 1).reshape(1, T, hidden)  # as cabeças lado a lado
     Y = layer_norm(X + joined @ mha.W_o.weight.T + mha.W_o.bias, layer.attention_norm)
     hidden_ff = Y @ layer.intermediate.weight.T + layer.intermediate.bias  # (1, T, 1536)
@@ -704,7 +704,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 # %% [markdown] en="505474e5052f"
 # ## Resumo
 #
-# * `model.attention(sentence)` dá um tensor (layers, heads, T, T): 72 mapas,
+# * `model.attention(sentence)` dá um tensor (camadas, cabeças, T, T): 72 mapas,
 #   cada linha a atenção de um token sobre a frase, somando 1.
 # * Pontuações sobre as 72 cabeças encontram cabeças com uma função: a camada
 #   0 cabeça 2 dá 1,00 da atenção de cada palavra ao token anterior, a camada
@@ -767,7 +767,7 @@ ch09.check_sep_share(sep_share)
 # ### Exercício 9.2 · A cabeça do token anterior, em muitas frases (★★)
 #
 # Escreva `previous_token_head(attentions)`. Ela recebe uma lista de mapas, um
-# tensor (layers, heads, T, T) por frase, de comprimentos T diferentes. Para
+# tensor (camadas, cabeças, T, T) por frase, de comprimentos T diferentes. Para
 # cada cabeça, junte o peso que cada token de palavra $i$ (linhas $1$ a $T-2$:
 # nem `[CLS]`, nem `[SEP]`) dá ao token anterior, coluna $i-1$, de todas as
 # frases juntas, e tire a média uma única vez: cada palavra conta o mesmo,
@@ -784,8 +784,8 @@ def previous_token_head(attentions):
     gathered = []
     for attention in attentions:
         words = torch.arange(1, attention.shape[-1] - 1)  # os tokens de palavra, sem [CLS] e [SEP]
-        gathered.append(attention[..., words, words - 1])  # (layers, heads, words)
-    scores = torch.cat(gathered, dim=-1).mean(dim=-1)  # (layers, heads), todas as palavras com o mesmo peso
+        gathered.append(attention[..., words, words - 1])  # (camadas, cabeças, palavras)
+    scores = torch.cat(gathered, dim=-1).mean(dim=-1)  # (camadas, cabeças), todas as palavras com o mesmo peso
     index = int(scores.argmax())
     return divmod(index, scores.shape[1]), float(scores.flatten()[index])
     ### END SOLUTION
