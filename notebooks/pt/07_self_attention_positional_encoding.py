@@ -492,7 +492,7 @@ d2l.plt.show()
 # mais $2n^2 d$ para as pontuações e a soma ponderada. O termo $n^2 d$ é o da
 # tabela; ele supera as projeções quando $n > 2d$. (O
 # `torch.utils.flop_counter.FlopCounterMode` do PyTorch conta os mesmos
-# números em camadas reais, em FLOPs, dois por multiplicação-adição; ele
+# números em camadas reais, em FLOPs, dois por multiplicação-soma; ele
 # precisa de um segundo ou mais para aquecer, por isso fica de fora aqui.)
 
 # %%
@@ -562,7 +562,7 @@ print("\n".join(table))
 # sendo um pequeno produto de um vetor por uma matriz, enquanto a convolução e
 # a autoatenção tratam todas as posições em alguns poucos produtos de matrizes
 # grandes, que um processador executa muito mais rápido por
-# multiplicação-adição. Com 256 tokens, a autoatenção faz seis vezes a
+# multiplicação-soma. Com 256 tokens, a autoatenção faz seis vezes a
 # aritmética da RNN (veja a tabela acima); compare isso com a razão entre os
 # tempos das duas.
 
