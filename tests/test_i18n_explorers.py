@@ -77,6 +77,7 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
     assert "nunca NaN" in note.value
     heads = explore_multihead(num_heads=2)
     assert list(heads.controls["head"].options) == [("todas as cabeças", "all"), ("cabeça 0", 0), ("cabeça 1", 1)]
+    assert heads.controls["valid_len"].description == "comprimento válido"
 
 
 def test_captions_and_summaries_are_in_portuguese(portuguese):
