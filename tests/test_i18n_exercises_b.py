@@ -77,7 +77,7 @@ def test_a_named_mistake_gets_its_hint_in_portuguese(portuguese):
 def test_a_hint_with_values_fills_them_after_translating(portuguese):
     error = failure("ch06.check_decode_mask", WRONG_ANSWERS["ch06.check_decode_mask"])
     assert error.hints[0] == ("isto alinha a consulta i com a chave i (canto superior esquerdo), como faz o "
-                              "is_causal do SDPA")
+                              "is_causal da SDPA")
     assert error.hints[1].startswith("na decodificação as 3 novas consultas são os ÚLTIMOS 3 de 7 tokens: a "
                                      "consulta i é o token 4 + i, então sua linha termina 4 colunas mais à direita")
 
@@ -188,7 +188,7 @@ def test_predictions_are_checked_in_portuguese(portuguese, capsys):
     ch07.check_equivariance(answer, predictions=["sim", "não", "não", "sim", "sim", "não", "não"])
     assert capsys.readouterr().out.rstrip().endswith("As suas sete previsões também estavam certas.")
     ch07.check_equivariance(answer)
-    assert capsys.readouterr().out.rstrip().endswith("As suas previsões não foram conferidas: passe-as como "
+    assert capsys.readouterr().out.rstrip().endswith("As suas previsões não foram verificadas: passe-as como "
                                                      "predictions=, sete sim ou não na ordem da lista.")
 
 

@@ -61,7 +61,9 @@ def test_the_controls_are_labelled_in_portuguese(portuguese):
 
 def test_numbered_labels_and_options_are_translated_and_their_values_kept(portuguese):
     masked = explore_masked_softmax()
-    assert masked.controls["valid_len_0"].description == "valid_len, exemplo 0"
+    # A slider reads as a label, in the glossary's words; the value is still the argument valid_len.
+    assert masked.controls["valid_len_0"].description == "comprimento válido, exemplo 0"
+    assert explore_dot_product().controls["valid_len"].description == "comprimento válido"
     assert dict(masked.controls["mode"].options) == {"um por exemplo": "per example", "um por consulta": "per query"}
     editor = explore_mask_editor()
     assert editor.controls["cell_2_3"].tooltip == "consulta 2, chave 3"
@@ -75,11 +77,12 @@ def test_numbered_labels_and_options_are_translated_and_their_values_kept(portug
     assert "nunca NaN" in note.value
     heads = explore_multihead(num_heads=2)
     assert list(heads.controls["head"].options) == [("todas as cabeças", "all"), ("cabeça 0", 0), ("cabeça 1", 1)]
+    assert heads.controls["valid_len"].description == "comprimento válido"
 
 
 def test_captions_and_summaries_are_in_portuguese(portuguese):
     explorer = explore_dot_product(causal=True)
-    assert explorer.caption_text == "d = 16, escalonado por 1/√d, temperatura 1, valid_lens = [8], causal"
+    assert explorer.caption_text == "d = 16, escalonado por 1/√d, temperatura 1, comprimentos válidos = [8], causal"
     assert explorer.summary_text.startswith("8 consultas × 8 chaves, 28 de 64 células mascaradas. A consulta 0 ")
     explorer.controls["colour_scale"].value = "fit"
     assert explorer.caption_text.endswith("; cores de 0 a 1")
@@ -95,7 +98,7 @@ def test_captions_and_summaries_are_in_portuguese(portuguese):
 
     tracer = explore_shape_tracer(num_heads=1)
     assert tracer.summary_text.startswith("1 cabeça de largura 8: o bloco 0 contém a cabeça 0 nas posições 0, 1, 2, 3")
-    assert explore_multihead(num_heads=1).caption_text == "1 cabeça de largura 16, valid_lens = [6]"
+    assert explore_multihead(num_heads=1).caption_text == "1 cabeça de largura 16, comprimentos válidos = [6]"
 
 
 def test_the_figures_words_are_in_portuguese(portuguese):

@@ -84,7 +84,7 @@ TRANSLATED = {
         "and the held-out accuracy and alignment over the run; with JavaScript it becomes live: pick a recorded "
         "run, then step through it or play it.":
             "A atenção de uma execução de treino gravada ({run}, passo de treino {step}): a atenção cruzada de "
-            "um exemplo, e a acurácia no conjunto separado e o alinhamento ao longo da execução; com JavaScript, "
+            "um exemplo, e a acurácia no conjunto reservado e o alinhamento ao longo da execução; com JavaScript, "
             "ela se torna interativa: escolha uma execução gravada e avance passo a passo ou reproduza-a.",
         "A figure (its chapter's notebook has no alt text for it).":
             "Uma figura (o notebook do capítulo não tem texto alternativo para ela).",
@@ -127,7 +127,7 @@ CHAPTER_ROWS = {
     "pt": {
         "00_start_here": (
             "3dc2a7122c8f",
-            "o pooling de atenção como uma média ponderada de valores, calculada à mão e conferida com o `d2lmini`; "
+            "o pooling de atenção como uma média ponderada de valores, calculada à mão e verificada com o `d2lmini`; "
             "como ler um mapa de calor; um primeiro explorador (uma consulta sobre seis chaves, pontuadas pela "
             "proximidade ou pelo produto); CPU ou GPU; como usar os notebooks; o mapa"),
         "01_attention_pooling": (
@@ -138,7 +138,7 @@ CHAPTER_ROWS = {
             "por produto escalar"),
         "02_masked_softmax": (
             "fbccf0c55ab1",
-            "o preenchimento, `sequence_mask`, o `masked_softmax` com comprimentos válidos 1-D e 2-D (conferido com "
+            "o preenchimento, `sequence_mask`, o `masked_softmax` com comprimentos válidos 1-D e 2-D (verificado com "
             "os pesos da SDPA), −1e6 virando −inf em float16 e o que isso faz com uma linha toda mascarada, a regra "
             "das linhas de zeros, as máscaras causais; um editor de máscaras: clique em células consulta × chave, "
             "ou escolha preenchimento, causal ou uma linha vazia, e observe os pesos"),
@@ -168,7 +168,7 @@ CHAPTER_ROWS = {
         "07_self_attention_positional_encoding": (
             "fa197d5ecb3d",
             "a autoatenção é equivariante a permutações (tokens embaralhados dão saídas embaralhadas, com erro medido "
-            "abaixo de 1e-6) até que as posições sejam somadas; a codificação posicional senoidal do zero, conferida "
+            "abaixo de 1e-6) até que as posições sejam somadas; a codificação posicional senoidal do zero, verificada "
             "com `d2lmini.PositionalEncoding`; a analogia do contador binário; um deslocamento como uma rotação de "
             "cada par (sen, cos), ajustada para vários deslocamentos; a similaridade em função da distância; os custos "
             "de CNN, RNN e autoatenção, contados"),
@@ -186,7 +186,7 @@ CHAPTER_ROWS = {
             "explorador, cabeças com uma função encontradas por uma pontuação: a cabeça 2 da camada 0 dá 1,00 da "
             "atenção de cada palavra ao token anterior), as cabeças \"it\" → \"animal\", que, como se mostra, buscam "
             "substantivos em vez de resolver o pronome, as incorporações de frases; depois uma camada do BERT "
-            "conferida com o `d2lmini` e, mais a fundo, safetensors e WordPiece do zero"),
+            "verificada com o `d2lmini` e, mais a fundo, safetensors e WordPiece do zero"),
     },
 }
 

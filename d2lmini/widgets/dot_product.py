@@ -46,7 +46,8 @@ class DotProduct(Declaration):
         # Up to 10^1.5 ≈ 31.6: above √512 ≈ 22.6, so the temperature can undo the missing
         # scale at every d offered.
         LogSlider("temperature", N_("temperature"), 10, -1, 1.5, 0.05, readout=".2g"),
-        IntSlider("valid_len", "valid_len", 0, NUM_TOKENS),
+        # The argument's name in English; a translation may say it as a label ("comprimento válido").
+        IntSlider("valid_len", N_("valid_len"), 0, NUM_TOKENS),
         Checkbox("causal", N_("causal")),
     )
     Settings = DotProductSettings

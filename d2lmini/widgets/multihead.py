@@ -79,7 +79,8 @@ class MultiHead(Declaration):
                                         *((numbered(N_("head {h}"), h=h), h) for h in range(max(heads)))),
                    accessible_name=N_("show the heads: all, or one")),
             Checkbox("causal", N_("causal")),
-            IntSlider("valid_len", "valid_len", 0, len(TOKENS)),
+            # The argument's name in English; a translation may say it as a label ("comprimento válido").
+            IntSlider("valid_len", N_("valid_len"), 0, len(TOKENS)),
         )
         self.layouts = {n: figsize_of(n) for n in sorted({1, *heads})}  # panels -> figure size
         generator = torch.Generator().manual_seed(seed)

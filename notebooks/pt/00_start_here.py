@@ -22,7 +22,7 @@
 #
 # **Neste notebook você vai**
 # 1. ver o pooling de atenção como uma média ponderada de valores;
-# 2. calcular um pooling à mão, em `torch` puro, e depois conferi-lo com o `d2lmini`,
+# 2. calcular um pooling à mão, em `torch` puro, e depois verificá-lo com o `d2lmini`,
 #    o pequeno pacote de funções auxiliares que acompanha estes notebooks;
 # 3. ler um mapa de calor de atenção (as linhas são consultas, as colunas são
 #    chaves);
@@ -137,7 +137,7 @@ print("saídas:", outputs.numpy().round(3))
 # O `d2lmini` oferece esse pooling como `nadaraya_watson`: com o kernel
 # gaussiano de largura 1, os pesos dele são exatamente o softmax da nossa
 # pontuação (o capítulo 01 explica o nome e o kernel). Construir primeiro à
-# mão e depois conferir a nossa versão com o pacote é o padrão que todo
+# mão e depois verificar a nossa versão com o pacote é o padrão que todo
 # capítulo segue:
 
 # %%
@@ -274,11 +274,11 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 # 4. **Faça os exercícios.** Os capítulos 01 a 09 terminam com pelo menos
 #    três cada um (este não tem nenhum), marcados de ★ a ★★★. Cada um pede que
 #    você complete uma função ou uma classe em uma célula de código, e a
-#    célula logo abaixo confere a sua resposta. Na edição do aluno, a
+#    célula logo abaixo verifica a sua resposta. Na edição do aluno, a
 #    cópia que `make lab` abre em `learner/pt/` (e que o Binder também abre),
 #    é você quem preenche essas células; os capítulos em `notebooks/pt/`
 #    trazem as respostas de referência. Enquanto você não tentar, a
-#    conferência diz que o exercício ainda não foi tentado. Depois disso, ela
+#    verificação diz que o exercício ainda não foi tentado. Depois disso, ela
 #    diz em uma linha que a sua resposta está certa, ou informa o que
 #    esperava, o que recebeu e uma primeira dica; `ch01.hint()` (para o
 #    capítulo 01) em uma célula nova dá a dica seguinte.
@@ -311,7 +311,7 @@ print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round
 # * O resto da coleção trata de escolher $a$ e de controlar os pesos.
 
 # %% [markdown] en="ab07062c1f0a"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que o pooling de atenção sempre responde com um número entre o menor
 # e o maior valor?**

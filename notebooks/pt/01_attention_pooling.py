@@ -25,7 +25,7 @@
 #
 # **Neste notebook você vai**
 # 1. prever por uma média ponderada dos alvos de treinamento, com pesos dados
-#    por um kernel, escrita em `torch` puro e conferida com o `d2lmini`;
+#    por um kernel, escrita em `torch` puro e verificada com o `d2lmini`;
 # 2. contar os NaN que a normalização dos livros-texto produz com um kernel
 #    estreito, e eliminá-los com um softmax;
 # 3. variar a largura $\sigma$ do kernel e ver o ajuste e os pesos mudarem
@@ -160,7 +160,7 @@ plt.show()
 # para que a integral dele seja 1; o fator se cancela quando os pesos são
 # normalizados.) Escrevemos os quatro em `torch` puro, uma linha cada, em um
 # dicionário que leva o nome de um kernel à sua função (`lambda u: …` é uma
-# função de `u` escrita em uma linha), e os conferimos com os do `d2lmini`,
+# função de `u` escrita em uma linha), e os verificamos com os do `d2lmini`,
 # `d2l.KERNELS`.
 
 # %%
@@ -639,7 +639,7 @@ print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
 # O $\sqrt d$ do capítulo 04 é uma temperatura desse tipo, escolhida lá para
 # que aumentar o tamanho $d$ dos vetores não concentre, por si só, os pesos.)
 #
-# Conferimos cada passo numericamente com vetores aleatórios de dimensão 4. O
+# Verificamos cada passo numericamente com vetores aleatórios de dimensão 4. O
 # código guarda as 3 consultas como as linhas de `q`, de formato (3, 4), e as
 # 6 chaves como as linhas de `k`, (6, 4). `k.T` é `k` transposto: as suas
 # linhas viram colunas, de formato (4, 6). `@` multiplica matrizes: a entrada
@@ -699,7 +699,7 @@ print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha
 #   está a um passo do produto escalar.
 
 # %% [markdown] en="e9de56c0b28d"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Treinada com todos os pontos de treinamento como chaves, a largura σ não
 # para de encolher e a perda de treinamento não para de cair. Por quê?**
@@ -713,8 +713,8 @@ questions.ask("01")
 # %% [markdown] en="0d93ec3e52a8"
 # ## Exercícios
 #
-# Complete cada função, execute a célula dela e depois execute a conferência
-# logo abaixo. Uma conferência imprime uma linha quando a sua resposta está
+# Complete cada função, execute a célula dela e depois execute a verificação
+# logo abaixo. Uma verificação imprime uma linha quando a sua resposta está
 # certa; caso contrário, ela diz o que esperava, o que obteve, e dá uma dica.
 
 # %% [markdown] en="db9689daa80b"
@@ -725,7 +725,7 @@ questions.ask("01")
 # diante. Ele tem a janela do kernel retangular e do de Epanechnikov, mas não o
 # perfil deles: compare $k(0.5)$ nos três. Escreva-o para um tensor `u` de
 # qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
-# oferece este; quando ele passar, a conferência entrega a sua função a
+# oferece este; quando ele passar, a verificação entrega a sua função a
 # `d2l.nadaraya_watson`, que aceita qualquer função de kernel, além de um
 # nome.
 
@@ -790,7 +790,7 @@ ch01.check_best_sigma(best_sigma)
 # formato (1,), como a consulta (`x[i]` não tem eixo nenhum), junte as previsões
 # em uma lista e una-as em um único tensor com `torch.cat(predictions)`.
 #
-# Quando a sua função passar, a conferência toma cada ponto de treinamento duas vezes,
+# Quando a sua função passar, a verificação toma cada ponto de treinamento duas vezes,
 # de modo que cada ponto tem uma cópia exata ao lado, e escolhe $\sigma$ em
 # uma grade pela sua perda, uma vez com $m = 0$ e outra com $m = 1$. Antes de
 # executá-la: qual das duas você espera que escolha uma largura minúscula, e

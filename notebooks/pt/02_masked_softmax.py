@@ -28,7 +28,7 @@
 #
 # **Neste notebook você vai**
 # 1. escrever `sequence_mask` e `masked_softmax` em `torch` puro, para
-#    comprimentos válidos dados por exemplo ou por consulta, e conferi-las com
+#    comprimentos válidos dados por exemplo ou por consulta, e verificá-las com
 #    o `d2lmini` e com a `scaled_dot_product_attention` do PyTorch;
 # 2. comparar os valores usados para substituir as pontuações mascaradas
 #    (−1e6, −inf, o mínimo do dtype) e ver, em números, o que cada um faz em
@@ -642,7 +642,7 @@ mask_editor
 #   consegue).
 
 # %% [markdown] en="1a8682897615"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que o d2lmini dá a uma consulta sem chave válida uma linha de pesos
 # nulos, em vez do mesmo peso em todas as chaves?**
@@ -656,8 +656,8 @@ questions.ask("02")
 # %% [markdown] en="0d93ec3e52a8"
 # ## Exercícios
 #
-# Complete cada função, execute a célula dela e depois execute a conferência
-# logo abaixo. Uma conferência imprime uma linha quando a sua resposta está
+# Complete cada função, execute a célula dela e depois execute a verificação
+# logo abaixo. Uma verificação imprime uma linha quando a sua resposta está
 # certa; caso contrário, ela diz o que esperava, o que obteve, e dá uma dica.
 
 # %% [markdown] en="9155b0121337"

@@ -40,7 +40,7 @@
 # 1. escrever a pontuação aditiva $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$ em
 #    `torch` puro, pontuando todos os pares (consulta, chave) de uma vez por
 #    broadcasting;
-# 2. conferir a sua versão com `d2lmini.AdditiveAttention` e com um laço
+# 2. verificar a sua versão com `d2lmini.AdditiveAttention` e com um laço
 #    lento sobre os pares;
 # 3. executar o exemplo de brinquedo clássico e prever a sua saída antes de
 #    vê-la;
@@ -97,9 +97,9 @@ device = d2l.try_gpu()
 # $d_h$, onde elas podem ser somadas; $\tanh$, aplicada a cada entrada,
 # comprime-a no intervalo $(-1, 1)$ e torna a pontuação não linear; $w_v$
 # transforma as $d_h$ características ocultas em um único número. Os três são
-# aprendidos. O tamanho oculto $d_h$ (`num_hiddens` no código) é uma
-# configuração livre, escolhida quando a camada é construída: nada o amarra
-# a $d_q$ ou a $d_k$, e as duas projeções o compartilham.
+# aprendidos. A dimensão oculta $d_h$ (`num_hiddens` no código) é uma
+# configuração livre, escolhida quando a camada é construída: nada a amarra
+# a $d_q$ ou a $d_k$, e as duas projeções a compartilham.
 #
 # Para um único par, a fórmula cabe em três linhas de `torch`. Aqui a
 # consulta tem 5 características, a chave 3, e a camada oculta 8 unidades.
@@ -265,7 +265,7 @@ for b, ax in enumerate(axes):
 _ = fig.colorbar(axes[0].collections[0], ax=axes, label="peso de atenção", shrink=0.9)
 
 # %% [markdown] en="e05e919cc4fd"
-# ## Conferindo com o `d2lmini`
+# ## Verificando com o `d2lmini`
 #
 # As nossas duas funções devem calcular o mesmo que `d2l.AdditiveAttention`.
 # Entregue a elas os próprios parâmetros do módulo e compare. O módulo os
@@ -494,7 +494,7 @@ explorer
 #   $a(q, k) = w_v^\top \tanh(W_q q + W_k k)$. Consultas e chaves podem ter
 #   tamanhos diferentes $d_q$ e $d_k$; uma matriz aprendida entre elas
 #   também lida com tamanhos diferentes, só com produtos de matrizes
-#   (Exercício 3.1). O tamanho oculto $d_h$ é uma configuração livre que as
+#   (Exercício 3.1). A dimensão oculta $d_h$ é uma configuração livre que as
 #   duas projeções compartilham.
 # * Projetar primeiro e fazer o broadcasting de
 #   $(B, n_q, 1, d_h) + (B, 1, n_k, d_h)$ pontua todos os pares de uma vez;
@@ -513,7 +513,7 @@ explorer
 #   mesmos pesos uniformes; com chaves com ruído, elas se separam.
 
 # %% [markdown] en="b9564fdf6f3c"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **No exemplo de brinquedo, as dez chaves são todas (1, 1). Por que os
 # pesos são uniformes sobre as chaves válidas, qualquer que seja a consulta
@@ -559,7 +559,7 @@ print("torch.eye(3) @ x é igual a x:", torch.equal(torch.eye(3) @ x, x))
 # ## Exercícios
 #
 # Complete o corpo de cada função abaixo e depois execute a célula de
-# conferência logo abaixo dela.
+# verificação logo abaixo dela.
 
 # %% [markdown] en="3120c8711484"
 # ### Exercício 3.1 · Uma pontuação só com produtos de matrizes (★)
@@ -598,7 +598,7 @@ ch03.check_bilinear_scores(matrix_scores)
 # dropout) sobre as mesmas entradas e devolva a maior diferença absoluta
 # entre os seus pesos de atenção, como um tensor 0-d.
 #
-# A conferência a executa em dois casos como os da figura, chaves idênticas
+# A verificação a executa em dois casos como os da figura, chaves idênticas
 # e chaves aleatórias, e em um terceiro: consultas que apontam todas na direção
 # de $(1, 0)$, e chaves $(1, t_j)$ com oito números $t_j$ diferentes, de modo
 # que não há duas chaves iguais. Antes de executar, preveja a terceira

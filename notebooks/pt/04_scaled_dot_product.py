@@ -25,7 +25,7 @@
 #
 # **Neste notebook você vai**
 # 1. escrever $\operatorname{softmax}(QK^\top/\sqrt{d})\,V$ com `torch.bmm`;
-# 2. conferir o resultado com `d2lmini.DotProductAttention` e com a
+# 2. verificar o resultado com `d2lmini.DotProductAttention` e com a
 #    `scaled_dot_product_attention` do PyTorch, com e sem máscaras;
 # 3. medir a variância de $q^\top k$ à medida que $d$ cresce, com e sem a
 #    escala, e ver o que um softmax sem escala faz com os pesos e com os
@@ -105,7 +105,7 @@ print("pesos do exemplo 0 (2 chaves válidas):")
 print(d2l.numpy(weights[0]).round(3))
 
 # %% [markdown] en="d585cb459942"
-# ## Conferindo com o `d2lmini` e o PyTorch
+# ## Verificando com o `d2lmini` e o PyTorch
 #
 # `d2l.DotProductAttention` calcula a mesma coisa, com dropout nos pesos
 # durante o treinamento. O PyTorch oferece a operação como
@@ -174,7 +174,7 @@ print("modo de avaliação, duas chamadas iguais:", torch.equal(noisy(queries, k
 # $$\operatorname{Var}(q^\top k) = \sum_{i=1}^{d} \operatorname{Var}(q_i k_i) = d,
 # \qquad \operatorname{Var}\!\left(\frac{q^\top k}{\sqrt{d}}\right) = 1 .$$
 #
-# Vamos conferir isso com 2.000 pares aleatórios por dimensão. São medições,
+# Vamos verificar isso com 2.000 pares aleatórios por dimensão. São medições,
 # e não código de modelo, então elas rodam na CPU em float64 (os números são
 # sorteados em float32, que é mais rápido), o que faz os dígitos impressos
 # serem os mesmos em qualquer máquina.
@@ -260,8 +260,9 @@ d2l.plt.show()
 # caso contrário: a jacobiana é
 # $J = \operatorname{diag}(\alpha) - \alpha\alpha^\top$ (simétrica), então
 # $\partial L / \partial s = J\, \partial L / \partial \alpha = J g$. Um
-# $\alpha$ one-hot faz $J = 0$: um softmax saturado passa quase nada de volta
-# às suas pontuações. Um passo adiante, $s_j = q^\top k_j$ (sem escala) dá
+# $\alpha$ one-hot faz $J = 0$: um softmax saturado quase não devolve
+# gradiente às suas pontuações. Um passo adiante, $s_j = q^\top k_j$ (sem
+# escala) dá
 # $\partial L / \partial q = \sum_j (\partial L / \partial s_j)\, k_j$: o
 # gradiente nas pontuações, ponderado pelas chaves, cujos comprimentos
 # $\lVert k_j\rVert$ crescem como $\sqrt{d}$. Com escala,
@@ -288,9 +289,9 @@ d2l.plt.show()
 # As duas últimas linhas impressas mostram como o gradiente em $q$ se
 # distribui pelas linhas em $d = 1024$. Elas ordenam as 300 linhas pelo
 # comprimento desse gradiente e dão duas frações: a fração das linhas que
-# recebem quase nada (menos de 0,01) e a fração do total que fica com o
-# décimo das linhas de maiores gradientes. Se todas as linhas recebessem o
-# mesmo, esse décimo ficaria com 10%.
+# recebem quase nada (menos de 0,01) e a fração do total que cabe aos 10%
+# das linhas com os maiores gradientes. Se todas as linhas recebessem o
+# mesmo, esses 10% das linhas ficariam com 10% do total.
 
 # %%
 def softmax_statistics(q, k, scale, g):
@@ -334,7 +335,7 @@ print()
 for name, rows in stats.items():
     at_q = rows[-1][5].sort(descending=True).values  # d = 1024, maior gradiente primeiro
     print(f"{name}, d = 1024: {(at_q < 0.01).double().mean():.0%} das linhas recebem um gradiente em q abaixo de 0.01; "
-          f"o décimo das linhas de maiores gradientes fica com {at_q[:num_rows // 10].sum() / at_q.sum():.0%} do total")
+          f"os 10% das linhas com os maiores gradientes concentram {at_q[:num_rows // 10].sum() / at_q.sum():.0%} do total")
 
 # %%
 fig, axes = d2l.plt.subplots(2, 2, figsize=(8, 5), sharex=True)
@@ -376,18 +377,18 @@ d2l.plt.show()
 #   que $d$ quadruplica. Os dois efeitos praticamente se cancelam.
 # * **A linha mediana** mostra o que a média esconde. Em $d = 1024$, ela
 #   recebe 0,0000. As duas últimas linhas impressas dizem quão desigual é a
-#   distribuição: 69% das linhas recebem menos de 0,01, e o décimo das linhas
-#   de maiores gradientes fica com 90% do total, e não com 10%. A maioria das
-#   consultas passa quase nada de volta aos pesos que as produzem, e umas
-#   poucas passam muito.
+#   distribuição: 69% das linhas recebem menos de 0,01, e os 10% das linhas
+#   com os maiores gradientes concentram 90% do total, e não 10%. A maioria
+#   das consultas quase não devolve gradiente aos pesos que as produzem, e
+#   umas poucas devolvem muito.
 #
 # Com a escala $1/\sqrt{d}$, todas as curvas ficam planas a partir de $d = 4$
 # (em $d = 1$ a escala é 1, então as duas execuções são iguais): as linhas
 # continuam tão espalhadas em $d = 1024$ quanto em $d = 4$, e o gradiente em
 # $q$ tem mais ou menos a mesma média e a mesma mediana em todo $d$ (médias de
 # 0,30 a 0,33 e medianas de 0,26 a 0,31). Ele continua espalhado pelas
-# linhas: em $d = 1024$, nenhuma linha recebe menos de 0,01, e o décimo das
-# linhas de maiores gradientes fica com 19% do total.
+# linhas: em $d = 1024$, nenhuma linha recebe menos de 0,01, e os 10% das
+# linhas com os maiores gradientes concentram 19% do total.
 #
 # **Como isso se encaixa na explicação dos livros-texto.** A explicação diz:
 # sem a escala, o softmax satura e os seus gradientes desaparecem. A primeira
@@ -513,8 +514,8 @@ panels = torch.cat([unscaled_weights, scaled_weights]).cpu()  # (2, 6, 8)
 fig = d2l.show_heatmaps(panels, xlabel="Chaves", ylabel="Consultas",
                         titles=["qᵀk sem escala", "qᵀk / √64 com escala"], figsize=(6, 2.6))
 d2l.plt.show()
-for title, panel in zip(["sem escala", "com escala"], panels):
-    print(title, "entropias das linhas:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
+for title, panel in zip(["Pesos sem escala", "Pesos com escala"], panels):
+    print(title, "— entropia de cada linha:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
 
 # %% [markdown] en="9e6a534ce243"
 # ## Explore
@@ -604,7 +605,7 @@ explorer
 #   dele.
 
 # %% [markdown] en="1fca5377c443"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que as pontuações são divididas por √d, e não por d?**
 

@@ -28,7 +28,7 @@
 # 1. construir a atenção multi-cabeça do zero, primeiro uma cabeça por vez e
 #    depois com todas as cabeças dobradas para dentro do lote (`transpose_qkv`
 #    e `transpose_output`), acompanhando os formatos a cada passo;
-# 2. conferir o resultado com `d2lmini.MultiHeadAttention` e com a
+# 2. verificar o resultado com `d2lmini.MultiHeadAttention` e com a
 #    `torch.nn.MultiheadAttention` do PyTorch, copiando os pesos de uma para a
 #    outra à mão;
 # 3. ver o erro que aparece quando a largura não se divide em cabeças iguais;
@@ -239,7 +239,7 @@ draw_multihead_split_merge()
 # mistura as cores.
 
 # %% [markdown] en="381f361dffb9"
-# ## Conferindo com o `d2lmini`
+# ## Verificando com o `d2lmini`
 #
 # `d2l.MultiHeadAttention` é esta versão dobrada, com $W_q, W_k, W_v, W_o$
 # como camadas `nn.Linear` (a matriz aprendível $W$ do PyTorch, aplicada a uma
@@ -267,7 +267,7 @@ print("d2l.MultiHeadAttention == nosso laço; pesos:", tuple(mha.attention_weigh
 # separadamente. `mha.num_heads` é $h$, o número de cabeças. `mha.W_q`,
 # `mha.W_k`, `mha.W_v` e `mha.W_o` são as quatro camadas `nn.Linear`;
 # `mha.transpose_qkv` e `mha.transpose_output` são as versões dela das nossas
-# duas funções (a primeira acabou de ser conferida com a nossa). E
+# duas funções (a primeira acabou de ser verificada com a nossa). E
 # `mha.attention` é uma `d2l.DotProductAttention` do capítulo 04: ela faz o
 # papel de `dot_product` em `multihead_folded`, uma chamada sobre as cabeças
 # dobradas, que recebe (lote·cabeças, n, $d_\text{head}$) e devolve
@@ -284,7 +284,7 @@ torch.testing.assert_close(mha.attention.attention_weights.reshape(2, num_heads,
 print("remodelados para (lote, cabeças, consultas, chaves), eles são mha.attention_weights")
 
 # %% [markdown] en="4a139557493c"
-# ## Conferindo com `torch.nn.MultiheadAttention`
+# ## Verificando com `torch.nn.MultiheadAttention`
 #
 # A camada do PyTorch guarda as três projeções de entrada como **uma única**
 # matriz, `in_proj_weight`, de formato ($3 d_\text{model}$, $d_\text{model}$):
@@ -698,7 +698,7 @@ print("einsum('bqd,bkd->bqk'):", tuple(scores.shape), "== q @ k.transpose(1, 2)"
 #   cabeça presta atenção.
 
 # %% [markdown] en="2c8daaf4dd83"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que o transpose_qkv move o eixo das cabeças para a frente antes de
 # fundi-lo ao lote, em vez de fazer um único reshape de (lote, n, d_model)
@@ -767,7 +767,7 @@ ch05.check_head_weights(head_weights)
 # saída muda. Escreva `output_without_head(mha, X, head)`, que executa a
 # autoatenção sobre `X` como `mha(X, X, X)`, exceto que a fatia da cabeça
 # escolhida nas cabeças concatenadas é zerada antes de $W_o$. Use as
-# próprias peças do módulo, apresentadas depois da conferência com o
+# próprias peças do módulo, apresentadas depois da verificação com o
 # `d2lmini`: `mha.W_q`, `mha.W_k`, `mha.W_v`, `mha.transpose_qkv`,
 # `mha.attention`, `mha.transpose_output` e `mha.W_o`. A verificação então
 # mostra, para cada cabeça de uma camada aleatória, o quanto a saída muda

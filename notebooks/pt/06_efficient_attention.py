@@ -636,7 +636,7 @@ d2l.plt.show()
 # chamada direta à SDPA e precisou de cerca de um sétimo da memória do caminho
 # explícito. *(Fim da parte "Para ir mais fundo".)*
 #
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Por que o softmax por blocos dá a mesma saída que o softmax completo (a
 # menos do arredondamento de ponto flutuante), embora nunca guarde uma linha

@@ -484,7 +484,7 @@ d2l.plt.show()
 # | recorrente (RNN) | $O(nd^2)$ | $O(n)$ | $O(n)$ |
 # | autoatenção | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
 #
-# **A computação, contada.** As multiplicações-adições de uma passagem para a
+# **A computação, contada.** As multiplicações-somas de uma passagem para a
 # frente (*forward*) decorrem das formas: uma convolução com $d$ canais de
 # entrada e de saída (as características de cada posição) faz $knd^2$, uma RNN
 # faz $2nd^2$ (a entrada e o estado oculto, cada um passando por uma matriz
@@ -492,7 +492,7 @@ d2l.plt.show()
 # mais $2n^2 d$ para as pontuações e a soma ponderada. O termo $n^2 d$ é o da
 # tabela; ele supera as projeções quando $n > 2d$. (O
 # `torch.utils.flop_counter.FlopCounterMode` do PyTorch conta os mesmos
-# números em camadas reais, em FLOPs, dois por multiplicação-adição; ele
+# números em camadas reais, em FLOPs, dois por multiplicação-soma; ele
 # precisa de um segundo ou mais para aquecer, por isso fica de fora aqui.)
 
 # %%
@@ -500,7 +500,7 @@ d, k = 64, 3
 multiply_adds = {"convolução": lambda n: k * n * d * d, "RNN": lambda n: 2 * n * d * d,
                  "autoatenção": lambda n: 4 * n * d * d + 2 * n * n * d}
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
-         + f"   (milhões de multiplicações-adições, d = {d}, k = {k})"]
+         + f"   (milhões de multiplicações-somas, d = {d}, k = {k})"]
 for n in (16, 64, 128, 256, 1024, 4096):
     table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
 print("\n".join(table))
@@ -562,7 +562,7 @@ print("\n".join(table))
 # sendo um pequeno produto de um vetor por uma matriz, enquanto a convolução e
 # a autoatenção tratam todas as posições em alguns poucos produtos de matrizes
 # grandes, que um processador executa muito mais rápido por
-# multiplicação-adição. Com 256 tokens, a autoatenção faz seis vezes a
+# multiplicação-soma. Com 256 tokens, a autoatenção faz seis vezes a
 # aritmética da RNN (veja a tabela acima); compare isso com a razão entre os
 # tempos das duas.
 
@@ -682,7 +682,7 @@ explorer
 #   convolução, de $O(n/k)$ camadas para conectar posições distantes.
 
 # %% [markdown] en="8d708782a9e1"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Sem posições, a autoatenção dá a 'cachorro' a mesma saída em 'o cachorro
 # perseguiu o gato' e em 'o gato perseguiu o cachorro'. Por quê?**
@@ -795,7 +795,7 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, X):
         ### BEGIN SOLUTION
         steps = X.shape[1]
-        return X + self.table[:steps]  # (steps, num_hiddens) transmitido (broadcast) sobre o lote
+        return X + self.table[:steps]  # (passos, num_hiddens) transmitido (broadcast) sobre o lote
         ### END SOLUTION
 
 

