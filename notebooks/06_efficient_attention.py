@@ -616,13 +616,14 @@ questions.ask("06")
 
 # %% [markdown]
 # ### Exercise 6.1 · The longest sequence that fits (★)
-# The table above counts the bytes of the weights for a given length. Turn
+# The table in "Where the memory goes" counts the weights' memory for a given
+# length. Turn
 # the question around: write `max_tokens(batch_size, num_heads, dtype,
 # budget_bytes)`, the largest number of tokens whose score matrix $S$ (one
 # number per example, head, query and key) still fits in `budget_bytes`
 # bytes, as an `int`. A `torch.dtype` knows its size in bytes as
-# `dtype.itemsize`. Before you run the check, predict: how many more tokens
-# fit in twice the memory?
+# `dtype.itemsize`. Before you run the check, predict: how many times as many
+# tokens fit in twice the memory?
 
 # %% tags=["exercise"]
 def max_tokens(batch_size, num_heads, dtype, budget_bytes):

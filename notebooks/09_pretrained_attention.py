@@ -716,8 +716,9 @@ questions.ask("09")
 # In the original BERT many heads park their spare attention on `[SEP]`, the
 # last token (Clark et al., 2019). Write `sep_share(attention)`: for maps
 # (layers, heads, T, T), return (layers, heads), each head's weight on the
-# last key averaged over the word tokens only, rows $1$ to $T-2$ as in
-# "Heads with a job". The rows of `[CLS]` and `[SEP]` are left out: they are
+# last key averaged over the word tokens only, rows $1$ to $T-2$ (the
+# parking score of "Heads with a job", simpler, averages every row).
+# The rows of `[CLS]` and `[SEP]` are left out: they are
 # not words, and the weight `[SEP]` puts on itself says nothing about where a
 # word parks. The check then compares this model's `[SEP]` and `[CLS]`
 # shares, both over the word tokens.

@@ -651,15 +651,15 @@ questions.ask("06")
 # %% [markdown] en="2294243a4dc6"
 # ## Exercícios
 
-# %% [markdown] en="8ac342751780"
+# %% [markdown] en="2ac8c7d52c91"
 # ### Exercício 6.1 · A sequência mais longa que cabe (★)
-# A tabela acima conta os bytes dos pesos para um dado comprimento. Inverta a
-# pergunta: escreva `max_tokens(batch_size, num_heads, dtype, budget_bytes)`,
+# A tabela de "Para onde vai a memória" conta a memória dos pesos para um
+# dado comprimento. Inverta a pergunta: escreva `max_tokens(batch_size, num_heads, dtype, budget_bytes)`,
 # o maior número de tokens cuja matriz de pontuações $S$ (um número por
 # exemplo, cabeça, consulta e chave) ainda cabe em `budget_bytes` bytes, como
 # um `int`. Um `torch.dtype` sabe o seu tamanho em bytes como
-# `dtype.itemsize`. Antes de executar a verificação, preveja: quantos tokens a
-# mais cabem no dobro da memória?
+# `dtype.itemsize`. Antes de executar a verificação, preveja: quantas vezes mais
+# tokens cabem no dobro da memória?
 
 # %% tags=["exercise"]
 def max_tokens(batch_size, num_heads, dtype, budget_bytes):

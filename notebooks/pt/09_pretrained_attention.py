@@ -743,16 +743,17 @@ from d2lmini.exercises import questions
 questions.ask("09")
 
 
-# %% [markdown] en="cb11edca6fc3"
+# %% [markdown] en="ae0b45b307b3"
 # ## Exercícios
 #
 # ### Exercício 9.1 · O sumidouro [SEP] (★)
 #
 # No BERT original, muitas cabeças estacionam a atenção que sobra em `[SEP]`,
 # o último token (Clark et al., 2019). Escreva `sep_share(attention)`: para
-# mapas (layers, heads, T, T), devolva (layers, heads), o peso de cada cabeça
+# mapas (camadas, cabeças, T, T), devolva (camadas, cabeças), o peso de cada cabeça
 # na última chave, com a média tomada só sobre os tokens de palavra, as linhas
-# $1$ a $T-2$, como em "Cabeças com uma função". As linhas de `[CLS]` e de
+# $1$ a $T-2$ (a medida de estacionamento de "Cabeças com uma função", mais
+# simples, faz a média sobre todas as linhas). As linhas de `[CLS]` e de
 # `[SEP]` ficam de fora: elas não são palavras, e o peso que `[SEP]` põe em si
 # mesmo nada diz sobre onde uma palavra estaciona a sua atenção. A verificação
 # então compara as frações de `[SEP]` e de `[CLS]` deste modelo, ambas sobre
