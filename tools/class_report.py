@@ -19,22 +19,22 @@ charts (SVG) are inline. docs/instructors.md ("The class report") says more.
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import gettext
 import html
 import json
+import multiprocessing
 import os
 import re
 import secrets
 import shutil
-import subprocess
-import sys
+import signal
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CHILD = Path(__file__).with_name("class_report_child.py")
 CHAPTERS = {"en": REPO / "notebooks", "pt_BR": REPO / "notebooks" / "pt"}
 CHECK_CELL = re.compile(r"\b(ch(\d\d))\s*\.\s*(check_\w+)\s*\(\s*(\w+)\s*\)")
 CHAPTER_HINT = re.compile(r"\bch(\d\d)\s*\.\s*check_|\bquestions\.ask\(\s*[\"'](\d\d)[\"']")
@@ -131,8 +131,9 @@ def learner_of(relative):
     """nbgrader's <student> (the folder after submitted/ or autograded/), a learner's folder, or the file's name."""
     parts = relative.parts
     for index, part in enumerate(parts[:-1]):
-        if part in NBGRADER_FOLDERS and index + 1 < len(parts) - 1:
-            return parts[index + 1]
+        if part in NBGRADER_FOLDERS:
+            parts = parts[index + 1:]
+            break
     return parts[0] if len(parts) > 1 else Path(parts[0]).stem
 
 
@@ -240,33 +241,40 @@ def gather(folder):
 
 # ------------------------------------------------------------------------------------------- the runs
 
-def run_submission(submission, chapter, workdir, index, forbidden, timeout, memory_mb):
+def _fork_server():
+    """``multiprocessing``'s fork server, with torch, IPython and d2lmini imported once for every submission."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["tools.class_report_child"])
+    return context
+
+
+def run_submission(context, submission, chapter, workdir, index, forbidden, timeout, memory_mb):
     """Run one submission in its own process and folder; fill in its status and its checks' outcomes."""
     folder = Path(workdir) / f"{index:04d}"
     folder.mkdir()
     (folder / "submission.ipynb").write_text(json.dumps(submission.notebook), encoding="utf-8")
     token = secrets.token_hex(16)
-    request = {"notebook": "submission.ipynb", "token": token, "forbidden": forbidden,
-               "checks": [(e.module, e.check, e.function) for e in chapter.exercises],
-               "memory_bytes": memory_mb * 2 ** 20, "timeout_s": timeout, "file_bytes": FILE_LIMIT}
     # Only what a notebook needs from the environment: no variable of the instructor's shell reaches it.
     env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "LC_ALL", "MPLCONFIGDIR", "XDG_CACHE_HOME")
            if name in os.environ}
-    env.update(PYTHONPATH=str(REPO), MPLBACKEND="Agg", OMP_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+    env.update(PYTHONPATH=str(REPO), MPLBACKEND="Agg", OMP_NUM_THREADS="1")
+    request = {"notebook": "submission.ipynb", "token": token, "forbidden": forbidden, "env": env,
+               "checks": [(e.module, e.check, e.function) for e in chapter.exercises],
+               "memory_bytes": memory_mb * 2 ** 20, "timeout_s": timeout, "file_bytes": FILE_LIMIT}
+    process = context.Process(target=_child, args=(request, str(folder)), daemon=True)
+    process.start()
+    process.join(timeout)
+    if process.exitcode is None:  # still running at the time limit: stop it and whatever it started
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
+        process.join()
+        submission.status = "timed out"
+        return submission
     output = folder / "output.txt"
-    with open(output, "wb") as out:
-        process = subprocess.Popen([sys.executable, str(CHILD)], cwd=folder, stdin=subprocess.PIPE, stdout=out,
-                                   stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            process.communicate(json.dumps(request).encode(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)  # its whole session: any process it managed to start too
-            process.wait()
-            submission.status = "timed out"
-            return submission
-    text = output.read_bytes()[-2 ** 20:].decode("utf-8", errors="replace")
+    text = output.read_bytes()[-2 ** 20:].decode("utf-8", errors="replace") if output.exists() else ""
     line = next((line for line in reversed(text.splitlines()) if line.startswith(token)), None)
-    if process.returncode == -24:  # SIGXCPU: its CPU time ran past the time limit
+    if process.exitcode == -signal.SIGXCPU:  # its CPU time ran past the time limit
         submission.status = "timed out"
     elif line is None:
         submission.status = "crashed"
@@ -279,14 +287,20 @@ def run_submission(submission, chapter, workdir, index, forbidden, timeout, memo
     return submission
 
 
+def _child(request, folder):
+    from tools.class_report_child import child
+    child(request, folder)
+
+
 def run_all(submissions, chapter, folder, timeout=DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB, jobs=2):
     """Run the chapter's submissions, ``jobs`` at a time, each in a folder of its own under one temporary folder."""
     workdir = Path(tempfile.mkdtemp(prefix="class-report-"))
-    forbidden = [str(Path(folder).resolve()), str(workdir)]
+    forbidden = [str(Path(folder).resolve()), str(workdir.resolve())]
+    context = _fork_server()
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(lambda item: run_submission(item[1], chapter, workdir, item[0], forbidden, timeout,
-                                                      memory_mb), enumerate(submissions)))
+            list(pool.map(lambda item: run_submission(context, item[1], chapter, workdir, item[0], forbidden,
+                                                      timeout, memory_mb), enumerate(submissions)))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return submissions
@@ -376,7 +390,7 @@ def render(chapter, submissions, others, names=False, timeout=DEFAULT_TIMEOUT, m
     intro = _("{total} submissions of this chapter were run, each alone, with a time limit of {timeout} s and a "
               "memory limit of {memory} MB.").format(total=total, timeout=timeout, memory=memory_mb)
     names_header = f"<th>{_('learners')}</th>" if names else ""
-    page = [f'<!DOCTYPE html>\n<html lang="{current_language().replace("_", "-")}">\n<head>\n<meta charset="utf-8">',
+    lines = [f'<!DOCTYPE html>\n<html lang="{current_language().replace("_", "-")}">\n<head>\n<meta charset="utf-8">',
             f"<title>{html.escape(_('Class report: {chapter}').format(chapter=chapter.title))}</title>",
             f"<style>{CSS}</style>\n</head>\n<body>\n<main>",
             f"<h1>{html.escape(_('Class report: {chapter}').format(chapter=chapter.title))}</h1>",
@@ -397,30 +411,30 @@ def render(chapter, submissions, others, names=False, timeout=DEFAULT_TIMEOUT, m
     if not total and not others:
         problems[_("the folder holds no submission")] = []
     if problems:
-        page += [f"<h2>{html.escape(_('Submissions the report could not check fully'))}</h2>",
+        lines += [f"<h2>{html.escape(_('Submissions the report could not check fully'))}</h2>",
                  f'<table class="problems"><tr><th>{_("problem")}</th><th class="count">{_("count")}</th>'
                  f"{names_header}</tr>"]
         for problem, found in problems.items():
-            page.append(f'<tr><td>{html.escape(problem)}</td><td class="count">{len(found)}</td>'
+            lines.append(f'<tr><td>{html.escape(problem)}</td><td class="count">{len(found)}</td>'
                         f"{_learners([s.learner + ' (' + s.path + ')' for s in found], names)}</tr>")
-        page.append("</table>")
+        lines.append("</table>")
     for number, (exercise, rows) in enumerate(tally(chapter, submissions)):
         key = f"exercise-{number}"
         checked_by = _("`{function}`, checked by {check}").format(function=exercise.function,
                                                                   check=f"{exercise.module}.{exercise.check}")
-        page += [f'<section aria-labelledby="{key}"><h2 id="{key}">{html.escape(exercise.label)}</h2>',
+        lines += [f'<section aria-labelledby="{key}"><h2 id="{key}">{html.escape(exercise.label)}</h2>',
                  f'<p class="note">{html.escape(checked_by)}</p>',
                  f'<table class="outcomes" data-exercise="{html.escape(exercise.check)}">'
                  f'<tr><th>{_("outcome")}</th><th>{_("what the check said")}</th>'
                  f'<th class="count">{_("count")}</th>{names_header}</tr>']
         for status, message, learners in rows:
-            page.append(f'<tr data-status="{status}"><td class="status">{html.escape(status_words(status))}</td>'
+            lines.append(f'<tr data-status="{status}"><td class="status">{html.escape(status_words(status))}</td>'
                         f'<td class="message">{html.escape(message)}</td><td class="count">{len(learners)}</td>'
                         f"{_learners(learners, names)}</tr>")
-        page += ["</table>", _chart(exercise, rows, total, key), "</section>"]
-    page += _why_section(chapter, submissions, names)
-    page.append("</main>\n</body>\n</html>\n")
-    return "\n".join(page)
+        lines += ["</table>", _chart(exercise, rows, total, key), "</section>"]
+    lines += _why_section(chapter, submissions, names)
+    lines.append("</main>\n</body>\n</html>\n")
+    return "\n".join(lines)
 
 
 def _why_section(chapter, submissions, names):
@@ -446,17 +460,19 @@ def _why_section(chapter, submissions, names):
 
 # ------------------------------------------------------------------------------------------- the command
 
-def report(folder, chapter=None, names=False, language=None, timeout=DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
-           jobs=2):
-    """The report's HTML for the submissions in ``folder``."""
-    from d2lmini.i18n import set_language
+def collect(folder, chapter=None, timeout=DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB, jobs=2):
+    """Read and run the submissions in ``folder``: (chapter number, the chapter's submissions run, the others).
+
+    The chapter is ``chapter`` or, if None, the one most notebooks are; a
+    notebook of another chapter is not run, and says so.
+    """
     everything = gather(folder)
     readable = [s for s in everything if s.problem is None]
     if chapter is None:
         counted = collections.Counter(s.chapter for s in readable)
         chapter = counted.most_common(1)[0][0] if counted else None
     for submission in readable:
-        if chapter is not None and submission.chapter != chapter:
+        if submission.chapter != chapter:
             submission.problem = _("a notebook of chapter {found}, not of chapter {chapter}: not run").format(
                 found=submission.chapter, chapter=chapter)
     ours = [s for s in readable if s.problem is None]
@@ -464,12 +480,24 @@ def report(folder, chapter=None, names=False, language=None, timeout=DEFAULT_TIM
         for submission in ours:
             submission.why = why_answer(submission.notebook, chapter)
         run_all(ours, read_chapter(chapter), folder, timeout, memory_mb, jobs)
-    if language is None:  # the language most submissions ran in: the one the checks' words are in
+    return chapter, ours, [s for s in everything if s.problem is not None]
+
+
+def report(folder, chapter=None, names=False, language=None, timeout=DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB,
+           jobs=2):
+    """The report's HTML for the submissions in ``folder``."""
+    chapter, ours, others = collect(folder, chapter, timeout, memory_mb, jobs)
+    return page(chapter, ours, others, names, language, timeout, memory_mb)
+
+
+def page(chapter, ours, others, names=False, language=None, timeout=DEFAULT_TIMEOUT, memory_mb=DEFAULT_MEMORY_MB):
+    """``render`` in ``language``, or, if None, in the language most submissions ran in (the checks' words')."""
+    from d2lmini.i18n import set_language
+    if language is None:
         spoken = collections.Counter(s.language for s in ours if s.status == "checked")
         language = spoken.most_common(1)[0][0] if spoken else "en"
     set_language(language)
-    others = [s for s in everything if s.problem is not None and s not in ours]
-    read = read_chapter(chapter, language) if chapter else Chapter(_("no chapter"), _("no chapter"), [], [], -1)
+    read = read_chapter(chapter, language) if chapter else Chapter("", _("no chapter"), [], [], -1)
     return render(read, ours, others, names, timeout, memory_mb)
 
 
@@ -495,9 +523,9 @@ def main(argv=None):
     from d2lmini.i18n import languages
     if args.language is not None and args.language not in languages():
         parser.error(f"--language must be one of {', '.join(languages())}; received {args.language!r}")
-    page = report(args.submissions, args.chapter, args.names, args.language, args.timeout, args.memory_mb, args.jobs)
+    text = report(args.submissions, args.chapter, args.names, args.language, args.timeout, args.memory_mb, args.jobs)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(page, encoding="utf-8")
+    args.out.write_text(text, encoding="utf-8")
     print(f"Wrote {args.out}")
 
 

@@ -1,16 +1,17 @@
 """One submission, run alone: the child process of ``tools/class_report.py``.
 
-    python tools/class_report_child.py < request.json
-
-It runs in a temporary folder that holds only the submission's notebook, under
-the resource limits its parent set (``preexec`` in class_report). The request,
-on standard input, names the notebook, the chapter's checks and their
-functions, the folders whose files it must not open, and a token. The child
-runs every code cell of the notebook but the check cells, in an IPython shell,
-then calls each check on the function the notebook defined
-(``d2lmini.exercises.outcome``), and prints one line: the token, then the
-result as JSON. A cell's error does not stop the run, as in a notebook run
-with *Run All* and errors allowed.
+The report starts a fork server (``multiprocessing``'s ``forkserver``) that
+imports torch, IPython and ``d2lmini`` once; each submission is then a process
+forked from it (``child``), so that thirty submissions do not pay for thirty
+imports of torch. The child leaves the report's session, moves into a
+temporary folder that holds only the submission's notebook, keeps only the
+environment variables the report hands it, and sets its time and memory limits
+(``limit``) before any of the submission's code runs. It runs every code cell of
+the notebook but the check cells, in an IPython shell, then calls each check on
+the function the notebook defined (``d2lmini.exercises.outcome``), and writes
+one line to ``output.txt`` in its folder: a token, then the result as JSON. A
+cell's error does not stop the run, as in a notebook run with *Run All* and
+errors allowed.
 
 Opening a file or listing a folder under a forbidden folder (the submissions,
 the other submissions' temporary folders) is refused with a PermissionError and
@@ -21,11 +22,28 @@ docs/instructors.md.
 """
 
 import contextlib
+import importlib
 import io
 import json
 import os
 import re
 import sys
+
+# Imported once, by the fork server, before any submission runs (and before the guard is set).
+import matplotlib
+
+matplotlib.use("Agg")  # figures without a screen
+
+import torch  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from traitlets.config import Config  # noqa: E402
+
+import d2lmini.exercises  # noqa: E402, F401
+from d2lmini.exercises import outcome  # noqa: E402
+from d2lmini.i18n import current_language  # noqa: E402
+
+for _chapter in ("ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09"):
+    importlib.import_module(f"d2lmini.exercises.{_chapter}")
 
 CHECK_CALL = re.compile(r"\bch\d\d\s*\.\s*check_\w+\s*\(")
 BLOCKED_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
@@ -71,16 +89,13 @@ def _code_cells(notebook):
 def run(request):
     with open(request["notebook"], encoding="utf-8") as file:
         notebook = json.load(file)
-    # The notebooks' own set-up: figures without a screen, one thread (several children run at once).
-    import torch
-    torch.set_num_threads(1)
-    from IPython.core.interactiveshell import InteractiveShell
-
-    from d2lmini.exercises import outcome  # imported before the guard is set: d2lmini's files are read once
+    torch.set_num_threads(1)  # several children run at once
 
     refused = []
     _guard(request["forbidden"], os.getcwd(), refused)
-    shell = InteractiveShell.instance()
+    config = Config()
+    config.HistoryManager.enabled = False  # nothing of the submission written to the instructor's IPython history
+    shell = InteractiveShell.instance(config=config)
     cell_errors, memory = 0, False
     quiet = io.StringIO()
     for source in _code_cells(notebook):
@@ -92,9 +107,6 @@ def run(request):
             memory = memory or isinstance(error, MemoryError)
         quiet.seek(0)
         quiet.truncate()
-    import importlib
-
-    from d2lmini.i18n import current_language
     results, namespace = {}, shell.user_ns
     for module_name, check_name, function in request["checks"]:
         if not callable(namespace.get(function)):
@@ -124,14 +136,16 @@ def limit(request):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def main():
-    request = json.load(sys.stdin)
+def child(request, folder):
+    """The forked process of one submission: its own session, folder, environment and limits; then ``run``."""
+    os.setsid()  # its own process group, which the report stops as a whole at the time limit
+    os.chdir(folder)
+    output = os.open("output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.environ.clear()
+    os.environ.update(request["env"])
     limit(request)
-    token = request["token"]
     result = run(request)
-    sys.__stdout__.write("\n" + token + json.dumps(result) + "\n")
+    sys.__stdout__.write("\n" + request["token"] + json.dumps(result) + "\n")
     sys.__stdout__.flush()
-
-
-if __name__ == "__main__":
-    main()
