@@ -360,8 +360,7 @@ def _chart(exercise, rows, total, key):
     height = row_height * len(rows) + 4
     summary = "; ".join(f"{status_words(status)}{': ' + message if message else ''}: {len(learners)}"
                         for status, message, learners in rows)
-    title = _("{exercise}: what the checks said of {total} submissions").format(exercise=exercise.label,
-                                                                              total=total)
+    title = _("{exercise}: what the check said (submissions: {total})").format(exercise=exercise.label, total=total)
     parts = [f'<svg role="img" aria-labelledby="title-{key} desc-{key}" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
              f'<title id="title-{key}">{html.escape(title)}</title>',
@@ -387,13 +386,14 @@ def render(chapter, submissions, others, names=False, timeout=DEFAULT_TIMEOUT, m
     """The report as one HTML page: ``submissions`` of the chapter, run; ``others``, files not run, with why."""
     from d2lmini.i18n import current_language
     total = len(submissions)
-    intro = _("{total} submissions of this chapter were run, each alone, with a time limit of {timeout} s and a "
+    intro = _("Submissions of this chapter run: {total}, each alone, with a time limit of {timeout} s and a "
               "memory limit of {memory} MB.").format(total=total, timeout=timeout, memory=memory_mb)
-    names_header = f"<th>{_('learners')}</th>" if names else ""
+    learners, count, title = _("learners"), _("count"), _("Class report: {chapter}").format(chapter=chapter.title)
+    names_header = f"<th>{learners}</th>" if names else ""
     lines = [f'<!DOCTYPE html>\n<html lang="{current_language().replace("_", "-")}">\n<head>\n<meta charset="utf-8">',
-            f"<title>{html.escape(_('Class report: {chapter}').format(chapter=chapter.title))}</title>",
+            f"<title>{html.escape(title)}</title>",
             f"<style>{CSS}</style>\n</head>\n<body>\n<main>",
-            f"<h1>{html.escape(_('Class report: {chapter}').format(chapter=chapter.title))}</h1>",
+            f"<h1>{html.escape(title)}</h1>",
             f"<p>{html.escape(intro)}</p>"]
     # The submissions that did not run to the end, and the files that were not run at all.
     problems = collections.defaultdict(list)
@@ -411,13 +411,15 @@ def render(chapter, submissions, others, names=False, timeout=DEFAULT_TIMEOUT, m
     if not total and not others:
         problems[_("the folder holds no submission")] = []
     if problems:
-        lines += [f"<h2>{html.escape(_('Submissions the report could not check fully'))}</h2>",
-                 f'<table class="problems"><tr><th>{_("problem")}</th><th class="count">{_("count")}</th>'
+        heading, problem_word = _("Submissions the report could not check fully"), _("problem")
+        lines += [f"<h2>{html.escape(heading)}</h2>",
+                 f'<table class="problems"><tr><th>{problem_word}</th><th class="count">{count}</th>'
                  f"{names_header}</tr>"]
         for problem, found in problems.items():
             lines.append(f'<tr><td>{html.escape(problem)}</td><td class="count">{len(found)}</td>'
                         f"{_learners([s.learner + ' (' + s.path + ')' for s in found], names)}</tr>")
         lines.append("</table>")
+    outcome_word, said_word = _("outcome"), _("what the check said")
     for number, (exercise, rows) in enumerate(tally(chapter, submissions)):
         key = f"exercise-{number}"
         checked_by = _("`{function}`, checked by {check}").format(function=exercise.function,
@@ -425,8 +427,8 @@ def render(chapter, submissions, others, names=False, timeout=DEFAULT_TIMEOUT, m
         lines += [f'<section aria-labelledby="{key}"><h2 id="{key}">{html.escape(exercise.label)}</h2>',
                  f'<p class="note">{html.escape(checked_by)}</p>',
                  f'<table class="outcomes" data-exercise="{html.escape(exercise.check)}">'
-                 f'<tr><th>{_("outcome")}</th><th>{_("what the check said")}</th>'
-                 f'<th class="count">{_("count")}</th>{names_header}</tr>']
+                 f'<tr><th>{outcome_word}</th><th>{said_word}</th>'
+                 f'<th class="count">{count}</th>{names_header}</tr>']
         for status, message, learners in rows:
             lines.append(f'<tr data-status="{status}"><td class="status">{html.escape(status_words(status))}</td>'
                         f'<td class="message">{html.escape(message)}</td><td class="count">{len(learners)}</td>'
@@ -443,16 +445,18 @@ def _why_section(chapter, submissions, names):
     picked = collections.defaultdict(list)
     for submission in submissions:
         picked[submission.why].append(submission.learner)
-    names_header = f"<th>{_('learners')}</th>" if names else ""
+    learners, count, option_word, heading = _("learners"), _("count"), _("option"), _("The Why? question")
+    unsaved = _("no answer saved in the notebook")
+    names_header = f"<th>{learners}</th>" if names else ""
     note = _("✓ marks the right option. A notebook keeps the option picked only if JupyterLab saved its widget "
              "state (Settings, Save Widget State Automatically).")
-    section = [f"<h2>{html.escape(_('The Why? question'))}</h2>",
-               f'<table class="why"><tr><th>{_("option")}</th><th class="count">{_("count")}</th>{names_header}</tr>']
+    section = [f"<h2>{html.escape(heading)}</h2>",
+               f'<table class="why"><tr><th>{option_word}</th><th class="count">{count}</th>{names_header}</tr>']
     for index, option in enumerate(chapter.options):
         mark = " ✓" if index == chapter.answer else ""
         section.append(f'<tr data-option="{index}"><td>({"abcdefgh"[index]}) {html.escape(option)}{mark}</td>'
                        f'<td class="count">{len(picked[index])}</td>{_learners(picked[index], names)}</tr>')
-    section += [f'<tr data-option="none"><td>{html.escape(_("no answer saved in the notebook"))}</td>'
+    section += [f'<tr data-option="none"><td>{html.escape(unsaved)}</td>'
                 f'<td class="count">{len(picked[None])}</td>{_learners(picked[None], names)}</tr>', "</table>",
                 f'<p class="note">{html.escape(note)}</p>']
     return section
