@@ -244,7 +244,9 @@ def gather(folder):
 def _fork_server():
     """``multiprocessing``'s fork server, with torch, IPython and d2lmini imported once for every submission."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["tools.class_report_child"])
+    # The caller's main module too, so that a child does not run it again (a script that calls the report
+    # must guard its work with `if __name__ == "__main__":`, as multiprocessing requires).
+    context.set_forkserver_preload(["__main__", "tools.class_report_child"])
     return context
 
 
