@@ -34,6 +34,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from d2lmini.exercises._feedback import ERROR, MISTAKE, NOT_ATTEMPTED, PASSED
+
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = {"en": REPO / "notebooks", "pt_BR": REPO / "notebooks" / "pt"}
 CHECK_CELL = re.compile(r"\b(ch(\d\d))\s*\.\s*(check_\w+)\s*\(\s*(\w+)\s*\)")
@@ -45,8 +47,8 @@ SKIPPED_FOLDERS = {".ipynb_checkpoints", "__pycache__"}
 NBGRADER_FOLDERS = ("submitted", "autograded")
 NOTEBOOK_LIMIT = 50 * 2 ** 20  # bytes: a bigger "notebook" is refused unread
 DEFAULT_TIMEOUT, DEFAULT_MEMORY_MB, FILE_LIMIT = 120, 4096, 64 * 2 ** 20
-# What happened to a submission, and to each check of it (d2lmini.exercises' statuses, then the report's own).
-PASSED, NOT_ATTEMPTED, MISTAKE, ERROR = "passed", "not attempted", "mistake", "error"
+# What happened to each check of a submission: d2lmini.exercises.outcome's statuses, then the function
+# missing from the notebook (the child's word) and the notebook not run to the end.
 MISSING, NOT_CHECKED = "missing", "not checked"
 ORDER = [PASSED, NOT_ATTEMPTED, MISTAKE, ERROR, MISSING, NOT_CHECKED]
 COLOURS = {PASSED: "#1a7f37", NOT_ATTEMPTED: "#6e7781", MISTAKE: "#bc4c00", ERROR: "#cf222e",
@@ -323,8 +325,8 @@ def tally(chapter, submissions):
             status, message = result["status"], result["message"]
             if status == MISSING:
                 message = _("`{function}` is not defined: renamed or deleted").format(function=message)
-            elif status == ERROR:  # the learner's own exception: counted by its type, its text told apart per learner
-                message = _("the learner's code raised {error}").format(error=message.split(":")[0])
+            elif status == ERROR:  # the learner's own exception, counted by its type: its text differs per learner
+                message = message.split(":")[0]
             elif status in (PASSED, NOT_ATTEMPTED):
                 message = ""
             rows[(status, message)].append(submission.learner)
