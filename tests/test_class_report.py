@@ -5,9 +5,9 @@ chapter's solution and learner editions and the wrong-variant catalogue: each
 exercise of each submission holds the right answer, the stub, a catalogued
 mistake or an answer no mistake matches; one submission hangs, one ends its own
 process, one tries to read another submission, one renamed an exercise's
-function, one is in Portuguese and one is an Otter zip. Beside them lie a file
-that is not a notebook, a file that is not JSON, a notebook of chapter 03 and
-nbgrader's timestamp.txt. What each exercise's table of the HTML report counts
+function, one asks for more memory than its limit, one is in Portuguese and one
+is an Otter zip. Beside them lie a file that is not a notebook, a file that is
+not JSON, a notebook of chapter 03 and nbgrader's timestamp.txt. What each exercise's table of the HTML report counts
 must equal what the checks, called here in this process, say of each answer.
 
 To keep the run short, the generated notebooks keep only the chapter's set-up,
@@ -176,6 +176,8 @@ def a_class(tmp_path_factory):
             _why(nb, index % 4)
         why[index % 4 if index < 9 else "none"] += 1
         learner = f"learner{index:02d}"
+        if index == 1:  # 5 GiB at once: within reach without a limit (never touched), past the report's 4096 MB
+            nb.cells.append(nbformat.v4.new_code_cell("too_much = bytearray(5 * 2 ** 30)"))
         if index == 24:  # an Otter export: the notebook zipped with a log file
             with zipfile.ZipFile(root / f"{learner}.zip", "w") as archive:
                 archive.writestr("02_masked_softmax.ipynb", nbformat.writes(nb))
@@ -258,7 +260,7 @@ def test_the_catalogue_mistakes_appear_in_the_checks_own_words_and_languages(a_c
     assert "consulta" in said["message"]
 
 
-def test_the_hanging_the_crashing_and_the_peeking_submissions_are_reported_and_the_report_goes_on(a_class):
+def test_the_hanging_crashing_greedy_and_peeking_submissions_are_reported_and_the_report_goes_on(a_class):
     by_learner = {s.learner: s for s in a_class["ours"]}
     assert by_learner["hangs"].status == "timed out"
     assert by_learner["crashes"].status == "crashed"
@@ -267,12 +269,14 @@ def test_the_hanging_the_crashing_and_the_peeking_submissions_are_reported_and_t
                                                 "02_masked_softmax.ipynb").resolve())]
     assert by_learner["peeks"].cell_errors == 1
     assert by_learner["renames"].results["check_masked_mean"]["status"] == class_report.MISSING
+    assert by_learner["learner01"].memory_error and by_learner["learner01"].status == "checked"
     problems = {cells[0]: int(cells[1]) for attrs, rows in _tables(a_class["page"])
                 if attrs.get("class") == "problems" for _, cells in rows[1:]}
     assert problems == {
         "stopped at the time limit (it hangs, or is too slow)": 1,
         "its process ended before the checks ran (a crash, or the memory limit)": 1,
         "tried to read files of the submissions or to start a process: refused": 1,
+        "ran out of its memory limit in a cell": 1,
         "not a notebook": 2,
         "a notebook of chapter 03, not of chapter 02: not run": 1,
     }
