@@ -27,7 +27,7 @@ NOTEBOOK_SOURCES := $(ENGLISH_SOURCES) $(PORTUGUESE_SOURCES)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \
-	learner test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
+	learner class-report test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
 	bench-notebooks bench-overhead clean distclean bench-page bench-training bench-site help
 
 # The environment and the learner's copy are made by tools/start.py, which also
@@ -158,6 +158,16 @@ lab-instructor: install
 present: PORT = 8866
 present: install
 	$(PY) -m tools.present '$(CHAPTER)' --port $(PORT)
+
+# The class report (docs/instructors.md): one HTML page that counts, for each exercise of a
+# chapter, the answers that passed, the ones not attempted and each mistake its check named, over a
+# folder of submissions (nbgrader's submitted/ or autograded/, Otter's, or plain notebooks).
+# make class-report SUBMISSIONS=course/submitted [REPORT=class-report.html] [REPORT_ARGS=--names]
+REPORT ?= class-report.html
+REPORT_ARGS ?=
+class-report: install
+	@test -n '$(SUBMISSIONS)' || { echo "SUBMISSIONS is missing: make class-report SUBMISSIONS=<folder of submitted notebooks>"; exit 2; }
+	$(PY) -m tools.class_report '$(SUBMISSIONS)' --out '$(REPORT)' $(REPORT_ARGS)
 
 # Unit tests with coverage, the pair-sync check, then every notebook under
 # strict nbval (outputs must match a fresh run), and every notebook in a real
@@ -324,6 +334,7 @@ help:
 		'  make student / make solutions   editions without and with answers, in build/' \
 		'  make learner-repo    the published learner edition (a git repository, branch learner)' \
 		'  make hub / make hub-stop   a JupyterHub for a class on 127.0.0.1, and stopping one left running' \
+		'  make class-report SUBMISSIONS=<folder>   which mistake how many learners made, as one HTML page' \
 		'  make site            the web site, into build/site (HUB_URL=... adds a hub button)' \
 		'Maintainers:' \
 		'  make test            install everything, then every test (CI runs this)' \

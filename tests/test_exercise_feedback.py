@@ -21,8 +21,10 @@ from d2lmini.exercises import (
     check,
     expect_close,
     hint,
+    outcome,
     passed,
 )
+from d2lmini.i18n import set_language
 from tools import editions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,6 +33,30 @@ REPO = Path(__file__).resolve().parent.parent
 def test_passed_prints_one_line(capsys):
     passed("Exercise 1", "well done")
     assert capsys.readouterr().out == "✓ Exercise 1: correct. well done\n"
+
+
+def test_outcome_returns_what_a_check_said_as_data_and_prints_nothing(capsys):
+    def stub(u):
+        raise NotImplementedError("Exercise 1.1 is not done yet")
+
+    def broken(u):
+        return u.no_such_method()
+
+    right = outcome(ch01.check_triangular, lambda u: torch.clamp(1 - u.abs(), min=0))
+    assert right.status == "passed" and right.message.startswith("✓ Exercise 1.1: correct.")
+    assert outcome(ch01.check_triangular, stub) == (
+        "not attempted", "Exercise 1.1 · not attempted yet: complete `stub` above, run that cell, then this one.")
+    assert outcome(ch01.check_triangular, lambda u: 1 - u.abs()) == (
+        "mistake", "some of your values are negative: outside |u| < 1 the kernel is 0")
+    assert outcome(ch01.check_triangular, broken) == (
+        "error", "AttributeError: 'Tensor' object has no attribute 'no_such_method'")
+    assert capsys.readouterr().out == ""
+    set_language("pt_BR")
+    try:
+        said = outcome(ch01.check_triangular, lambda u: 1 - u.abs())
+    finally:
+        set_language("en")
+    assert said.status == "mistake" and "negativ" in said.message and "outside" not in said.message
 
 
 def test_wrong_type_is_named():

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
-from babel.messages.extract import extract_from_dir
+from babel.messages.extract import extract_from_dir, extract_from_file
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
@@ -26,6 +26,8 @@ PACKAGE = REPO / "d2lmini"
 LOCALE = PACKAGE / "locale"
 TEMPLATE = REPO / "build" / "d2lmini.pot"  # for a translator's tool; the catalogues are read from the code
 KEYWORDS = {"_": None, "N_": None, "n_": (1, 2), "pgettext": ((1, "c"), 2)}  # d2lmini.i18n's markers
+# Outside the package, the instructors' class report speaks through d2lmini's catalogue too.
+TOOLS = [REPO / "tools" / "class_report.py"]
 FIELD = re.compile(r"\{(\w*)[^{}]*\}")  # a str.format field: {count}, {value:.2f}
 
 
@@ -35,6 +37,11 @@ def extracted():
     for filename, lineno, message, comments, context in extract_from_dir(
             PACKAGE, method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=("Translators:",)):
         catalog.add(message, None, [(f"d2lmini/{filename}", lineno)], auto_comments=comments, context=context)
+    for path in TOOLS:
+        for lineno, message, comments, context in extract_from_file(
+                "python", path, keywords=KEYWORDS, comment_tags=("Translators:",)):
+            catalog.add(message, None, [(path.relative_to(REPO).as_posix(), lineno)], auto_comments=comments,
+                        context=context)
     return catalog
 
 

@@ -8,8 +8,11 @@ what was expected, what was received, and the first step of a hint
 (``hint()`` shows the next). A student stub's ``NotImplementedError`` becomes
 ``ExerciseNotAttempted``, one line; any other exception raised by the
 learner's own code passes through unchanged, with its traceback.
+``outcome(check, answer)`` returns what a check said as data (an ``Outcome``),
+for a report on a whole class.
 """
 
-from ._feedback import ExerciseError, ExerciseNotAttempted, check, expect, expect_close, hint, passed
+from ._feedback import ExerciseError, ExerciseNotAttempted, Outcome, check, expect, expect_close, hint, outcome, passed
 
-__all__ = ["ExerciseError", "ExerciseNotAttempted", "check", "expect", "expect_close", "hint", "passed"]
+__all__ = ["ExerciseError", "ExerciseNotAttempted", "Outcome", "check", "expect", "expect_close", "hint", "outcome",
+           "passed"]

@@ -20,9 +20,11 @@ a module-level table: the error translates them when it is made (translating
 a text twice changes nothing).
 """
 
+import contextlib
 import functools
 import inspect
 import io
+from typing import NamedTuple
 
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -168,6 +170,41 @@ def hint():
     else:
         line = _("{exercise} · hint {step} of {steps}: {hint}")
     print(line.format(exercise=error.exercise, step=step + 1, steps=len(error.hints), hint=error.hints[step]))
+
+
+class Outcome(NamedTuple):
+    """What one check said of one answer, as data: how a class report counts it.
+
+    ``status`` is one of ``PASSED``, ``NOT_ATTEMPTED``, ``MISTAKE`` (the check
+    named what is wrong: ``message`` is the first hint, the words the learner
+    read after "hint:") and ``ERROR`` (the learner's own code raised:
+    ``message`` is the exception's type and text). ``message`` is in the
+    language set when the check ran; for ``PASSED``, the line it printed.
+    """
+
+    status: str
+    message: str
+
+
+PASSED, NOT_ATTEMPTED, MISTAKE, ERROR = "passed", "not attempted", "mistake", "error"
+
+
+def outcome(run_check, answer):
+    """Run ``run_check(answer)`` and return its ``Outcome`` instead of printing it or raising.
+
+    Whatever the check prints is kept out of the caller's output.
+    """
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            run_check(answer)
+    except ExerciseNotAttempted as error:
+        return Outcome(NOT_ATTEMPTED, str(error))
+    except ExerciseError as error:
+        return Outcome(MISTAKE, _one_line(error.hints[0], limit=None))
+    except Exception as error:  # the learner's own code failed: its error is the outcome
+        return Outcome(ERROR, _one_line(f"{type(error).__name__}: {error}"))
+    return Outcome(PASSED, printed.getvalue().strip())
 
 
 def passed(exercise, detail=""):
