@@ -213,7 +213,7 @@ print("o kernel constante dá exatamente o pooling médio")
 
 # %% [markdown] en="544fffbca271"
 # Cada kernel (em cima, como função de $u$) e o ajuste que ele dá em
-# $\sigma = 0.5$ (embaixo):
+# $\sigma = 0{,}5$ (embaixo):
 
 # %% en="b8a3f30a5e8a"
 # Dados em português: os títulos dão o nome de cada kernel em português (name_pt, acima)
@@ -238,7 +238,7 @@ plt.show()
 # kernel gaussiano $\exp(-u^2/2)$ encolhe muito depressa. Um número float32
 # não pode ficar arbitrariamente perto de 0: em float32, $\exp(-u^2/2)$ é
 # arredondado para exatamente 0 assim que $u$ passa de cerca de 14,4. Esse
-# arredondamento para 0 se chama **underflow**. Em $\sigma = 0.01$ ele
+# arredondamento para 0 se chama **underflow**. Em $\sigma = 0{,}01$ ele
 # acontece para qualquer chave a mais de 0,144 da consulta. Uma consulta sem
 # nenhuma chave tão perto recebe 0 em todos os valores do kernel, e $0/0$ é
 # NaN ("not a number", isto é, "não é um número"): toda a sua linha de pesos
@@ -247,10 +247,10 @@ plt.show()
 
 # %% [markdown] en="77c41120ba62"
 # **Para ir mais fundo (você pode pular esta parte).** De onde vem o 14,4. O menor
-# número float32 positivo é $2^{-149} \approx 1.4 \times 10^{-45}$. Um resultado
-# abaixo da metade dele, $2^{-150}$, é arredondado para 0, e $e^{-103.97} = 2^{-150}$
-# (porque $150 \ln 2 = 103.97$). Então $\exp(-u^2/2)$ sofre underflow assim que
-# $u^2/2 > 103.97$, isto é, $u > 14.42$; em $\sigma = 0.01$, $u > 14.42$ significa
+# número float32 positivo é $2^{-149} \approx 1{,}4 \times 10^{-45}$. Um resultado
+# abaixo da metade dele, $2^{-150}$, é arredondado para 0, e $e^{-103{,}97} = 2^{-150}$
+# (porque $150 \ln 2 = 103{,}97$). Então $\exp(-u^2/2)$ sofre underflow assim que
+# $u^2/2 > 103{,}97$, isto é, $u > 14{,}42$; em $\sigma = 0{,}01$, $u > 14{,}42$ significa
 # uma distância acima de 0,1442. As duas exponenciais abaixo ficam uma de cada
 # lado desse limite:
 
@@ -277,8 +277,8 @@ for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
     print(f"{sigma:>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
 
 # %% [markdown] en="3a89998b02ef"
-# Em $\sigma = 0.01$ três consultas perdem a sua previsão gaussiana; em
-# $\sigma = 0.005$, mais ainda. `d2l.nadaraya_watson` não perde nenhuma. O
+# Em $\sigma = 0{,}01$ três consultas perdem a sua previsão gaussiana; em
+# $\sigma = 0{,}005$, mais ainda. `d2l.nadaraya_watson` não perde nenhuma. O
 # truque dela: os pesos gaussianos são um softmax do *log* dos valores do
 # kernel,
 #
@@ -352,7 +352,7 @@ for sigma in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0):
 # %% [markdown] en="61ab6c743b34"
 # Quatro dessas larguras lado a lado: os ajustes e, depois, os pesos deles.
 # Nos mapas de calor, cada linha é uma consulta (em cima: $q = 0$, embaixo:
-# $q = 4.9$) e cada coluna, uma chave de treinamento, ordenada por $x_i$.
+# $q = 4{,}9$) e cada coluna, uma chave de treinamento, ordenada por $x_i$.
 # Todos os painéis compartilham uma única escala de cores.
 
 # %%
@@ -371,10 +371,10 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Chaves (x_i ordenados)", ylabel="
                         titles=[f"σ = {s}" for s in widths], figsize=(12, 3.2))
 
 # %% [markdown] en="1bfb8594724f"
-# Em $\sigma = 0.05$ cada linha tem uma ou duas células claras, e elas descem
+# Em $\sigma = 0{,}05$ cada linha tem uma ou duas células claras, e elas descem
 # pela diagonal: cada consulta copia os seus vizinhos mais próximos. Em
-# $\sigma = 0.2$ a faixa se alarga para um punhado de chaves. Em $\sigma = 3$
-# as linhas se achatam em direção a $1/40 = 0.025$, escuras nessa escala
+# $\sigma = 0{,}2$ a faixa se alarga para um punhado de chaves. Em $\sigma = 3$
+# as linhas se achatam em direção a $1/40 = 0{,}025$, escuras nessa escala
 # compartilhada: o modelo caminha para o pooling médio. Quanto ele já
 # avançou, medido:
 
@@ -424,14 +424,14 @@ explorer
 # 1. No topo do controle deslizante, $\sigma = 8$, cada consulta faz a média de
 #    quase todas as chaves e o ajuste é quase a reta horizontal da média (erro
 #    quadrático em relação a $f$: 0,851). Diminuir $\sigma$ estreita a faixa;
-#    em $\sigma = 0.0625$ o maior peso da figura é 0,999: aquela linha vê uma
+#    em $\sigma = 0{,}0625$ o maior peso da figura é 0,999: aquela linha vê uma
 #    única chave, e o ajuste copia o ruído (0,145, e 0,233 na base do controle deslizante). Ele fica melhor perto de
-#    $\sigma = 0.25$, onde o erro é o menor da grade do controle deslizante,
+#    $\sigma = 0{,}25$, onde o erro é o menor da grade do controle deslizante,
 #    0,036: a largura que o treinamento leave-one-out encontra mais adiante
 #    (0,24).
 # 2. No menor $\sigma$, $2^{-7}$, 46 das 50 consultas não têm nenhuma entrada
 #    de treinamento dentro da janela: as linhas delas são todas nulas e as
-#    previsões, 0. Ainda há 13 dessas linhas em $\sigma = 0.0625$, 5 em 0,125,
+#    previsões, 0. Ainda há 13 dessas linhas em $\sigma = 0{,}0625$, 5 em 0,125,
 #    3 em 0,149 e nenhuma de 0,177 para cima. O kernel retangular não tem caudas, então
 #    uma linha dessas não tem nada a normalizar; o `d2lmini` devolve zeros ali
 #    em vez do NaN de $0/0$. As previsões 0 estão erradas do mesmo jeito, em
@@ -441,8 +441,8 @@ explorer
 #    maior, e o ajuste é a reta horizontal da média dos 40 alvos: pooling médio. O
 #    kernel constante ignora a distância, então não há nada para $\sigma$
 #    escalonar.
-# 4. Em $\sigma = 0.5$ a consulta $x = 2.5$ dá peso às mesmas 7 chaves com os
-#    dois kernels. O kernel retangular dá a cada uma delas $1/7 \approx 0.143$; o kernel
+# 4. Em $\sigma = 0{,}5$ a consulta $x = 2{,}5$ dá peso às mesmas 7 chaves com os
+#    dois kernels. O kernel retangular dá a cada uma delas $1/7 \approx 0{,}143$; o kernel
 #    de Epanechnikov dá 0,205 à mais próxima e só 0,007 à que está na borda da
 #    janela. Uma chave que entra na janela começa com peso 0 em vez de entrar
 #    de um salto, então o ajuste não tem degraus, e fica mais perto de $f$
@@ -685,7 +685,7 @@ print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha
 #   retangular, Epanechnikov) seguem os dados.
 # * Normalizar como $k/\sum k$ dá linhas NaN assim que um kernel gaussiano
 #   estreito sofre underflow em todas as chaves (3 de 50 consultas em
-#   $\sigma = 0.01$, aqui). Um softmax do log dos valores do kernel nunca dá;
+#   $\sigma = 0{,}01$, aqui). Um softmax do log dos valores do kernel nunca dá;
 #   `d2l.nadaraya_watson` calcula os pesos desse jeito, e dá a uma consulta
 #   sem nenhuma chave na janela de um kernel retangular pesos todos nulos em vez de NaN.
 #   A previsão dessas consultas, 0, continua errada (em todo lugar menos em
@@ -722,7 +722,7 @@ questions.ask("01")
 # O kernel triangular é uma tenda, $k(u) = \max(1 - \lvert u\rvert, 0)$: vale 1
 # em $u = 0$, cai em linha reta até 0 em $\lvert u\rvert = 1$, e vale 0 daí em
 # diante. Ele tem a janela do kernel retangular e do de Epanechnikov, mas não o
-# perfil deles: compare $k(0.5)$ nos três. Escreva-o para um tensor `u` de
+# perfil deles: compare $k(0{,}5)$ nos três. Escreva-o para um tensor `u` de
 # qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
 # oferece este; quando ele passar, a conferência entrega a sua função a
 # `d2l.nadaraya_watson`, que aceita qualquer função de kernel, além de um

@@ -308,7 +308,7 @@ explorer
 #
 # 1. Leve o segundo exemplo de 5 chaves para 4: os pesos da consulta 0 passam
 #    de 0,108; 0,206; 0,122; 0,255; 0,309 para 0,156; 0,298; 0,176; 0,370 e 0.
-#    Cada peso que sobra é dividido por $1 - 0.309$, o que a chave retirada
+#    Cada peso que sobra é dividido por $1 - 0{,}309$, o que a chave retirada
 #    tinha, então as razões entre eles continuam as mesmas e cada linha ainda
 #    soma 1. Mascarar uma chave não apenas zera o seu peso: o softmax entrega
 #    esse peso às chaves que restam.

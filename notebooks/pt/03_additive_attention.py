@@ -448,8 +448,8 @@ explorer
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Sem ruído, toda chave é $(1, 1)$, então cada consulta dá a mesma
-#    pontuação a todas as suas chaves válidas: todo peso vale $1/2 = 0.5$ no
-#    exemplo 0 e $1/6 \approx 0.167$ no exemplo 1, nos dois painéis e para
+#    pontuação a todas as suas chaves válidas: todo peso vale $1/2 = 0{,}5$ no
+#    exemplo 0 e $1/6 \approx 0{,}167$ no exemplo 1, nos dois painéis e para
 #    qualquer semente (a semente só sorteia o ruído, que é multiplicado
 #    por 0).
 # 2. Depende de quantas chaves dividem uma linha. No exemplo 0, com duas
@@ -465,9 +465,9 @@ explorer
 #    linhas aditivas ficam em 0,23 e 0,29 e nunca passam de 0,39. A
 #    pontuação de produto escalar cresce sem limite à medida que as chaves
 #    crescem, enquanto a aditiva passa por $\tanh$, então fica dentro de
-#    $\pm\sum_i |w_{v,i}|$, que é $\pm 1.81$ para o $w_v$ deste explorador:
+#    $\pm\sum_i |w_{v,i}|$, que é $\pm 1{,}81$ para o $w_v$ deste explorador:
 #    com seis chaves, nenhum peso aditivo pode passar de
-#    $e^{3.62}/(e^{3.62} + 5) \approx 0.88$.
+#    $e^{3{,}62}/(e^{3{,}62} + 5) \approx 0{,}88$.
 # 3. As colunas hachuradas se mantêm (elas vêm dos comprimentos válidos), e
 #    também o caráter de cada painel. As linhas aditivas de um painel se
 #    parecem: com ruído 1, para cada semente de 0 a 9, as quatro consultas do

@@ -209,7 +209,7 @@ d2l.plt.show()
 # A variância sem escala fica sobre a reta $y = d$; a com escala fica perto de
 # 1 em todo $d$. Sem a escala, o desvio padrão das pontuações, a distância
 # típica de uma pontuação até 0, é $\sqrt{d}$: cerca de 32 em $d = 1024$
-# (na medição, $\sqrt{981.5} \approx 31$).
+# (na medição, $\sqrt{981{,}5} \approx 31$).
 #
 # ## O que pontuações grandes fazem com o softmax, e com o aprendizado
 #
@@ -230,7 +230,7 @@ d2l.plt.show()
 #    maior peso de uma linha (1 significa one-hot: todo o peso em uma única
 #    chave) e a entropia dos pesos $\alpha_j$ da linha,
 #    $-\sum_j \alpha_j \log \alpha_j$ (0 significa one-hot; a distribuição
-#    uniforme sobre 10 chaves dá $\log 10 \approx 2.30$).
+#    uniforme sobre 10 chaves dá $\log 10 \approx 2{,}30$).
 # 2. **O gradiente nas pontuações $s$**, aquele de que fala a explicação dos
 #    livros-texto. Um gradiente precisa de uma perda. Tomamos uma que depende
 #    de todos os pesos, $L = \sum_j g_j \alpha_j$ com números aleatórios fixos
@@ -533,7 +533,7 @@ for title, panel in zip(["sem escala", "com escala"], panels):
 # * A temperatura faz o que $d$ fazia: $T < 1$ concentra os pesos, $T > 1$
 #   os achata. Desligue a escala e escolha um $d$: qual $T$ desfaz ali a falta
 #   da escala? O controle deslizante vai até 31,6, acima de
-#   $\sqrt{512} \approx 22.6$, então há um $T$ assim em todo $d$.
+#   $\sqrt{512} \approx 22{,}6$, então há um $T$ assim em todo $d$.
 # * Encurte o comprimento válido: as colunas mascaradas recebem peso 0 (o
 #   explorador as hachura em cinza), e a entropia de nenhuma linha pode passar
 #   do log do número de chaves às quais ela pode prestar atenção, a marca
@@ -563,13 +563,13 @@ explorer
 #    dispersão de pontuações.
 # 2. $T = \sqrt{d}$, exatamente: com a escala desligada, $s / T = s / \sqrt{d}$
 #    é a pontuação com escala. O controle deslizante anda em passos de
-#    $10^{0.05}$, então escolha o valor mais próximo, 3,98 para $d = 16$ ou
+#    $10^{0{,}05}$, então escolha o valor mais próximo, 3,98 para $d = 16$ ou
 #    22,4 para $d = 512$; os pesos então diferem dos pesos com escala em
 #    $T = 1$ por no máximo 0,0015 e 0,006.
 # 3. Com um comprimento válido de 3, as oito entropias ficam entre 0,83 e
-#    1,08, todas abaixo de $\ln 3 \approx 1.10$, a marca tracejada: nenhuma
+#    1,08, todas abaixo de $\ln 3 \approx 1{,}10$, a marca tracejada: nenhuma
 #    distribuição sobre três chaves é mais espalhada que a uniforme. Com o
-#    comprimento completo, o limite é $\ln 8 \approx 2.08$.
+#    comprimento completo, o limite é $\ln 8 \approx 2{,}08$.
 # 4. A linha da consulta 0 é 1, 0, …, 0, e a sua entropia é 0; a consulta $i$
 #    pode prestar atenção a $i + 1$ chaves, e as entropias em geral crescem
 #    de uma linha para a seguinte (0,45 para a consulta 1, 1,89 para a

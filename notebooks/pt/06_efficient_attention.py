@@ -210,7 +210,7 @@ print(f"softmax(q Kᵀ/√d) V explícito: {explicit_output.item():.4f}")
 # $m = 3$; seu fator de reescala é $e^{-\infty} = 0$, então o início vazio não
 # pesa em nada. A maior pontuação do segundo bloco, 2, fica abaixo de 3: o fator
 # é 1 e os novos termos são simplesmente somados. O terceiro bloco traz um 5,
-# então tudo o que veio antes é multiplicado por $e^{3 - 5} = 0.1353$: $\ell$
+# então tudo o que veio antes é multiplicado por $e^{3 - 5} = 0{,}1353$: $\ell$
 # *diminui*, embora um bloco tenha sido acrescentado, porque cada termo agora
 # é medido em relação ao máximo maior. O 4 do quarto bloco volta a ficar
 # abaixo de 5. O último $o / \ell$, 4,2192, é a saída explícita: o
@@ -404,7 +404,7 @@ explorer
 # 1. $m$ cresce três vezes: na chave 0 (a primeira pontuação, −1,86), na
 #    chave 1 (1,64) e na chave 10 (4,44). A cada vez, $\ell$ e $o$ são
 #    multiplicados por $e^{m - m_\text{new}}$: na chave 10, por
-#    $e^{1.64 - 4.44}$, cerca de 0,06, de modo que $\ell$ cai de 2,39 depois
+#    $e^{1{,}64 - 4{,}44}$, cerca de 0,06, de modo que $\ell$ cai de 2,39 depois
 #    de dez chaves para 1,15 depois de onze, e os pesos já desenhados
 #    encolhem: a chave 10 fica com 0,87 do peso, e o peso da chave 1 cai de
 #    0,42 para 0,05.

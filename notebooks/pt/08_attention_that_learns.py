@@ -314,7 +314,7 @@ print(f"o exemplo 2 tem {batch.valid_lens[2].item()} dígitos; a primeira linha 
 # A chave de preenchimento recebe peso exatamente 0: `valid_lens` chegou à
 # atenção pela sua própria máscara, como no capítulo 02. Antes de qualquer
 # treinamento, o peso se espalha por todas as chaves reais, de 0,08 a 0,25,
-# em torno de $1/n$ (aqui $1/7 \approx 0.14$).
+# em torno de $1/n$ (aqui $1/7 \approx 0{,}14$).
 #
 # ## Treinamento que você pode observar
 #
@@ -386,7 +386,7 @@ print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {hi
 # média tomada sobre todos os passos reais das 500 sequências. O alinhamento
 # perfeito recebe 1. A atenção uniforme põe $1/n$ na posição correta em cada
 # um dos $n$ passos de um exemplo; juntando todos os passos, isso dá um sobre
-# o comprimento médio, $1/6 \approx 0.17$ para comprimentos de 4 a 8.
+# o comprimento médio, $1/6 \approx 0{,}17$ para comprimentos de 4 a 8.
 #
 # Em que momento o modelo teve o "estalo"? As curvas dizem quando: a acurácia
 # fica perto de 0 enquanto a perda já cai, e então salta. Vamos chamar de

@@ -225,7 +225,7 @@ explorer
 # * **estacionamento**: a média, sobre todas as linhas, do peso em `[CLS]`, a
 #   coluna 0.
 #
-# Uma cabeça uniforme pontuaria cerca de $1/T \approx 0.07$ nas duas primeiras.
+# Uma cabeça uniforme pontuaria cerca de $1/T \approx 0{,}07$ nas duas primeiras.
 
 # %%
 all_maps = [model.attention(sentence) for sentence in model.sentences]
