@@ -125,9 +125,9 @@ weights = torch.softmax(scores, dim=1)  # cada linha soma 1
 outputs = weights @ values  # (consultas,)
 
 print("pesos (linhas = consultas, colunas = chaves):")
-print(weights.numpy().round(3))
-print("somas das linhas:", weights.sum(dim=1).numpy().round(3))
-print("saídas:", outputs.numpy().round(3))
+print(d2l.number(weights.numpy().round(3)))
+print("somas das linhas:", d2l.number(weights.sum(dim=1).numpy().round(3)))
+print("saídas:", d2l.number(outputs.numpy().round(3)))
 
 # %% [markdown] en="fdb2ce6a95a3"
 # Cada saída é uma mistura dos valores cujas chaves ficam perto da consulta: a
@@ -244,7 +244,7 @@ print("este notebook roda em:", device)
 
 # %%
 on_device = d2l.nadaraya_watson(queries.to(device), keys.to(device), values.to(device))[0]
-print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round(3))
+print("saídas calculadas no dispositivo escolhido:", d2l.number(d2l.numpy(on_device).round(3)))
 
 # %% [markdown] en="5a979ace0f86"
 # ## Como usar estes notebooks

@@ -131,8 +131,8 @@ def truth_error(predictions):
 
 # %%
 avg_predictions = y_train.mean().expand(len(x_val))  # (consultas,)
-print(f"toda consulta prevê {y_train.mean().item():.3f}; "
-      f"erro quadrático em relação a f: {truth_error(avg_predictions):.3f}")
+print(f"toda consulta prevê {d2l.number(y_train.mean().item(), '.3f')}; "
+      f"erro quadrático em relação a f: {d2l.number(truth_error(avg_predictions), '.3f')}")
 
 fig, ax = plt.subplots(figsize=(4.5, 3))
 plot_fit(ax, avg_predictions, "Pooling médio")
@@ -206,8 +206,8 @@ for name, kernel in kernels.items():
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
     fits[name] = ours
-    print(f"{name_pt[name]:>12}, σ = {sigma}: coincide com d2l.nadaraya_watson; "
-          f"erro quadrático em relação a f: {truth_error(ours):.3f}")
+    print(f"{name_pt[name]:>12}, σ = {d2l.number(sigma)}: coincide com d2l.nadaraya_watson; "
+          f"erro quadrático em relação a f: {d2l.number(truth_error(ours), '.3f')}")
 torch.testing.assert_close(fits["constant"], avg_predictions)
 print("o kernel constante dá exatamente o pooling médio")
 
@@ -221,7 +221,7 @@ fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
 for (ax_kernel, ax_fit), (name, kernel) in zip(axes.T, kernels.items()):
     ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
     ax_kernel.set(title=f"kernel {name_pt[name]}", xlabel="u = (q − x) / σ")
-    plot_fit(ax_fit, fits[name], f"{name_pt[name]}: ajuste, σ = {sigma}")
+    plot_fit(ax_fit, fits[name], f"{name_pt[name]}: ajuste, σ = {d2l.number(sigma)}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.1)
@@ -255,8 +255,8 @@ plt.show()
 # lado desse limite:
 
 # %%
-print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
-      f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
+print(f"float32: exp(-103) = {d2l.number(torch.exp(torch.tensor(-103.0)).item(), '.1e')}, "
+      f"exp(-104) = {d2l.number(torch.exp(torch.tensor(-104.0)).item())}")
 
 # %% [markdown] en="232d7e11af3f"
 # O kernel retangular tem o problema dos NaN por construção: uma consulta sem nenhuma
@@ -274,7 +274,7 @@ compared = ("gaussian", "boxcar")
 for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
     naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, kernels[name], sigma)[1]) for name in compared]
     stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, name, sigma)[1]) for name in compared]
-    print(f"{sigma:>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
+    print(f"{d2l.number(sigma):>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
 
 # %% [markdown] en="3a89998b02ef"
 # Em $\sigma = 0{,}01$ três consultas perdem a sua previsão gaussiana; em
@@ -304,13 +304,13 @@ for sigma in (0.5, 0.01):
     theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
-    print(f"σ = {sigma}: a forma softmax coincide com o d2lmini, linhas NaN: {nan_rows(our_weights)}")
+    print(f"σ = {d2l.number(sigma)}: a forma softmax coincide com o d2lmini, linhas NaN: {nan_rows(our_weights)}")
 
 naive_weights = kernel_pooling(x_val, x_train, y_train, kernels["gaussian"], 0.01)[1]
 lost = naive_weights.isnan().any(dim=1)  # as consultas que a fórmula ingênua perdeu
 stable_weights = gaussian_pooling(x_val, x_train, y_train, 0.01)[1]
-print("consultas perdidas por k/Σk:", d2l.numpy(x_val[lost]).round(1))
-print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(dim=1).values).round(3))
+print("consultas perdidas por k/Σk:", d2l.number(d2l.numpy(x_val[lost]).round(1)))
+print("o maior peso softmax de cada uma:", d2l.number(d2l.numpy(stable_weights[lost].max(dim=1).values).round(3)))
 
 # %% [markdown] en="c173b3e43964"
 # As consultas resgatadas põem todo o seu peso na chave mais próxima, que é o
@@ -330,9 +330,9 @@ print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(di
 # %%
 boxcar_predictions, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
 empty = boxcar_weights.sum(dim=1) == 0  # as consultas sem nenhuma chave na janela
-print("retangular, σ = 0.01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
+print("retangular, σ = 0,01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
 print("as previsões delas são todas 0:", bool((boxcar_predictions[empty] == 0).all()),
-      f"| f nessas consultas: de {y_truth[empty].min().item():.1f} a {y_truth[empty].max().item():.1f}")
+      f"| f nessas consultas: de {d2l.number(y_truth[empty].min().item(), '.1f')} a {d2l.number(y_truth[empty].max().item(), '.1f')}")
 
 # %% [markdown] en="891038a2b45d"
 # Daqui em diante, usamos `d2l.nadaraya_watson`.
@@ -347,7 +347,7 @@ print("as previsões delas são todas 0:", bool((boxcar_predictions[empty] == 0)
 # %%
 for sigma in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0):
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    print(f"σ = {sigma:<5} erro quadrático em relação a f: {truth_error(predictions):.3f}")
+    print(f"σ = {d2l.number(sigma):<5} erro quadrático em relação a f: {d2l.number(truth_error(predictions), '.3f')}")
 
 # %% [markdown] en="61ab6c743b34"
 # Quatro dessas larguras lado a lado: os ajustes e, depois, os pesos deles.
@@ -361,14 +361,14 @@ results = [d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s) for s in 
 
 fig, axes = plt.subplots(1, len(widths), figsize=(12, 2.8), sharey=True)
 for ax, sigma, (predictions, _) in zip(axes, widths, results):
-    plot_fit(ax, predictions, f"σ = {sigma}")
+    plot_fit(ax, predictions, f"σ = {d2l.number(sigma)}")
 axes[0].legend(fontsize=7)
 plt.show()
 
 # %%
 width_weights = torch.stack([weights for _, weights in results])  # (larguras, consultas, chaves)
 fig = d2l.show_heatmaps(width_weights, xlabel="Chaves (x_i ordenados)", ylabel="Consultas",
-                        titles=[f"σ = {s}" for s in widths], figsize=(12, 3.2))
+                        titles=[f"σ = {d2l.number(s)}" for s in widths], figsize=(12, 3.2))
 
 # %% [markdown] en="1bfb8594724f"
 # Em $\sigma = 0{,}05$ cada linha tem uma ou duas células claras, e elas descem
@@ -380,8 +380,8 @@ fig = d2l.show_heatmaps(width_weights, xlabel="Chaves (x_i ordenados)", ylabel="
 
 # %%
 wide = width_weights[-1]  # σ = 3: (consultas, chaves)
-print(f"σ = {widths[-1]}: todos os pesos entre {wide.min().item():.4f} e {wide.max().item():.4f} "
-      f"(1/{wide.shape[-1]} = {1 / wide.shape[-1]:.4f})")
+print(f"σ = {d2l.number(widths[-1])}: todos os pesos entre {d2l.number(wide.min().item(), '.4f')} e {d2l.number(wide.max().item(), '.4f')} "
+      f"(1/{wide.shape[-1]} = {d2l.number(1 / wide.shape[-1], '.4f')})")
 
 # %% [markdown] en="4e597c593677"
 # Mais achatadas, não planas: o maior peso ainda é quase quatro vezes o menor,
@@ -475,8 +475,8 @@ explorer
 # %%
 keys_loo, values_loo = d2l.leave_one_out(x_train, y_train)
 print("chaves das 40 consultas de treinamento:", tuple(keys_loo.shape), "(a linha i não tem x_i)")
-print("a linha 0 começa com x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
-      "| x_0, x_1, x_2 são", d2l.numpy(x_train[:3]).round(3))
+print("a linha 0 começa com x_1, x_2:", d2l.number(d2l.numpy(keys_loo[0, :2]).round(3)),
+      "| x_0, x_1, x_2 são", d2l.number(d2l.numpy(x_train[:3]).round(3)))
 
 # %% [markdown] en="cf705dff9b7b"
 # A perda é o erro quadrático médio (MSE, na sigla em inglês) sobre os 40
@@ -554,7 +554,7 @@ ax_loss.legend(fontsize=8)
 for ax, net, label in [(ax_fit_loo, net_loo, "leave-one-out"), (ax_fit_all, net_all, "todas as chaves")]:
     sigma = net.sigma.detach()
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    plot_fit(ax, predictions, f"treinado com {label}: σ = {sigma.item():.3f}")
+    plot_fit(ax, predictions, f"treinado com {label}: σ = {d2l.number(sigma.item(), '.3f')}")
 ax_fit_loo.legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.25)
 plt.show()
@@ -569,11 +569,11 @@ plt.show()
 for net, losses, label in [(net_loo, losses_loo, "leave-one-out"), (net_all, losses_all, "todas as chaves")]:
     sigma = net.sigma.detach()
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    print(f"{label:>13}: σ = {sigma.item():.3f}, perda final de treinamento {losses[-1]:.3f}, "
-          f"erro quadrático em relação a f {truth_error(predictions):.3f}")
+    print(f"{label:>13}: σ = {d2l.number(sigma.item(), '.3f')}, perda final de treinamento {d2l.number(losses[-1], '.3f')}, "
+          f"erro quadrático em relação a f {d2l.number(truth_error(predictions), '.3f')}")
 
 own_weight = net_all.attention_weights.diagonal()  # o peso que cada x_i põe na sua própria chave
-print(f"com todas as chaves, cada consulta de treinamento põe em média {own_weight.mean().item():.2f} "
+print(f"com todas as chaves, cada consulta de treinamento põe em média {d2l.number(own_weight.mean().item(), '.2f')} "
       "do seu peso na sua própria chave")
 
 # %% [markdown] en="f45bac81e74e"
@@ -598,8 +598,8 @@ u = (x_train[None, :, None] - keys_loo[None, :, :]) / grid[:, None, None]  # (la
 loo_predictions = (torch.softmax(-u ** 2 / 2, dim=-1) * values_loo).sum(dim=-1)  # (larguras, consultas)
 loo_losses = ((loo_predictions - y_train) ** 2).mean(dim=-1)  # (larguras,)
 best = loo_losses.argmin()
-print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
-      f"(perda {loo_losses[best].item():.3f}); o SGD encontrou σ = {net_loo.sigma.item():.2f}")
+print(f"mínimo da perda leave-one-out na grade: σ = {d2l.number(grid[best].item(), '.2f')} "
+      f"(perda {d2l.number(loo_losses[best].item(), '.3f')}); o SGD encontrou σ = {d2l.number(net_loo.sigma.item(), '.2f')}")
 
 # %% [markdown] en="a3e44e882189"
 # ## Uma ponte para a atenção de produto escalar
@@ -672,7 +672,7 @@ torch.testing.assert_close(torch.softmax(distance_scores(q, unit_keys), dim=-1),
                            torch.softmax(q @ unit_keys.T, dim=-1))
 print("com chaves de mesma norma, os pesos gaussianos são softmax(qᵀk)")
 print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha:",
-      d2l.numpy((q @ unit_keys.T - distance_scores(q, unit_keys))[:, 0]).round(3))
+      d2l.number(d2l.numpy((q @ unit_keys.T - distance_scores(q, unit_keys))[:, 0]).round(3)))
 
 # %% [markdown] en="d978f577c93d"
 # ## Resumo
