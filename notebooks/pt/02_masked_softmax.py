@@ -101,7 +101,7 @@ is_padding = torch.arange(num_steps) >= valid_lens[:, None]  # (lote, chaves)
 plain = torch.softmax(scores, dim=-1)
 weight_on_padding = (plain * is_padding[:, None, :].to(device)).sum(dim=-1)  # (lote, consultas)
 print("peso que cada consulta põe no preenchimento (linhas = exemplos):")
-print(d2l.numpy(weight_on_padding).round(3))
+print(d2l.number(d2l.numpy(weight_on_padding).round(3)))
 
 # %% [markdown] en="132206e2fc8c"
 # Cada consulta da segunda frase dá entre um quarto e 90% da sua atenção aos
@@ -334,7 +334,7 @@ explorer
 print("maior magnitude do float16:", torch.finfo(torch.float16).max)
 print("-1e6 guardado em float16:", torch.tensor(-1e6).to(torch.float16).item())
 fp16_scores = sequence_mask(scores[:1, 0].half(), torch.tensor([2]), value=-1e6)  # uma linha, 2 chaves válidas
-print("uma linha em float16 preenchida do jeito clássico:", d2l.numpy(fp16_scores).round(3))
+print("uma linha em float16 preenchida do jeito clássico:", d2l.number(d2l.numpy(fp16_scores).round(3)))
 
 # %% [markdown] en="28fdd1d9ca02"
 # −1e6 vira −inf sem nenhum aviso. Para uma linha com pelo menos uma chave
@@ -398,7 +398,7 @@ for name, weights in [("-inf, sem correção", masked_softmax(scores_2, lens, fl
     W.grad = None  # backward() soma em W.grad: comece do nada
     loss = (weights @ values @ W).sum()  # (lote, consultas, tamanho do valor) somado
     loss.backward()
-    print(f"{name:>22}: perda {loss.item():.3f}, entradas NaN em W.grad: "
+    print(f"{name:>22}: perda {d2l.number(loss.item(), '.3f')}, entradas NaN em W.grad: "
           f"{int(W.grad.isnan().sum())} de {W.numel()}")
 
 # %% [markdown] en="7bb66dd0a5f4"

@@ -117,7 +117,7 @@ w_v = torch.randn(num_hiddens) / num_hiddens ** 0.5
 
 q, k = torch.randn(query_size), torch.randn(key_size)
 score = w_v @ torch.tanh(W_q @ q + W_k @ k)  # um escalar
-print(f"a(q, k) = {score.item():.4f}")
+print(f"a(q, k) = {d2l.number(score.item(), '.4f')}")
 
 # %% [markdown] en="a60c63b51d33"
 # As mesmas três linhas em um desenho, cada peça com o seu tamanho: $W_q$
@@ -238,9 +238,9 @@ attention.eval()
 output = attention(queries, keys, values, valid_lens)
 
 print("pesos (uma linha para a consulta de cada exemplo):")
-print(d2l.numpy(attention.attention_weights[:, 0]).round(3))
+print(d2l.number(d2l.numpy(attention.attention_weights[:, 0]).round(3)))
 print("saídas:")
-print(d2l.numpy(output[:, 0]).round(3))
+print(d2l.number(d2l.numpy(output[:, 0]).round(3)))
 torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
 
 # %% [markdown] en="2c1cf0f42c7a"
@@ -330,7 +330,7 @@ n_q, n_k, size, d_h = 50, 50, 64, 32  # size: d_q = d_k
 stacked_cost = n_q * n_k * d_h * (size + size)  # um produto (d_h x 2*size) por par
 split_cost = n_q * d_h * size + n_k * d_h * size + n_q * n_k * d_h  # projeta uma vez, depois soma por par
 print(f"empilhada: {number(stacked_cost, ',')} operações")
-print(f"separada:  {number(split_cost, ',')} operações, {stacked_cost / split_cost:.0f} vezes menos")
+print(f"separada:  {number(split_cost, ',')} operações, {d2l.number(stacked_cost / split_cost, '.0f')} vezes menos")
 
 # %% [markdown] en="0222785abd6f"
 # É por isso que as implementações (inclusive o `d2lmini`) mantêm $W_q$ e

@@ -102,7 +102,7 @@ valid_lens = torch.tensor([2, 4]).to(device)
 output, weights = scaled_dot_product(queries, keys, values, valid_lens)
 print("saída:", tuple(output.shape), " pesos:", tuple(weights.shape))
 print("pesos do exemplo 0 (2 chaves válidas):")
-print(d2l.numpy(weights[0]).round(3))
+print(d2l.number(d2l.numpy(weights[0]).round(3)))
 
 # %% [markdown] en="d585cb459942"
 # ## Conferindo com o `d2lmini` e o PyTorch
@@ -193,7 +193,7 @@ for d in dims:
 
 print(f"{'d':>5} {'Var(qᵀk)':>10} {'Var(qᵀk/√d)':>12}")
 for d, unscaled, scaled in list(zip(dims, unscaled_var, scaled_var))[::2]:
-    print(f"{d:>5} {unscaled:>10.1f} {scaled:>12.2f}")
+    print(f"{d:>5} {d2l.number(unscaled, '.1f'):>10} {d2l.number(scaled, '.2f'):>12}")
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
@@ -484,11 +484,11 @@ minute = 3  # posição de "manga" nas duas frases
 torch.testing.assert_close(X[0, minute], X[1, minute])  # entrada idêntica
 print("pesos da consulta 'manga' sobre as chaves:")
 for sentence, row in zip(sentences, self_attention_weights[:, minute]):
-    print("  " + "  ".join(f"{word} {weight:.2f}" for word, weight in zip(sentence, d2l.numpy(row))))
+    print("  " + "  ".join(f"{word} {d2l.number(weight, '.2f')}" for word, weight in zip(sentence, d2l.numpy(row))))
 print("\nsaída de 'manga':")
 print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
 for sentence, row in zip(sentences, contextual[:, minute]):
-    print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{value:>9.2f}" for value in d2l.numpy(row)))
+    print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{d2l.number(value, '.2f'):>9}" for value in d2l.numpy(row)))
 
 # %% [markdown] en="897bf7493d27"
 # Depois de "ela comeu uma", *manga* carrega mais *comida* do que *roupa*
@@ -514,7 +514,7 @@ fig = d2l.show_heatmaps(panels, xlabel="Chaves", ylabel="Consultas",
                         titles=["qᵀk sem escala", "qᵀk / √64 com escala"], figsize=(6, 2.6))
 d2l.plt.show()
 for title, panel in zip(["sem escala", "com escala"], panels):
-    print(title, "entropias das linhas:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
+    print(title, "entropias das linhas:", d2l.number(torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2)))
 
 # %% [markdown] en="9e6a534ce243"
 # ## Explore

@@ -192,7 +192,7 @@ with torch.no_grad():
     Y = self_attend_with_positions(X)
     perm = torch.tensor([3, 0, 4, 1, 2])
     error = (self_attend_with_positions(X[:, perm]) - Y[:, perm]).abs().max().item()
-print("com posições, max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6, f"(vale {error:.2f})")
+print("com posições, max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6, f"(vale {d2l.number(error, '.2f')})")
 gap = ((Y[0, 1] - Y[1, 4]).norm() / Y[0, 1].norm()).item()
 print(f"'cachorro' que persegue vs. 'cachorro' perseguido: as saídas diferem em {gap:.0%} do seu comprimento")
 
@@ -502,7 +502,7 @@ multiply_adds = {"convolução": lambda n: k * n * d * d, "RNN": lambda n: 2 * n
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
          + f"   (milhões de multiplicações-adições, d = {d}, k = {k})"]
 for n in (16, 64, 128, 256, 1024, 4096):
-    table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{d2l.number(count(n) / 1e6, '.2f'):>14}" for count in multiply_adds.values()))
 print("\n".join(table))
 
 # %% [markdown] en="89fa8b777b37"
@@ -594,7 +594,7 @@ torch.set_num_threads(1)  # uma thread: comparamos as camadas, não o quanto cad
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, uma thread)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
-    table.append(f"{n:>5} | " + " | ".join(f"{fastest_ms(layer, X):>14.2f}" for layer in layers.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{d2l.number(fastest_ms(layer, X), '.2f'):>14}" for layer in layers.values()))
 torch.set_num_threads(threads)
 print("\n".join(table))
 
