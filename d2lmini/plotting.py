@@ -584,7 +584,9 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
                              layout="constrained")
     # Masked cells are not drawn; this hatched background shows through them.
     ax.patch.set(**MASKED_CELLS)
-    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap=CMAP, annot=True, fmt=fmt,
+    # Each weight written here, with the learner's decimal mark (seaborn's own annotation writes a point).
+    annotations = [[number(value, fmt) for value in row] for row in weights.tolist()]
+    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap=CMAP, annot=annotations, fmt="",
                 annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
                 xticklabels=xlabels if xlabels is not None else "auto",
                 yticklabels=ylabels if ylabels is not None else "auto",

@@ -362,3 +362,9 @@ def test_every_figure_d2lmini_draws_has_the_marks_a_colorbar_and_a_log_axis_too(
     assert marked_label("$\\mathdefault{10^{0.5}}$") == "$\\mathdefault{10^{0{,}5}}$"  # braced in mathtext
     assert marked_label("−0.25") == "−0,25" and marked_label("1e−5") == "1e−5"
     d2l.plt.close("all")
+
+
+def test_show_weights_writes_each_weight_with_the_languages_decimal_mark(portuguese, capsys):
+    ax = d2l.show_weights(torch.tensor([[0.25, 0.75]]), mask=torch.tensor([[True, True]]))
+    assert [text.get_text() for text in ax.texts] == ["0,25", "0,75"]
+    d2l.plt.close("all")
