@@ -415,6 +415,8 @@ def test_a_number_written_with_the_languages_marks_is_the_english_number_formatt
     assert differs('print(f"σ = {s}")', 'print(f"σ = {d2l.number(s)}")') is None
     assert differs('print("out:", y.numpy().round(3))', 'print("saídas:", d2l.number(y.numpy().round(3)))') is None
     assert differs('t = format(x, ",")', 't = d2l.number(x, ",")') is None
+    assert differs('print(f"{x:>8.{n}f}")', 'print(f"{d2l.number(x, f\'.{n}f\'):>8}")') is None  # a spec's field
+    assert differs('print(f"{x:>8.{n}f}")', 'print(f"{d2l.number(x, f\'.{m}f\'):>8}")').startswith("the name 'm'")
     # The spec is still code: another precision, or the number of another value, is named.
     assert differs('print(f"{x:.2f}")', 'print(f"{d2l.number(x, \'.3f\')}")').startswith(
         "the format spec '.3f' where the English has '.2f'")

@@ -104,9 +104,22 @@ def number_call(node):
             and 1 <= len(node.args) <= 2):
         return None
     spec = node.args[1] if len(node.args) == 2 else ast.Constant("")
+    if isinstance(spec, ast.JoinedStr):  # a spec with fields of its own: f".{digits}f"
+        return node.args[0], spec.values
     if not (isinstance(spec, ast.Constant) and isinstance(spec.value, str)):
         return None
-    return node.args[0], spec.value
+    return node.args[0], [ast.Constant(spec.value)]
+
+
+def joined_spec(parts):
+    """An f-string field's format spec made of ``parts``, adjacent texts merged as Python parses them."""
+    merged = []
+    for part in parts:
+        if isinstance(part, ast.Constant) and merged and isinstance(merged[-1], ast.Constant):
+            merged[-1] = ast.Constant(merged[-1].value + part.value)
+        elif not (isinstance(part, ast.Constant) and part.value == ""):
+            merged.append(part)
+    return ast.JoinedStr(merged) if merged else None
 
 
 class _NumbersAsEnglish(ast.NodeTransformer):
@@ -120,9 +133,9 @@ class _NumbersAsEnglish(ast.NodeTransformer):
         if found is None or (outer is not None and not (len(outer.values) == 1
                                                          and isinstance(outer.values[0], ast.Constant))):
             return self.generic_visit(node)
-        node.value, spec = self.visit(found[0]), found[1]
-        spec = (outer.values[0].value if outer is not None else "") + spec
-        node.format_spec = ast.JoinedStr([ast.Constant(spec)]) if spec else None
+        node.value = self.visit(found[0])
+        node.format_spec = joined_spec(([ast.Constant(outer.values[0].value)] if outer is not None else [])
+                                       + found[1])
         return node
 
     def visit_Call(self, node):
@@ -131,9 +144,12 @@ class _NumbersAsEnglish(ast.NodeTransformer):
         if found is None:
             return node
         value, spec = found
-        if not spec:
+        spec = joined_spec(spec)
+        if spec is None:
             return value
-        return ast.Call(ast.Name("format", ast.Load()), [value, ast.Constant(spec)], [])
+        if len(spec.values) == 1 and isinstance(spec.values[0], ast.Constant):
+            spec = spec.values[0]
+        return ast.Call(ast.Name("format", ast.Load()), [value, spec], [])
 
 
 def normalised(source):

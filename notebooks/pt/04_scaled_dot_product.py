@@ -323,7 +323,7 @@ def print_table(title, columns, labels, digits):
     print(f"{title}\n{'':>5} | {'sem escala':^{width}} | {'com escala 1/√d':^{width}}")
     print(f"{'d':>5} | " + " | ".join([" ".join(f"{label:>8}" for label in labels)] * 2))
     for i in range(0, len(dims), 2):
-        cells = [" ".join(f"{stats[name][i][c]:>8.{digits}f}" for c in columns) for name in stats]
+        cells = [" ".join(f"{d2l.number(stats[name][i][c], f'.{digits}f'):>8}" for c in columns) for name in stats]
         print(f"{dims[i]:>5} | " + " | ".join(cells))
 
 
