@@ -92,15 +92,21 @@ def _is_array(value):
     return type(value).__module__ == "numpy" and getattr(value, "ndim", 0) > 0
 
 
+def _has_float(values):
+    return any(_has_float(item) if isinstance(item, list) else isinstance(item, float) for item in values)
+
+
 def number(value, spec=""):
     """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
     Portuguese, "13,642" in English. A list of numbers is written as Python writes it ("[0.0, 0.25]"),
-    with the same marks and ``numbers``' separator ("[0,0; 0,25]"). A NumPy array is written as ``print`` writes it ("[0.413 0.152]"),
-    each item with ``spec`` where one is given, with the same marks ("[0,413 0,152]"). Anything else (a
+    with the same marks and ``numbers``' separator ("[0,0; 0,25]"); one of whole numbers is kept. A NumPy
+    array is written as ``print`` writes it ("[0.413 0.152]"), each item with ``spec`` where one is given, with the same marks ("[0,413 0,152]"). Anything else (a
     tensor, whose repr is code, a string) is formatted as it is."""
-    if isinstance(value, list) and all(isinstance(item, list) or _is_number(item) for item in value):
+    if isinstance(value, list) and _has_float(value) and all(isinstance(item, list) or _is_number(item)
+                                                             for item in value):
         # A list of numbers (a tensor's ``tolist()``) as Python writes it, "[0.0, 0.25]", with the
-        # language's marks and separator: "[0,0; 0,25]".
+        # language's marks and separator: "[0,0; 0,25]". A list of whole numbers has no mark to change and
+        # is often code to type ("num_heads in [1, 2, 5, 10]"): it is kept as it is.
         return "[" + numbers([number(item, spec) if isinstance(item, list) else item for item in value], spec) + "]"
     if _is_array(value):
         import numpy  # only where an array is passed, which brings NumPy already

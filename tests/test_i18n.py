@@ -155,3 +155,4 @@ def test_a_list_of_numbers_is_written_as_python_writes_it_with_the_languages_mar
     assert i18n.number([0.0, 0.25]) == "[0,0; 0,25]" and i18n.number([[1.0], [0.5]]) == "[[1,0]; [0,5]]"
     assert i18n.number([0.0, 0.25], ".2f") == "[0,00; 0,25]" and i18n.number([]) == "[]"
     assert i18n.number(["a.b", 0.5]) == "['a.b', 0.5]"  # not all numbers: as Python writes it
+    assert i18n.number([1, 2, 5, 10]) == "[1, 2, 5, 10]"  # whole numbers: no mark to change, often code
