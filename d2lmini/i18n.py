@@ -100,8 +100,9 @@ def number(value, spec=""):
     """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
     Portuguese, "13,642" in English. A list of numbers is written as Python writes it ("[0.0, 0.25]"),
     with the same marks and ``numbers``' separator ("[0,0; 0,25]"); one of whole numbers is kept. A NumPy
-    array is written as ``print`` writes it ("[0.413 0.152]"), each item with ``spec`` where one is given, with the same marks ("[0,413 0,152]"). Anything else (a
-    tensor, whose repr is code, a string) is formatted as it is."""
+    array is written as ``print`` writes it ("[0.413 0.152]"), each item with ``spec`` where one is given,
+    with the same marks ("[0,413 0,152]"). Anything else (a tensor, whose repr is code, a string) is
+    formatted as it is."""
     if isinstance(value, list) and _has_float(value) and all(isinstance(item, list) or _is_number(item)
                                                              for item in value):
         # A list of numbers (a tensor's ``tolist()``) as Python writes it, "[0.0, 0.25]", with the
