@@ -44,6 +44,7 @@ from .device import (
     zeros,
 )
 from .figure_alt import describe_figure, set_alt
+from .i18n import number, numbers
 from .kernels import (
     KERNELS,
     NWKernelRegression,
@@ -70,6 +71,7 @@ __all__ = [
     "leave_one_out", "nadaraya_watson",
     "attention_mask", "causal_valid_lens", "masked_softmax", "padding_mask", "sequence_mask",
     "describe_figure", "set_alt",
+    "number", "numbers",
     "describe_weights", "plot", "plt", "show_heatmaps", "show_weights", "use_svg_display",
     "PositionalEncoding",
 ]

@@ -23,6 +23,7 @@ of them, which a language with a decimal comma separates with semicolons
 
 import gettext
 import os
+import re
 import string
 from numbers import Number
 from pathlib import Path
@@ -86,9 +87,40 @@ def _is_number(value):
     return isinstance(value, Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "item"))
 
 
+def _is_array(value):
+    """A NumPy array of one or more dimensions, which ``print`` writes as "[0.413 0.152]", with no comma."""
+    return type(value).__module__ == "numpy" and getattr(value, "ndim", 0) > 0
+
+
+def _has_float(values):
+    return any(_has_float(item) if isinstance(item, list) else isinstance(item, float) for item in values)
+
+
 def number(value, spec=""):
     """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
-    Portuguese, "13,642" in English. Anything but a number (a tensor, a string) is formatted as it is."""
+    Portuguese, "13,642" in English. A list of numbers is written as Python writes it ("[0.0, 0.25]"),
+    with the same marks and ``numbers``' separator ("[0,0; 0,25]"); one of whole numbers is kept. A NumPy
+    array is written as ``print`` writes it ("[0.413 0.152]"), each item with ``spec`` where one is given,
+    with the same marks ("[0,413 0,152]"). Anything else (a tensor, whose repr is code, a string) is
+    formatted as it is."""
+    if isinstance(value, list) and _has_float(value) and all(isinstance(item, list) or _is_number(item)
+                                                             for item in value):
+        # A list of numbers (a tensor's ``tolist()``) as Python writes it, "[0.0, 0.25]", with the
+        # language's marks and separator: "[0,0; 0,25]". A list of whole numbers has no mark to change and
+        # is often code to type ("num_heads in [1, 2, 5, 10]"): it is kept as it is.
+        return "[" + numbers([number(item, spec) if isinstance(item, list) else item for item in value], spec) + "]"
+    if _is_array(value):
+        import numpy  # only where an array is passed, which brings NumPy already
+
+        if spec:
+            text = numpy.array2string(value, formatter={"all": lambda item: format(item, spec)})
+        else:
+            text = str(value)
+        if marks()[0] == ".":
+            return text
+        # NumPy writes a whole float as "1." ; "1," reads as a broken number, so the mark becomes a space,
+        # which keeps the columns lined up.
+        return _with_marks(re.sub(r"(\d)\.(?![\d])", r"\1 ", text))
     text = format(value, spec)
     return _with_marks(text) if _is_number(value) else text
 

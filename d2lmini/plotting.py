@@ -3,17 +3,19 @@
 import base64
 import functools
 import os
+import re
 import struct
 import sys
 import unicodedata
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib import scale, ticker
 
 from ._checks import check_flag, check_tensor, shape_str
 from .dark import drawn_dark
 from .figure_alt import describe_figure
-from .i18n import N_, _, n_, number
+from .i18n import N_, _, marks, n_, number
 
 SUMMARY = "_d2lmini_summary"  # the attribute of a figure that holds its text summary (attach_summary)
 
@@ -245,6 +247,68 @@ def _is_weights(matrices):
         return False
     sums = matrices.sum(dim=-1)
     return bool(((sums - 1).abs() < 1e-3).logical_or(sums == 0).all())
+
+
+# ---- tick labels with the learner's language's decimal mark
+
+def marked_label(text):
+    """A tick label (or an axis's offset text) with the learner's decimal mark: "0.5" is "0,5" in
+    Portuguese; in mathtext ("$\\mathdefault{0.5}$") the comma is braced, "{,}", so that TeX's rules
+    set no space after it. English labels are returned as they are."""
+    decimal = marks()[0]
+    if decimal == ".":
+        return text
+    return re.sub(r"(?<=\d)\.(?=\d)", "{" + decimal + "}" if "$" in text else decimal, text)
+
+
+class MarkedScalarFormatter(ticker.ScalarFormatter):
+    """matplotlib's default formatter of a linear axis, writing the learner's decimal mark.
+
+    matplotlib's own way (``axes.formatter.use_locale``) asks the operating system's locale, which a
+    learner's machine (or Colab, Binder) may not have for their language, and which would not follow
+    ``set_language``; this reads d2lmini's language when the figure is drawn."""
+
+    def __call__(self, x, pos=None):
+        return marked_label(super().__call__(x, pos))
+
+    def get_offset(self):
+        return marked_label(super().get_offset())
+
+    def format_data_short(self, value):
+        return marked_label(super().format_data_short(value))
+
+
+class MarkedLogFormatter(ticker.LogFormatterSciNotation):
+    """matplotlib's default formatter of a log axis, writing the learner's decimal mark (a label such as
+    "$\\mathdefault{10^{0.5}}$" where a base is not a whole power)."""
+
+    def __call__(self, x, pos=None):
+        return marked_label(super().__call__(x, pos))
+
+
+class MarkedLinearScale(scale.LinearScale):
+    """The "linear" scale, whose tick labels use ``MarkedScalarFormatter``."""
+
+    def set_default_locators_and_formatters(self, axis):
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(MarkedScalarFormatter())
+
+
+class MarkedLogScale(scale.LogScale):
+    """The "log" scale, whose tick labels use ``MarkedLogFormatter``."""
+
+    def set_default_locators_and_formatters(self, axis):
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(MarkedLogFormatter(self.base))
+        axis.set_minor_formatter(MarkedLogFormatter(self.base, labelOnlyBase=self.subs is not None))
+
+
+# The one place every figure gets its tick labels' decimal mark: matplotlib builds every axis's scale,
+# and so its default formatter, from this registry by name, whenever an axis is made, cleared or
+# rescaled: the chapters' own figures, d2lmini's and the explorers' (a colorbar's too). The scales keep
+# matplotlib's names, so that ``set_xscale("log")`` and ``get_xscale()`` work as before.
+scale.register_scale(MarkedLinearScale)
+scale.register_scale(MarkedLogScale)
 
 
 def use_svg_display():
@@ -520,7 +584,9 @@ def show_weights(weights, mask=None, xlabels=None, ylabels=None, ax=None, fmt=".
                              layout="constrained")
     # Masked cells are not drawn; this hatched background shows through them.
     ax.patch.set(**MASKED_CELLS)
-    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap=CMAP, annot=True, fmt=fmt,
+    # Each weight written here, with the learner's decimal mark (seaborn's own annotation writes a point).
+    annotations = [[number(value, fmt) for value in row] for row in weights.tolist()]
+    sns.heatmap(weights.numpy(), mask=hidden, ax=ax, vmin=0, vmax=1, cmap=CMAP, annot=annotations, fmt="",
                 annot_kws={"fontsize": "small"}, linewidths=0.5, linecolor="white",
                 xticklabels=xlabels if xlabels is not None else "auto",
                 yticklabels=ylabels if ylabels is not None else "auto",

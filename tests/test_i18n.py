@@ -134,3 +134,25 @@ def test_a_message_with_a_context_is_checked_under_its_context():
     translated.add(",", ".", context="thousands mark")
     assert catalogues.problems(template, translated, catalogues.compiled(translated)) == [
         "no longer in the code: ','"]
+
+
+def test_a_numpy_array_is_written_as_print_writes_it_with_the_languages_marks(english_after):
+    import numpy as np
+
+    values = np.array([[0.413, 0.152, 0.0], [1.0, 2.5, 4.1]])
+    assert i18n.number(values) == str(values) == "[[0.413 0.152 0.   ]\n [1.    2.5   4.1  ]]"
+    assert i18n.number(np.array([0.25, 1.5]), ".2f") == "[0.25 1.50]"
+    i18n.set_language("pt_BR")
+    # A whole float's bare mark ("1.") becomes a space, not "1,", and the columns stay lined up.
+    assert i18n.number(values) == "[[0,413 0,152 0    ]\n [1     2,5   4,1  ]]"
+    assert i18n.number(np.array([0.25, 1.5]), ".2f") == "[0,25 1,50]"
+    assert i18n.number(np.array([3, 14])) == "[ 3 14]"
+
+
+def test_a_list_of_numbers_is_written_as_python_writes_it_with_the_languages_marks(english_after):
+    assert i18n.number([0.0, 0.25]) == str([0.0, 0.25]) and i18n.number([[1.0], [0.5]]) == "[[1.0], [0.5]]"
+    i18n.set_language("pt_BR")
+    assert i18n.number([0.0, 0.25]) == "[0,0; 0,25]" and i18n.number([[1.0], [0.5]]) == "[[1,0]; [0,5]]"
+    assert i18n.number([0.0, 0.25], ".2f") == "[0,00; 0,25]" and i18n.number([]) == "[]"
+    assert i18n.number(["a.b", 0.5]) == "['a.b', 0.5]"  # not all numbers: as Python writes it
+    assert i18n.number([1, 2, 5, 10]) == "[1, 2, 5, 10]"  # whole numbers: no mark to change, often code

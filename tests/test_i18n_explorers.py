@@ -228,3 +228,40 @@ def test_the_summaries_begin_every_sentence_with_a_capital_in_portuguese(portugu
     assert online.describe(online.compute(online.settings(block_size=4, step=0))) == (
         "1 consulta × 16 chaves, chaves 0-15 ainda não vistas (a consulta 0 ainda não viu nenhuma chave). "
         "A consulta 0 não presta atenção a nenhuma chave (todos os pesos 0).")
+
+
+def test_a_sliders_readout_writes_the_languages_decimal_mark_and_follows_the_slider(portuguese):
+    from d2lmini.widgets.controls import readout_text
+
+    explorer = explore_kernel_pooling()
+    sigma = explorer.controls["sigma"]
+    # ipywidgets' own readout (d3-format, a point in every language) is hidden for a Label of ours.
+    assert sigma.readout is False and sigma.marked_readout.value == "0,5"
+    sigma.value = 0.25
+    assert sigma.marked_readout.value == "0,25"
+    assert sigma.description == "largura σ"  # its accessible name is the slider's, as before
+
+    def placed(widget):  # every widget the explorer shows, its boxes opened
+        yield widget
+        for child in getattr(widget, "children", ()):
+            yield from placed(child)
+    pairs = [box.children for box in placed(explorer) if sigma in getattr(box, "children", ())]
+    assert pairs == [(sigma, sigma.marked_readout)]  # the readout sits just after its slider
+    base = explore_positional_encoding().controls["base"]
+    assert base.marked_readout.value == "10.000"  # d3's ",.3r": written in full, thousands marked
+    assert readout_text(base_spec(), 10 ** 0.5) == "3,16"
+
+
+def base_spec():
+    from d2lmini.widgets.declaration import LogSlider
+
+    return LogSlider("base", "base", 10, 0.5, 5, 0.25, readout=",.3r")
+
+
+def test_in_english_the_slider_keeps_ipywidgets_readout():
+    sigma = explore_kernel_pooling().controls["sigma"]
+    assert sigma.readout is True and not hasattr(sigma, "marked_readout")
+    from d2lmini.widgets.controls import readout_text, shown
+
+    assert shown(sigma) is sigma
+    assert [readout_text(base_spec(), 10 ** e) for e in (0.5, 4, 5)] == ["3.16", "10,000", "100,000"]

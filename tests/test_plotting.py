@@ -312,3 +312,59 @@ def test_in_jupyter_each_heatmaps_summary_comes_right_after_its_picture():
                               "query 1 spreads evenly over 2 keys (0.50 each).\n",
                      "image", "2 queries × 2 keys. Query 0 attends mostly to keys 0 (0.60) and 1 (0.40); "
                               "query 1 spreads evenly over 2 keys (0.50 each).\n"]
+
+
+@pytest.fixture
+def portuguese():
+    from d2lmini import i18n
+
+    i18n.set_language("pt_BR")
+    yield
+    i18n.set_language("en")
+
+
+def tick_texts(fig, axis):
+    fig.canvas.draw()
+    return [label.get_text() for label in axis.get_ticklabels()]
+
+
+def test_tick_labels_write_the_languages_decimal_mark_with_no_system_locale(portuguese):
+    import locale
+
+    import matplotlib
+
+    # The operating system's locale stays C (most machines have no pt_BR one); matplotlib's use_locale is off.
+    assert locale.localeconv()["decimal_point"] == "." and not matplotlib.rcParams["axes.formatter.use_locale"]
+    fig, ax = d2l.plt.subplots()
+    ax.plot([0, 1], [0, 0.5])
+    assert tick_texts(fig, ax.xaxis)[1:4] == ["0,0", "0,2", "0,4"]
+    ax.cla()  # an explorer clears its axes to redraw: the labels keep the mark
+    ax.plot([1e-5, 2e-5], [1, 2])
+    assert "1,0" in tick_texts(fig, ax.xaxis)
+    assert ax.xaxis.get_offset_text().get_text() == "1e−5"
+    from d2lmini import i18n
+
+    i18n.set_language("en")  # read when the figure is drawn, so a change of language is followed
+    assert "1.0" in tick_texts(fig, ax.xaxis)
+    d2l.plt.close(fig)
+
+
+def test_every_figure_d2lmini_draws_has_the_marks_a_colorbar_and_a_log_axis_too(portuguese):
+    fig = d2l.show_heatmaps(torch.tensor([[0.25, 0.75]]), "Keys", "Queries")
+    colorbar = fig.axes[-1]
+    assert tick_texts(fig, colorbar.yaxis) == ["0,2", "0,4", "0,6", "0,8"]
+    fig, ax = d2l.plt.subplots()
+    ax.set_yscale("log")
+    ax.set_ylim(1, 10 ** 0.5)
+    assert ax.get_yscale() == "log"
+    from d2lmini.plotting import marked_label
+
+    assert marked_label("$\\mathdefault{10^{0.5}}$") == "$\\mathdefault{10^{0{,}5}}$"  # braced in mathtext
+    assert marked_label("−0.25") == "−0,25" and marked_label("1e−5") == "1e−5"
+    d2l.plt.close("all")
+
+
+def test_show_weights_writes_each_weight_with_the_languages_decimal_mark(portuguese, capsys):
+    ax = d2l.show_weights(torch.tensor([[0.25, 0.75]]), mask=torch.tensor([[True, True]]))
+    assert [text.get_text() for text in ax.texts] == ["0,25", "0,75"]
+    d2l.plt.close("all")

@@ -405,3 +405,21 @@ def test_a_record_is_written_where_the_ipynb_keeps_it_so_the_pair_can_agree(chap
     assert '# %% en="' + english_hash(ENGLISH[3][1]) + '" tags=["nbval-ignore-output"]\n' in translated.read_text()
     assert jupytext_cli(["--quiet", "--update", "--to", "ipynb", str(translated)]) == 0
     assert pairs.pair_problems(translated) is None
+
+
+def test_a_number_written_with_the_languages_marks_is_the_english_number_formatted_alike():
+    def differs(english, translated):
+        return translations.code_difference(*(nbformat.v4.new_code_cell(text) for text in (english, translated)))
+    assert differs('print(f"{x:.2f} keys")', 'print(f"{d2l.number(x, \'.2f\')} chaves")') is None
+    assert differs('print(f"{x:>9.2f}")', 'print(f"{number(x, \'.2f\'):>11}")') is None  # the width follows
+    assert differs('print(f"σ = {s}")', 'print(f"σ = {d2l.number(s)}")') is None
+    assert differs('print("out:", y.numpy().round(3))', 'print("saídas:", d2l.number(y.numpy().round(3)))') is None
+    assert differs('t = format(x, ",")', 't = d2l.number(x, ",")') is None
+    assert differs('print(f"{x:>8.{n}f}")', 'print(f"{d2l.number(x, f\'.{n}f\'):>8}")') is None  # a spec's field
+    assert differs('print(f"{x:>8.{n}f}")', 'print(f"{d2l.number(x, f\'.{m}f\'):>8}")').startswith("the name 'm'")
+    # The spec is still code: another precision, or the number of another value, is named.
+    assert differs('print(f"{x:.2f}")', 'print(f"{d2l.number(x, \'.3f\')}")').startswith(
+        "the format spec '.3f' where the English has '.2f'")
+    assert differs('print(f"{x:.2f}")', 'print(f"{d2l.number(y, \'.2f\')}")').startswith(
+        "the name 'y' where the English has 'x'")
+    assert differs('print(f"{x}")', 'print(f"{d2l.numbers(x)}")').startswith("`")

@@ -26,7 +26,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from d2lmini.widgets._compat import WIDGET_VIEW
-from tools import editions, stable_outputs, translations
+from tools import editions, pairs, stable_outputs, translations
 from tools.translations import english_of, parsed
 
 REPO = Path(__file__).resolve().parent.parent
@@ -283,3 +283,114 @@ def test_english_kept_on_purpose_is_not_reported():
     assert [word for _, word, _ in english_read(notebook, "pt/04_scaled_dot_product")] == ["must", "be", "by"]
     notebook.cells[0].outputs = [nbformat.v4.new_output("stream", text="The cat is sleeping on the sofa.\n")]
     assert english_read(notebook, "pt/09_pretrained_attention") == []
+
+
+# ---- numbers with the language's decimal mark: no "0.76" where the prose and the widgets say "0,76"
+
+# A number with a decimal point: digits, a point, digits, with no word character or point either side
+# (so "2.13.0", "x_1.5" and "a.b2" are not one).
+DECIMAL_POINT = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+# What keeps its point on purpose: a number the language writes with a thousands mark ("13.642"), an
+# exercise's or a section's number, a version (Python 3.11, torch 2.13) and an arXiv identifier.
+POINT_KEPT = [
+    re.compile(r"(?<![\w.])[1-9]\d{0,2}(?:\.\d{3})+(?![\w.])"),
+    re.compile(r"(?i:exerc[íi]cios?|se[çc][ãa]o|section|cap[íi]tulo|chapter)\s+\d+\.\d+"),
+    re.compile(r"(?i:python|torch|pytorch|numpy|vers[ãa]o|version|ipywidgets|jupyterlab)\s+\d+\.\d+"),
+    re.compile(r"arXiv:\d+\.\d+"),
+]
+# Versions a chapter names with no name before them, by chapter, each with its reason.
+POINTS_KEPT_BY_CHAPTER = {
+    "pt/02_masked_softmax": {
+        "(2.13, na CPU)": "the torch version the collection pins, named just before",
+        "a 2.5)": "a torch version (\"versões mais antigas\", just before)",
+    },
+}
+MARKDOWN_CODE = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)|https?://\S+|<[^>]+>", re.DOTALL)
+SLIDERS = {"FloatSliderModel", "FloatLogSliderModel", "FloatRangeSliderModel"}
+
+
+def decimal_points(text, kept=()):
+    """The numbers of ``text`` written with a decimal point, its code and what keeps a point on purpose
+    (``POINT_KEPT``, ``kept``) set aside."""
+    for found in kept:
+        text = text.replace(found, " ")
+    for pattern in POINT_KEPT:
+        text = pattern.sub(" ", text)
+    return DECIMAL_POINT.findall(text)
+
+
+def points_in_prose(notebook, kept=()):
+    """(where, number, text) for each decimal point in a chapter's Markdown (formulas too: "0{,}5")."""
+    found = []
+    for index, cell in enumerate(notebook.cells, 1):
+        if cell.cell_type == "markdown":
+            text = MARKDOWN_CODE.sub(" ", cell.source)
+            found += [(f"cell {index} (Markdown)", number, pairs.first_words(cell.source, 60))
+                      for number in decimal_points(text, kept)]
+    return found
+
+
+def points_in_outputs(notebook, kept=()):
+    """(where, number, text) for each decimal point in what a learner reads in a chapter's stored outputs
+    and widget state (``learner_texts``), code set aside as ``english_words`` does (HTML, `code`, calls
+    such as a tensor's repr, Python strings); and each slider whose readout is ipywidgets' own, which
+    writes a point in every language (controls._marked_readout)."""
+    found = []
+    for where, text in learner_texts(notebook):
+        for pattern in CODE[:2]:
+            text = pattern.sub(" ", text)
+        text = html.unescape(text)
+        for pattern in CODE[2:]:
+            text = pattern.sub(" ", text)
+        found += [(where, number, " ".join(text.split())[:160]) for number in decimal_points(text, kept)]
+    state = notebook.metadata.get("widgets", {}).get(stable_outputs.STATE_MIME, {}).get("state", {})
+    found += [(f"{model['model_name']} {model['state'].get('description', '')!r}", "readout",
+               "ipywidgets' own readout, which writes a decimal point")
+              for model in state.values()
+              if model["model_name"] in SLIDERS and model["state"].get("readout", True)]
+    return found
+
+
+def points_message(chapter, found):
+    return f"{chapter}: {len(found)} numbers written with a decimal point:\n" + "\n".join(
+        f"  {where}: {number} in “{text}”" for where, number, text in found)
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_a_translated_chapters_prose_writes_the_languages_decimal_mark(path):
+    chapter = f"{path.parent.name}/{path.stem}"
+    found = points_in_prose(jupytext.read(path), POINTS_KEPT_BY_CHAPTER.get(chapter, {}))
+    if found:
+        pytest.fail(points_message(chapter, found), pytrace=False)
+
+
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_a_translated_chapters_outputs_write_the_languages_decimal_mark(path):
+    """Its prints, figures' alt texts, explorers' texts and sliders' readouts; a stored output changes
+    when the chapter is executed again (make notebooks)."""
+    chapter = f"{path.parent.name}/{path.stem}"
+    notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    found = points_in_outputs(notebook, POINTS_KEPT_BY_CHAPTER.get(chapter, {}))
+    if found:
+        pytest.fail(points_message(chapter, found), pytrace=False)
+
+
+def test_a_decimal_point_is_found_outside_code_versions_and_thousands():
+    assert decimal_points("σ = 0.5, peso 0,41, 13.642 tokens, 1.000 e 0.025") == ["0.5", "0.025"]
+    assert decimal_points("Exercício 1.2, seção 3.5, Python 3.11, torch 2.13, 2.13.0, arXiv:1409.0473") == []
+    assert decimal_points("a SDPA (2.13, na CPU)", kept=["(2.13, na CPU)"]) == []
+    notebook = chapter(nbformat.v4.new_markdown_cell("Em $\\sigma = 0.5$ e $\\sqrt{981{,}5}$; `x = 0.5`, "
+                                                     "[doc](https://x.org/v1.2)"), code("x = 0.5"))
+    assert points_in_prose(notebook) == [("cell 1 (Markdown)", "0.5", pairs.first_words(notebook.cells[0].source, 60))]
+    notebook.cells[1].outputs = [
+        nbformat.v4.new_output("stream", text="σ = 0.5: tensor([0.2500]) 'a.5' 0,25\n"),
+        nbformat.v4.new_output("display_data", data={"text/html": '<div style="line-height:1.4">0,5</div>'},
+                               metadata={"image/png": {"alt": "Painel 1, “σ = 0.05”"}}),
+    ]
+    notebook.metadata["widgets"] = {stable_outputs.STATE_MIME: {"state": {
+        "1": {"model_name": "FloatLogSliderModel", "state": {"description": "σ", "readout": True}},
+        "2": {"model_name": "FloatSliderModel", "state": {"description": "q", "readout": False}},
+        "3": {"model_name": "LabelModel", "state": {"value": "0.25"}},
+    }}}
+    assert [(where, number) for where, number, _ in points_in_outputs(notebook)] == [
+        ("cell 1", "0.5"), ("cell 1", "0.05"), ("LabelModel.value", "0.25"), ("FloatLogSliderModel 'σ'", "readout")]

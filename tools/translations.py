@@ -94,12 +94,71 @@ def without_width(spec):
     return match["head"] + ("<width>" if match["width"] else "") + match["tail"]
 
 
+NUMBER_HELPERS = {"number", "d2l.number"}  # d2lmini.i18n.number: a number written with the language's marks
+
+
+def number_call(node):
+    """``(value, spec)`` of a call ``number(value[, spec])`` (or ``d2l.number``) whose spec, if any, is
+    written out; else None."""
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func) in NUMBER_HELPERS and not node.keywords
+            and 1 <= len(node.args) <= 2):
+        return None
+    spec = node.args[1] if len(node.args) == 2 else ast.Constant("")
+    if isinstance(spec, ast.JoinedStr):  # a spec with fields of its own: f".{digits}f"
+        return node.args[0], spec.values
+    if not (isinstance(spec, ast.Constant) and isinstance(spec.value, str)):
+        return None
+    return node.args[0], [ast.Constant(spec.value)]
+
+
+def joined_spec(parts):
+    """An f-string field's format spec made of ``parts``, adjacent texts merged as Python parses them."""
+    merged = []
+    for part in parts:
+        if isinstance(part, ast.Constant) and merged and isinstance(merged[-1], ast.Constant):
+            merged[-1] = ast.Constant(merged[-1].value + part.value)
+        elif not (isinstance(part, ast.Constant) and part.value == ""):
+            merged.append(part)
+    return ast.JoinedStr(merged) if merged else None
+
+
+class _NumbersAsEnglish(ast.NodeTransformer):
+    """A translation writes a number with its language's marks through ``number``, where the English
+    formats it: ``{number(x, '.2f'):>8}`` is the English's ``{x:>8.2f}``, ``number(x, spec)`` elsewhere
+    is ``format(x, spec)``, and ``number(x)`` is ``x`` (a NumPy array printed as it is)."""
+
+    def visit_FormattedValue(self, node):
+        found = number_call(node.value)
+        outer = node.format_spec
+        if found is None or (outer is not None and not (len(outer.values) == 1
+                                                         and isinstance(outer.values[0], ast.Constant))):
+            return self.generic_visit(node)
+        node.value = self.visit(found[0])
+        node.format_spec = joined_spec(([ast.Constant(outer.values[0].value)] if outer is not None else [])
+                                       + found[1])
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        found = number_call(node)
+        if found is None:
+            return node
+        value, spec = found
+        spec = joined_spec(spec)
+        if spec is None:
+            return value
+        if len(spec.values) == 1 and isinstance(spec.values[0], ast.Constant):
+            spec = spec.values[0]
+        return ast.Call(ast.Name("format", ast.Load()), [value, spec], [])
+
+
 def normalised(source):
     """A code cell's syntax tree with its words set aside: string constants emptied, an f-string's literal
     text dropped (so a translation may move the text around its fields). What in a string is code stays:
     an f-string's fields, their conversions and their format specs (``:>12.2f``, nested fields too), but
-    for a width's number (``without_width``)."""
-    tree = parsed(source)
+    for a width's number (``without_width``). A number written through ``number`` is the English's number
+    formatted alike (``_NumbersAsEnglish``)."""
+    tree = _NumbersAsEnglish().visit(parsed(source))
     specs = {id(node) for spec in ast.walk(tree) if isinstance(spec, ast.FormattedValue) and spec.format_spec
              for node in ast.walk(spec.format_spec)}
     for node in ast.walk(tree):

@@ -7,9 +7,12 @@ themselves (``check_number``, ``check_choice``, ``check_per_example``) live in
 ``d2lmini._checks``, with the package's other argument checks.
 """
 
+import math
+import re
+
 import ipywidgets as widgets
 
-from ..i18n import marks
+from ..i18n import marks, number
 from ._compat import toggle_button_style, tooltip
 from .declaration import Checkbox, Choice, FloatSlider, IntSlider, LogSlider, NumberBox, say
 
@@ -27,6 +30,45 @@ def _readout(spec):
     return spec.replace(",", "") if marks()[0] == "," else spec
 
 
+def readout_text(control, value):
+    """A slider's value as its readout writes it, with the learner's marks: a FloatSlider's with its
+    ``digits`` decimals, a LogSlider's with its readout's significant digits (Python's "g", or written in
+    full for d3's "r"), as the web page's explorers write it (``readout`` in page_js/explorers.js)."""
+    if isinstance(control, FloatSlider):
+        return number(value, f".{control.digits}f")
+    digits = int((re.findall(r"[0-9]+", control.readout) or ["3"])[0])
+    if "r" not in control.readout:
+        return number(value, f".{digits}g")
+    # d3-format's "r": rounded to ``digits`` significant digits, written in full (10,000, not 1e+04).
+    rounded = float(format(value, f".{digits}g"))
+    exponent = math.floor(math.log10(abs(rounded))) if rounded else 0
+    return number(rounded, ("," if "," in control.readout else "") + f".{max(0, digits - 1 - exponent)}f")
+
+
+def _marked_readout(slider, control):
+    """Give ``slider`` a readout that writes the learner's decimal mark, where it is not a point.
+
+    ipywidgets draws its readout with d3-format in the browser, which writes a point in every language
+    (7.7 and 8 alike). There the slider's own readout is hidden and a Label beside it, updated on each
+    change, shows the value; ``shown`` places the two together. The slider keeps its description and
+    tooltip, so its accessible name is unchanged."""
+    if marks()[0] == ".":
+        return slider
+    slider.readout = False
+    label = widgets.Label(readout_text(control, slider.value), layout=widgets.Layout(min_width="3.5em"))
+    label.add_class("d2l-readout")
+    slider.observe(lambda change: setattr(label, "value", readout_text(control, change["new"])), names="value")
+    slider.marked_readout = label
+    return slider
+
+
+def shown(widget):
+    """What to place in a row for the control ``widget``: itself, beside its readout where it has one of
+    its own (``_marked_readout``)."""
+    label = getattr(widget, "marked_readout", None)
+    return widget if label is None else widgets.HBox([widget, label])
+
+
 def widget_for(control, value):
     """The ipywidgets control of the spec ``control`` (``declaration``), at ``value``, checked first;
     its label, tooltip and options' labels in the learner's language (``say``)."""
@@ -38,12 +80,14 @@ def widget_for(control, value):
     if isinstance(control, IntSlider):
         return widgets.IntSlider(value=value, min=control.low, max=control.high, step=control.step, **common)
     if isinstance(control, FloatSlider):
-        return widgets.FloatSlider(value=value, min=control.low, max=control.high, step=control.step,
-                                   readout_format=f".{control.digits}f", **common)
+        return _marked_readout(widgets.FloatSlider(value=value, min=control.low, max=control.high,
+                                                   step=control.step, readout_format=f".{control.digits}f",
+                                                   **common), control)
     if isinstance(control, LogSlider):
-        return widgets.FloatLogSlider(value=value, base=control.base, min=control.low_exponent,
-                                      max=control.high_exponent, step=control.step,
-                                      readout_format=_readout(control.readout), **common)
+        return _marked_readout(widgets.FloatLogSlider(value=value, base=control.base, min=control.low_exponent,
+                                                      max=control.high_exponent, step=control.step,
+                                                      readout_format=_readout(control.readout), **common),
+                               control)
     if isinstance(control, Choice) and control.style == "combobox":
         return widgets.Combobox(value=value, options=[label for label, _ in control.options],
                                 ensure_option=not control.free_text, continuous_update=False,

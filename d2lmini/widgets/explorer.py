@@ -61,7 +61,7 @@ from traitlets import Unicode
 from ..i18n import N_, _
 from ..plotting import CMAP, CMAPS
 from ._compat import MimeBundleDisplay, tooltip
-from .controls import WIDE, widget_for
+from .controls import WIDE, shown, widget_for
 from .declaration import say
 from .export import SAVE_FOLDER, SAVE_FORMATS, save_npz, save_picture
 from .figure import DPI, PIXEL_RATIO, BlitFigure, scale_top
@@ -173,7 +173,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             label = [widgets.Label(say(row.label))] if row.label else []
             note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{say(row.note)}</div>',
                                  layout=widgets.Layout(width="300px"))] if row.note else []
-            cells = [self.controls[name] for name in row.names]
+            cells = [shown(self.controls[name]) for name in row.names]
             if row.columns:
                 grid = widgets.GridBox(cells, layout=widgets.Layout(
                     grid_template_columns=f"repeat({row.columns}, 32px)", grid_gap="2px"))

@@ -125,9 +125,9 @@ weights = torch.softmax(scores, dim=1)  # cada linha soma 1
 outputs = weights @ values  # (consultas,)
 
 print("pesos (linhas = consultas, colunas = chaves):")
-print(weights.numpy().round(3))
-print("somas das linhas:", weights.sum(dim=1).numpy().round(3))
-print("saídas:", outputs.numpy().round(3))
+print(d2l.number(weights.numpy().round(3)))
+print("somas das linhas:", d2l.number(weights.sum(dim=1).numpy().round(3)))
+print("saídas:", d2l.number(outputs.numpy().round(3)))
 
 # %% [markdown] en="fdb2ce6a95a3"
 # Cada saída é uma mistura dos valores cujas chaves ficam perto da consulta: a
@@ -184,7 +184,7 @@ fig = d2l.show_heatmaps(weights, xlabel="Chaves", ylabel="Consultas", figsize=(4
 # chave, com um círculo cuja área é o peso da chave, e a resposta
 # $\sum_i \alpha_i v_i$ como uma estrela na posição da consulta; a curva tênue
 # é a resposta para cada posição de $q$. Abaixo dele, no mesmo eixo, os pesos
-# formam um mapa de calor de uma linha só. O explorador começa em $q = 0.5$, a primeira
+# formam um mapa de calor de uma linha só. O explorador começa em $q = 0{,}5$, a primeira
 # linha do mapa de calor acima. Coisas para experimentar:
 #
 # * Coloque a consulta bem em cima de uma chave, em $q = 2$. A resposta é
@@ -217,7 +217,7 @@ explorer
 #    é a pergunta do fim deste notebook.
 # 3. Com $q \cdot k$, a posição da consulta já não escolhe os vizinhos dela.
 #    Em $q = 1$, sobre a chave 1, a maior chave, 5, recebe 0,63 e a resposta é
-#    4,266; em $q = 0$ cada chave recebe $1/6 \approx 0.167$ e a resposta é a
+#    4,266; em $q = 0$ cada chave recebe $1/6 \approx 0{,}167$ e a resposta é a
 #    média simples dos valores, 2,5; em $q = -1$ a chave 0 recebe 0,63 e a
 #    resposta é 0,734. O produto favorece as chaves mais distantes na direção
 #    da consulta, e um $\lvert q\rvert$ maior deixa os pesos mais concentrados
@@ -244,7 +244,7 @@ print("este notebook roda em:", device)
 
 # %%
 on_device = d2l.nadaraya_watson(queries.to(device), keys.to(device), values.to(device))[0]
-print("saídas calculadas no dispositivo escolhido:", d2l.numpy(on_device).round(3))
+print("saídas calculadas no dispositivo escolhido:", d2l.number(d2l.numpy(on_device).round(3)))
 
 # %% [markdown] en="5a979ace0f86"
 # ## Como usar estes notebooks

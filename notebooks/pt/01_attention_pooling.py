@@ -131,8 +131,8 @@ def truth_error(predictions):
 
 # %%
 avg_predictions = y_train.mean().expand(len(x_val))  # (consultas,)
-print(f"toda consulta prevê {y_train.mean().item():.3f}; "
-      f"erro quadrático em relação a f: {truth_error(avg_predictions):.3f}")
+print(f"toda consulta prevê {d2l.number(y_train.mean().item(), '.3f')}; "
+      f"erro quadrático em relação a f: {d2l.number(truth_error(avg_predictions), '.3f')}")
 
 fig, ax = plt.subplots(figsize=(4.5, 3))
 plot_fit(ax, avg_predictions, "Pooling médio")
@@ -206,14 +206,14 @@ for name, kernel in kernels.items():
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
     fits[name] = ours
-    print(f"{name_pt[name]:>12}, σ = {sigma}: coincide com d2l.nadaraya_watson; "
-          f"erro quadrático em relação a f: {truth_error(ours):.3f}")
+    print(f"{name_pt[name]:>12}, σ = {d2l.number(sigma)}: coincide com d2l.nadaraya_watson; "
+          f"erro quadrático em relação a f: {d2l.number(truth_error(ours), '.3f')}")
 torch.testing.assert_close(fits["constant"], avg_predictions)
 print("o kernel constante dá exatamente o pooling médio")
 
 # %% [markdown] en="544fffbca271"
 # Cada kernel (em cima, como função de $u$) e o ajuste que ele dá em
-# $\sigma = 0.5$ (embaixo):
+# $\sigma = 0{,}5$ (embaixo):
 
 # %% en="b8a3f30a5e8a"
 # Dados em português: os títulos dão o nome de cada kernel em português (name_pt, acima)
@@ -221,7 +221,7 @@ fig, axes = plt.subplots(2, 4, figsize=(12, 5), sharey="row")
 for (ax_kernel, ax_fit), (name, kernel) in zip(axes.T, kernels.items()):
     ax_kernel.plot(d2l.numpy(u), d2l.numpy(kernel(u)))
     ax_kernel.set(title=f"kernel {name_pt[name]}", xlabel="u = (q − x) / σ")
-    plot_fit(ax_fit, fits[name], f"{name_pt[name]}: ajuste, σ = {sigma}")
+    plot_fit(ax_fit, fits[name], f"{name_pt[name]}: ajuste, σ = {d2l.number(sigma)}")
 axes[0, 0].set_ylabel("k(u)")
 axes[1, 0].legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.1)
@@ -238,7 +238,7 @@ plt.show()
 # kernel gaussiano $\exp(-u^2/2)$ encolhe muito depressa. Um número float32
 # não pode ficar arbitrariamente perto de 0: em float32, $\exp(-u^2/2)$ é
 # arredondado para exatamente 0 assim que $u$ passa de cerca de 14,4. Esse
-# arredondamento para 0 se chama **underflow**. Em $\sigma = 0.01$ ele
+# arredondamento para 0 se chama **underflow**. Em $\sigma = 0{,}01$ ele
 # acontece para qualquer chave a mais de 0,144 da consulta. Uma consulta sem
 # nenhuma chave tão perto recebe 0 em todos os valores do kernel, e $0/0$ é
 # NaN ("not a number", isto é, "não é um número"): toda a sua linha de pesos
@@ -247,16 +247,16 @@ plt.show()
 
 # %% [markdown] en="77c41120ba62"
 # **Para ir mais fundo (você pode pular esta parte).** De onde vem o 14,4. O menor
-# número float32 positivo é $2^{-149} \approx 1.4 \times 10^{-45}$. Um resultado
-# abaixo da metade dele, $2^{-150}$, é arredondado para 0, e $e^{-103.97} = 2^{-150}$
-# (porque $150 \ln 2 = 103.97$). Então $\exp(-u^2/2)$ sofre underflow assim que
-# $u^2/2 > 103.97$, isto é, $u > 14.42$; em $\sigma = 0.01$, $u > 14.42$ significa
+# número float32 positivo é $2^{-149} \approx 1{,}4 \times 10^{-45}$. Um resultado
+# abaixo da metade dele, $2^{-150}$, é arredondado para 0, e $e^{-103{,}97} = 2^{-150}$
+# (porque $150 \ln 2 = 103{,}97$). Então $\exp(-u^2/2)$ sofre underflow assim que
+# $u^2/2 > 103{,}97$, isto é, $u > 14{,}42$; em $\sigma = 0{,}01$, $u > 14{,}42$ significa
 # uma distância acima de 0,1442. As duas exponenciais abaixo ficam uma de cada
 # lado desse limite:
 
 # %%
-print(f"float32: exp(-103) = {torch.exp(torch.tensor(-103.0)).item():.1e}, "
-      f"exp(-104) = {torch.exp(torch.tensor(-104.0)).item()}")
+print(f"float32: exp(-103) = {d2l.number(torch.exp(torch.tensor(-103.0)).item(), '.1e')}, "
+      f"exp(-104) = {d2l.number(torch.exp(torch.tensor(-104.0)).item())}")
 
 # %% [markdown] en="232d7e11af3f"
 # O kernel retangular tem o problema dos NaN por construção: uma consulta sem nenhuma
@@ -274,11 +274,11 @@ compared = ("gaussian", "boxcar")
 for sigma in (0.5, 0.1, 0.05, 0.02, 0.01, 0.005):
     naive = [nan_rows(kernel_pooling(x_val, x_train, y_train, kernels[name], sigma)[1]) for name in compared]
     stable = [nan_rows(d2l.nadaraya_watson(x_val, x_train, y_train, name, sigma)[1]) for name in compared]
-    print(f"{sigma:>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
+    print(f"{d2l.number(sigma):>6} {naive[0]:>10} {naive[1]:>11} {stable[0]:>18} {stable[1]:>11}")
 
 # %% [markdown] en="3a89998b02ef"
-# Em $\sigma = 0.01$ três consultas perdem a sua previsão gaussiana; em
-# $\sigma = 0.005$, mais ainda. `d2l.nadaraya_watson` não perde nenhuma. O
+# Em $\sigma = 0{,}01$ três consultas perdem a sua previsão gaussiana; em
+# $\sigma = 0{,}005$, mais ainda. `d2l.nadaraya_watson` não perde nenhuma. O
 # truque dela: os pesos gaussianos são um softmax do *log* dos valores do
 # kernel,
 #
@@ -304,13 +304,13 @@ for sigma in (0.5, 0.01):
     theirs, their_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
     torch.testing.assert_close(our_weights, their_weights)
     torch.testing.assert_close(ours, theirs)
-    print(f"σ = {sigma}: a forma softmax coincide com o d2lmini, linhas NaN: {nan_rows(our_weights)}")
+    print(f"σ = {d2l.number(sigma)}: a forma softmax coincide com o d2lmini, linhas NaN: {nan_rows(our_weights)}")
 
 naive_weights = kernel_pooling(x_val, x_train, y_train, kernels["gaussian"], 0.01)[1]
 lost = naive_weights.isnan().any(dim=1)  # as consultas que a fórmula ingênua perdeu
 stable_weights = gaussian_pooling(x_val, x_train, y_train, 0.01)[1]
-print("consultas perdidas por k/Σk:", d2l.numpy(x_val[lost]).round(1))
-print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(dim=1).values).round(3))
+print("consultas perdidas por k/Σk:", d2l.number(d2l.numpy(x_val[lost]).round(1)))
+print("o maior peso softmax de cada uma:", d2l.number(d2l.numpy(stable_weights[lost].max(dim=1).values).round(3)))
 
 # %% [markdown] en="c173b3e43964"
 # As consultas resgatadas põem todo o seu peso na chave mais próxima, que é o
@@ -330,9 +330,9 @@ print("o maior peso softmax de cada uma:", d2l.numpy(stable_weights[lost].max(di
 # %%
 boxcar_predictions, boxcar_weights = d2l.nadaraya_watson(x_val, x_train, y_train, "boxcar", 0.01)
 empty = boxcar_weights.sum(dim=1) == 0  # as consultas sem nenhuma chave na janela
-print("retangular, σ = 0.01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
+print("retangular, σ = 0,01: linhas todas nulas:", int(empty.sum()), "| linhas NaN:", nan_rows(boxcar_weights))
 print("as previsões delas são todas 0:", bool((boxcar_predictions[empty] == 0).all()),
-      f"| f nessas consultas: de {y_truth[empty].min().item():.1f} a {y_truth[empty].max().item():.1f}")
+      f"| f nessas consultas: de {d2l.number(y_truth[empty].min().item(), '.1f')} a {d2l.number(y_truth[empty].max().item(), '.1f')}")
 
 # %% [markdown] en="891038a2b45d"
 # Daqui em diante, usamos `d2l.nadaraya_watson`.
@@ -347,12 +347,12 @@ print("as previsões delas são todas 0:", bool((boxcar_predictions[empty] == 0)
 # %%
 for sigma in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0):
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    print(f"σ = {sigma:<5} erro quadrático em relação a f: {truth_error(predictions):.3f}")
+    print(f"σ = {d2l.number(sigma):<5} erro quadrático em relação a f: {d2l.number(truth_error(predictions), '.3f')}")
 
 # %% [markdown] en="61ab6c743b34"
 # Quatro dessas larguras lado a lado: os ajustes e, depois, os pesos deles.
 # Nos mapas de calor, cada linha é uma consulta (em cima: $q = 0$, embaixo:
-# $q = 4.9$) e cada coluna, uma chave de treinamento, ordenada por $x_i$.
+# $q = 4{,}9$) e cada coluna, uma chave de treinamento, ordenada por $x_i$.
 # Todos os painéis compartilham uma única escala de cores.
 
 # %%
@@ -361,27 +361,27 @@ results = [d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s) for s in 
 
 fig, axes = plt.subplots(1, len(widths), figsize=(12, 2.8), sharey=True)
 for ax, sigma, (predictions, _) in zip(axes, widths, results):
-    plot_fit(ax, predictions, f"σ = {sigma}")
+    plot_fit(ax, predictions, f"σ = {d2l.number(sigma)}")
 axes[0].legend(fontsize=7)
 plt.show()
 
 # %%
 width_weights = torch.stack([weights for _, weights in results])  # (larguras, consultas, chaves)
 fig = d2l.show_heatmaps(width_weights, xlabel="Chaves (x_i ordenados)", ylabel="Consultas",
-                        titles=[f"σ = {s}" for s in widths], figsize=(12, 3.2))
+                        titles=[f"σ = {d2l.number(s)}" for s in widths], figsize=(12, 3.2))
 
 # %% [markdown] en="1bfb8594724f"
-# Em $\sigma = 0.05$ cada linha tem uma ou duas células claras, e elas descem
+# Em $\sigma = 0{,}05$ cada linha tem uma ou duas células claras, e elas descem
 # pela diagonal: cada consulta copia os seus vizinhos mais próximos. Em
-# $\sigma = 0.2$ a faixa se alarga para um punhado de chaves. Em $\sigma = 3$
-# as linhas se achatam em direção a $1/40 = 0.025$, escuras nessa escala
+# $\sigma = 0{,}2$ a faixa se alarga para um punhado de chaves. Em $\sigma = 3$
+# as linhas se achatam em direção a $1/40 = 0{,}025$, escuras nessa escala
 # compartilhada: o modelo caminha para o pooling médio. Quanto ele já
 # avançou, medido:
 
 # %%
 wide = width_weights[-1]  # σ = 3: (consultas, chaves)
-print(f"σ = {widths[-1]}: todos os pesos entre {wide.min().item():.4f} e {wide.max().item():.4f} "
-      f"(1/{wide.shape[-1]} = {1 / wide.shape[-1]:.4f})")
+print(f"σ = {d2l.number(widths[-1])}: todos os pesos entre {d2l.number(wide.min().item(), '.4f')} e {d2l.number(wide.max().item(), '.4f')} "
+      f"(1/{wide.shape[-1]} = {d2l.number(1 / wide.shape[-1], '.4f')})")
 
 # %% [markdown] en="4e597c593677"
 # Mais achatadas, não planas: o maior peso ainda é quase quatro vezes o menor,
@@ -424,14 +424,14 @@ explorer
 # 1. No topo do controle deslizante, $\sigma = 8$, cada consulta faz a média de
 #    quase todas as chaves e o ajuste é quase a reta horizontal da média (erro
 #    quadrático em relação a $f$: 0,851). Diminuir $\sigma$ estreita a faixa;
-#    em $\sigma = 0.0625$ o maior peso da figura é 0,999: aquela linha vê uma
+#    em $\sigma = 0{,}0625$ o maior peso da figura é 0,999: aquela linha vê uma
 #    única chave, e o ajuste copia o ruído (0,145, e 0,233 na base do controle deslizante). Ele fica melhor perto de
-#    $\sigma = 0.25$, onde o erro é o menor da grade do controle deslizante,
+#    $\sigma = 0{,}25$, onde o erro é o menor da grade do controle deslizante,
 #    0,036: a largura que o treinamento leave-one-out encontra mais adiante
 #    (0,24).
 # 2. No menor $\sigma$, $2^{-7}$, 46 das 50 consultas não têm nenhuma entrada
 #    de treinamento dentro da janela: as linhas delas são todas nulas e as
-#    previsões, 0. Ainda há 13 dessas linhas em $\sigma = 0.0625$, 5 em 0,125,
+#    previsões, 0. Ainda há 13 dessas linhas em $\sigma = 0{,}0625$, 5 em 0,125,
 #    3 em 0,149 e nenhuma de 0,177 para cima. O kernel retangular não tem caudas, então
 #    uma linha dessas não tem nada a normalizar; o `d2lmini` devolve zeros ali
 #    em vez do NaN de $0/0$. As previsões 0 estão erradas do mesmo jeito, em
@@ -441,8 +441,8 @@ explorer
 #    maior, e o ajuste é a reta horizontal da média dos 40 alvos: pooling médio. O
 #    kernel constante ignora a distância, então não há nada para $\sigma$
 #    escalonar.
-# 4. Em $\sigma = 0.5$ a consulta $x = 2.5$ dá peso às mesmas 7 chaves com os
-#    dois kernels. O kernel retangular dá a cada uma delas $1/7 \approx 0.143$; o kernel
+# 4. Em $\sigma = 0{,}5$ a consulta $x = 2{,}5$ dá peso às mesmas 7 chaves com os
+#    dois kernels. O kernel retangular dá a cada uma delas $1/7 \approx 0{,}143$; o kernel
 #    de Epanechnikov dá 0,205 à mais próxima e só 0,007 à que está na borda da
 #    janela. Uma chave que entra na janela começa com peso 0 em vez de entrar
 #    de um salto, então o ajuste não tem degraus, e fica mais perto de $f$
@@ -475,8 +475,8 @@ explorer
 # %%
 keys_loo, values_loo = d2l.leave_one_out(x_train, y_train)
 print("chaves das 40 consultas de treinamento:", tuple(keys_loo.shape), "(a linha i não tem x_i)")
-print("a linha 0 começa com x_1, x_2:", d2l.numpy(keys_loo[0, :2]).round(3),
-      "| x_0, x_1, x_2 são", d2l.numpy(x_train[:3]).round(3))
+print("a linha 0 começa com x_1, x_2:", d2l.number(d2l.numpy(keys_loo[0, :2]).round(3)),
+      "| x_0, x_1, x_2 são", d2l.number(d2l.numpy(x_train[:3]).round(3)))
 
 # %% [markdown] en="cf705dff9b7b"
 # A perda é o erro quadrático médio (MSE, na sigla em inglês) sobre os 40
@@ -554,7 +554,7 @@ ax_loss.legend(fontsize=8)
 for ax, net, label in [(ax_fit_loo, net_loo, "leave-one-out"), (ax_fit_all, net_all, "todas as chaves")]:
     sigma = net.sigma.detach()
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    plot_fit(ax, predictions, f"treinado com {label}: σ = {sigma.item():.3f}")
+    plot_fit(ax, predictions, f"treinado com {label}: σ = {d2l.number(sigma.item(), '.3f')}")
 ax_fit_loo.legend(fontsize=7)
 fig.subplots_adjust(hspace=0.5, wspace=0.25)
 plt.show()
@@ -569,11 +569,11 @@ plt.show()
 for net, losses, label in [(net_loo, losses_loo, "leave-one-out"), (net_all, losses_all, "todas as chaves")]:
     sigma = net.sigma.detach()
     predictions, _ = d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", sigma)
-    print(f"{label:>13}: σ = {sigma.item():.3f}, perda final de treinamento {losses[-1]:.3f}, "
-          f"erro quadrático em relação a f {truth_error(predictions):.3f}")
+    print(f"{label:>13}: σ = {d2l.number(sigma.item(), '.3f')}, perda final de treinamento {d2l.number(losses[-1], '.3f')}, "
+          f"erro quadrático em relação a f {d2l.number(truth_error(predictions), '.3f')}")
 
 own_weight = net_all.attention_weights.diagonal()  # o peso que cada x_i põe na sua própria chave
-print(f"com todas as chaves, cada consulta de treinamento põe em média {own_weight.mean().item():.2f} "
+print(f"com todas as chaves, cada consulta de treinamento põe em média {d2l.number(own_weight.mean().item(), '.2f')} "
       "do seu peso na sua própria chave")
 
 # %% [markdown] en="f45bac81e74e"
@@ -598,8 +598,8 @@ u = (x_train[None, :, None] - keys_loo[None, :, :]) / grid[:, None, None]  # (la
 loo_predictions = (torch.softmax(-u ** 2 / 2, dim=-1) * values_loo).sum(dim=-1)  # (larguras, consultas)
 loo_losses = ((loo_predictions - y_train) ** 2).mean(dim=-1)  # (larguras,)
 best = loo_losses.argmin()
-print(f"mínimo da perda leave-one-out na grade: σ = {grid[best].item():.2f} "
-      f"(perda {loo_losses[best].item():.3f}); o SGD encontrou σ = {net_loo.sigma.item():.2f}")
+print(f"mínimo da perda leave-one-out na grade: σ = {d2l.number(grid[best].item(), '.2f')} "
+      f"(perda {d2l.number(loo_losses[best].item(), '.3f')}); o SGD encontrou σ = {d2l.number(net_loo.sigma.item(), '.2f')}")
 
 # %% [markdown] en="d39fce208ff2"
 # ## Uma ponte para a atenção de produto escalar
@@ -673,7 +673,7 @@ torch.testing.assert_close(torch.softmax(distance_scores(q, unit_keys), dim=-1),
                            torch.softmax(q @ unit_keys.T, dim=-1))
 print("com chaves de mesma norma, os pesos gaussianos são softmax(qᵀk)")
 print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha:",
-      d2l.numpy((q @ unit_keys.T - distance_scores(q, unit_keys))[:, 0]).round(3))
+      d2l.number(d2l.numpy((q @ unit_keys.T - distance_scores(q, unit_keys))[:, 0]).round(3)))
 
 # %% [markdown] en="d978f577c93d"
 # ## Resumo
@@ -686,7 +686,7 @@ print("já as próprias pontuações diferem, por ½‖q‖² + ½ em cada linha
 #   retangular, Epanechnikov) seguem os dados.
 # * Normalizar como $k/\sum k$ dá linhas NaN assim que um kernel gaussiano
 #   estreito sofre underflow em todas as chaves (3 de 50 consultas em
-#   $\sigma = 0.01$, aqui). Um softmax do log dos valores do kernel nunca dá;
+#   $\sigma = 0{,}01$, aqui). Um softmax do log dos valores do kernel nunca dá;
 #   `d2l.nadaraya_watson` calcula os pesos desse jeito, e dá a uma consulta
 #   sem nenhuma chave na janela de um kernel retangular pesos todos nulos em vez de NaN.
 #   A previsão dessas consultas, 0, continua errada (em todo lugar menos em
@@ -723,7 +723,7 @@ questions.ask("01")
 # O kernel triangular é uma tenda, $k(u) = \max(1 - \lvert u\rvert, 0)$: vale 1
 # em $u = 0$, cai em linha reta até 0 em $\lvert u\rvert = 1$, e vale 0 daí em
 # diante. Ele tem a janela do kernel retangular e do de Epanechnikov, mas não o
-# perfil deles: compare $k(0.5)$ nos três. Escreva-o para um tensor `u` de
+# perfil deles: compare $k(0{,}5)$ nos três. Escreva-o para um tensor `u` de
 # qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
 # oferece este; quando ele passar, a verificação entrega a sua função a
 # `d2l.nadaraya_watson`, que aceita qualquer função de kernel, além de um

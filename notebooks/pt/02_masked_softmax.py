@@ -101,7 +101,7 @@ is_padding = torch.arange(num_steps) >= valid_lens[:, None]  # (lote, chaves)
 plain = torch.softmax(scores, dim=-1)
 weight_on_padding = (plain * is_padding[:, None, :].to(device)).sum(dim=-1)  # (lote, consultas)
 print("peso que cada consulta põe no preenchimento (linhas = exemplos):")
-print(d2l.numpy(weight_on_padding).round(3))
+print(d2l.number(d2l.numpy(weight_on_padding).round(3)))
 
 # %% [markdown] en="132206e2fc8c"
 # Cada consulta da segunda frase dá entre um quarto e 90% da sua atenção aos
@@ -177,8 +177,8 @@ for name, lens in [("None", None), ("1-D", valid_lens), ("2-D", lens_per_query)]
     print(f"valid_lens {name}: o nosso masked_softmax é igual a d2l.masked_softmax")
 
 ours = masked_softmax(scores, valid_lens)
-print("peso no preenchimento agora:", d2l.numpy((ours * is_padding[:, None, :].to(device)).sum(dim=-1)).max().item())
-print("somas das linhas:", d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist())
+print("peso no preenchimento agora:", d2l.number(d2l.numpy((ours * is_padding[:, None, :].to(device)).sum(dim=-1)).max().item()))
+print("somas das linhas:", d2l.number(d2l.numpy(ours.sum(dim=-1)).round(3).ravel().tolist()))
 
 # %% [markdown] en="30fb1cf283c4"
 # ### Os mesmos pesos, pelo PyTorch
@@ -232,11 +232,11 @@ for name, lens, allowed in [("1-D", valid_lens, allowed_1d), ("2-D", lens_per_qu
 # %%
 nothing_allowed = torch.zeros(1, 1, num_steps, dtype=torch.bool, device=device)  # (lote, consulta, chaves)
 print("SDPA, uma linha sem chave válida:        ",
-      d2l.numpy(sdpa_weights(scores[:1, :1], nothing_allowed)).round(3).ravel().tolist())
+      d2l.number(d2l.numpy(sdpa_weights(scores[:1, :1], nothing_allowed)).round(3).ravel().tolist()))
 print("masked_softmax do d2lmini, mesma linha:  ",
-      d2l.numpy(d2l.masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist())
+      d2l.number(d2l.numpy(d2l.masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist()))
 print("nossa versão -1e6 acima, mesma linha:    ",
-      d2l.numpy(masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist())
+      d2l.number(d2l.numpy(masked_softmax(scores[:1, :1], torch.tensor([0], device=device))).round(3).ravel().tolist()))
 
 # %% [markdown] en="05f13594ccb2"
 # Com o torch que esta coleção fixa (2.13, na CPU), a SDPA dá zeros a uma
@@ -308,7 +308,7 @@ explorer
 #
 # 1. Leve o segundo exemplo de 5 chaves para 4: os pesos da consulta 0 passam
 #    de 0,108; 0,206; 0,122; 0,255; 0,309 para 0,156; 0,298; 0,176; 0,370 e 0.
-#    Cada peso que sobra é dividido por $1 - 0.309$, o que a chave retirada
+#    Cada peso que sobra é dividido por $1 - 0{,}309$, o que a chave retirada
 #    tinha, então as razões entre eles continuam as mesmas e cada linha ainda
 #    soma 1. Mascarar uma chave não apenas zera o seu peso: o softmax entrega
 #    esse peso às chaves que restam.
@@ -331,10 +331,10 @@ explorer
 # maior magnitude é 65504:
 
 # %%
-print("maior magnitude do float16:", torch.finfo(torch.float16).max)
-print("-1e6 guardado em float16:", torch.tensor(-1e6).to(torch.float16).item())
+print("maior magnitude do float16:", d2l.number(torch.finfo(torch.float16).max))
+print("-1e6 guardado em float16:", d2l.number(torch.tensor(-1e6).to(torch.float16).item()))
 fp16_scores = sequence_mask(scores[:1, 0].half(), torch.tensor([2]), value=-1e6)  # uma linha, 2 chaves válidas
-print("uma linha em float16 preenchida do jeito clássico:", d2l.numpy(fp16_scores).round(3))
+print("uma linha em float16 preenchida do jeito clássico:", d2l.number(d2l.numpy(fp16_scores).round(3)))
 
 # %% [markdown] en="28fdd1d9ca02"
 # −1e6 vira −inf sem nenhum aviso. Para uma linha com pelo menos uma chave
@@ -359,8 +359,8 @@ for dtype in (torch.float32, torch.float16):
     X = empty_row.to(dtype)
     print(f"{dtype}:")
     for name, value in [("-1e6", -1e6), ("-inf", float("-inf")), ("mín dtype", torch.finfo(dtype).min)]:
-        print(f"  valor {name:>9}: {d2l.numpy(masked_softmax(X, no_valid_key, value).float()).round(3).ravel()}")
-    print(f"  d2l.masked_softmax: {d2l.numpy(d2l.masked_softmax(X, no_valid_key).float()).round(3).ravel()}")
+        print(f"  valor {name:>9}: {d2l.number(d2l.numpy(masked_softmax(X, no_valid_key, value).float()).round(3).ravel())}")
+    print(f"  d2l.masked_softmax: {d2l.number(d2l.numpy(d2l.masked_softmax(X, no_valid_key).float()).round(3).ravel())}")
 
 # %% [markdown] en="adcc9dadef23"
 # O `d2lmini` substitui as pontuações mascaradas por −inf, o que dá peso
@@ -398,7 +398,7 @@ for name, weights in [("-inf, sem correção", masked_softmax(scores_2, lens, fl
     W.grad = None  # backward() soma em W.grad: comece do nada
     loss = (weights @ values @ W).sum()  # (lote, consultas, tamanho do valor) somado
     loss.backward()
-    print(f"{name:>22}: perda {loss.item():.3f}, entradas NaN em W.grad: "
+    print(f"{name:>22}: perda {d2l.number(loss.item(), '.3f')}, entradas NaN em W.grad: "
           f"{int(W.grad.isnan().sum())} de {W.numel()}")
 
 # %% [markdown] en="7bb66dd0a5f4"
@@ -425,7 +425,8 @@ for name, weights in [("-inf, sem correção", masked_softmax(scores_2, lens, fl
 
 # %%
 min16 = torch.finfo(torch.float16).min
-print("mínimo do float16:", min16, "| -20 + mínimo em float16:", (torch.tensor(-20.0, dtype=torch.float16) + min16).item())
+print("mínimo do float16:", d2l.number(min16), "| -20 + mínimo em float16:",
+      d2l.number((torch.tensor(-20.0, dtype=torch.float16) + min16).item()))
 
 # %% [markdown] en="18f3f07332f7"
 # ## Mascaramento causal: comprimentos válidos 1, 2, …, n
@@ -552,7 +553,7 @@ edit_masks = {  # cada uma (1, consultas ou 1, chaves), True = pode prestar aten
     "consulta 2: sem chave": d2l.attention_mask([[6, 6, 0, 6, 6, 6]], 1, 6, 6),
 }
 edit_weights = torch.cat([d2l.masked_softmax(edit_scores, mask=mask) for mask in edit_masks.values()])
-print("consulta 2, sem chave para onde olhar:", edit_weights[2, 2].tolist())
+print("consulta 2, sem chave para onde olhar:", d2l.number(edit_weights[2, 2].tolist()))
 fig = d2l.show_heatmaps(edit_weights, xlabel="Chaves", ylabel="Consultas", titles=list(edit_masks),
                         figsize=(8, 2.9))
 

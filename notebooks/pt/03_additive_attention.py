@@ -117,7 +117,7 @@ w_v = torch.randn(num_hiddens) / num_hiddens ** 0.5
 
 q, k = torch.randn(query_size), torch.randn(key_size)
 score = w_v @ torch.tanh(W_q @ q + W_k @ k)  # um escalar
-print(f"a(q, k) = {score.item():.4f}")
+print(f"a(q, k) = {d2l.number(score.item(), '.4f')}")
 
 # %% [markdown] en="a60c63b51d33"
 # As mesmas três linhas em um desenho, cada peça com o seu tamanho: $W_q$
@@ -238,9 +238,9 @@ attention.eval()
 output = attention(queries, keys, values, valid_lens)
 
 print("pesos (uma linha para a consulta de cada exemplo):")
-print(d2l.numpy(attention.attention_weights[:, 0]).round(3))
+print(d2l.number(d2l.numpy(attention.attention_weights[:, 0]).round(3)))
 print("saídas:")
-print(d2l.numpy(output[:, 0]).round(3))
+print(d2l.number(d2l.numpy(output[:, 0]).round(3)))
 torch.testing.assert_close(output.cpu(), torch.tensor([[[2.0, 3, 4, 5]], [[10.0, 11, 12, 13]]]))
 
 # %% [markdown] en="2c1cf0f42c7a"
@@ -330,7 +330,7 @@ n_q, n_k, size, d_h = 50, 50, 64, 32  # size: d_q = d_k
 stacked_cost = n_q * n_k * d_h * (size + size)  # um produto (d_h x 2*size) por par
 split_cost = n_q * d_h * size + n_k * d_h * size + n_q * n_k * d_h  # projeta uma vez, depois soma por par
 print(f"empilhada: {number(stacked_cost, ',')} operações")
-print(f"separada:  {number(split_cost, ',')} operações, {stacked_cost / split_cost:.0f} vezes menos")
+print(f"separada:  {number(split_cost, ',')} operações, {d2l.number(stacked_cost / split_cost, '.0f')} vezes menos")
 
 # %% [markdown] en="0222785abd6f"
 # É por isso que as implementações (inclusive o `d2lmini`) mantêm $W_q$ e
@@ -448,8 +448,8 @@ explorer
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Sem ruído, toda chave é $(1, 1)$, então cada consulta dá a mesma
-#    pontuação a todas as suas chaves válidas: todo peso vale $1/2 = 0.5$ no
-#    exemplo 0 e $1/6 \approx 0.167$ no exemplo 1, nos dois painéis e para
+#    pontuação a todas as suas chaves válidas: todo peso vale $1/2 = 0{,}5$ no
+#    exemplo 0 e $1/6 \approx 0{,}167$ no exemplo 1, nos dois painéis e para
 #    qualquer semente (a semente só sorteia o ruído, que é multiplicado
 #    por 0).
 # 2. Depende de quantas chaves dividem uma linha. No exemplo 0, com duas
@@ -465,9 +465,9 @@ explorer
 #    linhas aditivas ficam em 0,23 e 0,29 e nunca passam de 0,39. A
 #    pontuação de produto escalar cresce sem limite à medida que as chaves
 #    crescem, enquanto a aditiva passa por $\tanh$, então fica dentro de
-#    $\pm\sum_i |w_{v,i}|$, que é $\pm 1.81$ para o $w_v$ deste explorador:
+#    $\pm\sum_i |w_{v,i}|$, que é $\pm 1{,}81$ para o $w_v$ deste explorador:
 #    com seis chaves, nenhum peso aditivo pode passar de
-#    $e^{3.62}/(e^{3.62} + 5) \approx 0.88$.
+#    $e^{3{,}62}/(e^{3{,}62} + 5) \approx 0{,}88$.
 # 3. As colunas hachuradas se mantêm (elas vêm dos comprimentos válidos), e
 #    também o caráter de cada painel. As linhas aditivas de um painel se
 #    parecem: com ruído 1, para cada semente de 0 a 9, as quatro consultas do

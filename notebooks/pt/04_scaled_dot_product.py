@@ -102,7 +102,7 @@ valid_lens = torch.tensor([2, 4]).to(device)
 output, weights = scaled_dot_product(queries, keys, values, valid_lens)
 print("saída:", tuple(output.shape), " pesos:", tuple(weights.shape))
 print("pesos do exemplo 0 (2 chaves válidas):")
-print(d2l.numpy(weights[0]).round(3))
+print(d2l.number(d2l.numpy(weights[0]).round(3)))
 
 # %% [markdown] en="d585cb459942"
 # ## Verificando com o `d2lmini` e o PyTorch
@@ -193,7 +193,7 @@ for d in dims:
 
 print(f"{'d':>5} {'Var(qᵀk)':>10} {'Var(qᵀk/√d)':>12}")
 for d, unscaled, scaled in list(zip(dims, unscaled_var, scaled_var))[::2]:
-    print(f"{d:>5} {unscaled:>10.1f} {scaled:>12.2f}")
+    print(f"{d:>5} {d2l.number(unscaled, '.1f'):>10} {d2l.number(scaled, '.2f'):>12}")
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
@@ -209,7 +209,7 @@ d2l.plt.show()
 # A variância sem escala fica sobre a reta $y = d$; a com escala fica perto de
 # 1 em todo $d$. Sem a escala, o desvio padrão das pontuações, a distância
 # típica de uma pontuação até 0, é $\sqrt{d}$: cerca de 32 em $d = 1024$
-# (na medição, $\sqrt{981.5} \approx 31$).
+# (na medição, $\sqrt{981{,}5} \approx 31$).
 #
 # ## O que pontuações grandes fazem com o softmax, e com o aprendizado
 #
@@ -230,7 +230,7 @@ d2l.plt.show()
 #    maior peso de uma linha (1 significa one-hot: todo o peso em uma única
 #    chave) e a entropia dos pesos $\alpha_j$ da linha,
 #    $-\sum_j \alpha_j \log \alpha_j$ (0 significa one-hot; a distribuição
-#    uniforme sobre 10 chaves dá $\log 10 \approx 2.30$).
+#    uniforme sobre 10 chaves dá $\log 10 \approx 2{,}30$).
 # 2. **O gradiente nas pontuações $s$**, aquele de que fala a explicação dos
 #    livros-texto. Um gradiente precisa de uma perda. Tomamos uma que depende
 #    de todos os pesos, $L = \sum_j g_j \alpha_j$ com números aleatórios fixos
@@ -324,7 +324,7 @@ def print_table(title, columns, labels, digits):
     print(f"{title}\n{'':>5} | {'sem escala':^{width}} | {'com escala 1/√d':^{width}}")
     print(f"{'d':>5} | " + " | ".join([" ".join(f"{label:>8}" for label in labels)] * 2))
     for i in range(0, len(dims), 2):
-        cells = [" ".join(f"{stats[name][i][c]:>8.{digits}f}" for c in columns) for name in stats]
+        cells = [" ".join(f"{d2l.number(stats[name][i][c], f'.{digits}f'):>8}" for c in columns) for name in stats]
         print(f"{dims[i]:>5} | " + " | ".join(cells))
 
 
@@ -485,11 +485,11 @@ minute = 3  # posição de "manga" nas duas frases
 torch.testing.assert_close(X[0, minute], X[1, minute])  # entrada idêntica
 print("pesos da consulta 'manga' sobre as chaves:")
 for sentence, row in zip(sentences, self_attention_weights[:, minute]):
-    print("  " + "  ".join(f"{word} {weight:.2f}" for word, weight in zip(sentence, d2l.numpy(row))))
+    print("  " + "  ".join(f"{word} {d2l.number(weight, '.2f')}" for word, weight in zip(sentence, d2l.numpy(row))))
 print("\nsaída de 'manga':")
 print(f"{'':>22}" + "".join(f"{name:>9}" for name in features))
 for sentence, row in zip(sentences, contextual[:, minute]):
-    print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{value:>9.2f}" for value in d2l.numpy(row)))
+    print(f"{' '.join(sentence[:minute + 1]):>22}" + "".join(f"{d2l.number(value, '.2f'):>9}" for value in d2l.numpy(row)))
 
 # %% [markdown] en="897bf7493d27"
 # Depois de "ela comeu uma", *manga* carrega mais *comida* do que *roupa*
@@ -515,7 +515,7 @@ fig = d2l.show_heatmaps(panels, xlabel="Chaves", ylabel="Consultas",
                         titles=["qᵀk sem escala", "qᵀk / √64 com escala"], figsize=(6, 2.6))
 d2l.plt.show()
 for title, panel in zip(["Pesos sem escala", "Pesos com escala"], panels):
-    print(title, "— entropia de cada linha:", torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2))
+    print(title, "— entropia de cada linha:", d2l.number(torch.special.entr(panel.double()).sum(dim=-1).numpy().round(2)))
 
 # %% [markdown] en="9e6a534ce243"
 # ## Explore
@@ -534,7 +534,7 @@ for title, panel in zip(["Pesos sem escala", "Pesos com escala"], panels):
 # * A temperatura faz o que $d$ fazia: $T < 1$ concentra os pesos, $T > 1$
 #   os achata. Desligue a escala e escolha um $d$: qual $T$ desfaz ali a falta
 #   da escala? O controle deslizante vai até 31,6, acima de
-#   $\sqrt{512} \approx 22.6$, então há um $T$ assim em todo $d$.
+#   $\sqrt{512} \approx 22{,}6$, então há um $T$ assim em todo $d$.
 # * Encurte o comprimento válido: as colunas mascaradas recebem peso 0 (o
 #   explorador as hachura em cinza), e a entropia de nenhuma linha pode passar
 #   do log do número de chaves às quais ela pode prestar atenção, a marca
@@ -564,13 +564,13 @@ explorer
 #    dispersão de pontuações.
 # 2. $T = \sqrt{d}$, exatamente: com a escala desligada, $s / T = s / \sqrt{d}$
 #    é a pontuação com escala. O controle deslizante anda em passos de
-#    $10^{0.05}$, então escolha o valor mais próximo, 3,98 para $d = 16$ ou
+#    $10^{0{,}05}$, então escolha o valor mais próximo, 3,98 para $d = 16$ ou
 #    22,4 para $d = 512$; os pesos então diferem dos pesos com escala em
 #    $T = 1$ por no máximo 0,0015 e 0,006.
 # 3. Com um comprimento válido de 3, as oito entropias ficam entre 0,83 e
-#    1,08, todas abaixo de $\ln 3 \approx 1.10$, a marca tracejada: nenhuma
+#    1,08, todas abaixo de $\ln 3 \approx 1{,}10$, a marca tracejada: nenhuma
 #    distribuição sobre três chaves é mais espalhada que a uniforme. Com o
-#    comprimento completo, o limite é $\ln 8 \approx 2.08$.
+#    comprimento completo, o limite é $\ln 8 \approx 2{,}08$.
 # 4. A linha da consulta 0 é 1, 0, …, 0, e a sua entropia é 0; a consulta $i$
 #    pode prestar atenção a $i + 1$ chaves, e as entropias em geral crescem
 #    de uma linha para a seguinte (0,45 para a consulta 1, 1,89 para a

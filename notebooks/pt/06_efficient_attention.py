@@ -107,7 +107,7 @@ for n in lengths:
     weights = explicit.attention_weights  # (lote, cabeças, consultas, chaves)
     weight_mib.append(weights.nelement() * weights.element_size() / 2**20)
     input_mib.append(X.nelement() * X.element_size() / 2**20)
-    print(f"{n:7d} | {input_mib[-1]:15g} | {weight_mib[-1]:18g} | {tuple(weights.shape)}")  # exatos: potências de 2
+    print(f"{n:7d} | {d2l.number(input_mib[-1], 'g'):15} | {d2l.number(weight_mib[-1], 'g'):18} | {tuple(weights.shape)}")  # exatos: potências de 2
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))
@@ -194,8 +194,8 @@ def online_attention_one_query(q, K, V, block_size, trace=False):
         o = o * rescale + p @ V[start:start + block_size]
         m = m_new
         if trace:
-            print(f"{start}-{start + len(s) - 1}  | {str(s.tolist()):10} | {m.item():3.0f} | "
-                  f"{rescale.item():8.4f} | {total.item():6.4f} | {o[0].item():6.4f} | {(o / total)[0].item():.4f}")
+            print(f"{start}-{start + len(s) - 1}  | {str(s.tolist()):10} | {d2l.number(m.item(), '.0f'):3} | "
+                  f"{d2l.number(rescale.item(), '.4f'):8} | {d2l.number(total.item(), '.4f'):6} | {d2l.number(o[0].item(), '.4f'):6} | {d2l.number((o / total)[0].item(), '.4f')}")
     return o / total
 
 
@@ -203,14 +203,14 @@ print("chave| pontuações |   m | reescala |      ℓ |      o | o / ℓ")
 blockwise_output = online_attention_one_query(q, K, V, block_size=2, trace=True)
 explicit_output = torch.softmax(K @ q / math.sqrt(4), dim=-1) @ V  # o softmax(q Kᵀ/√d) V explícito
 torch.testing.assert_close(blockwise_output, explicit_output)
-print(f"softmax(q Kᵀ/√d) V explícito: {explicit_output.item():.4f}")
+print(f"softmax(q Kᵀ/√d) V explícito: {d2l.number(explicit_output.item(), '.4f')}")
 
 # %% [markdown] en="37d58e3b0015"
 # Leia as linhas; *reescala* é $e^{m - m_\text{new}}$. O primeiro bloco define
 # $m = 3$; seu fator de reescala é $e^{-\infty} = 0$, então o início vazio não
 # pesa em nada. A maior pontuação do segundo bloco, 2, fica abaixo de 3: o fator
 # é 1 e os novos termos são simplesmente somados. O terceiro bloco traz um 5,
-# então tudo o que veio antes é multiplicado por $e^{3 - 5} = 0.1353$: $\ell$
+# então tudo o que veio antes é multiplicado por $e^{3 - 5} = 0{,}1353$: $\ell$
 # *diminui*, embora um bloco tenha sido acrescentado, porque cada termo agora
 # é medido em relação ao máximo maior. O 4 do quarto bloco volta a ficar
 # abaixo de 5. O último $o / \ell$, 4,2192, é a saída explícita: o
@@ -274,7 +274,7 @@ reference = torch.softmax(queries @ keys.transpose(1, 2) / math.sqrt(16), dim=-1
 for block_size in (10, 16, 1):
     torch.testing.assert_close(blockwise_attention(queries, keys, values, block_size), reference)
 print("a atenção por blocos coincide com softmax(Q Kᵀ/√d) V para blocos de 10, 16 e 1")
-print("primeira linha da saída:", d2l.numpy(reference[0, 0]).round(3))
+print("primeira linha da saída:", d2l.number(d2l.numpy(reference[0, 0]).round(3)))
 
 # %% [markdown] en="ffc972a0e348"
 # O `d2lmini` oferece a mesma função como `d2l.blockwise_attention`, com
@@ -404,7 +404,7 @@ explorer
 # 1. $m$ cresce três vezes: na chave 0 (a primeira pontuação, −1,86), na
 #    chave 1 (1,64) e na chave 10 (4,44). A cada vez, $\ell$ e $o$ são
 #    multiplicados por $e^{m - m_\text{new}}$: na chave 10, por
-#    $e^{1.64 - 4.44}$, cerca de 0,06, de modo que $\ell$ cai de 2,39 depois
+#    $e^{1{,}64 - 4{,}44}$, cerca de 0,06, de modo que $\ell$ cai de 2,39 depois
 #    de dez chaves para 1,15 depois de onze, e os pesos já desenhados
 #    encolhem: a chave 10 fica com 0,87 do peso, e o peso da chave 1 cai de
 #    0,42 para 0,05.
@@ -583,9 +583,9 @@ with torch.no_grad():
         explicit_ms.append(fastest_ms(explicit, X, X, X))
         fast_ms.append(fastest_ms(fast, X, X, X))
         # × : o tempo dividido pelo tempo da linha de cima, onde n era a metade
-        growth = [f"{ms[-1] / ms[-2]:5.1f}" if len(ms) > 1 else " " * 5 for ms in (explicit_ms, fast_ms)]
-        print(f"{n:6d} | {explicit_ms[-1]:11.2f} | {growth[0]} | {fast_ms[-1]:7.2f} | {growth[1]} | "
-              f"{explicit_ms[-1] / fast_ms[-1]:15.1f}")
+        growth = [f"{d2l.number(ms[-1] / ms[-2], '.1f'):5}" if len(ms) > 1 else " " * 5 for ms in (explicit_ms, fast_ms)]
+        print(f"{n:6d} | {d2l.number(explicit_ms[-1], '.2f'):11} | {growth[0]} | {d2l.number(fast_ms[-1], '.2f'):7} | {growth[1]} | "
+              f"{d2l.number(explicit_ms[-1] / fast_ms[-1], '.1f'):15}")
 torch.set_num_threads(threads)
 
 fig, ax = d2l.plt.subplots(figsize=(4.5, 3))

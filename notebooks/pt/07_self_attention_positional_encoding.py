@@ -192,7 +192,7 @@ with torch.no_grad():
     Y = self_attend_with_positions(X)
     perm = torch.tensor([3, 0, 4, 1, 2])
     error = (self_attend_with_positions(X[:, perm]) - Y[:, perm]).abs().max().item()
-print("com posições, max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6, f"(vale {error:.2f})")
+print("com posições, max |f(X[:, perm]) - f(X)[:, perm]| < 1e-6:", error < 1e-6, f"(vale {d2l.number(error, '.2f')})")
 gap = ((Y[0, 1] - Y[1, 4]).norm() / Y[0, 1].norm()).item()
 print(f"'cachorro' que persegue vs. 'cachorro' perseguido: as saídas diferem em {gap:.0%} do seu comprimento")
 
@@ -215,7 +215,7 @@ print(f"'cachorro' que persegue vs. 'cachorro' perseguido: as saídas diferem em
 # As colunas $2j$ e $2j + 1$ formam um par que compartilha uma frequência,
 # $\omega_j = 10000^{-2j/d}$: a posição $i$ fica no ângulo $\omega_j i$ de um
 # círculo. As frequências caem geometricamente de $\omega_0 = 1$ (uma volta
-# completa a cada $2\pi \approx 6.3$ posições) em direção a $1/10000$: o par
+# completa a cada $2\pi \approx 6{,}3$ posições) em direção a $1/10000$: o par
 # mais lento tem $10000^{-(d-2)/d}$, cerca de $1/5600$ para $d = 32$. Chamamos
 # 10000 de **base**; `d2l.PositionalEncoding` a recebe como argumento nomeado,
 # `base=10000`.
@@ -242,7 +242,7 @@ print("a nossa == d2l.PositionalEncoding(...).P para larguras 32 e 7 e bases 100
 # treinamento); ela guarda $P$ como um buffer: por isso, $P$ se move com
 # `.to(device)` e não é um parâmetro aprendido. Aqui estão quatro de suas
 # colunas ao longo de 60 posições, como o livro as desenha: o par 6, 7 gira
-# $10000^{2/32} \approx 1.78$ vezes mais rápido que o par 8, 9.
+# $10000^{2/32} \approx 1{,}78$ vezes mais rápido que o par 8, 9.
 
 # %%
 P = sinusoidal_encoding(60, 32)
@@ -502,7 +502,7 @@ multiply_adds = {"convolução": lambda n: k * n * d * d, "RNN": lambda n: 2 * n
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in multiply_adds)
          + f"   (milhões de multiplicações-somas, d = {d}, k = {k})"]
 for n in (16, 64, 128, 256, 1024, 4096):
-    table.append(f"{n:>5} | " + " | ".join(f"{count(n) / 1e6:>14.2f}" for count in multiply_adds.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{d2l.number(count(n) / 1e6, '.2f'):>14}" for count in multiply_adds.values()))
 print("\n".join(table))
 
 # %% [markdown] en="89fa8b777b37"
@@ -594,7 +594,7 @@ torch.set_num_threads(1)  # uma thread: comparamos as camadas, não o quanto cad
 table = [f"{'n':>5} | " + " | ".join(f"{name:>14}" for name in layers) + "   (ms, CPU, uma thread)"]
 for n in (64, 256, 512):
     X = torch.randn(1, n, d)
-    table.append(f"{n:>5} | " + " | ".join(f"{fastest_ms(layer, X):>14.2f}" for layer in layers.values()))
+    table.append(f"{n:>5} | " + " | ".join(f"{d2l.number(fastest_ms(layer, X), '.2f'):>14}" for layer in layers.values()))
 torch.set_num_threads(threads)
 print("\n".join(table))
 
@@ -643,7 +643,7 @@ explorer
 #    62 vai de 0,67 a 3,2, então a sua distância até a diagonal aumenta de 1,3
 #    para 2,5, e o softmax favorece cada vez mais a diagonal. (Abaixo de
 #    $d = 16$, a figura é quase só listras: com poucos pares, o mais rápido,
-#    que se repete a cada $2\pi \approx 6.3$ posições, pesa muito. Com
+#    que se repete a cada $2\pi \approx 6{,}3$ posições, pesa muito. Com
 #    $d = 8$, a linha da posição 32 dá 0,028 à posição 38, seis casas adiante,
 #    contra 0,030 a si mesma; veja a resposta 3.)
 # 2. O maior comprimento de onda indicado na legenda é de 35.300 posições na

@@ -163,7 +163,7 @@ def draw_attention_kinds():
                         arrowprops={"arrowstyle": "-|>", "color": "#cf222e", "lw": 0.5 + 6 * weight,
                                     "alpha": 0.3 + 0.7 * weight, "shrinkA": 0, "shrinkB": 0})
             x, y = j + 0.3 * (query - j), 0.13 + 0.3 * 0.74  # a 30% do caminho, subindo pela seta
-            ax.text(x, y, f"{weight:.2f}", fontsize=8, color="#cf222e", ha="center", va="center",
+            ax.text(x, y, f"{d2l.number(weight, '.2f')}", fontsize=8, color="#cf222e", ha="center", va="center",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
         ax.text(-0.45, 1.22, top_label, fontsize=10, color="#1f4e99")
         ax.text(-0.45, -0.3, bottom_label, fontsize=10, color="#9a4a12")
@@ -308,13 +308,13 @@ print(f"{number(sum(p.numel() for p in ours.parameters()), ',')} parâmetros")
 weights = package_model.attention_weights  # (B, T, S)
 print("pesos da atenção cruzada:", tuple(weights.shape), "(exemplos, passos de saída, posições de origem)")
 print(f"o exemplo 2 tem {batch.valid_lens[2].item()} dígitos; a primeira linha dos seus pesos, sem treino:",
-      d2l.numpy(weights[2, 0]).round(2))
+      d2l.number(d2l.numpy(weights[2, 0]).round(2)))
 
 # %% [markdown] en="8d759adbf861"
 # A chave de preenchimento recebe peso exatamente 0: `valid_lens` chegou à
 # atenção pela sua própria máscara, como no capítulo 02. Antes de qualquer
 # treinamento, o peso se espalha por todas as chaves reais, de 0,08 a 0,25,
-# em torno de $1/n$ (aqui $1/7 \approx 0.14$).
+# em torno de $1/n$ (aqui $1/7 \approx 0{,}14$).
 #
 # ## Treinamento que você pode observar
 #
@@ -378,7 +378,7 @@ test = history.test  # as 500 sequências reservadas
 uniform = d2l.masked_softmax(torch.zeros(len(test), 8, 8), test.valid_lens)  # 1/n em cada chave real
 chance = seq2seq.alignment_mass(uniform, test.alignment)
 print(f"depois de 400 passos: acurácia no conjunto reservado {accuracy:.0%}")
-print(f"atenção na posição correta: {mass:.2f} do peso (atenção uniforme: {chance:.2f})")
+print(f"atenção na posição correta: {d2l.number(mass, '.2f')} do peso (atenção uniforme: {d2l.number(chance, '.2f')})")
 print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {history.steps_to(0.99)}")
 
 # %% [markdown] en="5f9c0ca6fb7e"
@@ -387,7 +387,7 @@ print(f"passos até atingir 95%: {history.steps_to(0.95)}, até atingir 99%: {hi
 # média tomada sobre todos os passos reais das 500 sequências. O alinhamento
 # perfeito recebe 1. A atenção uniforme põe $1/n$ na posição correta em cada
 # um dos $n$ passos de um exemplo; juntando todos os passos, isso dá um sobre
-# o comprimento médio, $1/6 \approx 0.17$ para comprimentos de 4 a 8.
+# o comprimento médio, $1/6 \approx 0{,}17$ para comprimentos de 4 a 8.
 #
 # Em que momento o modelo teve o "estalo"? As curvas dizem quando: a acurácia
 # fica perto de 0 enquanto a perda já cai, e então salta. Vamos chamar de
@@ -404,12 +404,12 @@ example = history.examples[[0] * len(steps)]  # o exemplo fixo, uma vez por pain
 snapshots = torch.stack([history.snapshots[s].weights[0] for s in steps])  # (painéis, T, S)
 outputs = torch.stack([history.snapshots[s].predictions[0] for s in steps])  # (painéis, T)
 own_mass = [seq2seq.alignment_mass(snapshots[[i]], example[0].alignment) for i in range(len(steps))]
-titles = [f"passo {s}:\neste exemplo {m:.2f}" for s, m in zip(steps, own_mass)]  # em duas linhas: em uma só, os títulos vizinhos se sobrepõem
+titles = [f"passo {s}:\neste exemplo {d2l.number(m, '.2f')}" for s, m in zip(steps, own_mass)]  # em duas linhas: em uma só, os títulos vizinhos se sobrepõem
 seq2seq.show_attention(snapshots, example, outputs, titles=titles)
 d2l.plt.show()
 for s in steps:
     accuracy, mass = history.evaluations[s]
-    print(f"passo {s:>3}: acurácia no conjunto reservado {accuracy:>4.0%}, massa na posição correta {mass:.2f}")
+    print(f"passo {s:>3}: acurácia no conjunto reservado {accuracy:>4.0%}, massa na posição correta {d2l.number(mass, '.2f')}")
 
 # %% [markdown] en="b5638e27584e"
 # Cada título dá o peso que este exemplo põe nos seus círculos; as linhas
@@ -449,7 +449,7 @@ sort_test = seq2seq.make_batch("sort", 500, generator=torch.Generator().manual_s
 sort_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
 seq2seq.train(sorter, "sort", 100, callback=sort_history)
 accuracy, mass = sort_history.evaluations[100]
-print(f"ordenação, depois de 100 passos: acurácia no conjunto reservado {accuracy:.0%}, massa na posição correta {mass:.2f}")
+print(f"ordenação, depois de 100 passos: acurácia no conjunto reservado {accuracy:.0%}, massa na posição correta {d2l.number(mass, '.2f')}")
 print(f"passos até atingir 95%: {sort_history.steps_to(0.95)}")
 final = sort_history.snapshots[100]
 seq2seq.show_attention(final.weights, sort_history.examples, final.predictions,
@@ -488,7 +488,7 @@ no_pe_history = seq2seq.History(history.examples, test, snapshot_every=50)
 seq2seq.train(no_positions, "reverse", 100, callback=no_pe_history)
 accuracy, mass = no_pe_history.evaluations[100]
 print(f"sem codificação posicional, 100 passos: acurácia no conjunto reservado {accuracy:.0%}, "
-      f"massa na posição correta {mass:.2f} (uniforme: {chance:.2f})")
+      f"massa na posição correta {d2l.number(mass, '.2f')} (uniforme: {d2l.number(chance, '.2f')})")
 
 no_positions.eval()
 predictions, weights = no_positions.predict(test.source.to(device), test.valid_lens.to(device))
@@ -534,7 +534,7 @@ sort_no_positions = seq2seq.AttentionSeq2Seq(32, "dot-product", positional=False
 sort_no_pe_history = seq2seq.History(sort_test[:3], sort_test, snapshot_every=50)
 seq2seq.train(sort_no_positions, "sort", 80, callback=sort_no_pe_history)
 accuracy, mass = sort_no_pe_history.evaluations[80]
-print(f"ordenação sem codificação posicional, 80 passos: acurácia no conjunto reservado {accuracy:.0%}, massa {mass:.2f}")
+print(f"ordenação sem codificação posicional, 80 passos: acurácia no conjunto reservado {accuracy:.0%}, massa {d2l.number(mass, '.2f')}")
 
 # %% [markdown] en="32c863d97a31"
 # As posições são o que permite à atenção olhar para *algum lugar*, e não para
@@ -582,7 +582,7 @@ for kind in seq2seq.ATTENTIONS:
     timed = seq2seq.AttentionSeq2Seq(32, kind).to(device)
     start = time.perf_counter()
     seq2seq.train(timed, "reverse", 10)
-    print(f"{name_pt[kind]:<16} {(time.perf_counter() - start) / 10 * 1000:.1f} ms por passo")
+    print(f"{name_pt[kind]:<16} {d2l.number((time.perf_counter() - start) / 10 * 1000, '.1f')} ms por passo")
 
 # %% [markdown] en="b03a709f5f23"
 # ## Experimento 3 · Sequências mais longas que as do treinamento
@@ -599,15 +599,15 @@ for n in range(8, 13):
     rows = (long_test.valid_lens == n).nonzero()[:, 0]
     subset = long_test[rows]
     print(f"{n:>6} {seq2seq.sequence_accuracy(long_predictions[rows], subset):>9.0%} "
-          f"{seq2seq.alignment_mass(long_weights[rows], subset.alignment):>6.2f}")
+          f"{d2l.number(seq2seq.alignment_mass(long_weights[rows], subset.alignment), '.2f'):>6}")
 _, weights = model.predict(test.source.to(device), test.valid_lens.to(device))
 by_step = seq2seq.alignment_mass(weights.cpu(), test.alignment, by_step=True)
-print("massa por passo de saída, comprimentos 4-8: ", d2l.numpy(by_step).round(2))
+print("massa por passo de saída, comprimentos 4-8: ", d2l.number(d2l.numpy(by_step).round(2)))
 by_step = seq2seq.alignment_mass(long_weights, long_test.alignment, by_step=True)
-print("massa por passo de saída, comprimentos 8-12:", d2l.numpy(by_step).round(2))
+print("massa por passo de saída, comprimentos 8-12:", d2l.number(d2l.numpy(by_step).round(2)))
 looks_at = long_weights[:, 0].argmax(-1).float()  # (B,): onde o passo de saída 0 põe o seu maior peso
 for n in range(8, 13):
-    print(f"comprimento {n}: o passo de saída 0 deveria ler a posição {n - 1}, lê {looks_at[long_test.valid_lens == n].mean():.1f} "
+    print(f"comprimento {n}: o passo de saída 0 deveria ler a posição {n - 1}, lê {d2l.number(looks_at[long_test.valid_lens == n].mean(), '.1f')} "
           "em média")
 longest = (long_test.valid_lens == 12).nonzero()[0, 0].item()
 seq2seq.show_attention(long_weights[[longest]], long_test[longest], long_predictions[[longest]],
@@ -744,9 +744,9 @@ seq2seq.expect(history.steps_to(0.95) is not None, "a inversão chega a 95% no c
                f"{max(a for a, _ in history.evaluations.values()):.0%} no melhor caso")
 seq2seq.expect(final_accuracy >= 0.85, "pelo menos 85% ainda está certo no passo 400", f"{final_accuracy:.0%}")
 seq2seq.expect(final_mass >= 0.6, "pelo menos 0.6 do peso na posição correta (uniforme: 0.17)",
-               f"{final_mass:.2f}")
+               f"{d2l.number(final_mass, '.2f')}")
 seq2seq.expect(abs(history.evaluations[0][1] - chance) < 0.03, "no passo 0 a atenção é quase uniforme",
-               f"massa {history.evaluations[0][1]:.2f} contra {chance:.2f}")
+               f"massa {d2l.number(history.evaluations[0][1], '.2f')} contra {d2l.number(chance, '.2f')}")
 before = click - 40  # quarenta passos antes do estalo
 seq2seq.expect(history.evaluations[before][0] <= 0.2, "40 passos antes do estalo, no máximo 20% está certo",
                f"{history.evaluations[before][0]:.0%}")
@@ -755,7 +755,7 @@ seq2seq.expect(history.steps_to(0.95) - before <= 120, "daí até 95% leva no m�
 last = history.examples.valid_lens[0].item() - 1  # a posição do último dígito do exemplo fixo
 leaning = history.snapshots[before].weights[0, 0, last].item()  # o peso que o passo de saída 0 põe nela
 seq2seq.expect(leaning >= 0.5, "40 passos antes do estalo, o passo de saída 0 pende para o último dígito",
-               f"peso {leaning:.2f}")
+               f"peso {d2l.number(leaning, '.2f')}")
 
 # A tarefa de contraste: ordenação.
 sort_accuracy, reverse_accuracy = sort_history.evaluations[100][0], history.evaluations[100][0]
@@ -767,13 +767,13 @@ seq2seq.expect(sort_accuracy >= reverse_accuracy + 0.1, "isso fica bem à frente
 no_pe_accuracy, no_pe_mass = no_pe_history.evaluations[100]
 seq2seq.expect(no_pe_accuracy <= 0.01 and abs(no_pe_mass - chance) < 0.02, "sem posições a inversão fica "
                "em 0% e a massa no valor uniforme",
-               f"{no_pe_accuracy:.0%}, massa {no_pe_mass:.2f} contra {chance:.2f}")
+               f"{no_pe_accuracy:.0%}, massa {d2l.number(no_pe_mass, '.2f')} contra {d2l.number(chance, '.2f')}")
 _, no_pe_weights = no_positions.predict(test.source.to(device), test.valid_lens.to(device))
 no_pe_weights = no_pe_weights.cpu()
 same_digit = test.source[:, :, None] == test.source[:, None, :]  # (B, S, S): posições que contêm o mesmo dígito
 gap = (no_pe_weights[:, :, :, None] - no_pe_weights[:, :, None, :]).abs()  # (B, T, S, S)
 largest_gap = gap.masked_fill(~same_digit[:, None], 0).max().item()
-seq2seq.expect(largest_gap < 1e-4, "as cópias de um dígito recebem pesos iguais", f"uma diferença de {largest_gap:.1e}")
+seq2seq.expect(largest_gap < 1e-4, "as cópias de um dígito recebem pesos iguais", f"uma diferença de {d2l.number(largest_gap, '.1e')}")
 sort_no_pe_accuracy = sort_no_pe_history.evaluations[80][0]
 seq2seq.expect(sort_no_pe_accuracy >= 0.9, "sem posições a ordenação ainda chega a 90% em 80 passos",
                f"{sort_no_pe_accuracy:.0%}")
@@ -788,7 +788,7 @@ long_accuracy = seq2seq.sequence_accuracy(long_predictions[longer], long_test[lo
 seq2seq.expect(long_accuracy <= 0.05, "do comprimento 10 em diante, quase nada está certo", f"{long_accuracy:.0%}")
 reads = max(looks_at[long_test.valid_lens == n].mean().item() for n in range(9, 13))
 seq2seq.expect(reads < 8, "nos comprimentos 9 a 12, o passo de saída 0 lê perto da posição 7, não n - 1",
-               f"{reads:.1f} em média, no máximo")
+               f"{d2l.number(reads, '.1f')} em média, no máximo")
 
 # Experimento 4: o mapa de calor não conta a história toda.
 seq2seq.expect(bool(case_1.any()), "uma saída certa pode olhar para a cópia errada",

@@ -225,7 +225,7 @@ explorer
 # * **estacionamento**: a média, sobre todas as linhas, do peso em `[CLS]`, a
 #   coluna 0.
 #
-# Uma cabeça uniforme pontuaria cerca de $1/T \approx 0.07$ nas duas primeiras.
+# Uma cabeça uniforme pontuaria cerca de $1/T \approx 0{,}07$ nas duas primeiras.
 
 # %%
 all_maps = [model.attention(sentence) for sentence in model.sentences]
@@ -241,7 +241,7 @@ def offset_score(maps, offset):
 def top_heads(scores, k=3):
     """Os k melhores pares (camada, cabeça) de uma pontuação (camadas, cabeças), com as suas pontuações."""
     values, indices = scores.flatten().topk(k)
-    return ", ".join(f"camada {i // 12} cabeça {i % 12}: {v:.2f}" for v, i in zip(values.tolist(), indices.tolist()))
+    return ", ".join(f"camada {i // 12} cabeça {i % 12}: {d2l.number(v, '.2f')}" for v, i in zip(values.tolist(), indices.tolist()))
 
 
 jobs = {
@@ -250,7 +250,7 @@ jobs = {
     "vaga em [CLS]": torch.stack([m[..., :, 0].mean(dim=-1) for m in all_maps]).mean(dim=0),
 }
 for job, scores in jobs.items():
-    print(f"{job:>15}: {top_heads(scores)}   (cabeça mediana {scores.median():.2f})")
+    print(f"{job:>15}: {top_heads(scores)}   (cabeça mediana {d2l.number(scores.median(), '.2f')})")
 
 # %% [markdown] en="7067fe7eba88"
 # A cabeça do token anterior não é uma aproximação: a camada 0, cabeça 2 põe
@@ -314,9 +314,9 @@ wide_maps = model.attention(wide)
 assert model.tokenize(wide).index("it") == it  # as mesmas posições nas duas frases
 print(f"{'cabeça':>18} | {'tired: animal':>13} {'street':>7} | {'wide: animal':>12} {'street':>7}")
 for layer, head in [(3, 1), (5, 11)]:
-    print(f"{f'camada {layer} cabeça {head}':>18} | {maps[layer, head, it, animal]:>13.2f} "
-          f"{maps[layer, head, it, street]:>7.2f} | {wide_maps[layer, head, it, animal]:>12.2f} "
-          f"{wide_maps[layer, head, it, street]:>7.2f}")
+    print(f"{f'camada {layer} cabeça {head}':>18} | {d2l.number(maps[layer, head, it, animal], '.2f'):>13} "
+          f"{d2l.number(maps[layer, head, it, street], '.2f'):>7} | {d2l.number(wide_maps[layer, head, it, animal], '.2f'):>12} "
+          f"{d2l.number(wide_maps[layer, head, it, street], '.2f'):>7}")
 prefers_animal = {name: int((m[:, :, it, animal] > m[:, :, it, street]).sum()) for name, m in
                   [("tired", maps), ("wide", wide_maps)]}
 print("cabeças em que 'it' presta mais atenção a 'animal' do que a 'street':", prefers_animal, "de 72")
@@ -342,15 +342,15 @@ ax.axvline(0, color="gray", linewidth=0.5)
 ax.set(xlabel="'too tired': peso em animal − em street", ylabel="'too wide': peso em animal − em street",
        title="as 72 cabeças, 'it' em duas frases")
 d2l.plt.show()
-print(f"correlação entre as cabeças: {torch.corrcoef(torch.stack([gap_tired, gap_wide]))[0, 1]:.2f}")
+print(f"correlação entre as cabeças: {d2l.number(torch.corrcoef(torch.stack([gap_tired, gap_wide]))[0, 1], '.2f')}")
 clear = 0.05  # uma diferença menor conta como nenhuma preferência clara
 print(f"cabeças que preferem 'animal' depois de 'tired' e 'street' depois de 'wide', as duas vezes por mais de {clear}:",
       int(((gap_tired > clear) & (gap_wide < -clear)).sum()))
 for index in ((gap_tired > 0) & (gap_wide < -clear)).nonzero()[:, 0].tolist():
     layer, head = divmod(index, 12)
-    print(f"camada {layer}, cabeça {head}: 'animal' {maps[layer, head, it, animal]:.2f}, 'street' "
-          f"{maps[layer, head, it, street]:.2f} depois de 'tired'; {wide_maps[layer, head, it, animal]:.2f} e "
-          f"{wide_maps[layer, head, it, street]:.2f} depois de 'wide'")
+    print(f"camada {layer}, cabeça {head}: 'animal' {d2l.number(maps[layer, head, it, animal], '.2f')}, 'street' "
+          f"{d2l.number(maps[layer, head, it, street], '.2f')} depois de 'tired'; {d2l.number(wide_maps[layer, head, it, animal], '.2f')} e "
+          f"{d2l.number(wide_maps[layer, head, it, street], '.2f')} depois de 'wide'")
 
 # %% [markdown] en="01dcf87144bb"
 # Os pontos ficam perto da diagonal, e as duas cabeças da extrema direita
@@ -369,7 +369,7 @@ for index in ((gap_tired > 0) & (gap_wide < -clear)).nonzero()[:, 0].tolist():
 # %%
 for layer, head in [(3, 1), (5, 11)]:
     A = maps[layer, head]  # (T, T), a primeira frase
-    looks = [f"{tokens[i]}→{tokens[1 + j]} {A[i, 1 + j]:.2f}" for i, j in enumerate(A[:, 1:].argmax(-1).tolist())]
+    looks = [f"{tokens[i]}→{tokens[1 + j]} {d2l.number(A[i, 1 + j], '.2f')}" for i, j in enumerate(A[:, 1:].argmax(-1).tolist())]
     print(f"camada {layer}, cabeça {head}: " + ", ".join(looks[1:-1]))  # os tokens de palavra
     print(f"  peso médio em 'animal' nas {len(tokens)} linhas: {A[:, animal].mean():.2f}")
 
@@ -441,14 +441,14 @@ similarity = embeddings @ embeddings.T  # (n, n) similaridades de cosseno
 print("incorporações:", tuple(embeddings.shape), " comprimentos:", sorted({round(v, 3) for v in
                                                                            embeddings.norm(dim=-1).tolist()}))
 for i, sentence in enumerate(sentences):
-    print(f"{i} {sentence:<52}" + " ".join(f"{v:>5.2f}" for v in similarity[i].tolist()))
+    print(f"{i} {sentence:<52}" + " ".join(f"{d2l.number(v, '.2f'):>5}" for v in similarity[i].tolist()))
 
 # %%
 fig, ax = d2l.plt.subplots(figsize=(8, 4.4), layout="constrained")
 image = ax.imshow(similarity.numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
 for i in range(len(sentences)):
     for j in range(len(sentences)):
-        ax.text(j, i, f"{similarity[i, j]:.2f}", ha="center", va="center", fontsize="small",
+        ax.text(j, i, f"{d2l.number(similarity[i, j], '.2f')}", ha="center", va="center", fontsize="small",
                 color="white" if abs(similarity[i, j]) > 0.6 else "black")
 ax.set_xticks(range(len(sentences)), [str(i) for i in range(len(sentences))])
 ax.set_yticks(range(len(sentences)), sentences, fontsize="small")

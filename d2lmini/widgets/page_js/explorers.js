@@ -19,6 +19,15 @@
   const PREPARED_MOST = 12; // neighbouring states made ready per state shown (PageExplorer.prepare)
   const COMPUTED_KEPT = PREPARED_MOST + 4; // and the state shown, and a few shown before it (forgetOldest)
 
+  // d3-format's "r" as controls.readout_text writes it: `digits` significant digits, never an exponent,
+  // thousands grouped when `grouped` (10,000; 3.16; 17.8).
+  function formatR(value, digits, grouped) {
+    const rounded = Number(value.toPrecision(digits));
+    const exponent = rounded === 0 ? 0 : Math.floor(Math.log10(Math.abs(rounded)));
+    const text = fixed(rounded, Math.max(0, digits - 1 - exponent));
+    return grouped ? text.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")) : text;
+  }
+
   // Python's format(value, "g") with `digits` significant digits: 0.5, 1e-05, 17800, 0.0312.
   function formatG(value, digits) {
     if (value === 0) return "0";
@@ -872,7 +881,10 @@
 
     readout(spec, value) {
       if (spec.kind === "FloatSlider") return marked(value.toFixed(spec.digits));
-      if (spec.kind === "LogSlider") return marked(formatG(value, Number((spec.readout.match(/\d+/) || ["3"])[0])));
+      if (spec.kind === "LogSlider") {
+        const digits = Number((spec.readout.match(/\d+/) || ["3"])[0]);
+        return marked(spec.readout.includes("r") ? formatR(value, digits, spec.readout.includes(",")) : formatG(value, digits));
+      }
       if (spec.kind === "Choice") return spec.options.find((o) => JSON.stringify(o[1]) === JSON.stringify(value))[0];
       return String(value);
     }
