@@ -3,7 +3,6 @@ import json
 import re
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import jupytext
@@ -24,6 +23,7 @@ from d2lmini.exercises import (
     outcome,
     passed,
 )
+from d2lmini.exercises._feedback import LearnerCodeError
 from d2lmini.i18n import set_language
 from tools import editions
 
@@ -237,30 +237,44 @@ def test_the_exercise_list_covers_every_check():
     assert sorted(name for _, _, name in EXERCISES) == sorted(WRONG_ANSWERS)
 
 
-def test_a_not_implemented_error_raised_deeper_in_the_learners_code_keeps_its_frames():
+def test_a_not_implemented_error_raised_deeper_in_the_learners_code_shows_their_frames():
     def helper(u):
         raise NotImplementedError("helper is unfinished")
 
     def triangular_kernel(u):
         return helper(u)
 
-    with pytest.raises(NotImplementedError, match="helper is unfinished") as info:
+    with pytest.raises(LearnerCodeError) as info:
         ch01.check_triangular(triangular_kernel)
-    assert type(info.value) is NotImplementedError and not hasattr(info.value, "_render_traceback_")
-    names = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
-    assert names[-2:] == ["triangular_kernel", "helper"]
+    assert info.value.python_error == "NotImplementedError: helper is unfinished"
+    assert [frame.split(", in ")[-1].split()[0] for frame in info.value.frames] == ["triangular_kernel", "helper"]
 
 
-def test_an_error_in_the_learners_code_passes_through_with_a_frame_at_their_line():
+def test_an_error_in_the_learners_code_shows_their_lines_and_none_of_the_checks():
     def triangular_kernel(u):
         return u @ torch.ones(3)  # the learner's mistake: a matrix product of mismatched shapes
 
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(LearnerCodeError) as info:
         ch01.check_triangular(triangular_kernel)
-    assert not isinstance(info.value, ExerciseError) and not hasattr(info.value, "_render_traceback_")
-    last = traceback.extract_tb(info.value.__traceback__)[-1]
-    assert (last.name, last.line) == ("triangular_kernel", "return u @ torch.ones(3)  # the learner's mistake: "
-                                                           "a matrix product of mismatched shapes")
+    shown = "\n".join(info.value._render_traceback_())
+    # The check's lines compute the expected answer: none of them, nor its file, may be shown.
+    assert "d2lmini" not in shown and "expected = " not in shown
+    assert "in triangular_kernel" in shown and "return u @ torch.ones(3)" in shown
+    assert info.value.python_error.startswith("RuntimeError: ")
+    assert "raised in your triangular_kernel" in info.value.received
+    # hint() has something to say after it, as after any failed check
+    assert info.value.help_call == "ch01.hint()" and len(info.value.hints) == 2
+
+
+def test_what_the_check_cannot_use_is_said_without_the_checks_lines():
+    class Odd:  # neither a tensor nor a number: the check's own arithmetic on it fails
+        def __getattr__(self, name):
+            raise AttributeError(name)
+
+    with pytest.raises(ExerciseError) as info:
+        ch01.check_triangular(lambda u: Odd())
+    shown = "\n".join(info.value._render_traceback_())
+    assert "d2lmini" not in shown and "File " not in shown
 
 
 def test_a_class_whose_method_is_the_stub_is_not_attempted():
@@ -304,12 +318,15 @@ print("RESULTS" + json.dumps(shown))
 '''
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
     out, results = result.stdout.rsplit("RESULTS", 1)
-    assert json.loads(results) == {"wrong": "ExerciseError", "stub": "ExerciseNotAttempted", "broken": "RuntimeError"}
+    assert json.loads(results) == {"wrong": "ExerciseError", "stub": "ExerciseNotAttempted",
+                                  "broken": "LearnerCodeError"}
     block = failure("ch02.check_local_causal_mask", WRONG_ANSWERS["ch02.check_local_causal_mask"]).lines()
     stub_line = "Exercise 2.3 · not attempted yet: complete `stub` above, run that cell, then this one."
     assert out.startswith("\n".join(block) + "\n" + stub_line + "\n")
     learner_error = out.split(stub_line + "\n", 1)[1]
-    assert "Traceback" in learner_error and "broken" in learner_error and "@ torch.ones(n + 1)" in learner_error
+    # the learner's own line, and no line of the check's (they hold the answer)
+    assert "broken" in learner_error and "@ torch.ones(n + 1)" in learner_error
+    assert "raised in your broken" in learner_error and "d2lmini" not in learner_error
 
 
 def test_nbgrader_gives_no_point_to_a_wrong_answer_or_a_stub(tmp_path):

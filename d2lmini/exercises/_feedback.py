@@ -24,6 +24,9 @@ import contextlib
 import functools
 import inspect
 import io
+import sysconfig
+import traceback
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
@@ -79,6 +82,24 @@ class ExerciseError(AssertionError):
         return self.lines()
 
 
+class LearnerCodeError(ExerciseError):
+    """The learner's function raised a Python error, or returned what the check could not use.
+
+    IPython would show the whole traceback, the check's frames with their
+    lines among them, and those lines hold the expected answer. This error
+    shows the learner's own frames only (the lines of their code that led to
+    the error), then the usual lines; ``python_error`` is Python's own
+    "Type: message", which a class report counts.
+    """
+
+    def __init__(self, exercise, expected, received, hint, frames, python_error):
+        super().__init__(exercise, expected, received, hint)
+        self.frames, self.python_error = frames, python_error
+
+    def _render_traceback_(self):
+        return [line.rstrip("\n") for line in self.frames] + self.lines()
+
+
 class ExerciseNotAttempted(NotImplementedError):
     """The check ran the student stub: the learner has not written this exercise yet.
 
@@ -114,6 +135,48 @@ def _own_code(answer):
     return {getattr(inspect.unwrap(getattr(f, "__func__", f)), "__code__", None) for f in functions} - {None}
 
 
+_PACKAGE = str(Path(__file__).resolve().parent.parent)  # d2lmini: the checks' lines hold the answers
+_INSTALLED = tuple({sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _learner_frames(error):
+    """The traceback's frames below the check that run the learner's code (their function, its helpers, a
+    function of theirs the check calls), formatted; empty when the error rose in the check's own lines."""
+    frames, below_check = [], False
+    for frame, line in traceback.walk_tb(error.__traceback__):
+        filename = str(Path(frame.f_code.co_filename).resolve()) if not frame.f_code.co_filename.startswith("<") \
+            else frame.f_code.co_filename
+        if filename.startswith(_PACKAGE):
+            below_check = True
+        elif below_check and not filename.startswith(_INSTALLED):
+            frames.append((frame, line))
+    return traceback.StackSummary.extract(frames).format()
+
+
+def _learner_error(exercise, answer, error):
+    """A Python error met while checking ``answer``, as a ``LearnerCodeError`` that shows no line of the check."""
+    name = getattr(answer, "__name__", _("the function"))
+    python_error = f"{type(error).__name__}: {_one_line(str(error))}"
+    frames = _learner_frames(error)
+    if frames:  # raised in the learner's function, or in what it called
+        return LearnerCodeError(
+            exercise, _("a result from {name}").format(name=name),
+            _("{error}, raised in your {name}").format(error=python_error, name=name),
+            (_("Python stopped inside your {name}: the lines above are yours, the last one raised the error; "
+               "its message says what it could not do").format(name=name),
+             _("try your function on a small input of your own in a new cell, and print the shapes of what it "
+               "computes, step by step")),
+            frames, python_error)
+    # Raised by the check's own code, on what the learner's function returned.
+    return LearnerCodeError(
+        exercise, _("a result the check can use, as the exercise describes it"),
+        _("{error}, when the check used what {name} returned").format(error=python_error, name=name),
+        (_("the check could not use what {name} returned: compare its type and shape with what the exercise "
+           "asks for").format(name=name),
+         _("print what your function returns, and its type and shape, in a new cell")),
+        [], python_error)
+
+
 def _raised_by(answer, error):
     """Whether the answer's own body raised ``error``, as the stub does, rather than code it calls.
 
@@ -135,7 +198,9 @@ def check(exercise):
     The check's first argument is the learner's function. A stub raising its
     NotImplementedError becomes ``ExerciseNotAttempted``; an ``ExerciseError``
     learns how to ask for more hints and becomes the one ``hint()`` speaks of;
-    any other exception passes through unchanged.
+    any other Python error (a NotImplementedError from deeper in the learner's
+    code included) becomes a ``LearnerCodeError``, which shows the learner's
+    own lines and none of the check's (they hold the answer).
     """
     def decorate(run):
         @functools.wraps(run)
@@ -148,11 +213,16 @@ def check(exercise):
                 error.help_call = f"{run.__module__.rpartition('.')[2]}.hint()"
                 _last_failure = error
                 raise
-            except NotImplementedError as error:
-                if isinstance(error, ExerciseNotAttempted) or not _raised_by(answer, error):
-                    raise
-                name = getattr(answer, "__name__", _("the function"))
-                raise ExerciseNotAttempted(exercise, name) from None
+            except ExerciseNotAttempted:
+                raise
+            except Exception as error:
+                if isinstance(error, NotImplementedError) and _raised_by(answer, error):  # the stub itself
+                    name = getattr(answer, "__name__", _("the function"))
+                    raise ExerciseNotAttempted(exercise, name) from None
+                failure = _learner_error(exercise, answer, error)
+                failure.help_call = f"{run.__module__.rpartition('.')[2]}.hint()"
+                _last_failure = failure
+                raise failure from None
         return checked
     return decorate
 
@@ -200,6 +270,8 @@ def outcome(run_check, answer):
             run_check(answer)
     except ExerciseNotAttempted as error:
         return Outcome(NOT_ATTEMPTED, str(error))
+    except LearnerCodeError as error:  # the learner's own code failed: Python's error is the outcome
+        return Outcome(ERROR, error.python_error)
     except ExerciseError as error:
         return Outcome(MISTAKE, _one_line(error.hints[0], limit=None))
     except Exception as error:  # the learner's own code failed: its error is the outcome
