@@ -227,6 +227,14 @@ class WholeTable(answers.LearnedPositionalEmbedding):
         return X + self.table  # (max_len, hiddens): every row, however many steps X has
 
 
+class ScaledParameter(answers.LearnedPositionalEmbedding):
+    """Wrong: the wrapper scaled, nn.Parameter(t) * 0.01, which is a plain tensor again."""
+
+    def __init__(self, max_len, num_hiddens):
+        torch.nn.Module.__init__(self)
+        self.table = torch.nn.Parameter(torch.randn(max_len, num_hiddens)) * 0.01
+
+
 class Detached(answers.LearnedPositionalEmbedding):
     def forward(self, X):
         return X + self.table.detach()[:X.shape[1]]
@@ -374,6 +382,8 @@ CATALOGUE = {
         "float32 always": (lambda nq, nk, d, bytes_per_element=4: (2 * nq * nk * d, nq * nk * 4),
                            r"use the bytes_per_element argument"),
         "one number": (lambda nq, nk, d, bytes_per_element=4: 2 * nq * nk * d, r"return two numbers, as a tuple"),
+        "two operations each": (lambda nq, nk, d, bytes_per_element=4: (4 * nq * nk * d, nq * nk * bytes_per_element),
+                                r"you counted two operations per multiply-add"),
     }),
     exercises.ch04.check_distance_scores: Entry(lambda q, k: (torch.zeros(2, 3, 5), torch.zeros(2, 5, 5)), {
         "full distance": (_full_distance, r"your vectors give the full -½‖q - k‖²"),
@@ -387,6 +397,8 @@ CATALOGUE = {
         "key sign": (lambda q, k: answers.distance_as_dot_product(q, k, key_end=_half_norms),
                      r"check the sign of the key's appended number"),
         "signs": (lambda q, k: answers.distance_as_dot_product(-q, k, key_end=_half_norms), r"check the signs"),
+        "norm, not squared": (lambda q, k: answers.distance_as_dot_product(
+            q, k, key_end=lambda k: -0.5 * k.norm(dim=-1, keepdim=True)), r"‖k‖² is the squared length"),
         "one tensor": (lambda q, k: q @ k.transpose(1, 2), r"(?s)expected: a pair \(longer_queries, longer_keys\)"),
         "nothing appended": (lambda q, k: (q, k), r"nothing was appended"),
     }),
@@ -511,6 +523,8 @@ CATALOGUE = {
         "the whole table": (WholeTable, r"(?s)must match the size of tensor b \(10\).*raised by forward\(X\).*"
                                         r"only the first 7 rows of the table are added"),
         "detached": (Detached, r"the output does not depend on the parameter through autograd"),
+        "parameter scaled": (ScaledParameter, r"(?s)no parameters; table is a tensor computed from one.*"
+                                              r"nn.Parameter\(t\) \* 0.01 is a plain tensor again"),
     }),
     exercises.ch07.check_equivariance: Entry(lambda layer, X, perm: next(ALTERNATING), {
         "inverse permutation": (lambda layer, X, perm: torch.allclose(

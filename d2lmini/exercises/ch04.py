@@ -81,6 +81,9 @@ def check_distance_scores(distance_as_dot_product):
                   "plus a number that is the same for every key of a query, which the softmax drops"),
                 _("the appended pair must multiply to -½‖k‖², a number that changes from key to key"))),
         (dots - 2 * half_key_norms, (_("halve the squared norm of the keys"), _("-½‖k‖², not -‖k‖²"))),
+        (dots - 0.5 * keys.norm(dim=-1).unsqueeze(1),
+         (_("‖k‖² is the squared length: square the norm, or sum the squared entries"),
+          _("a norm is ‖k‖, the square root of the sum of squares; ‖k‖² takes no root"))),
         (dots + half_key_norms,
          (_("check the sign of the key's appended number"), _("the bias is -½‖k‖², not +½‖k‖²"))),
         (-expected, (_("check the signs"), _("+qᵀk and -½‖k‖²"))),
@@ -170,7 +173,10 @@ def check_attention_cost(attention_cost):
              2 * (num_queries + num_keys) * d: (_("every query meets every key: the count grows with "
                                                   "num_queries × num_keys, not their sum"),
                                                 _("each of the n_q·n_k scores is a dot product of length d, "
-                                                  "and αV costs as much again"))}
+                                                  "and αV costs as much again")),
+             2 * expected_adds: (_("you counted two operations per multiply-add: count each multiply-add once"),
+                                 _("a multiply-add is one multiplication and the addition that follows it, "
+                                   "counted together"))}
     expect(multiply_adds == expected_adds, COST,
            _("{count} multiply-adds for n_q={queries}, n_k={keys}, d={d}").format(
                count=expected_adds, queries=num_queries, keys=num_keys, d=d), number(multiply_adds),

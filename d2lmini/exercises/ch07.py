@@ -104,6 +104,15 @@ def check_learned_embedding(LearnedPositionalEmbedding):
            _("subclass torch.nn.Module and call super().__init__() first"))
     parameters = list(module.parameters())
     buffers = [name for name, _buffer in module.named_buffers()]
+    # nn.Parameter(t) * 0.01 is a plain tensor again (one that requires a gradient), which the module does not
+    # register: the learner did wrap the table, then scaled the wrapper.
+    computed = [name for name, value in vars(module).items()
+                if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter) and value.requires_grad]
+    expect(parameters or not computed, LEARNED, _("at least one learnable parameter: the table"),
+           _("no parameters; {names} is a tensor computed from one").format(names=", ".join(computed)), (
+               _("nn.Parameter(t) * 0.01 is a plain tensor again, computed from the parameter, and the module "
+                 "does not keep it as a parameter: scale inside, nn.Parameter(torch.randn(...) * 0.01)"),
+               _("an optimiser only updates module.parameters(): the attribute itself must be the nn.Parameter")))
     expect(parameters, LEARNED, _("at least one learnable parameter: the table"),
            _("no parameters (buffers: {buffers})").format(buffers=buffers) if buffers else _("no parameters"), (
                _("the table is not learnable: an optimiser only updates module.parameters()"),
