@@ -7,6 +7,7 @@ command on chapter 02's three kinds of submission. `otter run` on whole chapters
 is tests/test_otter_run.py.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -147,6 +148,7 @@ def test_the_otter_build_holds_one_test_per_exercise_and_a_zip_otter_generate_ma
                     "files/d2lmini/locale/pt_BR/LC_MESSAGES/d2lmini.mo"} <= names
             assert not any("__pycache__" in name for name in names)
             environment = yaml.safe_load(zf.read("environment.yml"))
+            assert json.loads(zf.read("otter_config.json")) == {"lang": "python", "show_all_public": True}
         pip = environment["dependencies"][-1]["pip"]
         assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pip and "torch==2.13.0+cpu" in pip
         assert {"numpy>=1.26", "matplotlib>=3.8", "seaborn>=0.13"} <= set(pip)

@@ -41,6 +41,8 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 GRADER_PYTHON = "3.11"
 # What the classroom command needs besides d2lmini's own requirements: a kernel and a notebook runner.
 CLASSROOM_RUNNER = ["ipykernel>=6.29", "nbclient>=0.10", "nbformat>=5.9"]
+# Every test is public (none hidden): Gradescope shows each exercise's score and feedback as soon as it is graded.
+OTTER_CONFIG = {"lang": "python", "show_all_public": True}
 MINUTES_PER_TEST = 10  # GitHub Classroom's limit for one test: one run of a chapter takes well under one
 
 
@@ -126,7 +128,7 @@ def build_otter(paths, out):
             staging = Path(staging)
             _copy_package(staging)
             (staging / "requirements.txt").write_text("\n".join(requirements()) + "\n")
-            (staging / "otter_config.json").write_text(json.dumps({"lang": "python", "show_stdout": True}))
+            (staging / "otter_config.json").write_text(json.dumps(OTTER_CONFIG))
             cwd = os.getcwd()
             os.chdir(staging)
             try:
