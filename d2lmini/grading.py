@@ -143,7 +143,7 @@ def grade_notebook(path, exercises, timeout=300, kernel_name="python3"):
             for line in output.get("text", "").splitlines():
                 if line.startswith(RESULT_MARK):
                     return [Result(**fields) for fields in json.loads(line[len(RESULT_MARK):])]
-    shown = "".join(output.get("text", "") or "\n".join(output.get("traceback", []))
+    shown = "".join(output.get("text", "") or f"{output.get('ename')}: {output.get('evalue')}"
                     for output in nb.cells[-1].outputs)
     raise RuntimeError(f"grading {path} gave no result; the grading cell showed: {shown.strip() or 'nothing'}")
 

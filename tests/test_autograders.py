@@ -243,30 +243,50 @@ def wrong_answers_cell(bindings):
 
 
 @pytest.mark.parametrize("kind", ["right", "stub", "wrong"])
-def test_the_classroom_command_exits_0_iff_the_check_passes_and_prints_its_feedback(classroom_build, kind):
+def test_the_classroom_command_exits_0_iff_the_check_passes_and_prints_its_feedback(classroom_build, kind,
+                                                                                     monkeypatch, capsys):
     out, _ = classroom_build
     folder = out / "02_masked_softmax"
     notebook = submission(kind, folder)
     exercise = graded(REPO / "notebooks" / "02_masked_softmax.ipynb")[2]  # 2.3, a mask: no picture, one text
-    run = subprocess.run([sys.executable, "-m", "d2lmini.grading", notebook.name, exercise.check, exercise.answer],
-                         cwd=folder, capture_output=True, text=True, timeout=300)
-    if kind == "right":
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert run.stdout.startswith("✓ Exercise 2.3: correct.")
-    elif kind == "stub":
-        assert run.returncode == 1
-        assert run.stdout.strip() == ("Exercise 2.3 · not attempted yet: complete `local_causal_mask` above, "
-                                      "run that cell, then this one.")
+    command = [notebook.name, exercise.check, exercise.answer]
+    if kind == "stub":  # in this process, as the coverage of d2lmini counts it; the others as GitHub runs them
+        monkeypatch.chdir(folder)
+        returncode, stdout = grading.main(command), capsys.readouterr().out
     else:
-        assert run.returncode == 1
+        run = subprocess.run([sys.executable, "-m", "d2lmini.grading", *command], cwd=folder,
+                             capture_output=True, text=True, timeout=300)
+        returncode, stdout = run.returncode, run.stdout + run.stderr
+    if kind == "right":
+        assert returncode == 0, stdout
+        assert stdout.startswith("✓ Exercise 2.3: correct.")
+    elif kind == "stub":
+        assert returncode == 1
+        assert stdout.strip() == ("Exercise 2.3 · not attempted yet: complete `local_causal_mask` above, "
+                                  "run that cell, then this one.")
+    else:
+        assert returncode == 1
         pattern = next(iter(CATALOGUE[CHECK_OF[exercise.check]].variants.values()))[1]
-        assert run.stdout.startswith("✗ Exercise 2.3: not yet.") and re.search(pattern, run.stdout), run.stdout
+        assert stdout.startswith("✗ Exercise 2.3: not yet.") and re.search(pattern, stdout), stdout
 
 
-def test_the_classroom_command_refuses_a_bad_argument_before_running_anything(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "d2lmini.grading", "missing.ipynb", "ch02.check_masked_mean",
-                          "masked_mean"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "notebook: no file missing.ipynb" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "d2lmini.grading", "missing.ipynb", "masked_mean", "masked_mean"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "check must name a chapter check" in run.stderr
+@pytest.mark.parametrize("arguments, message", [
+    (["missing.ipynb", "ch02.check_masked_mean", "masked_mean"], "notebook: no file missing.ipynb"),
+    (["missing.ipynb", "masked_mean", "masked_mean"], "check must name a chapter check"),
+    (["missing.ipynb", "ch02.check_masked_mean", "masked mean"], "answer must be the name of the learner's"),
+])
+def test_the_classroom_command_refuses_a_bad_argument_before_running_anything(arguments, message, tmp_path,
+                                                                               monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        grading.main(arguments)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_grade_notebook_says_so_when_the_grading_cell_gives_no_result(tmp_path, monkeypatch):
+    """A kernel that cannot import d2lmini (a submission without it beside) is an error, not a grade of 0."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys\nsys.modules['d2lmini'] = None")])
+    nbformat.write(nb, tmp_path / "broken.ipynb")
+    with pytest.raises(RuntimeError, match=r"broken.ipynb gave no result; the grading cell showed: "
+                       r"ModuleNotFoundError: No module named 'd2lmini.grading'"):
+        grading.grade_notebook(tmp_path / "broken.ipynb", [("ch02.check_masked_mean", "masked_mean")])
