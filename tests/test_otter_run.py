@@ -77,6 +77,7 @@ def test_otter_run_grades_the_solution_full_wrong_answers_and_stubs_zero(built, 
     for exercise in exercises:
         result = results[exercise.label]
         assert result["score"] == result["max_score"] == exercise.points, result["output"]
+        assert f"{exercise.label}: the check passed." in result["output"]
     for test, pattern, _ in wrong:
         result = results[test.label]
         assert result["score"] == 0 and result["max_score"] == test.points, f"{test.label}: full marks"
