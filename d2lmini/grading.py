@@ -148,7 +148,7 @@ def grade_notebook(path, exercises, timeout=300, kernel_name="python3"):
     raise RuntimeError(f"grading {path} gave no result; the grading cell showed: {shown.strip() or 'nothing'}")
 
 
-def main(argv=None):
+def _main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m d2lmini.grading",
         description="Execute a notebook and grade one exercise with its check: exit 0 iff it passes.")
@@ -170,4 +170,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_main())

@@ -252,7 +252,7 @@ def test_the_classroom_command_exits_0_iff_the_check_passes_and_prints_its_feedb
     command = [notebook.name, exercise.check, exercise.answer]
     if kind == "stub":  # in this process, as the coverage of d2lmini counts it; the others as GitHub runs them
         monkeypatch.chdir(folder)
-        returncode, stdout = grading.main(command), capsys.readouterr().out
+        returncode, stdout = grading._main(command), capsys.readouterr().out
     else:
         run = subprocess.run([sys.executable, "-m", "d2lmini.grading", *command], cwd=folder,
                              capture_output=True, text=True, timeout=300)
@@ -279,7 +279,7 @@ def test_the_classroom_command_refuses_a_bad_argument_before_running_anything(ar
                                                                                monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_:
-        grading.main(arguments)
+        grading._main(arguments)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
