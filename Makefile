@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 HUB_STAMP := $(VENV)/.installed-hub
 SITE_STAMP := $(VENV)/.installed-site
+GRADING_STAMP := $(VENV)/.installed-grading
 # The stamp names axe-core's version, so that a new pin reinstalls it.
 AXE_VERSION := 4.14.1
 AXE_STAMP := $(VENV)/.installed-axe-$(AXE_VERSION)
@@ -27,7 +28,7 @@ NOTEBOOK_SOURCES := $(ENGLISH_SOURCES) $(PORTUGUESE_SOURCES)
 PYTEST_NOTEBOOKS := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install install-test install-browser install-colab install-hub learner-repo hub hub-stop bench-hub lab lab-instructor present site \
-	learner class-report test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
+	learner class-report otter classroom test test-colab lint unit-test browser-test notebook-test notebooks student solutions bench bench-widgets \
 	bench-notebooks bench-overhead clean distclean bench-page bench-training bench-site help
 
 # The environment and the learner's copy are made by tools/start.py, which also
@@ -52,7 +53,26 @@ $(TEST_STAMP): $(STAMP)
 
 install: $(STAMP)
 
-install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP) $(AXE_STAMP)
+install-test: install $(TEST_STAMP) $(HUB_STAMP) $(SITE_STAMP) $(AXE_STAMP) $(GRADING_STAMP)
+
+# Grading where no hub runs (docs/instructors.md): Otter-Grader and PyYAML from the `grading` extra.
+$(GRADING_STAMP): $(STAMP)
+	@echo "Installing Otter-Grader into $(VENV)."
+	$(PY) -m pip install --quiet $(PIP_ARGS) -e '.[grading]' $(QUIET_PIP_WARNINGS)
+	$(PY) -c "import otter, yaml"
+	touch $@
+
+# For each English chapter with exercises, build/otter/NN_name/ gets the student notebook and
+# Gradescope's autograder.zip (made by otter generate): one test per exercise, the chapter's own check.
+otter: install $(GRADING_STAMP)
+	rm -rf build/otter
+	$(PY) -m tools.autograders otter --out build/otter $(ENGLISH_SOURCES:.py=.ipynb)
+
+# For each English chapter with exercises, build/classroom/NN_name/ gets a GitHub Classroom template
+# repository: the student notebook, d2lmini, and an autograding workflow with one test per exercise.
+classroom: install $(GRADING_STAMP)
+	rm -rf build/classroom
+	$(PY) -m tools.autograders classroom --out build/classroom $(ENGLISH_SOURCES:.py=.ipynb)
 
 # A class on one hub (docs/hub.md): JupyterHub, nbgitpuller and the idle culler
 # from the `hub` extra; configurable-http-proxy from npm, into ./.venv/chp.
@@ -333,6 +353,8 @@ help:
 		'  make present CHAPTER=04   lecture mode for one chapter (Voila); CHAPTER=pt/04 in Portuguese' \
 		'  make student / make solutions   editions without and with answers, in build/' \
 		'  make learner-repo    the published learner edition (a git repository, branch learner)' \
+		'  make otter           Gradescope autograders (Otter-Grader), one per chapter, in build/otter' \
+		'  make classroom       GitHub Classroom template repositories, one per chapter, in build/classroom' \
 		'  make hub / make hub-stop   a JupyterHub for a class on 127.0.0.1, and stopping one left running' \
 		'  make class-report SUBMISSIONS=<folder>   which mistake how many learners made, as one HTML page' \
 		'  make site            the web site, into build/site (HUB_URL=... adds a hub button)' \

@@ -51,8 +51,8 @@ def _seed_and_close_figures():
 # workers in collection order; when one of these came last, one worker ran it
 # alone for minutes while the other sat idle.
 LONGEST_FIRST = ("tests/test_binder.py", "tests/test_hub_nbgrader.py", "tests/test_float_paths.py",
-                 "tests/browser/test_jupyterlab.py", "tests/test_hub_class.py", "tests/test_hub_lti.py",
-                 "tests/browser/test_training_view.py")
+                 "tests/test_otter_run.py", "tests/browser/test_jupyterlab.py", "tests/test_hub_class.py",
+                 "tests/test_hub_lti.py", "tests/browser/test_training_view.py")
 
 
 def pytest_collection_modifyitems(items):

@@ -31,6 +31,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -206,6 +207,44 @@ def add_nbgrader_metadata(nb, name="notebook"):
             continue
         cell.metadata["nbgrader"] = dict(sorted(metadata.items()))
     return nb
+
+
+class GradedExercise(NamedTuple):
+    """One exercise as the graders outside nbgrader see it (tools/autograders.py, d2lmini.grading)."""
+
+    label: str  # "Exercise 2.1", from the markdown above the exercise cell
+    answer: str  # the function or class the learner completes: "masked_mean"
+    check: str  # the check its check cell calls: "ch02.check_masked_mean"
+    points: int  # CHECK_POINTS, as nbgrader gives the check cell
+
+
+def graded_exercises(nb, name="notebook"):
+    """Every exercise of a chapter, from its tags: an exercise cell, then the check cell that grades it.
+
+    The check cell must be one call, ``chNN.check_something(answer)``, on the
+    function or class the exercise cell defines: that call is what a grader
+    runs, so the grade and the feedback the learner sees come from one place.
+    """
+    _check_markers(nb, name)
+    graded, exercise = [], None
+    for index, cell in enumerate(nb.cells):
+        where = f"{name}, cell {index}"
+        if EXERCISE in tags(cell):
+            exercise = (_exercise_label(nb.cells, index), exercise_name(cell.source, where))
+        elif CHECK in tags(cell):
+            if cell.cell_type != "code" or exercise is None:
+                raise ValueError(f"{where}: a '{CHECK}' cell must be a code cell after an exercise cell")
+            call = _parse(cell.source, where).body
+            call = call[0].value if len(call) == 1 and isinstance(call[0], ast.Expr) else None
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords
+                    and isinstance(call.args[0], ast.Name) and call.args[0].id == exercise[1]):
+                raise ValueError(f"{where}: a '{CHECK}' cell must be one call, chNN.check_name({exercise[1]}), "
+                                 f"on the exercise's {exercise[1]}; got {cell.source.strip()!r}")
+            graded.append(GradedExercise(exercise[0], exercise[1], f"{call.func.value.id}.{call.func.attr}",
+                                         CHECK_POINTS))
+            exercise = None
+    return graded
 
 
 def _exercise_label(cells, index):
