@@ -89,7 +89,9 @@ def test_user_names_come_from_the_lms_user_id_stable_and_never_colliding():
 
 @pytest.mark.parametrize("roles, expected", [
     ([INSTRUCTOR_ROLE], True),
-    ([INSTRUCTOR_ROLE + "#TeachingAssistant"], True),
+    ([INSTRUCTOR_ROLE + "#TeachingAssistant"], True),  # the older form some platforms send
+    (["http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"], True),  # LTI 1.3's form
+    (["http://purl.imsglobal.org/vocab/lis/v2/membership/Learner#Instructor"], False),
     (["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], False),
     (["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner#Instructor"], False),  # a learner's sub-role
     (["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], False),  # not in this course

@@ -134,10 +134,16 @@ def hub_user_name(user_id):
     return "lti-" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
 
 
+# LTI 1.3 writes a sub-role as the role's URI, a slash, then '#' and the sub-role
+# (…/membership/Instructor#TeachingAssistant); some platforms also send the older form, …/membership#Instructor#….
+INSTRUCTOR_SUB_ROLE = INSTRUCTOR_ROLE.replace("membership#Instructor", "membership/Instructor#")
+
+
 def is_instructor(id_token):
-    """Whether the launch carries the LTI instructor role (its sub-roles, such as #TeachingAssistant, too)."""
+    """Whether the launch carries the LTI instructor role (its sub-roles, such as TeachingAssistant, too)."""
     roles = id_token.get(ROLES_CLAIM) or []
-    return any(role == INSTRUCTOR_ROLE or role.startswith(INSTRUCTOR_ROLE + "#") for role in roles)
+    return any(role == INSTRUCTOR_ROLE or role.startswith((INSTRUCTOR_ROLE + "#", INSTRUCTOR_SUB_ROLE))
+               for role in roles)
 
 
 def assignment_of(id_token):
