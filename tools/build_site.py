@@ -415,6 +415,10 @@ def assemble(src, hub_url, edition, book=BOOKS[0]):
         target = src / (docname + ".md")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / source, target)
+        # The pictures a guide shows sit in an images/ folder beside it (docs/images/class_report.png).
+        images = (REPO / source).parent / "images"
+        if images.is_dir() and not (target.parent / "images").exists():
+            shutil.copytree(images, target.parent / "images")
     shutil.copy(SITE_TEMPLATE / book.prefix / "index.md", src / "index.md")
     pages = [{"file": docname} for docname in guides]
     if book.folder == "en":
