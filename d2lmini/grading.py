@@ -30,7 +30,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .exercises import ExerciseError, ExerciseNotAttempted
+from .exercises import ExerciseError, ExerciseNotAttempted, LearnerCodeError
 from .i18n import _
 
 PASSED, WRONG, NOT_ATTEMPTED, ERROR = "passed", "wrong", "not attempted", "error"
@@ -96,6 +96,10 @@ def grade(check, answer, namespace):
             run(namespace[answer])
     except ExerciseNotAttempted as error:
         return Result(check, answer, NOT_ATTEMPTED, str(error))
+    except LearnerCodeError as error:  # the learner's own code failed: the check says so without its lines
+        raised = error.__context__ or error  # Python's error, which the check's message replaced
+        return Result(check, answer, ERROR, _("`{answer}` raised an error ({where}): {error}").format(
+            answer=answer, where=_where(raised), error=error.python_error))
     except ExerciseError as error:
         return Result(check, answer, WRONG, str(error))
     except Exception as error:  # the learner's own code failed: the check lets such errors through

@@ -12,7 +12,18 @@ learner's own code passes through unchanged, with its traceback.
 for a report on a whole class.
 """
 
-from ._feedback import ExerciseError, ExerciseNotAttempted, Outcome, check, expect, expect_close, hint, outcome, passed
+from ._feedback import (
+           ExerciseError,
+           ExerciseNotAttempted,
+           LearnerCodeError,
+           Outcome,
+           check,
+           expect,
+           expect_close,
+           hint,
+           outcome,
+           passed,
+)
 
-__all__ = ["ExerciseError", "ExerciseNotAttempted", "Outcome", "check", "expect", "expect_close", "hint", "outcome",
-           "passed"]
+__all__ = ["ExerciseError", "ExerciseNotAttempted", "LearnerCodeError", "Outcome", "check", "expect", "expect_close",
+           "hint", "outcome", "passed"]

@@ -177,7 +177,7 @@ def _learner_error(exercise, answer, error):
         [], python_error)
 
 
-def _raised_by(answer, error):
+def raised_by(answer, error):
     """Whether the answer's own body raised ``error``, as the stub does, rather than code it calls.
 
     The innermost frame of the traceback is where the error was raised; it is
@@ -216,7 +216,7 @@ def check(exercise):
             except ExerciseNotAttempted:
                 raise
             except Exception as error:
-                if isinstance(error, NotImplementedError) and _raised_by(answer, error):  # the stub itself
+                if isinstance(error, NotImplementedError) and raised_by(answer, error):  # the stub itself
                     name = getattr(answer, "__name__", _("the function"))
                     raise ExerciseNotAttempted(exercise, name) from None
                 failure = _learner_error(exercise, answer, error)

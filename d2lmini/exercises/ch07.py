@@ -8,8 +8,15 @@ from torch import nn
 from ..attention import MultiHeadAttention
 from ..i18n import N_, _, number
 from ..positional import PositionalEncoding
-from ._feedback import ExerciseNotAttempted, _raised_by, check, expect, expect_close, passed
-from ._feedback import hint as hint  # an error asks the learner to run ch07.hint()
+from ._feedback import (
+    ExerciseNotAttempted,
+    check,
+    expect,
+    expect_close,
+    passed,
+    raised_by,  # an error asks the learner to run ch07.hint()
+)
+from ._feedback import hint as hint
 from ._support import explained, hint_for, seeded
 
 ROTATION = N_("Exercise 7.1 · an offset as a rotation")
@@ -282,7 +289,7 @@ def _written(predictions):
     try:
         return predictions()
     except NotImplementedError as error:
-        if not _raised_by(predictions, error):
+        if not raised_by(predictions, error):
             raise
         raise ExerciseNotAttempted(EQUIVARIANCE, getattr(predictions, "__name__", _("the function"))) from None
 
