@@ -109,6 +109,15 @@ def _copy_package(out):
     shutil.copytree(REPO / "d2lmini", out / "d2lmini", ignore=shutil.ignore_patterns("__pycache__", "*.po"))
 
 
+def _fresh_folder(out, path, student, inner):
+    """``out/NN_name/``, emptied, with the folder ``inner`` made in it and the student notebook written there."""
+    folder = out / path.stem
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / inner).mkdir(parents=True)
+    nbformat.write(student, folder / path.name)
+    return folder
+
+
 def build_otter(paths, out):
     """Write each chapter's student notebook, Otter tests and Gradescope autograder zip under ``out/NN_name/``."""
     from otter.generate import main as otter_generate
@@ -116,10 +125,7 @@ def build_otter(paths, out):
     out = Path(out)
     written = []
     for path, student, graded in chapters(paths):
-        folder = out / path.stem
-        shutil.rmtree(folder, ignore_errors=True)
-        (folder / "tests").mkdir(parents=True)
-        nbformat.write(student, folder / path.name)
+        folder = _fresh_folder(out, path, student, "tests")
         for exercise in graded:
             (folder / "tests" / f"{_identifier(exercise.label)}.py").write_text(otter_test(exercise),
                                                                                 encoding="utf-8")
@@ -198,10 +204,7 @@ def build_classroom(paths, out):
     out = Path(out)
     written = []
     for path, student, graded in chapters(paths):
-        folder = out / path.stem
-        shutil.rmtree(folder, ignore_errors=True)
-        (folder / ".github" / "workflows").mkdir(parents=True)
-        nbformat.write(student, folder / path.name)
+        folder = _fresh_folder(out, path, student, Path(".github", "workflows"))
         _copy_package(folder)
         (folder / "requirements.txt").write_text("\n".join(requirements() + CLASSROOM_RUNNER) + "\n")
         workflow = yaml.safe_dump(classroom_workflow(path.name, graded), sort_keys=False, allow_unicode=True)
