@@ -99,7 +99,8 @@ def _has_float(values):
 def number(value, spec=""):
     """``format(value, spec)`` with the learner's language's marks: ``number(13642, ",")`` is "13.642" in
     Portuguese, "13,642" in English. A list of numbers is written as Python writes it ("[0.0, 0.25]"),
-    with the same marks and ``numbers``' separator ("[0,0; 0,25]"); one of whole numbers is kept. A NumPy
+    with the same marks and ``numbers``' separator ("[0,0; 0,25]"), and so is a dict from numbers to
+    numbers ("{0: 0,13; 3: 0,0}", its values with ``spec``); one of whole numbers only is kept. A NumPy
     array is written as ``print`` writes it ("[0.413 0.152]"), each item with ``spec`` where one is given,
     with the same marks ("[0,413 0,152]"). Anything else (a tensor, whose repr is code, a string) is
     formatted as it is."""
@@ -109,6 +110,11 @@ def number(value, spec=""):
         # language's marks and separator: "[0,0; 0,25]". A list of whole numbers has no mark to change and
         # is often code to type ("num_heads in [1, 2, 5, 10]"): it is kept as it is.
         return "[" + numbers([number(item, spec) if isinstance(item, list) else item for item in value], spec) + "]"
+    if (isinstance(value, dict) and _has_float(list(value.values()))
+            and all(_is_number(key) for key in value) and all(_is_number(item) for item in value.values())):
+        # A dict from numbers to numbers (a weight per digit) as Python writes it, "{0: 0.13, 3: 0.0}",
+        # by the list's rule: "{0: 0,13; 3: 0,0}".
+        return "{" + numbers([f"{number(key)}: {number(item, spec)}" for key, item in value.items()]) + "}"
     if _is_array(value):
         import numpy  # only where an array is passed, which brings NumPy already
 

@@ -185,8 +185,8 @@ def online_attention_one_query(q, K, V, block_size, trace=False):
         o = o * rescale + p @ V[start:start + block_size]
         m = m_new
         if trace:
-            print(f"{start}-{start + len(s) - 1}  | {str(s.tolist()):10} | {m.item():3.0f} | "
-                  f"{rescale.item():8.4f} | {total.item():6.4f} | {o[0].item():6.4f} | {(o / total)[0].item():.4f}")
+            print(f"{start}-{start + len(s) - 1}  | {d2l.number(s.tolist()):10} | {m.item():>3.0f} | "
+                  f"{rescale.item():>8.4f} | {total.item():>6.4f} | {o[0].item():>6.4f} | {(o / total)[0].item():.4f}")
     return o / total
 
 

@@ -156,3 +156,13 @@ def test_a_list_of_numbers_is_written_as_python_writes_it_with_the_languages_mar
     assert i18n.number([0.0, 0.25], ".2f") == "[0,00; 0,25]" and i18n.number([]) == "[]"
     assert i18n.number(["a.b", 0.5]) == "['a.b', 0.5]"  # not all numbers: as Python writes it
     assert i18n.number([1, 2, 5, 10]) == "[1, 2, 5, 10]"  # whole numbers: no mark to change, often code
+
+
+def test_a_dict_of_numbers_is_written_as_python_writes_it_with_the_languages_marks(english_after):
+    by_digit = {0: 0.13, 3: 0.0, 5: 0.87}
+    assert i18n.number(by_digit) == str(by_digit) == "{0: 0.13, 3: 0.0, 5: 0.87}"
+    i18n.set_language("pt_BR")
+    assert i18n.number(by_digit) == "{0: 0,13; 3: 0,0; 5: 0,87}"
+    assert i18n.number({0.5: 1.24}, ".1f") == "{0,5: 1,2}"  # a key is a number too; spec is the values'
+    assert i18n.number({"a.b": 0.5}) == "{'a.b': 0.5}"  # a key that is text: as Python writes it
+    assert i18n.number({1: 2, 3: 4}) == "{1: 2, 3: 4}" and i18n.number({}) == "{}"  # no float: kept

@@ -194,8 +194,9 @@ def online_attention_one_query(q, K, V, block_size, trace=False):
         o = o * rescale + p @ V[start:start + block_size]
         m = m_new
         if trace:
-            print(f"{start}-{start + len(s) - 1}  | {str(s.tolist()):10} | {d2l.number(m.item(), '.0f'):3} | "
-                  f"{d2l.number(rescale.item(), '.4f'):8} | {d2l.number(total.item(), '.4f'):6} | {d2l.number(o[0].item(), '.4f'):6} | {d2l.number((o / total)[0].item(), '.4f')}")
+            print(f"{start}-{start + len(s) - 1}  | {d2l.number(s.tolist()):10} | {d2l.number(m.item(), '.0f'):>3} | "
+                  f"{d2l.number(rescale.item(), '.4f'):>8} | {d2l.number(total.item(), '.4f'):>6} | "
+                  f"{d2l.number(o[0].item(), '.4f'):>6} | {d2l.number((o / total)[0].item(), '.4f')}")
     return o / total
 
 
@@ -458,7 +459,7 @@ with torch.no_grad():
     out_fast = fast(X, X, X, valid_lens)
 torch.testing.assert_close(out_fast, out_explicit)
 print("caminho rápido == caminho explícito:", torch.allclose(out_fast, out_explicit, atol=1e-6))
-print("exemplo 1, sem chave válida, maior |saída|:", out_fast[1].abs().max().item())
+print("exemplo 1, sem chave válida, maior |saída|:", d2l.number(out_fast[1].abs().max().item()))
 print("o caminho explícito guarda pesos de forma", tuple(explicit.attention_weights.shape))
 print("o caminho rápido guarda:", fast.attention_weights)
 

@@ -417,7 +417,7 @@ gram = P64 @ P64.T  # (posições, posições): P_i · P_j
 spreads = [torch.diagonal(gram, offset).max() - torch.diagonal(gram, offset).min()
            for offset in range(-num_steps + 1, num_steps)]
 print("toda diagonal de P Pᵀ é constante (amplitude < 1e-9):", max(spreads).item() < 1e-9)
-print("P_i · P_i =", round(gram[0, 0].item(), 6), "= d/2")
+print("P_i · P_i =", d2l.number(round(gram[0, 0].item(), 6)), "= d/2")
 # .flip(0) inverte a ordem: behind começa na posição 49, depois 48, e assim por diante
 ahead, behind = gram[50, 51:], gram[50, :50].flip(0)[:49]  # P_50 · P_(50+δ) e P_50 · P_(50-δ), δ = 1..49
 print("a partir da posição 50, 50 + δ e 50 - δ parecem iguais para todo δ:", torch.allclose(ahead, behind))

@@ -502,7 +502,7 @@ digit = favourite[shown, 0].item()
 columns = (test.source[shown] == digit).nonzero()[:, 0].tolist()
 print(f"origem {seq2seq.as_text(test.source[shown])}: o dígito {digit} está nas posições {columns}")
 for t in range(3):
-    print(f"o passo de saída {t} dá a elas os pesos {d2l.numpy(weights[shown, t, columns]).round(3)}")
+    print(f"o passo de saída {t} dá a elas os pesos {d2l.number(d2l.numpy(weights[shown, t, columns]).round(3))}")
 
 # %% [markdown] en="04ca898ca6b3"
 # A acurácia é 0 e a massa é o valor uniforme: o modelo não aprendeu nada
@@ -696,9 +696,9 @@ def describe_step(batch, weights, predictions, i, t):
     digits = batch.source[i, :n]  # (n,)
     print(f"origem {seq2seq.as_text(batch.source[i])}, passo de saída {t}: deveria copiar a posição "
           f"{batch.positions[i, t].item()} (dígito {batch.target[i, t].item()}), escreveu {predictions[i, t].item()}")
-    print(f"  pesos por posição {d2l.numpy(row).round(2)}")
+    print(f"  pesos por posição {d2l.number(d2l.numpy(row).round(2))}")
     by_digit = {d: round(row[digits == d].sum().item(), 2) for d in sorted(set(digits.tolist()))}
-    print("  pesos por dígito ", by_digit)
+    print("  pesos por dígito ", d2l.number(by_digit))
 
 
 describe_step(test, weights, predictions, first, step)

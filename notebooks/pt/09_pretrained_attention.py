@@ -344,8 +344,8 @@ ax.set(xlabel="'too tired': peso em animal − em street", ylabel="'too wide': p
 d2l.plt.show()
 print(f"correlação entre as cabeças: {d2l.number(torch.corrcoef(torch.stack([gap_tired, gap_wide]))[0, 1], '.2f')}")
 clear = 0.05  # uma diferença menor conta como nenhuma preferência clara
-print(f"cabeças que preferem 'animal' depois de 'tired' e 'street' depois de 'wide', as duas vezes por mais de {clear}:",
-      int(((gap_tired > clear) & (gap_wide < -clear)).sum()))
+print(f"cabeças que preferem 'animal' depois de 'tired' e 'street' depois de 'wide', "
+      f"as duas vezes por mais de {d2l.number(clear)}:", int(((gap_tired > clear) & (gap_wide < -clear)).sum()))
 for index in ((gap_tired > 0) & (gap_wide < -clear)).nonzero()[:, 0].tolist():
     layer, head = divmod(index, 12)
     print(f"camada {layer}, cabeça {head}: 'animal' {d2l.number(maps[layer, head, it, animal], '.2f')}, 'street' "
@@ -371,7 +371,7 @@ for layer, head in [(3, 1), (5, 11)]:
     A = maps[layer, head]  # (T, T), a primeira frase
     looks = [f"{tokens[i]}→{tokens[1 + j]} {d2l.number(A[i, 1 + j], '.2f')}" for i, j in enumerate(A[:, 1:].argmax(-1).tolist())]
     print(f"camada {layer}, cabeça {head}: " + ", ".join(looks[1:-1]))  # os tokens de palavra
-    print(f"  peso médio em 'animal' nas {len(tokens)} linhas: {A[:, animal].mean():.2f}")
+    print(f"  peso médio em 'animal' nas {len(tokens)} linhas: {d2l.number(A[:, animal].mean(), '.2f')}")
 
 full = model.sentences[3]
 full_tokens, full_maps = model.tokenize(full), model.attention(full)
@@ -380,8 +380,8 @@ print()
 print(full)
 for layer, head in [(3, 1), (5, 11)]:
     row = full_maps[layer, head, full_it]
-    print(f"camada {layer}, cabeça {head}: 'it' -> 'bottle' {row[full_tokens.index('bottle')]:.2f}, "
-          f"'cup' {row[full_tokens.index('cup')]:.2f}")
+    print(f"camada {layer}, cabeça {head}: 'it' -> 'bottle' {d2l.number(row[full_tokens.index('bottle')], '.2f')}, "
+          f"'cup' {d2l.number(row[full_tokens.index('cup')], '.2f')}")
 
 # %% [markdown] en="5740815d76be"
 # Nenhuma das duas cabeças trata "it" como especial. Fora de `[CLS]`, a camada
@@ -438,8 +438,8 @@ for layer, head in [(3, 1), (5, 11)]:
 sentences = list(model.embedding_sentences)
 embeddings = model.embed(sentences)  # (n, 384), cada um de comprimento 1
 similarity = embeddings @ embeddings.T  # (n, n) similaridades de cosseno
-print("incorporações:", tuple(embeddings.shape), " comprimentos:", sorted({round(v, 3) for v in
-                                                                           embeddings.norm(dim=-1).tolist()}))
+print("incorporações:", tuple(embeddings.shape), " comprimentos:",
+      d2l.number(sorted({round(v, 3) for v in embeddings.norm(dim=-1).tolist()})))
 for i, sentence in enumerate(sentences):
     print(f"{i} {sentence:<52}" + " ".join(f"{d2l.number(v, '.2f'):>5}" for v in similarity[i].tolist()))
 
