@@ -364,26 +364,7 @@ def test_a_translated_chapters_prose_writes_the_languages_decimal_mark(path):
         pytest.fail(points_message(chapter, found), pytrace=False)
 
 
-# Chapters whose stored outputs still print some numbers with a decimal point (issue 48's Portuguese numbers,
-# not finished): prints of arrays, lists of floats and a few d2lmini texts (a colour scale's ends, the
-# training view's readouts). Strict: once a chapter is clean its entry must go, and a new point elsewhere fails.
-OUTPUTS_NOT_YET_CONVERTED = {
-    "pt/04_scaled_dot_product": "the weights table's 0.01 column head",
-    "pt/06_efficient_attention": "the online softmax table's score pairs, the fast path's largest |output|",
-    "pt/07_self_attention_positional_encoding": "P_i · P_i printed as a float",
-    "pt/08_attention_that_learns": "weights printed as NumPy arrays and dicts of floats, a colour scale's ends",
-    "pt/09_pretrained_attention": "the head table's shares, the embeddings' lengths",
-}
-
-
-def _outputs_case(path):
-    chapter = f"{path.parent.name}/{path.stem}"
-    reason = OUTPUTS_NOT_YET_CONVERTED.get(chapter)
-    marks = [pytest.mark.xfail(strict=True, reason=f"not converted yet: {reason}")] if reason else []
-    return pytest.param(path, marks=marks, id=chapter)
-
-
-@pytest.mark.parametrize("path", [_outputs_case(path) for path in TRANSLATED])
+@pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")
 def test_a_translated_chapters_outputs_write_the_languages_decimal_mark(path):
     """Its prints, figures' alt texts, explorers' texts and sliders' readouts; a stored output changes
     when the chapter is executed again (make notebooks)."""
