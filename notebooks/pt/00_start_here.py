@@ -268,14 +268,14 @@ print("saídas calculadas no dispositivo escolhido:", d2l.number(d2l.numpy(on_de
 # 3. **Responda à pergunta do porquê.** Todo capítulo faz uma, logo antes dos
 #    exercícios (aqui, antes das leituras adicionais). Escolha uma opção e
 #    pressione *Verificar*: cada opção tem o seu próprio comentário. Uma opção
-#    errada nomeia a confusão por trás dela e aponta de volta para a parte do
+#    errada diz qual confusão está por trás dela e remete à parte do
 #    capítulo que a esclarece; a certa diz por que está certa. Sem um kernel
 #    (no GitHub, em um PDF), as opções aparecem como texto sob a célula.
 # 4. **Faça os exercícios.** Os capítulos 01 a 09 terminam com pelo menos
 #    três cada um (este não tem nenhum), marcados de ★ a ★★★. Cada um pede que
 #    você complete uma função ou uma classe em uma célula de código, e a
-#    célula logo abaixo verifica a sua resposta. Na edição do aluno, a
-#    cópia que `make lab` abre em `learner/pt/` (e que o Binder também abre),
+#    célula logo abaixo verifica a sua resposta. Na edição do aluno (a
+#    cópia que `make lab` abre em `learner/pt/`, e que o Binder também abre),
 #    é você quem preenche essas células; os capítulos em `notebooks/pt/`
 #    trazem as respostas de referência. Enquanto você não tentar, a
 #    verificação diz que o exercício ainda não foi tentado. Depois disso, ela
