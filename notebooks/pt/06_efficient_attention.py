@@ -235,7 +235,7 @@ print(f"softmax(q Kᵀ/√d) V explícito: {d2l.number(explicit_output.item(), '
 # precisa dividir o número de chaves: fatiar além do fim dá um último bloco
 # mais curto. No código, `scores.amax(dim=-1, keepdim=True)` é a maior
 # pontuação de cada linha, mantida como uma coluna de formato
-# (lote, consultas, 1) para que seja propagada (broadcast) sobre o
+# (lote, consultas, 1) para que faça broadcasting sobre o
 # bloco; `torch.maximum` pega o maior de dois tensores elemento a elemento
 # (enquanto `max` reduziria um único tensor).
 
@@ -336,8 +336,8 @@ for n in (256, 1024, 4096, 16384):
 # (e, na falta deles, recorre a um kernel escrito com operações comuns do
 # PyTorch, não fundido, que constrói, sim, as $n \times n$ pontuações: a
 # parte "Para ir mais fundo", mais abaixo, volta a ele). Ela recebe as mesmas consultas,
-# chaves e valores e dá a mesma resposta que o laço por blocos e que o
-# `DotProductAttention` explícito do `d2lmini`:
+# chaves e valores e dá a mesma resposta que o laço por blocos e que a
+# `DotProductAttention` explícita do `d2lmini`:
 
 # %%
 sdpa = F.scaled_dot_product_attention(queries, keys, values)
@@ -399,7 +399,7 @@ explorer
 
 # %% [markdown] en="d1bfc92da46c"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter experimentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. $m$ cresce três vezes: na chave 0 (a primeira pontuação, −1,86), na
 #    chave 1 (1,64) e na chave 10 (4,44). A cada vez, $\ell$ e $o$ são
@@ -471,9 +471,9 @@ fig = d2l.show_heatmaps(explicit.attention_weights[:1], xlabel="Chaves", ylabel=
                         titles=[f"cabeça {i}" for i in range(h)], figsize=(8, 2.4))
 
 # %% [markdown] en="b0f6e2407f18"
-# O caminho rápido também concorda com o próprio `nn.MultiheadAttention` do
-# PyTorch, para o qual `d2l.to_torch_multihead` copia os pesos. As máscaras
-# booleanas dele usam a convenção oposta, True onde a atenção é *proibida*;
+# O caminho rápido também concorda com a própria `nn.MultiheadAttention` do
+# PyTorch, para a qual `d2l.to_torch_multihead` copia os pesos. As máscaras
+# booleanas dela usam a convenção oposta, True onde a atenção é *proibida*;
 # daí `triu(1)` e `padding_mask`:
 
 # %%
@@ -525,7 +525,7 @@ print("caminho rápido == nn.MultiheadAttention:", torch.allclose(ours, theirs, 
 # abaixo.
 #
 # **Máscaras.** Para `valid_lens` 1-D, a máscara booleana do caminho rápido é
-# propagada (broadcast) para o formato $(B, 1, 1, n)$, uma linha por
+# levada por broadcasting ao formato $(B, 1, 1, n)$, uma linha por
 # exemplo, compartilhada por todas as consultas e cabeças. Para comprimentos
 # 2-D, ou para comprimentos junto com `causal=True`, cada consulta tem a sua
 # própria linha e a máscara é $(B, 1, n, n)$: quadrática de novo, mas
@@ -629,8 +629,8 @@ d2l.plt.show()
 # lê-las de volta.
 #
 # `make bench` mede a mesma comparação em tamanho real: lote 8, 1.024 tokens,
-# largura 768, 12 cabeças, causal, float32, contra o código do livro, o
-# `nn.MultiheadAttention` e uma chamada direta à SDPA, medindo também o pico de
+# largura 768, 12 cabeças, causal, float32, contra o código do livro,
+# a `nn.MultiheadAttention` e uma chamada direta à SDPA, medindo também o pico de
 # memória. `benchmarks/README.md` lista os resultados e a máquina em que foram
 # medidos; lá, o caminho rápido foi mais ou menos tão rápido quanto uma
 # chamada direta à SDPA e precisou de cerca de um sétimo da memória do caminho
