@@ -99,7 +99,7 @@ explicit = d2l.MultiHeadAttention(d_model, h, 0.0, query_size=d_model, key_size=
 
 lengths = [64, 128, 256, 512, 1024]
 weight_mib, input_mib = [], []  # MiB: 2**20 bytes
-print(" tokens | Q, K ou V (MiB) |   pesos em A (MiB) | forma dos pesos")
+print(" tokens | Q, K ou V (MiB) |   pesos em A (MiB) | formato dos pesos")
 for n in lengths:
     X = torch.randn(B, n, d_model).to(device)  # sorteado na CPU: os mesmos números em qualquer dispositivo
     with torch.no_grad():
@@ -459,7 +459,7 @@ with torch.no_grad():
 torch.testing.assert_close(out_fast, out_explicit)
 print("caminho rápido == caminho explícito:", torch.allclose(out_fast, out_explicit, atol=1e-6))
 print("exemplo 1, sem chave válida, maior |saída|:", out_fast[1].abs().max().item())
-print("o caminho explícito guarda pesos de forma", tuple(explicit.attention_weights.shape))
+print("o caminho explícito guarda pesos de formato", tuple(explicit.attention_weights.shape))
 print("o caminho rápido guarda:", fast.attention_weights)
 
 # %% [markdown] en="94e1a5c01733"
