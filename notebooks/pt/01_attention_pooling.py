@@ -498,7 +498,7 @@ print("a linha 0 começa com x_1, x_2:", d2l.number(d2l.numpy(keys_loo[0, :2]).r
 # PyTorch. Quatro peças fazem o trabalho:
 #
 # * `net.log_sigma` é um `nn.Parameter`: um tensor que um modelo marca como um
-#   dos seus números aprendíveis. O PyTorch registra toda computação que o
+#   dos seus números aprendíveis. O PyTorch registra toda operação que o
 #   usa, até chegar à perda.
 # * `loss.backward()` percorre esse registro de volta e calcula o gradiente
 #   $\partial L / \partial \log\sigma$: com que rapidez a perda muda quando
