@@ -472,19 +472,19 @@ d2l.plt.show()
 # autoatenção mistura cada posição com todas as outras. Este capítulo não
 # precisa saber mais sobre convoluções e RNNs do que dizem essas duas frases:
 # até onde uma camada alcança, e quais passos precisam esperar uns pelos
-# outros. Nós as comparamos sob três aspectos: a computação de uma camada, as
+# outros. Nós as comparamos sob três aspectos: o custo de cálculo de uma camada, as
 # operações que precisam ser executadas uma após a outra, e o caminho mais
 # longo que um sinal percorre entre duas posições (o artigo do Transformer
 # argumenta que caminhos curtos tornam as dependências de longo alcance mais
 # fáceis de aprender).
 #
-# | camada | computação | operações sequenciais | comprimento máximo do caminho |
+# | camada | custo de cálculo | operações sequenciais | comprimento máximo do caminho |
 # |---|---|---|---|
 # | convolução, tamanho de kernel $k$ | $O(knd^2)$ | $O(1)$ | $O(n/k)$ |
 # | recorrente (RNN) | $O(nd^2)$ | $O(n)$ | $O(n)$ |
 # | autoatenção | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
 #
-# **A computação, contada.** As multiplicações-somas de uma passagem para a
+# **O custo de cálculo, contado.** As multiplicações-somas de uma passagem para a
 # frente (*forward*) decorrem dos formatos: uma convolução com $d$ canais de
 # entrada e de saída (as características de cada posição) faz $knd^2$, uma RNN
 # faz $2nd^2$ (a entrada e o estado oculto, cada um passando por uma matriz
