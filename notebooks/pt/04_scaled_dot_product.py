@@ -334,7 +334,7 @@ print_table("Os gradientes (norma por linha)", [2, 3, 4], ["em s", "em q", "med.
 print()
 for name, rows in stats.items():
     at_q = rows[-1][5].sort(descending=True).values  # d = 1024, maior gradiente primeiro
-    print(f"{name}, d = 1024: {(at_q < 0.01).double().mean():.0%} das linhas recebem um gradiente em q abaixo de 0.01; "
+    print(f"{name}, d = 1024: {(at_q < 0.01).double().mean():.0%} das linhas recebem um gradiente em q abaixo de 0,01; "
           f"os 10% das linhas com os maiores gradientes concentram {at_q[:num_rows // 10].sum() / at_q.sum():.0%} do total")
 
 # %%
