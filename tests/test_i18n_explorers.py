@@ -90,7 +90,7 @@ def test_captions_and_summaries_are_in_portuguese(portuguese):
     editor = explore_mask_editor()
     editor.controls["preset"].value = "a whole row masked: query 2"
     assert editor.caption_text == ("6 de 36 células mascaradas; totalmente mascarada: consulta 2, "
-                                   "pesos todos zero pela política do d2lmini")
+                                   "pesos todos nulos pela regra do d2lmini")
     assert "(nenhuma chave sobra para a consulta 2)" in editor.summary_text
 
     online = explore_online_softmax(block_size=4, step=0)
@@ -147,7 +147,7 @@ def test_the_declarations_and_the_page_data_stay_english(portuguese):
 # What the explorers write with numbers and with the names the code takes, in each language.
 SHOWN = {
     "pt_BR": ("d = 32, base = 10.000: comprimentos de onda de 2π ≈ 6,28 a 35.300 posições", ".3r",
-              "kernel gaussiano, σ = 0,5, 40 pontos de treino",
+              "kernel gaussiano, σ = 0,5, 40 pontos de treinamento",
               ["gaussiano", "retangular", "constante", "Epanechnikov"], ["produto escalar", "aditiva"],
               ["0,001", "0,003", "0,01", "0,03"]),
     "en": ("d = 32, base = 10,000: wavelengths from 2π ≈ 6.28 to 35,300 positions", ",.3r",

@@ -72,7 +72,9 @@ def words_of(notebook):
 
 
 def uses(text, term):
-    return re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text, flags=re.IGNORECASE) is not None
+    """Whether text uses term, whose words may be split over lines (a Markdown paragraph wraps anywhere)."""
+    words = r"\s+".join(re.escape(word) for word in term.split())
+    return re.search(rf"(?<!\w){words}(?!\w)", text, flags=re.IGNORECASE) is not None
 
 
 @pytest.mark.parametrize("path", TRANSLATED, ids=lambda path: f"{path.parent.name}/{path.stem}")

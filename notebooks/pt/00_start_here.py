@@ -268,14 +268,14 @@ print("saídas calculadas no dispositivo escolhido:", d2l.number(d2l.numpy(on_de
 # 3. **Responda à pergunta do porquê.** Todo capítulo faz uma, logo antes dos
 #    exercícios (aqui, antes das leituras adicionais). Escolha uma opção e
 #    pressione *Verificar*: cada opção tem o seu próprio comentário. Uma opção
-#    errada nomeia a confusão por trás dela e aponta de volta para a parte do
+#    errada diz qual confusão está por trás dela e remete à parte do
 #    capítulo que a esclarece; a certa diz por que está certa. Sem um kernel
 #    (no GitHub, em um PDF), as opções aparecem como texto sob a célula.
 # 4. **Faça os exercícios.** Os capítulos 01 a 09 terminam com pelo menos
 #    três cada um (este não tem nenhum), marcados de ★ a ★★★. Cada um pede que
 #    você complete uma função ou uma classe em uma célula de código, e a
-#    célula logo abaixo verifica a sua resposta. Na edição do aluno, a
-#    cópia que `make lab` abre em `learner/pt/` (e que o Binder também abre),
+#    célula logo abaixo verifica a sua resposta. Na edição do aluno (a
+#    cópia que `make lab` abre em `learner/pt/`, e que o Binder também abre),
 #    é você quem preenche essas células; os capítulos em `notebooks/pt/`
 #    trazem as respostas de referência. Enquanto você não tentar, a
 #    verificação diz que o exercício ainda não foi tentado. Depois disso, ela
@@ -292,7 +292,7 @@ print("saídas calculadas no dispositivo escolhido:", d2l.number(d2l.numpy(on_de
 # | 03 · Atenção aditiva | $w_v^\top \tanh(W_q q + W_k k)$ | Como pontuar consultas e chaves de tamanhos diferentes |
 # | 04 · Atenção de produto escalar escalonado | $q^\top k / \sqrt d$ | Por que o $1/\sqrt d$ está ali, com medições |
 # | 05 · Atenção multi-cabeça | $h$ cabeças em paralelo | Como as cabeças são dobradas para dentro do lote, e para onde cada cabeça olha |
-# | 06 · Atenção eficiente | a mesma, fundida | Por que os pesos ocupam memória $n^2$, e como uma computação fundida evita armazená-los |
+# | 06 · Atenção eficiente | a mesma, fundida | Por que os pesos ocupam memória $n^2$, e como um cálculo fundido evita armazená-los |
 # | 07 · Autoatenção e codificação posicional | $q^\top k / \sqrt d$ sobre $X + P$ | Por que a autoatenção não distingue a ordem das palavras sem posições, e como senos e cossenos a fornecem |
 # | 08 · Atenção que aprende | aditiva ou $q^\top k / \sqrt d$, treinada | Como um modelo aprende para onde olhar: um minúsculo codificador–decodificador, treinado em tarefas de brinquedo, cuja atenção cruzada encontra o alinhamento conhecido na CPU de um laptop |
 # | 09 · A atenção de um modelo real | 6 camadas × 12 cabeças, treinadas | Para onde olham as cabeças de um modelo pré-treinado (all-MiniLM-L6-v2, offline), e o que os mapas delas não conseguem dizer |

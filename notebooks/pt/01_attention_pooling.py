@@ -401,7 +401,7 @@ print(f"σ = {d2l.number(widths[-1])}: todos os pesos entre {d2l.number(wide.min
 #
 # * Gaussiano, $\sigma$ de grande para pequeno: veja a faixa se estreitar até a
 #   diagonal e o ajuste passar de plano a serrilhado. Onde ele fica melhor?
-# * Boxcar com um $\sigma$ pequeno: as linhas sem nenhuma chave na janela
+# * Retangular com um $\sigma$ pequeno: as linhas sem nenhuma chave na janela
 #   ficam com a cor do 0, a da base da barra de cores (pesos todos nulos), e as
 #   previsões delas caem para 0.
 # * Constante: toda linha é uniforme, seja qual for $\sigma$.
@@ -498,7 +498,7 @@ print("a linha 0 começa com x_1, x_2:", d2l.number(d2l.numpy(keys_loo[0, :2]).r
 # PyTorch. Quatro peças fazem o trabalho:
 #
 # * `net.log_sigma` é um `nn.Parameter`: um tensor que um modelo marca como um
-#   dos seus números aprendíveis. O PyTorch registra toda computação que o
+#   dos seus números aprendíveis. O PyTorch registra toda operação que o
 #   usa, até chegar à perda.
 # * `loss.backward()` percorre esse registro de volta e calcula o gradiente
 #   $\partial L / \partial \log\sigma$: com que rapidez a perda muda quando
@@ -593,7 +593,7 @@ print(f"com todas as chaves, cada consulta de treinamento põe em média {d2l.nu
 # $(101, 40, 39)$.
 
 # %%
-grid = torch.logspace(-2, 0.5, 101).to(device)  # 101 larguras, de 0.01 a 3.16
+grid = torch.logspace(-2, 0.5, 101).to(device)  # 101 larguras, de 0,01 a 3,16
 u = (x_train[None, :, None] - keys_loo[None, :, :]) / grid[:, None, None]  # (larguras, consultas, chaves)
 loo_predictions = (torch.softmax(-u ** 2 / 2, dim=-1) * values_loo).sum(dim=-1)  # (larguras, consultas)
 loo_losses = ((loo_predictions - y_train) ** 2).mean(dim=-1)  # (larguras,)
@@ -725,7 +725,7 @@ questions.ask("01")
 # diante. Ele tem a janela do kernel retangular e do de Epanechnikov, mas não o
 # perfil deles: compare $k(0{,}5)$ nos três. Escreva-o para um tensor `u` de
 # qualquer formato, elemento a elemento, sem alterar `u`. O `d2lmini` não
-# oferece este; quando ele passar, a verificação entrega a sua função a
+# oferece este; quando a sua função passar, a verificação a entrega a
 # `d2l.nadaraya_watson`, que aceita qualquer função de kernel, além de um
 # nome.
 
@@ -754,7 +754,7 @@ ch01.check_triangular(triangular_kernel)
 
 # %% tags=["exercise"]
 def best_sigma(x_train, y_train, x_val, y_val, sigmas):
-    """Devolve a largura de sigmas com o menor MSE de validação."""
+    """Devolve a largura de sigmas com o menor MSE nos dados reservados."""
     ### BEGIN SOLUTION
     errors = torch.stack([
         ((d2l.nadaraya_watson(x_val, x_train, y_train, "gaussian", s)[0] - y_val) ** 2).mean()
@@ -771,7 +771,7 @@ ch01.check_best_sigma(best_sigma)
 # ### Exercício 1.3 · Deixe de fora também os vizinhos (★★)
 #
 # O leave-one-out esconde só o ponto $i$ da consulta $x_i$. Dados reais muitas
-# vezes contêm quase cópias de um ponto: a mesma medição feita duas vezes, ou
+# vezes contêm cópias quase idênticas de um ponto: a mesma medição feita duas vezes, ou
 # duas leituras com um instante de diferença. Aí a consulta $x_i$ pode copiar
 # o alvo da sua cópia, e a armadilha do capítulo está de volta. O remédio é
 # esconder um bloco inteiro de vizinhos.
@@ -790,7 +790,7 @@ ch01.check_best_sigma(best_sigma)
 # formato (1,), como a consulta (`x[i]` não tem eixo nenhum), junte as previsões
 # em uma lista e una-as em um único tensor com `torch.cat(predictions)`.
 #
-# Quando a sua função passar, a verificação toma cada ponto de treinamento duas vezes,
+# Quando a sua função passar, a verificação duplica cada ponto de treinamento,
 # de modo que cada ponto tem uma cópia exata ao lado, e escolhe $\sigma$ em
 # uma grade pela sua perda, uma vez com $m = 0$ e outra com $m = 1$. Antes de
 # executá-la: qual das duas você espera que escolha uma largura minúscula, e

@@ -395,7 +395,7 @@ W = torch.randn(2, 2).to(device).requires_grad_()  # parâmetros usados pelos do
 lens = torch.tensor([0, 3])
 for name, weights in [("-inf, sem correção", masked_softmax(scores_2, lens, float("-inf"))),
                       ("d2l.masked_softmax", d2l.masked_softmax(scores_2, lens))]:
-    W.grad = None  # backward() soma em W.grad: comece do nada
+    W.grad = None  # backward() soma em W.grad: comece do zero
     loss = (weights @ values @ W).sum()  # (lote, consultas, tamanho do valor) somado
     loss.backward()
     print(f"{name:>22}: perda {d2l.number(loss.item(), '.3f')}, entradas NaN em W.grad: "
@@ -598,7 +598,7 @@ mask_editor
 # <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. A legenda termina com "totalmente mascarada: consulta 2, pesos todos
-#    zero pela política do d2lmini" e a linha é formada por seis zeros. Ative, por
+#    nulos pela regra do d2lmini" e a linha é formada por seis zeros. Ative, por
 #    exemplo, a chave 4 nessa linha e ela passa a ser 0, 0, 0, 0, 1, 0: um
 #    softmax sobre uma única pontuação vale 1, qualquer que seja a pontuação.
 # 2. A partir de *sem máscara*, apague a coluna da chave 3: os
@@ -744,9 +744,9 @@ ch02.check_local_causal_mask(local_causal_mask)
 # ## Leituras adicionais
 #
 # * A. Vaswani et al. (2017), "Attention Is All You Need", seção 3.2.3: a
-#   máscara do decodificador, com as pontuações das conexões ilegais postas
+#   máscara do decodificador, com as pontuações das conexões proibidas postas
 #   em $-\infty$ antes do softmax.
 # * A documentação do PyTorch de `torch.nn.functional.scaled_dot_product_attention`:
-#   o seu `attn_mask` booleano (True pode prestar atenção) e `is_causal`.
+#   o seu `attn_mask` booleano (True = pode prestar atenção) e `is_causal`.
 # * O livro d2l, seção "Attention Scoring Functions", onde a operação de
 #   softmax mascarado é apresentada.

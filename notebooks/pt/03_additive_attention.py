@@ -164,8 +164,8 @@ print("pontuações:                         ", tuple(scores.shape))
 
 # %% [markdown] en="243ffe760ec2"
 # A entrada `[b, i, j]` tem de ser a fórmula de um par aplicada à consulta
-# `i` e à chave `j` do exemplo `b`. Confira uma entrada, e confira o tensor
-# inteiro com um laço duplo lento:
+# `i` e à chave `j` do exemplo `b`. Verifique uma entrada e, depois, o tensor
+# inteiro, com um laço duplo lento:
 
 # %%
 one_pair = w_v @ torch.tanh(W_q @ queries[1, 2] + W_k @ keys[1, 0])
@@ -544,7 +544,7 @@ questions.ask("03")
 # Em `torch`, `@` multiplica. Um lote, um tensor 3-D, vezes uma matriz 2-D
 # multiplica cada matriz do lote por essa mesma matriz; dois lotes são
 # multiplicados exemplo a exemplo, como `torch.bmm` fez acima.
-# `.transpose(1, 2)` troca os dois últimos eixos de um lote. Confira cada
+# `.transpose(1, 2)` troca os dois últimos eixos de um lote. Verifique cada
 # formato impresso com estas regras:
 
 # %%
@@ -590,7 +590,7 @@ def matrix_scores(queries, keys, W):
 ch03.check_bilinear_scores(matrix_scores)
 
 # %% [markdown] en="1fd7635022b0"
-# ### Exercício 3.2 · Ponha um número na diferença (★)
+# ### Exercício 3.2 · Quantifique a diferença (★)
 #
 # A figura de comparação mostrou as duas ponderações lado a lado. Escreva
 # `weight_gap(additive, queries, keys, values, valid_lens)`: execute o módulo
@@ -631,7 +631,7 @@ ch03.check_weight_gap(weight_gap)
 # tensores até $(B, n_q, n_k, \cdot)$ e então junte-os com `torch.cat`.
 # (`expand` repete um eixo de comprimento 1 até o comprimento que você der,
 # sem copiar; `-1` mantém um eixo como está.) O objetivo é ver a forma
-# empilhada funcionar, não ser rápido.
+# empilhada funcionar, não ganhar velocidade.
 
 # %% tags=["exercise"]
 def concat_scores(queries, keys, W_a, w_v):

@@ -112,8 +112,8 @@ print(d2l.number(d2l.numpy(weights[0]).round(3)))
 # `torch.nn.functional.scaled_dot_product_attention` (SDPA). A SDPA não recebe
 # comprimentos; ela recebe uma máscara booleana `attn_mask` que vale `True`
 # onde uma consulta pode olhar para uma chave. Um comprimento por exemplo dá
-# uma máscara de formato (lote, 1, chaves), que é propagada (broadcast) sobre
-# as consultas.
+# uma máscara de formato (lote, 1, chaves), que faz broadcasting sobre as
+# consultas.
 
 # %%
 attention = d2l.DotProductAttention(dropout=0.0)
@@ -245,9 +245,9 @@ d2l.plt.show()
 #    gradiente em $k$, que se comporta da mesma forma; aqui as chaves são
 #    fixas).
 #
-# Um gradiente é um vetor por linha; reportamos o seu comprimento (norma), um
+# Um gradiente é um vetor por linha; medimos o seu comprimento (norma), um
 # número por consulta, e tiramos a média sobre as 300 linhas. Para o gradiente
-# em $q$, reportamos também a **mediana**, a linha do meio depois que as
+# em $q$, damos também a **mediana**, a linha do meio depois que as
 # linhas são ordenadas por esse comprimento. As duas dizem coisas diferentes:
 # se algumas poucas linhas recebessem gradientes grandes e a maioria não
 # recebesse nada, a média ainda poderia parecer saudável, mas a mediana
@@ -553,7 +553,7 @@ explorer
 
 # %% [markdown] en="bcbd3f1b68ce"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter tentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Sem escala, a entropia média das linhas sobre as oito consultas é 1,50
 #    em $d = 1$, 0,77 em $d = 16$, 0,21 em $d = 64$ e 0,08 em $d = 512$, onde

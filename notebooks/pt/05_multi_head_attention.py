@@ -248,7 +248,7 @@ draw_multihead_split_merge()
 # de pesos (sem os tamanhos, elas esperariam a primeira chamada para
 # descobri-los, e ainda não haveria onde copiar nada), copie para dentro dela
 # as nossas matrizes e compare as saídas e os pesos por cabeça, que ela
-# reporta como (lote, cabeças, consultas, chaves).
+# devolve no formato (lote, cabeças, consultas, chaves).
 
 # %%
 mha = d2l.MultiHeadAttention(num_hiddens, num_heads, dropout=0.0, query_size=input_size,
@@ -473,7 +473,7 @@ d2l.plt.show()
 # diante. Então o bloco 0 recebe os 16 primeiros números, as posições 0 e 1,
 # cortados em linhas de 4. A atenção sobre essa "cabeça" trataria as duas
 # metades de um token como dois tokens e nunca veria as posições 2 e 3, que
-# ficam no bloco 1. Nenhum erro é levantado — só os números saem errados.
+# ficam no bloco 1. Nenhum erro aparece — só os números saem errados.
 
 # %% [markdown] en="6fc68ff52850"
 # ## O que cada cabeça observa
@@ -555,7 +555,7 @@ shape_tracer
 
 # %% [markdown] en="6b4f594def5d"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter tentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. Com a transposição, a entrada (1, 4, 8) vira (1, 4, 8), (2, 4, 4),
 #    (4, 4, 2) e (8, 4, 1) para $h$ = 1, 2, 4, 8, e em todo $h$ o bloco $b$
@@ -604,7 +604,7 @@ explorer
 
 # %% [markdown] en="fec1b45ceff5"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter tentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. A legenda dá a largura por cabeça: 16 com uma cabeça, depois 8, 4 e 2.
 #    Com menos características por cabeça, cada pontuação é um produto
@@ -646,7 +646,7 @@ explorer
 # * os eixos da saída vêm na ordem em que as suas letras são escritas.
 #
 # Uma letra usada duas vezes precisa nomear eixos de mesmo comprimento (ou de
-# comprimento 1, que é propagado por broadcast). Então
+# comprimento 1, que faz broadcasting). Então
 # `"bij,bjk->bik"` calcula, para cada `b`, `i` e `k`, a soma sobre `j` de
 # `x[b, i, j] * y[b, j, k]`: um produto de matrizes em lote, o que `torch.bmm`
 # e `@` calculam.
@@ -859,5 +859,5 @@ ch05.check_einsum_multihead(einsum_multihead)
 #   "Analyzing Multi-Head Self-Attention: Specialized Heads Do the Heavy
 #   Lifting, the Rest Can Be Pruned", e P. Michel, O. Levy e G. Neubig
 #   (2019), "Are Sixteen Heads Really Better than One?": medições do que
-#   acontece quando se removem cabeças (o exercício 5.3 em miniatura).
+#   acontece quando se removem cabeças (o Exercício 5.3 em miniatura).
 # * O livro d2l, seção "Multi-Head Attention".

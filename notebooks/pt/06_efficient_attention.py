@@ -99,7 +99,7 @@ explicit = d2l.MultiHeadAttention(d_model, h, 0.0, query_size=d_model, key_size=
 
 lengths = [64, 128, 256, 512, 1024]
 weight_mib, input_mib = [], []  # MiB: 2**20 bytes
-print(" tokens | Q, K ou V (MiB) |   pesos em A (MiB) | forma dos pesos")
+print(" tokens | Q, K ou V (MiB) |   pesos em A (MiB) | formato dos pesos")
 for n in lengths:
     X = torch.randn(B, n, d_model).to(device)  # sorteado na CPU: os mesmos números em qualquer dispositivo
     with torch.no_grad():
@@ -236,7 +236,7 @@ print(f"softmax(q Kᵀ/√d) V explícito: {d2l.number(explicit_output.item(), '
 # precisa dividir o número de chaves: fatiar além do fim dá um último bloco
 # mais curto. No código, `scores.amax(dim=-1, keepdim=True)` é a maior
 # pontuação de cada linha, mantida como uma coluna de formato
-# (lote, consultas, 1) para que seja propagada (broadcast) sobre o
+# (lote, consultas, 1) para que faça broadcasting sobre o
 # bloco; `torch.maximum` pega o maior de dois tensores elemento a elemento
 # (enquanto `max` reduziria um único tensor).
 
@@ -337,8 +337,8 @@ for n in (256, 1024, 4096, 16384):
 # (e, na falta deles, recorre a um kernel escrito com operações comuns do
 # PyTorch, não fundido, que constrói, sim, as $n \times n$ pontuações: a
 # parte "Para ir mais fundo", mais abaixo, volta a ele). Ela recebe as mesmas consultas,
-# chaves e valores e dá a mesma resposta que o laço por blocos e que o
-# `DotProductAttention` explícito do `d2lmini`:
+# chaves e valores e dá a mesma resposta que o laço por blocos e que a
+# `DotProductAttention` explícita do `d2lmini`:
 
 # %%
 sdpa = F.scaled_dot_product_attention(queries, keys, values)
@@ -400,7 +400,7 @@ explorer
 
 # %% [markdown] en="d1bfc92da46c"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter experimentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. $m$ cresce três vezes: na chave 0 (a primeira pontuação, −1,86), na
 #    chave 1 (1,64) e na chave 10 (4,44). A cada vez, $\ell$ e $o$ são
@@ -460,7 +460,7 @@ with torch.no_grad():
 torch.testing.assert_close(out_fast, out_explicit)
 print("caminho rápido == caminho explícito:", torch.allclose(out_fast, out_explicit, atol=1e-6))
 print("exemplo 1, sem chave válida, maior |saída|:", d2l.number(out_fast[1].abs().max().item()))
-print("o caminho explícito guarda pesos de forma", tuple(explicit.attention_weights.shape))
+print("o caminho explícito guarda pesos de formato", tuple(explicit.attention_weights.shape))
 print("o caminho rápido guarda:", fast.attention_weights)
 
 # %% [markdown] en="94e1a5c01733"
@@ -472,9 +472,9 @@ fig = d2l.show_heatmaps(explicit.attention_weights[:1], xlabel="Chaves", ylabel=
                         titles=[f"cabeça {i}" for i in range(h)], figsize=(8, 2.4))
 
 # %% [markdown] en="b0f6e2407f18"
-# O caminho rápido também concorda com o próprio `nn.MultiheadAttention` do
-# PyTorch, para o qual `d2l.to_torch_multihead` copia os pesos. As máscaras
-# booleanas dele usam a convenção oposta, True onde a atenção é *proibida*;
+# O caminho rápido também concorda com a própria `nn.MultiheadAttention` do
+# PyTorch, para a qual `d2l.to_torch_multihead` copia os pesos. As máscaras
+# booleanas dela usam a convenção oposta, True onde a atenção é *proibida*;
 # daí `triu(1)` e `padding_mask`:
 
 # %%
@@ -526,7 +526,7 @@ print("caminho rápido == nn.MultiheadAttention:", torch.allclose(ours, theirs, 
 # abaixo.
 #
 # **Máscaras.** Para `valid_lens` 1-D, a máscara booleana do caminho rápido é
-# propagada (broadcast) para o formato $(B, 1, 1, n)$, uma linha por
+# levada por broadcasting ao formato $(B, 1, 1, n)$, uma linha por
 # exemplo, compartilhada por todas as consultas e cabeças. Para comprimentos
 # 2-D, ou para comprimentos junto com `causal=True`, cada consulta tem a sua
 # própria linha e a máscara é $(B, 1, n, n)$: quadrática de novo, mas
@@ -630,8 +630,8 @@ d2l.plt.show()
 # lê-las de volta.
 #
 # `make bench` mede a mesma comparação em tamanho real: lote 8, 1.024 tokens,
-# largura 768, 12 cabeças, causal, float32, contra o código do livro, o
-# `nn.MultiheadAttention` e uma chamada direta à SDPA, medindo também o pico de
+# largura 768, 12 cabeças, causal, float32, contra o código do livro,
+# a `nn.MultiheadAttention` e uma chamada direta à SDPA, medindo também o pico de
 # memória. `benchmarks/README.md` lista os resultados e a máquina em que foram
 # medidos; lá, o caminho rápido foi mais ou menos tão rápido quanto uma
 # chamada direta à SDPA e precisou de cerca de um sétimo da memória do caminho

@@ -223,7 +223,7 @@ print(f"'cachorro' que persegue vs. 'cachorro' perseguido: as saídas diferem em
 # %%
 def sinusoidal_encoding(num_steps, num_hiddens, base=10000, dtype=torch.float32):
     """P, (num_steps, num_hiddens): senos nas colunas pares, cossenos nas ímpares."""
-    positions = torch.arange(num_steps, dtype=dtype).unsqueeze(1)  # (num_steps, 1): unsqueeze(1) cria eixo de tamanho 1
+    positions = torch.arange(num_steps, dtype=dtype).unsqueeze(1)  # (num_steps, 1): unsqueeze(1) cria um eixo de tamanho 1
     exponents = torch.arange(0, num_hiddens, 2, dtype=dtype) / num_hiddens  # (ceil(d/2),): 2j/d
     angles = positions / base ** exponents  # (num_steps, ceil(d/2)): i · ω_j
     P = torch.zeros(num_steps, num_hiddens, dtype=dtype)
@@ -364,7 +364,7 @@ for delta in (1, 5, 20, -7):
         orthogonal.append(torch.allclose(A.T @ A, torch.eye(2, dtype=torch.float64), atol=1e-9))
         unit.append(abs(torch.linalg.det(A).item() - 1) < 1e-9)
         angle = math.atan2(A[1, 0].item(), A[0, 0].item())
-        turn = math.remainder(angle - omega.item() * delta, 2 * math.pi)  # 0 quando iguais a menos de voltas inteiras
+        turn = math.remainder(angle - omega.item() * delta, 2 * math.pi)  # 0 quando iguais, a menos de voltas inteiras
         angles.append(abs(turn) < 1e-9)
     table.append(f"{delta:>4} | {str(all(fits)):>15} | {str(all(orthogonal)):>8} | {str(all(unit)):>9} | "
                  f"{str(all(angles)):>10}")
@@ -472,20 +472,20 @@ d2l.plt.show()
 # autoatenção mistura cada posição com todas as outras. Este capítulo não
 # precisa saber mais sobre convoluções e RNNs do que dizem essas duas frases:
 # até onde uma camada alcança, e quais passos precisam esperar uns pelos
-# outros. Nós as comparamos sob três aspectos: a computação de uma camada, as
+# outros. Nós as comparamos sob três aspectos: o custo de cálculo de uma camada, as
 # operações que precisam ser executadas uma após a outra, e o caminho mais
 # longo que um sinal percorre entre duas posições (o artigo do Transformer
 # argumenta que caminhos curtos tornam as dependências de longo alcance mais
 # fáceis de aprender).
 #
-# | camada | computação | operações sequenciais | comprimento máximo do caminho |
+# | camada | custo de cálculo | operações sequenciais | comprimento máximo do caminho |
 # |---|---|---|---|
 # | convolução, tamanho de kernel $k$ | $O(knd^2)$ | $O(1)$ | $O(n/k)$ |
 # | recorrente (RNN) | $O(nd^2)$ | $O(n)$ | $O(n)$ |
 # | autoatenção | $O(n^2 d)$ | $O(1)$ | $O(1)$ |
 #
-# **A computação, contada.** As multiplicações-somas de uma passagem para a
-# frente (*forward*) decorrem das formas: uma convolução com $d$ canais de
+# **O custo de cálculo, contado.** As multiplicações-somas de uma passagem para a
+# frente (*forward*) decorrem dos formatos: uma convolução com $d$ canais de
 # entrada e de saída (as características de cada posição) faz $knd^2$, uma RNN
 # faz $2nd^2$ (a entrada e o estado oculto, cada um passando por uma matriz
 # $d \times d$), e a autoatenção faz $4nd^2$ para as suas quatro projeções,
@@ -632,7 +632,7 @@ explorer
 
 # %% [markdown] en="234745d30473"
 # <details>
-# <summary>Respostas comentadas do que experimentar (abra depois de ter experimentado)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. De $d = 16$ para cima, a faixa se estreita: as chaves a que uma linha dá
 #    mais de 0,01 caem de 55 de 64, em média, para 47 com $d = 64$ e 30 com
@@ -774,12 +774,12 @@ print("gradiente do fator:", scale.factor.grad)  # cada fator multiplicou 2 × 4
 
 # %% [markdown] en="8ccbe61a31e8"
 # Agora complete `LearnedPositionalEmbedding(max_len, num_hiddens)`: a sua
-# tabela é um parâmetro de forma (max_len, num_hiddens), iniciado com pequenos
+# tabela é um parâmetro de formato (max_len, num_hiddens), iniciado com pequenos
 # valores aleatórios para que, no começo, as posições não abafem os vetores dos
 # tokens (ou, se você já conhece, um `torch.nn.Embedding` com uma linha por
 # posição), e `forward(X)` soma as linhas das primeiras `steps` posições a uma
 # entrada (lote, steps, num_hiddens), as mesmas linhas para todos os exemplos.
-# A verificação olha as formas, o que é somado e o gradiente que chega à
+# A verificação olha os formatos, o que é somado e o gradiente que chega à
 # tabela.
 
 # %% tags=["exercise"]
@@ -795,7 +795,7 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, X):
         ### BEGIN SOLUTION
         steps = X.shape[1]
-        return X + self.table[:steps]  # (passos, num_hiddens) transmitido (broadcast) sobre o lote
+        return X + self.table[:steps]  # (passos, num_hiddens): faz broadcasting sobre o lote
         ### END SOLUTION
 
 
@@ -809,7 +809,7 @@ ch07.check_learned_embedding(LearnedPositionalEmbedding)
 # quando embaralhar os tokens de `X` (eixo 1, pelo tensor de índices `perm`)
 # antes da camada dá o mesmo que embaralhar a saída da camada, a menos do
 # arredondamento de ponto flutuante, e `False` caso contrário. `layer` é
-# qualquer função de (lote, tokens, características) para a mesma forma. A
+# qualquer função de (lote, tokens, características) para o mesmo formato. A
 # verificação aplica o seu teste às sete camadas abaixo, nesta ordem:
 #
 # 1. autoatenção
@@ -858,7 +858,7 @@ ch07.check_equivariance(is_permutation_equivariant, predictions=my_predictions)
 #   como aqui).
 # * Gehring et al., *Convolutional Sequence to Sequence Learning* (2017):
 #   incorporações de posição aprendidas somadas aos tokens, como no
-#   exercício 7.2.
+#   Exercício 7.2.
 # * Shaw, Uszkoreit e Vaswani, *Self-Attention with Relative Position
 #   Representations* (2018): o deslocamento $i - j$ fornecido diretamente à
 #   atenção.

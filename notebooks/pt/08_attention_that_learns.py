@@ -646,7 +646,7 @@ d2l.plt.show()
 # preenchimento). Rode o modelo treinado no conjunto reservado mais uma vez e
 # anote, para cada passo de saída, três coisas: a posição de origem com o
 # maior peso, o dígito nessa posição e se o dígito escrito está certo.
-# A célula não imprime nada; cada linha termina com a forma do que ela calcula.
+# A célula não imprime nada; cada linha termina com o formato do que ela calcula.
 
 # %%
 model.eval()
@@ -743,7 +743,7 @@ final_accuracy, final_mass = history.evaluations[400]
 seq2seq.expect(history.steps_to(0.95) is not None, "a inversão chega a 95% no conjunto reservado em até 400 passos",
                f"{max(a for a, _ in history.evaluations.values()):.0%} no melhor caso")
 seq2seq.expect(final_accuracy >= 0.85, "pelo menos 85% ainda está certo no passo 400", f"{final_accuracy:.0%}")
-seq2seq.expect(final_mass >= 0.6, "pelo menos 0.6 do peso na posição correta (uniforme: 0.17)",
+seq2seq.expect(final_mass >= 0.6, "pelo menos 0,6 do peso na posição correta (uniforme: 0,17)",
                f"{d2l.number(final_mass, '.2f')}")
 seq2seq.expect(abs(history.evaluations[0][1] - chance) < 0.03, "no passo 0 a atenção é quase uniforme",
                f"massa {d2l.number(history.evaluations[0][1], '.2f')} contra {d2l.number(chance, '.2f')}")
@@ -808,7 +808,7 @@ seq2seq.expect(bool(case_2.any()), "uma saída errada pode olhar para o lugar ce
 # esse botão. Coisas para experimentar:
 #
 # * desligue a *codificação posicional* na inversão e depois na ordenação;
-# * *additive* (aditiva) contra *dot-product* (produto escalar), com algumas
+# * *aditiva* contra *produto escalar*, com algumas
 #   sementes para cada: quanto variam os passos até 95% de uma semente para
 #   outra?
 # * *taxa de aprendizado* 0,03, e *dimensão oculta* 16;
@@ -823,7 +823,7 @@ view
 
 # %% [markdown] en="85a0eed23bf3"
 # <details>
-# <summary>Respostas comentadas das coisas para experimentar (abra depois de tentar)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # Estes números vêm das execuções da própria visualização (400 passos,
 # semente 0 quando nenhuma outra é indicada; a acurácia no conjunto reservado é
@@ -854,8 +854,8 @@ view
 #    180 a 260, contra 200) e termina entre 84% e 100%, conforme a máquina:
 #    os passos maiores encontram o alinhamento mais cedo, mas podem se
 #    acomodar pior. Sua massa, de 0,86 a 0,96, é a mais nítida das execuções
-#    de inversão aqui. Com tamanho
-#    oculto 16, o estalo vem mais tarde
+#    de inversão aqui. Com dimensão
+#    oculta 16, o estalo vem mais tarde
 #    (50% no passo 180, 95% no 220), com massa de 0,70 a 0,71.
 # 4. Não vem mais tarde: com comprimentos 6–10, a acurácia passa de 50% no
 #    passo 140 e de 95% no passo 200, como com 4–8; só os 99% demoram mais
@@ -943,7 +943,7 @@ ch08.check_reversal_alignment(reversal_alignment)
 # `nn.Linear`). Ela faz uma única vez o trabalho que é igual para todos os
 # passos e devolve uma função `step(decoder_state)` para um passo de saída:
 # entra um estado do decodificador (B, $d_\text{model}$), sai
-# `(context, weights)`, de formas (B, $d_\text{model}$) e (B, S). Como em
+# `(context, weights)`, de formatos (B, $d_\text{model}$) e (B, S). Como em
 # `TinySeq2Seq`, a consulta vem do decodificador (`W_q`), as chaves vêm do
 # codificador (`W_k`), e os valores são as saídas do codificador, sem
 # projeção. As posições de origem de preenchimento recebem peso 0, e os pesos

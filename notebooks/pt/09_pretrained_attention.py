@@ -188,7 +188,7 @@ explorer
 
 # %% [markdown] en="0753c77e6e7b"
 # <details>
-# <summary>Respostas comentadas das coisas para experimentar (abra depois de tentar)</summary>
+# <summary>Respostas comentadas das coisas para experimentar (abra depois de experimentá-las)</summary>
 #
 # 1. A camada 0, cabeça 2 é uma diagonal um passo abaixo da principal: cada
 #    palavra põe 1,00 do seu peso no token anterior. A camada 1, cabeça 8 é a
@@ -410,8 +410,8 @@ for layer, head in [(3, 1), (5, 11)]:
 # modelo, como gradientes ou a remoção de uma palavra. O que um mapa consegue
 # e não consegue dizer:
 #
-# * **Ele consegue** mostrar com o que uma cabeça calcula: os valores de quais
-#   tokens são misturados ao novo vetor de um token naquela camada. A cabeça
+# * **Ele consegue** mostrar o material com que uma cabeça calcula: de quais
+#   tokens vêm os valores misturados ao novo vetor de um token naquela camada. A cabeça
 #   do token anterior de fato traz o vizinho da esquerda.
 # * **Ele não consegue** dizer por que o modelo produz a saída que produz. Um
 #   peso é só metade de uma contribuição: o vetor de valor que ele multiplica
@@ -488,7 +488,7 @@ d2l.plt.show()
 #
 # O arquivo de pesos do modelo contém 104 arrays nomeados: 103 de pesos
 # float32 e um de índices de posição inteiros, que a contagem abaixo deixa de fora. O seu
-# cabeçalho, a lista dos nomes, dtypes e formas deles (guardada também no
+# cabeçalho, a lista dos nomes, dtypes e formatos deles (guardada também no
 # cache), dá os tamanhos da arquitetura inteira antes que um único peso seja
 # lido:
 
@@ -516,7 +516,7 @@ print("camadas:", len({name.split(".")[2] for name in weights if name.startswith
 # original aplica ao vetor de `[CLS]` que sai da última camada, para obter um
 # único vetor para a entrada inteira. Este modelo forma o seu vetor de frase
 # tirando a média de todos os vetores de token, então o pooler fica sem uso. O
-# que as formas não dizem está no `config.json` do modelo: o número de cabeças, por exemplo (12 cabeças de 32 características e
+# que os formatos não dizem está no `config.json` do modelo: o número de cabeças, por exemplo (12 cabeças de 32 características e
 # 6 de 64 dão os mesmos arrays 384 × 384), e a ativação, GELU.
 #
 # **A etapa de incorporação.** Antes da primeira camada, cada token vira a soma
@@ -617,7 +617,7 @@ print("saída", tuple(ours.shape), "e pesos", tuple(our_weights.shape), "iguais 
 # Um modelo treinado é um arquivo de arrays nomeados. O formato *safetensors*
 # é o mais simples que existe: 8 bytes que dão o comprimento $n$ de um
 # cabeçalho (um inteiro de 64 bits sem sinal, little-endian), $n$ bytes de
-# JSON que dizem, para cada array, o seu dtype, a sua forma e o seu intervalo
+# JSON que dizem, para cada array, o seu dtype, o seu formato e o seu intervalo
 # de bytes, e depois os bytes brutos dos arrays, um depois do outro. Nenhum
 # código é executado quando ele é lido, ao contrário de um pickle.
 #
@@ -761,7 +761,7 @@ questions.ask("09")
 
 # %% tags=["exercise"]
 def sep_share(attention):
-    """(layers, heads): a média, sobre as linhas dos tokens de palavra, do peso no último token, [SEP]."""
+    """(camadas, cabeças): a média, sobre as linhas dos tokens de palavra, do peso no último token, [SEP]."""
     ### BEGIN SOLUTION
     words = attention[..., 1:-1, :]  # as linhas dos tokens de palavra: [CLS] e [SEP] ficam de fora
     return words[..., :, -1].mean(dim=-1)  # a coluna -1, com a média sobre essas linhas
