@@ -514,10 +514,10 @@
       this.startAt = this.startIndices();
       this.gradients = new Map(); // "map box" -> the colorbar's gradient, painted (paintColorbar)
       // The states a page script computed, by their settings (stateKey), the latest last: the one
-      // shown, those shown just before, and the neighbours made ready in idle time (prepare).
+      // shown, those shown just before, and the neighbours made ready after it (prepare).
       this.computed = new Map();
-      this.preparing = null; // the idle callback that computes the neighbours, while one is asked for
-      this.computeMs = 0; // how long the last neighbour took to make ready (prepare starts one only with that time left)
+      this.preparing = false; // whether the neighbours are being computed (prepare)
+      this.drawn = false; // whether a state was drawn since the last neighbour was computed (prepare)
       this.build();
     }
 
@@ -1051,58 +1051,73 @@
       }
     }
 
-    // A key press moves one control one step. While the page is idle (requestIdleCallback), the states
-    // one step away on the controls are computed, the focused control's first, at most PREPARED_MOST of
-    // them, each only while the idle time left is at least what the last one took (a longer one would
-    // make a key pressed meanwhile wait): the press then finds its state ready and spends its frame
-    // drawing it. A neighbour that adjust or
-    // the valid options would move elsewhere is simply computed when it is pressed, as before.
+    // A key press moves one control one step. Once the state shown is on screen, the states one step
+    // away on the controls are computed, the focused control's first, at most PREPARED_MOST of them:
+    // the next press then finds its state ready and spends its frame drawing it. Each is computed in a
+    // task of its own, posted after the frame, so that a key pressed meanwhile waits for one state at
+    // most (the browser handles input before other tasks). Not requestIdleCallback: headless Chromium
+    // called it only after a long wait, or never, on a page with nothing to draw, so no state was
+    // ready; and Safari lacks it. A neighbour that adjust or the valid options would move elsewhere is
+    // computed when it is pressed.
     prepare() {
-      if (!this.data.compute || this.preparing !== null) return;
-      const idle = window.requestIdleCallback || ((work) => setTimeout(() => work({ timeRemaining: () => 8 }), 50));
-      const adjust = (window.D2L_ADJUST || {})[this.data.name];
-      const work = (deadline) => {
-        this.preparing = null;
-        const settings = this.settings();
-        const shownKey = this.stateKey(settings);
-        const focused = this.data.controls.filter((spec) => this.elements[spec.name]
-          && this.elements[spec.name].contains(document.activeElement));
-        let prepared = 0;
-        for (const spec of [...focused, ...this.data.controls.filter((spec) => !focused.includes(spec))]) {
-          const element = this.elements[spec.name];
-          if (!element || element.closest("[hidden]")) continue;
-          const offered = this.data.offered[spec.name];
-          // The offered indices a key can reach: a slider's up to its last valid value, a menu's options
-          // shown (valid with the other settings, or given by the state: showChoices), any other's all.
-          const reachable = element.type === "range" ? offered.map((_, i) => i).slice(0, Number(element.max) + 1)
-            : element.tagName === "SELECT" ? [...element.options].filter((o) => !o.disabled).map((o) => Number(o.value))
-              : offered.map((_, i) => i);
-          const at = reachable.indexOf(this.inputs[spec.name]());
-          for (const next of [reachable[at + 1], reachable[at - 1]]) {
-            if (at < 0 || next === undefined) continue;
-            if (prepared++ >= PREPARED_MOST) return;
-            let moved = { ...settings, [spec.name]: offered[next] };
-            if (adjust) moved = adjust(moved, spec.name, this.data.data);
-            const key = this.stateKey(moved);
-            if (this.computed.has(key)) continue;
-            if (deadline.timeRemaining() < this.computeMs) { // the rest in the next idle time, lest a key wait
-              this.preparing = idle(work);
-              return;
-            }
-            const started = performance.now();
-            const state = this.compute(moved);
-            this.computed.set(key, state);
-            const shown = this.computed.get(shownKey); // the state on screen stays the latest
-            if (shown) {
-              this.computed.delete(shownKey);
-              this.computed.set(shownKey, shown);
-            }
-            this.forgetOldest();
-            this.computeMs = performance.now() - started;
-          }
-        }
+      if (!this.data.compute) return;
+      this.drawn = true; // a new state waits for its frame: the next neighbour comes after it
+      if (this.preparing) return;
+      this.preparing = true;
+      const channel = new MessageChannel();
+      const afterFrame = () => {
+        this.drawn = false;
+        requestAnimationFrame(() => channel.port2.postMessage(null));
       };
-      this.preparing = idle(work);
+      channel.port1.onmessage = () => {
+        if (this.drawn) return afterFrame(); // a key moved a control meanwhile: its frame goes first
+        const next = this.unprepared();
+        if (!next) {
+          this.preparing = false;
+          return;
+        }
+        const [key, settings] = next;
+        this.computed.set(key, this.compute(settings));
+        const shownKey = this.stateKey(this.settings());
+        const shown = this.computed.get(shownKey); // the state on screen stays the latest
+        if (shown) {
+          this.computed.delete(shownKey);
+          this.computed.set(shownKey, shown);
+        }
+        this.forgetOldest();
+        channel.port2.postMessage(null);
+      };
+      afterFrame();
+    }
+
+    // The first of the states one key press away (see prepare) not computed yet, as [key, settings], or
+    // null when all are ready. Read again before each: a key pressed meanwhile moves the neighbourhood.
+    unprepared() {
+      const settings = this.settings();
+      const adjust = (window.D2L_ADJUST || {})[this.data.name];
+      const focused = this.data.controls.filter((spec) => this.elements[spec.name]
+        && this.elements[spec.name].contains(document.activeElement));
+      let prepared = 0;
+      for (const spec of [...focused, ...this.data.controls.filter((spec) => !focused.includes(spec))]) {
+        const element = this.elements[spec.name];
+        if (!element || element.closest("[hidden]")) continue;
+        const offered = this.data.offered[spec.name];
+        // The offered indices a key can reach: a slider's up to its last valid value, a menu's options
+        // shown (valid with the other settings, or given by the state: showChoices), any other's all.
+        const reachable = element.type === "range" ? offered.map((_, i) => i).slice(0, Number(element.max) + 1)
+          : element.tagName === "SELECT" ? [...element.options].filter((o) => !o.disabled).map((o) => Number(o.value))
+            : offered.map((_, i) => i);
+        const at = reachable.indexOf(this.inputs[spec.name]());
+        for (const next of [reachable[at + 1], reachable[at - 1]]) {
+          if (at < 0 || next === undefined) continue;
+          if (prepared++ >= PREPARED_MOST) return null;
+          let moved = { ...settings, [spec.name]: offered[next] };
+          if (adjust) moved = adjust(moved, spec.name, this.data.data);
+          const key = this.stateKey(moved);
+          if (!this.computed.has(key)) return [key, moved];
+        }
+      }
+      return null;
     }
 
     render() {
