@@ -151,7 +151,8 @@ def test_a_wrong_answer_renders_as_a_short_block_without_code(name):
     assert lines == str(error).splitlines()  # plain Python shows the same block
     assert not any(word in line for line in lines for word in ("d2lmini", ".py", "File ", "Traceback", "line "))
     if len(error.hints) > 1:
-        assert lines[4] == f"  More help: run {name.split('.')[0]}.hint() in a new cell."
+        assert lines[4] == (f"  That was hint 1 of {len(error.hints)}. "
+                            f"For the next, run {name.split('.')[0]}.hint() in a new cell.")
 
 
 def test_two_masks_are_shown_row_under_row_in_a_short_block():

@@ -78,7 +78,7 @@ def test_a_named_mistake_shows_its_hint_in_portuguese_and_hint_gives_the_next_st
     assert lines[2].startswith("  recebido: de local_causal_mask(6, 3): 111000 ")
     assert lines[1].index("100000") == lines[2].index("111000")  # the masks still line up, row under row
     assert lines[3] == "  dica: as linhas são consultas e as colunas são chaves"
-    assert lines[4] == "  Mais ajuda: execute ch02.hint() em uma nova célula."
+    assert lines[4] == "  Essa foi a dica 1 de 2. Para a próxima, execute ch02.hint() em uma nova célula."
     hint()
     assert capsys.readouterr().out == ("Exercício 2.3 · dica 2 de 2 (a última): a linha i é True da coluna "
                                        "i - window + 1 até a coluna i; a sua é a transposta\n")
@@ -229,7 +229,7 @@ def test_the_causal_prefix_names_its_call_and_its_mistakes_in_portuguese(portugu
     error = failure(ch04.check_causal_attention, weights)
     assert (error.expected, error.received) == ("formato (2, 5, 3) de causal_attention(queries, keys, values)",
                                                 "formato (2, 5, 5)")
-    assert error.hints[0] == "isso são os pesos, um por consulta e chave: o exercício pede a saída"
+    assert error.hints[0] == "esses são os pesos, um por consulta e chave: o exercício pede a saída"
 
     def rows(queries, keys, values, prefix=1):
         n = queries.shape[1]

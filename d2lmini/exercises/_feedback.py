@@ -67,7 +67,9 @@ class ExerciseError(AssertionError):
                  "  " + _("received: {received}").format(received=_one_line(self.received)),
                  "  " + _("hint: {hint}").format(hint=_one_line(self.hints[0], limit=None))]
         if self.help_call and len(self.hints) > 1:
-            lines.append("  " + _("More help: run {call} in a new cell.").format(call=self.help_call))
+            # The hint above is the first of the steps: say so, since hint() goes on counting from it.
+            lines.append("  " + _("That was hint 1 of {steps}. For the next, run {call} in a new cell.").format(
+                steps=len(self.hints), call=self.help_call))
         return lines
 
     def __str__(self):
