@@ -385,7 +385,7 @@ def to_torch_multihead(mha):
         device=mha.W_o.weight.device, dtype=mha.W_o.weight.dtype,
     )
     with torch.no_grad():
-        if torch_mha._qkv_same_embed_dim:
+        if torch_mha.in_proj_weight is not None:  # one packed projection: q, k and v of one width
             torch_mha.in_proj_weight.copy_(torch.cat([mha.W_q.weight, mha.W_k.weight, mha.W_v.weight]))
         else:
             torch_mha.q_proj_weight.copy_(mha.W_q.weight)

@@ -414,7 +414,7 @@ def test_a_colour_map_recolours_heatmap_and_colorbar_in_place_and_is_kept_per_sc
         top_colour = matplotlib.colormaps[name](heatmap.norm(explorer.weights.max().item()))
         np.testing.assert_allclose(heatmap.to_rgba(heatmap.get_array())[largest], top_colour)
     explorer.controls["colour_scale"].value = "fit"
-    assert blit.cmap == "Reds" and ((explorer.top, "Reds") in blit._with_colorbar)
+    assert blit.cmap == "Reds" and ((explorer.top, "Reds") in blit.kept)
     explorer.controls["colour_scale"].value = "fixed"
     explorer.controls["colour_map"].value = "viridis"
     assert bytes(explorer.image.value) == viridis  # the kept viridis colorbar, the same pixels

@@ -16,7 +16,7 @@ from matplotlib.text import Text
 from PIL import Image
 
 from d2lmini.dark import DARK_BACKGROUND, DARK_TEXT, contrast
-from d2lmini.widgets import DECLARATIONS, page
+from d2lmini.widgets import DECLARATIONS, page, page_states, png
 
 WHITE = (255, 255, 255, 255)
 
@@ -100,7 +100,7 @@ def test_a_text_with_a_halo_keeps_its_colours_in_the_dark():
 
 
 def test_the_figure_draws_for_the_light_page_again_after_its_dark_variant():
-    states = page.PageStates(_declaration("Alignment"))
+    states = page_states.PageStates(_declaration("Alignment"))
     states.state(states.declaration.Settings())
     figure = next(iter(states.figures.values()))
     texts = [artist for artist in figure.blit.artists if isinstance(artist, Text)]
@@ -120,10 +120,10 @@ def test_an_opaque_picture_a_few_colours_past_256_is_stored_with_256_and_a_wide_
     greys[10:, :, 2] = np.minimum(255, greys[10:, :, 2].astype(int) + 1)
     greys[..., 3] = 255
     assert len(np.unique(greys.reshape(-1, 4), axis=0)) > 256
-    stored = np.asarray(Image.open(io.BytesIO(page._page_png(greys))).convert("RGBA"))
-    assert Image.open(io.BytesIO(page._page_png(greys))).mode == "P"
-    assert np.abs(stored.astype(int) - greys).max() <= page.REDUCED_LEVELS
+    stored = np.asarray(Image.open(io.BytesIO(png.page_png(greys))).convert("RGBA"))
+    assert Image.open(io.BytesIO(png.page_png(greys))).mode == "P"
+    assert np.abs(stored.astype(int) - greys).max() <= png.REDUCED_LEVELS
     wide = np.random.default_rng(0).integers(0, 256, (40, 40, 4), dtype=np.uint8)
     wide[..., 3] = 255
-    exact = np.asarray(Image.open(io.BytesIO(page._page_png(wide))).convert("RGBA"))
+    exact = np.asarray(Image.open(io.BytesIO(png.page_png(wide))).convert("RGBA"))
     assert np.array_equal(exact, wide)

@@ -16,7 +16,7 @@ import pytest
 
 from d2lmini.i18n import set_language
 from d2lmini.plotting import SUMMARY_WORDS, describe_weights
-from d2lmini.widgets import DECLARATIONS, page
+from d2lmini.widgets import DECLARATIONS, page, page_words
 from tools.catalogues import extracted
 
 # Words the Portuguese page says as the English does: code names (colour maps, kernels, True, NaN,
@@ -144,7 +144,7 @@ def test_the_english_page_data_is_the_declarations_own(exported):
         assert [(row["label"], row["note"]) for row in got["rows"]] == [
             (row.label, row.note) for row in explorer.arrangement()]
         assert got["coarser"] == explorer.page_note
-        assert got["title"] == page.TITLES[explorer.name]  # the English of its name, "Mask editor explorer"
+        assert got["title"] == page_words.TITLES[explorer.name]  # the English of its name, "Mask editor explorer"
     # Names a screen reader says well: a hyphenated compound, and what is explored.
     assert data["MultiHeadExplorer"]["title"] == "Multi-head attention explorer"
     assert data["AdditiveExplorer"]["title"] == "Additive attention explorer"
@@ -154,7 +154,7 @@ def test_the_english_page_data_is_the_declarations_own(exported):
 
 
 def test_every_explorer_has_a_title():
-    assert {declaration.__name__ + "Explorer" for declaration in DECLARATIONS} <= set(page.TITLES)
+    assert {declaration.__name__ + "Explorer" for declaration in DECLARATIONS} <= set(page_words.TITLES)
 
 
 def test_the_page_says_the_kernels_labels_in_portuguese(exported):
@@ -173,12 +173,12 @@ def test_a_message_said_of_a_count_gives_its_forms_in_the_rules_order():
     """English's rule gives form 1 (plural) for every count but 1; Portuguese's, (n > 1), gives form 0
     for 0 and 1: the page picks the form as gettext does."""
     try:
-        assert page.plural_rule() == ("(n != 1)", 2)
-        assert page.said(SUMMARY_WORDS)["queries"] == ["{count} query", "{count} queries"]
+        assert page_words.plural_rule() == ("(n != 1)", 2)
+        assert page_words.said(SUMMARY_WORDS)["queries"] == ["{count} query", "{count} queries"]
         set_language("pt_BR")
-        assert page.plural_rule() == ("(n > 1)", 2)
-        assert page.said(SUMMARY_WORDS)["queries"] == ["{count} consulta", "{count} consultas"]
-        assert page.said({"key": "map"}) == {"key": "mapa"}
+        assert page_words.plural_rule() == ("(n > 1)", 2)
+        assert page_words.said(SUMMARY_WORDS)["queries"] == ["{count} consulta", "{count} consultas"]
+        assert page_words.said({"key": "map"}) == {"key": "mapa"}
     finally:
         set_language("en")
 
@@ -198,17 +198,17 @@ def test_the_summary_writes_its_weights_with_the_languages_marks():
 
 def test_each_script_word_is_its_modules_message():
     """A page script says what its declaration's module says (``SCRIPT_WORDS`` copies those messages):
-    each is also marked in a module other than page.py, so a message changed there fails here, naming
+    each is also marked in a module other than page_words.py, so a message changed there fails here, naming
     the copy to change."""
     catalogue = extracted()
     stale = []
-    for script, words in page.SCRIPT_WORDS.items():
+    for script, words in page_words.SCRIPT_WORDS.items():
         for name, word in words.items():
             if callable(word):  # a plural: its singular and plural, read back from a count of each
                 key = (word(1), word(2))
             else:
                 key = word
             message = catalogue.get(key)
-            if message is None or all(file.endswith("widgets/page.py") for file, _ in message.locations):
+            if message is None or all(file.endswith("widgets/page_words.py") for file, _ in message.locations):
                 stale.append(f"{script} {name!r}")
-    assert stale == [], f"these words of page.SCRIPT_WORDS are no longer their modules' messages: {stale}"
+    assert stale == [], f"these words of page_words.SCRIPT_WORDS are no longer their modules' messages: {stale}"

@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
+from matplotlib.image import AxesImage, PcolorImage
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
@@ -105,6 +105,35 @@ def _starts(pixels, cells):
     return -((cells - 2 * c * pixels) // (2 * cells))  # ceil(c · pixels / cells - 1/2), in integers
 
 
+class GridImage(PcolorImage):
+    """matplotlib's ``PcolorImage`` (an image on a rectilinear grid) that tells its cell edges
+    (``get_edges``), which matplotlib keeps but offers no getter for: the web page paints the cells
+    over them (``page_artists``)."""
+
+    def set_data(self, x, y, A):
+        super().set_data(x, y, A)
+        rows, columns = self.get_array().shape[:2]
+        x = np.arange(columns + 1.0) if x is None else np.array(x, float).ravel()
+        y = np.arange(rows + 1.0) if y is None else np.array(y, float).ravel()
+        # Increasing, as PcolorImage stores them (it flips its array with them)
+        self._edges = (x[::-1] if x[-1] < x[0] else x, y[::-1] if y[-1] < y[0] else y)
+
+    def get_edges(self):
+        """(column edges, row edges) in data coordinates, each increasing."""
+        return self._edges
+
+
+BACKGROUND = "background"  # BlitFigure.kept's key of the background without the colorbar
+
+
+class Kept:
+    """What a ``BlitFigure`` keeps for one end of the colour scale and colour map: the background's
+    pixels with the colorbar, and the encoder of renders from them (None until a render makes it)."""
+
+    def __init__(self, pixels):
+        self.pixels, self.encoder = pixels, None
+
+
 def _draws_something(artist):
     # Drawing skips an invisible artist or an empty text without marking it fresh:
     # they stay stale, harmlessly, until they are shown.
@@ -140,11 +169,12 @@ class BlitFigure:
         self.artists = []  # registered, in drawing order (zorder)
         self.colorbar_axes = None
         self.full_draws = 0  # how many times the background was drawn: once, unless saved
-        self._background = None  # pixels of everything but the artists and the colorbar
         self.cmap = CMAP  # the colour map of every artist that shares ``norm``, and of the colorbar
         self.colorbar_mappable = None
-        self._with_colorbar = {}  # (upper end of the colour scale, colour map) -> background and colorbar
-        self._encoders = {}  # (upper end of the colour scale, colour map) -> its BandedPNG
+        # What is drawn once and kept, in one place, forgotten together (``forget``): BACKGROUND -> the
+        # pixels of everything but the artists and the colorbar; (upper end of the colour scale, colour
+        # map) -> Kept, those pixels with the colorbar and the BandedPNG that encodes renders from them.
+        self.kept = {}
         self.masked_cells = False  # whether a heatmap hatches its masked cells (then: a legend entry)
 
     def animate(self, artist):
@@ -153,10 +183,10 @@ class BlitFigure:
             raise ValueError(f"{artist} is registered twice: register each artist once")
         if artist.figure is not self.figure:
             raise ValueError(f"{artist} belongs to another figure: register it with that figure's blit")
-        if not artist.get_animated():
-            self._forget_backgrounds()  # a kept background may show it
-            artist.set_animated(True)
-        self._encoders.clear()  # the band of rows that change may grow
+        # A kept background may show an artist not animated yet; with one already animated, only
+        # the band of rows that change may grow.
+        self.forget(pictures=not artist.get_animated())
+        artist.set_animated(True)
         self.artists.append(artist)
         self.artists.sort(key=lambda a: a.get_zorder())  # stable: equal zorders keep their order
         return artist
@@ -204,14 +234,13 @@ class BlitFigure:
 
     def render(self, top=1.0, cmap=CMAP):
         """PNG bytes of the figure with the colour scale ending at ``top``, in colour map ``cmap``."""
-        self._paste_background(top, cmap)
+        kept = self.paste_background(top, cmap)
         rgba = np.asarray(self.canvas.buffer_rgba())  # (height, width, 4), a view of the canvas
-        key = (top, cmap)
-        if key not in self._encoders:  # from the kept picture, now on the canvas
-            self._encoders[key] = BandedPNG(rgba, self.changing_rows())
+        if kept.encoder is None:  # from the kept picture, now on the canvas
+            kept.encoder = BandedPNG(rgba, self.changing_rows())
         for artist in self.artists:
             self.figure.draw_artist(artist)
-        return self._encoders[key].encode(rgba)
+        return kept.encoder.encode(rgba)
 
     def _use_cmap(self, cmap):
         """Give ``cmap`` to every registered artist coloured through ``norm``, and to the colorbar."""
@@ -241,29 +270,39 @@ class BlitFigure:
     def prepare(self):
         """Draw and keep what a first render needs, if it is not kept yet: the
         background, and the colorbar on the default 0 to 1 scale and colour map."""
-        if (1.0, CMAP) not in self._with_colorbar:
-            self._paste_background(1.0, CMAP)
+        if (1.0, CMAP) not in self.kept:
+            self.paste_background(1.0, CMAP)
 
-    def _paste_background(self, top, cmap):
+    def paste_background(self, top, cmap):
         """Put the background and the colorbar for ``top`` and ``cmap`` on the canvas, drawing
-        what is not kept yet: the background once, the colorbar once per (``top``, ``cmap``)."""
+        what is not kept yet: the background once, the colorbar once per (``top``, ``cmap``).
+        Returns what is kept for (``top``, ``cmap``) (``Kept``)."""
         self.norm.vmax = top  # recolours the heatmaps and the colorbar
         self._use_cmap(cmap)
-        if self._background is None:
+        if BACKGROUND not in self.kept:
             self._draw_background()
         key = (top, cmap)
-        if key in self._with_colorbar:
-            self.canvas.restore_region(self._with_colorbar[key])
-            return
-        self.canvas.restore_region(self._background)
+        if key in self.kept:
+            self.canvas.restore_region(self.kept[key].pixels)
+            return self.kept[key]
+        self.canvas.restore_region(self.kept[BACKGROUND])
         if self.colorbar_axes is not None:
             self.figure.draw_artist(self.colorbar_axes)
-        self._with_colorbar[key] = self.canvas.copy_from_bbox(self.figure.bbox)
+        self.kept[key] = Kept(self.canvas.copy_from_bbox(self.figure.bbox))
+        return self.kept[key]
+
+    def background_rgba(self):
+        """The background alone, without the registered artists and the colorbar, at the colour scale
+        0 to 1 in the current colour map, as RGBA pixels (height, width, 4), a copy; it stays on the
+        canvas."""
+        self.paste_background(1.0, self.cmap)
+        self.canvas.restore_region(self.kept[BACKGROUND])
+        return np.asarray(self.canvas.buffer_rgba()).copy()
 
     def check_unchanged(self):
         """Raise if an artist of the axes drawn in the background has changed since: the
         background would hide the change. Moving an artist never registered does this."""
-        if self._background is None:
+        if BACKGROUND not in self.kept:
             return
         changed = [child for ax in self.figure.axes if ax is not self.colorbar_axes
                    for child in (*ax.get_children(), ax)
@@ -279,7 +318,7 @@ class BlitFigure:
             self.figure.savefig(path, format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight")
         finally:
             title.remove()
-            self._forget_backgrounds()  # saving redrew the canvas, maybe at another dpi
+            self.forget()  # saving redrew the canvas, maybe at another dpi
 
     def _draw_background(self):
         registered = set(self.artists)
@@ -313,7 +352,7 @@ class BlitFigure:
         finally:
             if self.colorbar_axes is not None:
                 self.colorbar_axes.set_visible(True)
-        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        self.kept[BACKGROUND] = self.canvas.copy_from_bbox(self.figure.bbox)
         self.full_draws += 1
 
     def _widest_colorbar_top(self):
@@ -325,7 +364,13 @@ class BlitFigure:
             widths[top] = self.colorbar_axes.get_tightbbox(renderer).width
         return max(widths, key=widths.get)
 
-    def _forget_backgrounds(self):
-        self._background = None
-        self._with_colorbar.clear()
-        self._encoders.clear()
+    def forget(self, pictures=True):
+        """Forget what is kept, so that the next render draws it again: the background and the colorbars
+        (after the figure changed, or was drawn otherwise: saved, or dark), or with ``pictures=False``
+        only the encoders (the band of rows that change may have grown)."""
+        if pictures:
+            self.kept.clear()
+            return
+        for key, kept in self.kept.items():
+            if key is not BACKGROUND:
+                kept.encoder = None

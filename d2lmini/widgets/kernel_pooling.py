@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from matplotlib import patheffects
-from matplotlib.image import PcolorImage
 from matplotlib.lines import Line2D
 
 from ..i18n import N_, _, number
@@ -16,6 +15,7 @@ from ..plotting import CMAP, describe_weights
 from .declaration import Choice, Declaration, FloatSlider, IntSlider, LogSlider, Result, say
 from .explorer import Explorer
 from .export import Recipe
+from .figure import GridImage
 
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
 
@@ -261,8 +261,8 @@ class KernelView:
         ax_fit.legend(loc="upper left", fontsize="small")
         ax_fit.set_title(_("Nadaraya–Watson regression"))
         # An image on a rectilinear grid whose columns may change in number and width.
-        self.heatmap = PcolorImage(ax_map, [LOW, HIGH], self.query_edges, np.zeros((len(self.queries), 1)),
-                                   cmap=CMAP, norm=blit.norm)
+        self.heatmap = GridImage(ax_map, [LOW, HIGH], self.query_edges, np.zeros((len(self.queries), 1)),
+                                 cmap=CMAP, norm=blit.norm)
         self.heatmap.set_extent((LOW, HIGH, self.query_edges[0], self.query_edges[-1]))
         ax_map.add_image(self.heatmap)
         blit.animate(self.heatmap)

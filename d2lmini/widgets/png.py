@@ -1,15 +1,19 @@
-"""PNG bytes of an RGBA array, with numpy and zlib only.
+"""PNG bytes of an RGBA array.
 
 ``png_bytes`` encodes a whole picture once (an explorer's static picture);
 ``BandedPNG`` encodes the successive pictures of one kept figure, compressing
-again only the band of rows that can change between two of them. Nothing here
-knows about matplotlib or widgets.
+again only the band of rows that can change between two of them: both with
+numpy and zlib only. ``page_png`` makes a picture that every reader of the web
+page downloads small once, with Pillow: indexed colours where they are exact
+or nearly so. Nothing here knows about matplotlib or widgets.
 """
 
+import io
 import struct
 import zlib
 
 import numpy as np
+from PIL import Image
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _ADLER_BASE = 65521
@@ -104,3 +108,38 @@ class BandedPNG:
                            b"\x03\x00",  # an empty final block ends the deflate stream
                            struct.pack(">I", adler)])
         return _png(self.width, self.height, stream)
+
+
+REDUCED_LEVELS = 8  # the most a channel may move when an opaque picture is reduced to 256 colours
+
+
+def page_png(rgba):
+    """PNG bytes of a picture (height, width, 4) that every reader of the page downloads, so made small
+    once: indexed colours where it has 256 or fewer (exact: text and lines on white, or on nothing,
+    usually have), compressed at zlib's highest level."""
+    flat = np.ascontiguousarray(rgba).reshape(-1, 4).view(np.uint32).ravel()
+    colours, index = np.unique(flat, return_inverse=True)
+    if len(colours) > 256:
+        return _reduced_png(rgba) or png_bytes(rgba)
+    palette = colours.view(np.uint8).reshape(-1, 4)  # (colours, 4): RGBA
+    picture = Image.fromarray(index.reshape(rgba.shape[:2]).astype(np.uint8), "P")
+    picture.putpalette(palette[:, :3].ravel().tolist())
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG", compress_level=9, transparency=palette[:, 3].tobytes())
+    return buffer.getvalue()
+
+
+def _reduced_png(rgba):
+    """PNG bytes of an opaque picture reduced to 256 colours (median cut, no dithering) where that moves
+    no channel by more than ``REDUCED_LEVELS``, else None. A dark figure has a few antialiased blends
+    more than 256 (light text over light lines), and its full-colour PNG is three times larger."""
+    if (rgba[..., 3] != 255).any():
+        return None
+    picture = Image.fromarray(np.ascontiguousarray(rgba[..., :3])).quantize(
+        256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    if np.abs(np.asarray(picture.convert("RGB"), dtype=int) - rgba[..., :3]).max() > REDUCED_LEVELS:
+        return None
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG", compress_level=9)
+    return buffer.getvalue()
+

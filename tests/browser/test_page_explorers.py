@@ -54,7 +54,7 @@ from PIL import Image
 
 from d2lmini.i18n import current_language, set_language
 from d2lmini.plotting import CMAPS
-from d2lmini.widgets import DECLARATIONS, page
+from d2lmini.widgets import DECLARATIONS, page, page_states, page_words
 from d2lmini.widgets.declaration import Declaration
 from d2lmini.widgets.explorer import Explorer
 from d2lmini.widgets.figure import DPI
@@ -298,7 +298,7 @@ def shows_what_the_kernel_shows(name, pages, contexts, seed, count):
     declaration, url = pages[name]
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     data = tab.evaluate("() => document.querySelector('[data-d2l-explorer]').d2lExplorer.data")
-    states = page.PageStates(declaration)
+    states = page_states.PageStates(declaration)
     shells = {}
     for number, (wanted, scale, cmap) in enumerate(states_to_check(data, seed, count)):
         _, kept = set_controls(tab, wanted, scale, cmap)
@@ -562,9 +562,9 @@ def test_the_portuguese_pages_own_words_are_the_catalogues(pages_pt, contexts):
     controls, Play and Pause, a slider's number with a decimal comma, and what a state not offered says."""
     with speaking("pt_BR"):
         declaration, url = pages_pt["Alignment"]
-        words = page.said(page.SHELL_WORDS)
-        labels = list(page.said({name: label for label, name in CMAPS}).values())
-        title = page.title(declaration)
+        words = page_words.said(page_words.SHELL_WORDS)
+        labels = list(page_words.said({name: label for label, name in CMAPS}).values())
+        title = page_words.title(declaration)
     tab, problems = open_explorer(contexts[0]["desktop"], url)
     root = tab.locator("[data-d2l-explorer]")
     assert tab.evaluate("() => document.documentElement.lang") == "pt-BR"
