@@ -23,15 +23,6 @@ LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], 
           ch09: ["SEP_SINK", "PREVIOUS", "SIMILARITY"]}
 
 
-@pytest.fixture
-def portuguese():
-    set_language("pt_BR")
-    try:
-        yield
-    finally:
-        set_language("en")
-
-
 def success_line(check, answer, capsys):
     check(answer)
     return capsys.readouterr().out.rstrip("\n")
@@ -195,8 +186,8 @@ def test_predictions_are_checked_in_portuguese(portuguese, capsys):
 def test_the_new_steps_of_6_1_and_9_1_speak_portuguese(portuguese):
     error = failure("ch06.check_max_tokens", lambda b, h, dtype, budget: budget // (b * h * dtype.itemsize))
     assert error.exercise == "Exercício 6.1 · A sequência mais longa que cabe"
-    assert error.hints[0] == ("esse é o número de pontuações que cabem, e S guarda num_tokens² delas para cada cabeça de "
-                              "cada exemplo")
+    assert error.hints[0] == ("esse é o número de pontuações que cabem, e S guarda num_tokens² delas para cada "
+                              "cabeça de cada exemplo")
     error = failure("ch09.check_sep_share", lambda attention: attention[..., :, -1].mean(-1))
     assert error.hints == ("você tirou a média sobre todas as linhas: as linhas do [CLS] e do [SEP] não são palavras "
                            "e devem ficar de fora",
