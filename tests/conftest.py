@@ -40,6 +40,31 @@ def minilm():
     return loaded_model()
 
 
+@pytest.fixture
+def portuguese():
+    """d2lmini speaks Brazilian Portuguese for the test, and English again after it, whatever it raised."""
+    from d2lmini import i18n
+
+    i18n.set_language("pt_BR")
+    try:
+        yield
+    finally:
+        i18n.set_language("en")
+
+
+@pytest.fixture
+def training_on_one_thread():
+    """Training takes one torch thread, as the notebooks do: these tensors are tiny, and several threads on
+    a busy machine make a step many times slower (measured: 30 times at load 4 on 2 cores).
+
+    A training test module asks for it with ``pytestmark = pytest.mark.usefixtures("training_on_one_thread")``.
+    """
+    from d2lmini.widgets.explorer import one_thread
+
+    with one_thread():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _seed_and_close_figures():
     torch.manual_seed(0)

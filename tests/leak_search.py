@@ -22,13 +22,21 @@ def read(path):
     return nbformat.read(path, as_version=4)
 
 
-def solution_lines(nb):
+def solution_regions(nb, name=""):
+    """The lines of each solution region of ``nb``'s exercise cells, as written, read with
+    tools/editions.py's own parser (``name`` is the notebook its errors name)."""
     for cell in nb.cells:
-        if "exercise" not in editions.tags(cell):
+        if editions.EXERCISE not in editions.tags(cell):
             continue
         lines = cell.source.splitlines()
-        for begin, end in editions.solution_regions(cell.source, ""):
-            yield [line.strip() for line in lines[begin + 1 : end] if line.strip()]
+        for begin, end in editions.solution_regions(cell.source, name):
+            yield lines[begin + 1 : end]
+
+
+def solution_lines(nb):
+    """Each solution region of ``nb``, as its non-empty lines, stripped."""
+    for region in solution_regions(nb):
+        yield [line.strip() for line in region if line.strip()]
 
 
 def public_text(sources):

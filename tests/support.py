@@ -1,4 +1,5 @@
-"""What many test files need: whether this is CI, skipping a test that CI must run, and the hub's parts."""
+"""What many test files need: whether this is CI, skipping a test that CI must run, the hub's parts, a
+notebook's tagged cells."""
 
 import importlib.util
 import os
@@ -33,6 +34,13 @@ def require_hub():
     ) if not present]
     if missing:
         skip_or_fail(f"{', '.join(missing)} missing: run `make install-hub`")
+
+
+def tagged(notebook, tag):
+    """(index, cell) for each cell of ``notebook`` (nbformat or jupytext) whose tags include ``tag``."""
+    from tools.editions import tags
+
+    return [(index, cell) for index, cell in enumerate(notebook.cells) if tag in tags(cell)]
 
 
 def shared(factory):

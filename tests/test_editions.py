@@ -21,6 +21,7 @@ import pytest
 from jupytext.cli import jupytext as jupytext_cli
 from leak_search import CHAPTERS, FIXTURE, FIXTURES, leaks, public_text, read, solution_lines
 from nbclient import NotebookClient
+from support import tagged
 
 from tools import editions
 
@@ -39,10 +40,6 @@ def code_cell(source, *tags):
 
 def notebook(*cells):
     return nbformat.v4.new_notebook(cells=list(cells))
-
-
-def tagged(nb, tag):
-    return [(index, cell) for index, cell in enumerate(nb.cells) if tag in editions.tags(cell)]
 
 
 # ---------------------------------------------------------------- stubs, by hand

@@ -10,16 +10,11 @@ from pathlib import Path
 import jupytext
 import pytest
 import torch
+from support import tagged
 
 from tools.editions import tags
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.py"))
-
-
-def tagged(notebook, tag):
-    return [cell.source for cell in notebook.cells if tag in tags(cell)]
-
-
 WITH_CHECKS = [path for path in NOTEBOOKS if tagged(jupytext.read(path), "check")]
 
 
@@ -36,13 +31,14 @@ def test_checks_leave_the_notebooks_generator_alone(path, capsys):
     threads = torch.get_num_threads()
     try:
         exec(imports, namespace)  # the chapter's imports cell: torch, d2l, its checks module
-        for source in tagged(notebook, "exercise"):
-            exec(source, namespace)  # the reference answers
+        for _, cell in tagged(notebook, "exercise"):
+            exec(cell.source, namespace)  # the reference answers
         torch.manual_seed(1234)
-        for source in tagged(notebook, "check"):
+        for _, cell in tagged(notebook, "check"):
             before = torch.get_rng_state()
-            exec(source, namespace)
-            assert torch.equal(torch.get_rng_state(), before), f"{path.stem}: {source!r} drew from torch's generator"
+            exec(cell.source, namespace)
+            assert torch.equal(torch.get_rng_state(), before), \
+                f"{path.stem}: {cell.source!r} drew from torch's generator"
     finally:
         torch.set_num_threads(threads)
     assert capsys.readouterr().out.count("✓") == len(tagged(notebook, "check"))  # and every check passed

@@ -27,8 +27,7 @@ from pathlib import Path
 import jupytext
 import pytest
 from exercise_answers import WRONG_ANSWERS, failure
-
-from tools import editions
+from leak_search import solution_regions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,16 +40,12 @@ def tokens(text):
     return TOKEN.findall(text)
 
 
-def solution_lines():
+def answer_code():
     """Every code line of every reference answer, without its comment."""
     lines = []
     for path in sorted((REPO / "notebooks").glob("*.py")):
-        for cell in jupytext.read(path).cells:
-            if editions.EXERCISE not in editions.tags(cell):
-                continue
-            source = cell.source.splitlines()
-            for begin, end in editions.solution_regions(cell.source, path.name):
-                lines += _without_comments(textwrap.dedent("\n".join(source[begin + 1:end])))
+        for region in solution_regions(jupytext.read(path), path.name):
+            lines += _without_comments(textwrap.dedent("\n".join(region)))
     return lines
 
 
@@ -97,7 +92,7 @@ def literal_texts():
     return texts
 
 
-SOLUTION_LINES = solution_lines()
+SOLUTION_LINES = answer_code()
 LITERALS = literal_texts()
 
 

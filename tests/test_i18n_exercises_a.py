@@ -32,15 +32,6 @@ FILES = ("d2lmini/exercises/_feedback.py", "d2lmini/exercises/_support.py", "d2l
          "d2lmini/exercises/ch03.py", "d2lmini/exercises/ch04.py")
 
 
-@pytest.fixture
-def portuguese():
-    i18n.set_language("pt_BR")
-    try:
-        yield
-    finally:
-        i18n.set_language("en")
-
-
 def masked_mean(values, valid_lens):
     real = (torch.arange(values.shape[1]) < valid_lens[:, None]).to(values.dtype)  # (batch, steps)
     return (values * real[..., None]).sum(1) / valid_lens.clamp(min=1)[:, None].to(values.dtype)

@@ -23,15 +23,6 @@ LABELS = {ch05: ["EINSUM", "ONE_HEAD", "SILENCED_HEAD", "PARAMETERS", "SPLIT"], 
           ch09: ["SEP_SINK", "PREVIOUS", "SIMILARITY"]}
 
 
-@pytest.fixture
-def portuguese():
-    set_language("pt_BR")
-    try:
-        yield
-    finally:
-        set_language("en")
-
-
 def success_line(check, answer, capsys):
     check(answer)
     return capsys.readouterr().out.rstrip("\n")

@@ -40,13 +40,6 @@ FILES = ("d2lmini/widgets/", "d2lmini/plotting.py", "d2lmini/diagrams.py", "d2lm
          "d2lmini/seq2seq.py")
 
 
-@pytest.fixture
-def portuguese():
-    set_language("pt_BR")
-    yield
-    set_language("en")
-
-
 def test_the_controls_are_labelled_in_portuguese(portuguese):
     explorer = explore_dot_product()
     assert explorer.controls["temperature"].description == "temperatura"

@@ -1,6 +1,7 @@
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -32,8 +33,16 @@ def test_all_panels_share_one_colour_scale():
 
 
 def test_accepts_requires_grad_and_device_tensors(device):
+    """A tensor that needs grad (``* 1``: not a leaf, as a model's output), on any device, is drawn as
+    its plain detached CPU copy is: the same values, colour scale and pixels."""
     weights = torch.rand(2, 3, device=device, requires_grad=True) * 1
-    d2l.show_heatmaps(weights, "Keys", "Queries")
+    figures = [d2l.show_heatmaps(w, "Keys", "Queries") for w in (weights, weights.detach().cpu())]
+    drawn, plain = (fig.axes[0].get_images()[0] for fig in figures)
+    assert np.array_equal(drawn.get_array(), plain.get_array())
+    assert drawn.get_clim() == plain.get_clim()
+    for fig in figures:
+        fig.canvas.draw()
+    assert np.array_equal(*(np.asarray(fig.canvas.buffer_rgba()) for fig in figures))
 
 
 def test_constant_matrix_still_gets_a_scale():
@@ -312,15 +321,6 @@ def test_in_jupyter_each_heatmaps_summary_comes_right_after_its_picture():
                               "query 1 spreads evenly over 2 keys (0.50 each).\n",
                      "image", "2 queries × 2 keys. Query 0 attends mostly to keys 0 (0.60) and 1 (0.40); "
                               "query 1 spreads evenly over 2 keys (0.50 each).\n"]
-
-
-@pytest.fixture
-def portuguese():
-    from d2lmini import i18n
-
-    i18n.set_language("pt_BR")
-    yield
-    i18n.set_language("en")
 
 
 def tick_texts(fig, axis):

@@ -9,15 +9,8 @@ import torch
 import d2lmini as d2l
 from d2lmini import seq2seq
 from d2lmini.seq2seq import BOS, PAD, AttentionSeq2Seq, Batch, History, make_batch
-from d2lmini.widgets.explorer import one_thread
 
-
-@pytest.fixture(autouse=True)
-def training_on_one_thread():
-    """Training takes one thread, as the notebook does: these tensors are tiny, and several threads on a
-    busy machine make a step many times slower (measured: 30 times at load 4 on 2 cores)."""
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("training_on_one_thread")  # as the notebooks train (conftest.py says why)
 
 
 def batch_of(task, size=64, lengths=(4, 8), seed=0, **options):

@@ -162,6 +162,17 @@ def test_an_untested_python_is_refused_by_name(version):
     start.check_python((3, 12))
 
 
+def test_the_package_accepts_the_pythons_the_start_accepts():
+    """pyproject.toml's requires-python and tools/start.py's SUPPORTED name the same Pythons, so that pip
+    installs d2lmini on no Python that the start refuses, nor refuses one that it runs on."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11 reads pyproject.toml itself")
+    from packaging.specifiers import SpecifierSet
+
+    accepted = SpecifierSet(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"])
+    (_, low), (_, high) = start.SUPPORTED
+    assert [minor for minor in range(0, 30) if f"3.{minor}" in accepted] == list(range(low, high + 1))
+
+
 def test_a_bad_port_is_refused_with_what_was_expected(capsys):
     with pytest.raises(SystemExit):
         start.main(["lab", "--port", "80a"])

@@ -14,15 +14,9 @@ import d2lmini as d2l
 from d2lmini import seq2seq
 from d2lmini.widgets import Alignment, Explorer, TrainingView, explore_alignment
 from d2lmini.widgets import training as training_module
-from d2lmini.widgets.explorer import one_thread
 from d2lmini.widgets.figure import BACKGROUND
 
-
-@pytest.fixture(autouse=True)
-def training_on_one_thread():
-    """One torch thread, as the notebook sets: tiny tensors, and no oversubscribed cores."""
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("training_on_one_thread")  # as the notebooks train (conftest.py says why)
 
 
 class Recorder:

@@ -178,13 +178,17 @@ class Kernel:
         return msg
 
     def replies(self, msg_id):
-        """The kernel's messages answering ``msg_id``, on every channel, as they come."""
+        """The kernel's messages answering ``msg_id``, on every channel, as they come: all of them within the
+        learner's timeout, each waited for with what is left of it."""
         deadline = time.monotonic() + self.learner.timeout
-        while time.monotonic() < deadline:
+
+        def answer():
             msg = self.receive()
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                yield msg
-        raise HubError(f"no answer from {self.learner.name}'s kernel within {self.learner.timeout} s")
+            return msg if msg.get("parent_header", {}).get("msg_id") == msg_id else None
+
+        while True:
+            left = round(max(0.0, deadline - time.monotonic()), 1)
+            yield wait_until(answer, left, f"no answer from {self.learner.name}'s kernel", every=0, error=HubError)
 
     def next_status(self, states):
         """Read the kernel's messages until a status in ``states`` (e.g. the server's "restarting"); return it."""

@@ -57,8 +57,15 @@ def press_every_control(tab, root):
         else:  # a select
             last = element.evaluate("e => e.selectedIndex === e.options.length - 1")
             tab.keyboard.press("ArrowUp" if last else "ArrowDown")
-        if kind == "button":  # a Play button: its steps come on a timer
-            tab.wait_for_timeout(600)
+        if kind == "button":  # a Play button: its steps come on a timer, so wait for the first (the
+            # page's state moves on), then pause it; one that never moves is reported as still below
+            from playwright.sync_api import TimeoutError as PlaywrightTimeout  # where Chromium runs only
+
+            try:
+                tab.wait_for_function("([selector, state]) => document.querySelector(selector).dataset.state "
+                                      "!== state", arg=[root, before[0]], timeout=5_000)
+            except PlaywrightTimeout:
+                pass
             tab.keyboard.press("Space")
         if explorer_state(tab, root) == before:
             still.append(control)
