@@ -23,4 +23,6 @@ def import_at_revision(revision, folder, name):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # before it runs: its submodules import their package by this name
     spec.loader.exec_module(module)
+    if "d2lmini.plotting" in sys.modules:  # the old copy registered its own tick scales in matplotlib
+        sys.modules["d2lmini.plotting"].use_marked_scales()
     return module

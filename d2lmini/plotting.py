@@ -303,12 +303,19 @@ class MarkedLogScale(scale.LogScale):
         axis.set_minor_formatter(MarkedLogFormatter(self.base, labelOnlyBase=self.subs is not None))
 
 
-# The one place every figure gets its tick labels' decimal mark: matplotlib builds every axis's scale,
-# and so its default formatter, from this registry by name, whenever an axis is made, cleared or
-# rescaled: the chapters' own figures, d2lmini's and the explorers' (a colorbar's too). The scales keep
-# matplotlib's names, so that ``set_xscale("log")`` and ``get_xscale()`` work as before.
-scale.register_scale(MarkedLinearScale)
-scale.register_scale(MarkedLogScale)
+def use_marked_scales():
+    """Make "linear" and "log" this module's scales again: the one place every figure gets its tick
+    labels' decimal mark. matplotlib builds every axis's scale, and so its default formatter, from its
+    registry by name, whenever an axis is made, cleared or rescaled: the chapters' own figures,
+    d2lmini's and the explorers' (a colorbar's too). The scales keep matplotlib's names, so that
+    ``set_xscale("log")`` and ``get_xscale()`` work as before. Called on import; again by whatever
+    imported another copy of d2lmini (an earlier revision, for a benchmark), whose scales would
+    otherwise speak that copy's language."""
+    scale.register_scale(MarkedLinearScale)
+    scale.register_scale(MarkedLogScale)
+
+
+use_marked_scales()
 
 
 def use_svg_display():

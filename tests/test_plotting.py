@@ -349,6 +349,20 @@ def test_tick_labels_write_the_languages_decimal_mark_with_no_system_locale(port
     d2l.plt.close(fig)
 
 
+def test_another_copy_of_d2lmini_imported_beside_it_leaves_the_tick_scales_ours(portuguese, tmp_path):
+    """The overhead benchmark imports d2lmini as it was at a revision; that copy registers its own
+    scales, which spoke its own (English) language until this copy's were registered again."""
+    from benchmarks.revision import import_at_revision
+
+    import_at_revision("HEAD", tmp_path, "d2lmini_at_head")
+    import d2lmini_at_head.plotting  # noqa: F401  its scales, registered as it runs
+
+    fig, ax = d2l.plt.subplots()
+    ax.plot([0, 1], [0, 0.5])
+    assert tick_texts(fig, ax.xaxis)[1:4] == ["0,0", "0,2", "0,4"]
+    d2l.plt.close(fig)
+
+
 def test_every_figure_d2lmini_draws_has_the_marks_a_colorbar_and_a_log_axis_too(portuguese):
     fig = d2l.show_heatmaps(torch.tensor([[0.25, 0.75]]), "Keys", "Queries")
     colorbar = fig.axes[-1]
