@@ -10,6 +10,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import ipywidgets as widgets
 import matplotlib
 import numpy as np
 import pytest
@@ -110,6 +111,41 @@ def test_a_new_explorer_is_a_declaration_and_the_shell_draws_it():
     assert explorer.caption_text == "softmax(1 × scores)" and explorer.blit.full_draws == 1
     with pytest.raises(ValueError, match=r"beta must be between 0\.0 and 5\.0, got 7"):
         sharpness(beta=7)
+
+
+class Counted(Explorer):
+    """A subclass whose ``show`` reads what it adds: it exists before the first picture."""
+
+    def __init__(self, declaration):
+        super().__init__(declaration, refresh_now=False)
+        self.shown = []
+        self.button = widgets.Button(description="act")
+        self.status = widgets.Label("status")
+        self.add_actions(self.button)
+        self.add_status(self.status)
+        self.first_refresh()
+
+    def show(self, result):
+        super().show(result)
+        self.shown.append(result.caption)
+
+
+def test_a_subclass_adds_its_widgets_before_the_first_picture_and_the_shell_arranges_them():
+    declaration = Sharpness()
+    unrefreshed = Explorer(declaration, refresh_now=False)
+    assert unrefreshed.result is None and unrefreshed.children == ()
+    explorer = Counted(declaration)
+    assert explorer.shown == ["softmax(1 × scores)"] and explorer.blit.full_draws == 1
+    assert explorer.rows[-1][1].children[-1] is explorer.button
+    assert explorer.children[0] is explorer.rows[-1][1]  # the actions sit in the last row
+    beside_caption = [child for child in explorer.children if explorer.caption in getattr(child, "children", ())]
+    assert [box.children for box in beside_caption] == [(explorer.status, explorer.caption)]
+    for add in (lambda: explorer.add_actions(widgets.Button()), lambda: explorer.add_status(widgets.Label()),
+                explorer.first_refresh):
+        with pytest.raises(RuntimeError, match="comes before the first refresh"):
+            add()
+    explorer.controls["beta"].value = 2.0  # the controls are followed once, by the first refresh
+    assert explorer.shown == ["softmax(1 × scores)", "softmax(2 × scores)"]
 
 
 def test_settings_and_results_are_frozen_dataclasses_and_compute_needs_no_shell():

@@ -37,7 +37,7 @@ from d2lmini.widgets.online_softmax import OnlineSoftmax  # noqa: E402
 
 # The modules of this part: what the explorers and d2lmini's own figures say.
 FILES = ("d2lmini/widgets/", "d2lmini/plotting.py", "d2lmini/diagrams.py", "d2lmini/figure_alt.py",
-         "d2lmini/seq2seq.py")
+         "d2lmini/seq2seq/")
 
 
 def test_the_controls_are_labelled_in_portuguese(portuguese):

@@ -66,7 +66,7 @@ def test_a_new_view_shows_the_untrained_model_and_waits():
         "TrainingView(task='sort', lr=0.01, positional=False, lengths=(6, 10), seed=2, step=0)")
     assert bytes(view.image.value).startswith(b"\x89PNG") and view.progress.value == 0
     assert view.caption_text.startswith("step 0 of 100") and view.model is None and view.history is None
-    assert not view.training and view.stop_button.disabled and not view.train_button.disabled
+    assert not view.is_training and view.stop_button.disabled and not view.train_button.disabled
     assert all("Slider" not in type(c).__name__ for c in view.controls.values())  # nothing to draw until Train
 
 
@@ -82,7 +82,7 @@ def test_run_redraws_every_few_steps_in_place_with_the_controls_locked():
     assert view.image is image  # the same widget, new bytes
     assert len(seen.pictures) == 6  # steps 0, 20, 40, 60, 80, 100: not every step
     assert len(set(seen.pictures)) == 6 and all(seen.locked) and all(seen.stop_enabled)
-    assert not view.training and not view.train_button.disabled and view.stop_button.disabled
+    assert not view.is_training and not view.train_button.disabled and view.stop_button.disabled
     assert view.progress.value == view.progress.max == 100
     assert history is view.history and len(history.losses) == 100 and view.model is not None
     assert "held-out accuracy" in view.caption_text and "step 100 of 100" in view.caption_text
@@ -135,14 +135,14 @@ def test_the_train_button_trains_in_the_background_and_stop_ends_the_run():
     view.progress.observe(note_progress, names="value")
     view.train_button.click()
     thread = view._thread
-    assert view.training and view.stop_button.disabled is False
+    assert view.is_training and view.stop_button.disabled is False
     assert view.start() is thread  # a second press while training starts nothing
     with pytest.raises(RuntimeError, match="a run is in progress"):
         view.run()
     assert drawn_step_20.wait(timeout=60), "the run drew no step 20 within 60 s"
     view.stop_button.click()
     thread.join(timeout=60)
-    assert not thread.is_alive() and not view.training
+    assert not thread.is_alive() and not view.is_training
     assert 20 <= len(view.history.losses) < 800 and view.progress.value == len(view.history.losses)
     assert all(not c.disabled for c in view.controls.values()) and view.stop_button.disabled
     assert view.last_error is None and view.message.value == ""
@@ -197,7 +197,7 @@ def test_an_error_in_a_background_run_is_shown_and_the_view_recovers(monkeypatch
     view.start().join(timeout=60)
     assert isinstance(view.last_error, RuntimeError)
     assert "RuntimeError: loss &lt;b&gt;exploded&lt;/b&gt;" in view.message.value
-    assert not view.training and not view.train_button.disabled
+    assert not view.is_training and not view.train_button.disabled
     with pytest.raises(RuntimeError, match="exploded"):  # run() shows it and raises it
         view.run()
     monkeypatch.undo()

@@ -18,12 +18,12 @@ from ._feedback import (
            LearnerCodeError,
            Outcome,
            check,
-           expect,
            expect_close,
            hint,
            outcome,
            passed,
+           require,
 )
 
-__all__ = ["ExerciseError", "ExerciseNotAttempted", "LearnerCodeError", "Outcome", "check", "expect", "expect_close",
+__all__ = ["ExerciseError", "ExerciseNotAttempted", "LearnerCodeError", "Outcome", "check", "require", "expect_close",
            "hint", "outcome", "passed"]

@@ -287,7 +287,7 @@ def passed(exercise, detail=""):
     print(_("✓ {exercise}: correct.").format(exercise=said(exercise)) + (f" {detail}" if detail else ""))
 
 
-def expect(condition, exercise, expected, received, hint):
+def require(condition, exercise, expected, received, hint):
     """Raise ``ExerciseError`` unless ``condition`` holds."""
     if not condition:
         raise ExerciseError(exercise, expected, received, hint)
@@ -360,14 +360,14 @@ def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weigh
     a matrix of attention weights (or a batch of them): wrong values then also
     show the learner's matrix beside the expected one.
     """
-    expect(isinstance(received, torch.Tensor), exercise, _("a torch.Tensor"), describe(received),
-           _("return a tensor, not a number or a list"))
-    expect(received.shape == expected.shape, exercise, _("shape {shape}").format(shape=tuple(expected.shape)),
-           _("shape {shape}").format(shape=tuple(received.shape)), hint)
+    require(isinstance(received, torch.Tensor), exercise, _("a torch.Tensor"), describe(received),
+            _("return a tensor, not a number or a list"))
+    require(received.shape == expected.shape, exercise, _("shape {shape}").format(shape=tuple(expected.shape)),
+            _("shape {shape}").format(shape=tuple(received.shape)), hint)
     received = received.detach().to(expected.device, expected.dtype)
     try:
-        expect(not received.isnan().any() or expected.isnan().any(), exercise, _("no NaN values"),
-               describe(received), hint)
+        require(not received.isnan().any() or expected.isnan().any(), exercise, _("no NaN values"),
+                describe(received), hint)
         if not torch.allclose(received, expected, atol=atol, rtol=rtol, equal_nan=True):
             shown_expected, shown_received = where_different(received, expected, atol, rtol, valid_lens, name_row)
             raise ExerciseError(exercise, shown_expected, shown_received, hint)

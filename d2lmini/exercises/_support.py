@@ -6,7 +6,7 @@ import re
 import torch
 
 from ..i18n import _
-from ._feedback import ExerciseError, expect
+from ._feedback import ExerciseError, require
 
 
 @contextlib.contextmanager
@@ -58,17 +58,17 @@ def expect_mask(received, expected, exercise, call, shape_hint, default, mistake
     Wrong entries show both masks row under row, with the hint ``hint_for``
     picks from ``mistakes``, ``(wrong mask, hint)`` pairs, and ``default``.
     """
-    expect(received.shape == expected.shape, exercise,
-           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
-           _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
+    require(received.shape == expected.shape, exercise,
+            _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+            _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
     received = received.cpu()
     expected_rows = _("from {call}:{rows}").format(call=call, rows=mask_rows(expected))
-    expect(received.dtype == torch.bool, exercise, expected_rows, _("dtype {dtype}").format(dtype=received.dtype),
-           (_("return a boolean mask, not numbers"),
-            _("a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
-              "attn_mask to the scores instead of masking with it")))
-    expect(torch.equal(received, expected), exercise, expected_rows,
-           _("from {call}:{rows}").format(call=call, rows=mask_rows(received)), hint_for(received, default, mistakes))
+    require(received.dtype == torch.bool, exercise, expected_rows, _("dtype {dtype}").format(dtype=received.dtype),
+            (_("return a boolean mask, not numbers"),
+             _("a comparison such as a < b gives booleans, and & combines two masks. SDPA adds a float "
+               "attn_mask to the scores instead of masking with it")))
+    require(torch.equal(received, expected), exercise, expected_rows,
+            _("from {call}:{rows}").format(call=call, rows=mask_rows(received)), hint_for(received, default, mistakes))
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ import torch
 
 from ..i18n import N_, _, number, numbers
 from ..kernels import epanechnikov, nadaraya_watson
-from ._feedback import ExerciseError, check, expect, expect_close, passed
+from ._feedback import ExerciseError, check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch01.hint()
 
 TRIANGULAR = N_("Exercise 1.1")
@@ -77,10 +77,10 @@ def check_triangular(triangular_kernel):
     received = triangular_kernel(given)
     expected = _triangular(u)
     expect_close(received, expected, TRIANGULAR, _kernel_hint(received, u, expected))
-    expect(torch.equal(given, u), TRIANGULAR, _("u left unchanged"), _("u was modified in place"),
-           (_("your function changed the u it was given"),
-            _("a method ending in _ (such as clamp_) or an assignment into u[...] writes into u: compute a "
-              "new tensor instead")))
+    require(torch.equal(given, u), TRIANGULAR, _("u left unchanged"), _("u was modified in place"),
+            (_("your function changed the u it was given"),
+             _("a method ending in _ (such as clamp_) or an assignment into u[...] writes into u: compute a "
+               "new tensor instead")))
     x_train, y_train = _toy_regression(1, 40, 0.5)
     x_val, y_val = _toy_regression(101, 30, 0.5)
     errors = {name: _mse(nadaraya_watson(x_val, x_train, y_train, kernel, 0.5)[0], y_val)
@@ -142,10 +142,10 @@ def check_best_sigma(best_sigma):
         value = _as_number(received, BEST_SIGMA, _("one width from [{sigmas}]").format(sigmas=numbers(_SIGMAS)),
                            _("return a single width, sigmas[i], not a list or a tensor of errors"))
         hint = _best_sigma_hint(value, _SIGMAS, val_errors, _training_errors(x_train, y_train, _SIGMAS))
-        expect(_close(value, expected), BEST_SIGMA,
-               _("σ = {sigma} for a data set of {count} points with noise {noise} "
-                 "(validation MSE {error:.3f})").format(sigma=expected, count=n, noise=noise, error=min(val_errors)),
-               f"σ = {number(value, 'g')}", hint)
+        require(_close(value, expected), BEST_SIGMA,
+                _("σ = {sigma} for a data set of {count} points with noise {noise} "
+                  "(validation MSE {error:.3f})").format(sigma=expected, count=n, noise=noise, error=min(val_errors)),
+                f"σ = {number(value, 'g')}", hint)
         chosen.append(value)
     passed(BEST_SIGMA, _("On two data sets the best widths are σ = {first:g} and σ = {second:g}.").format(
         first=chosen[0], second=chosen[1]))
@@ -247,9 +247,9 @@ def check_block_out_loss(block_out_loss):
         expected = _block_out(x, y, sigma, m)
         received = block_out_loss(x.clone(), y.clone(), sigma, m)
         value = _as_number(received, BLOCK_OUT, _("a scalar tensor (one loss)"), _ONE_LOSS_HINT)
-        expect(_close(value, expected), BLOCK_OUT,
-               _("a loss of {loss:.4f} at σ = {sigma}, m = {m}").format(loss=expected, sigma=sigma, m=m),
-               number(value, ".4f"), _block_out_hint(value, x, y, sigma, m))
+        require(_close(value, expected), BLOCK_OUT,
+                _("a loss of {loss:.4f} at σ = {sigma}, m = {m}").format(loss=expected, sigma=sigma, m=m),
+                number(value, ".4f"), _block_out_hint(value, x, y, sigma, m))
     twice_x, twice_y = x.repeat_interleave(2), y.repeat_interleave(2)  # every point twice, the copies side by side
     sigma_0, loss_0 = _chosen_width(block_out_loss, twice_x, twice_y, 0)
     sigma_1, loss_1 = _chosen_width(block_out_loss, twice_x, twice_y, 1)

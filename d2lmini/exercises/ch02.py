@@ -9,7 +9,7 @@ import torch
 
 from ..i18n import N_, _
 from ..masking import masked_softmax
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch02.hint()
 from ._support import expect_mask, explained, hint_for
 
@@ -70,9 +70,9 @@ def check_padded_queries(self_attention_weights):
     expected = _padded_self_attention(scores, valid_lens)
     expect_close(received, expected, PADDED_QUERIES, _padded_queries_hint(received, scores, valid_lens),
                  weights=True, valid_lens=valid_lens)
-    expect(torch.equal(given, scores), PADDED_QUERIES, _("scores left unchanged"), _("scores was modified in place"),
-           (_("your function changed the scores it was given"),
-            _("masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor")))
+    require(torch.equal(given, scores), PADDED_QUERIES, _("scores left unchanged"), _("scores was modified in place"),
+            (_("your function changed the scores it was given"),
+             _("masked_fill_, with the underscore, writes into scores; masked_fill returns a new tensor")))
     padded_rows = int((~(torch.arange(5) < valid_lens[:, None])).sum())
     passed(PADDED_QUERIES, _("The real queries ignore the padding, and the {count} padded queries of "
                              "this batch (an empty example among them) get all-zero rows.").format(count=padded_rows))
@@ -135,8 +135,8 @@ def check_local_causal_mask(local_causal_mask):
     for num_steps, window in ((6, 3), (5, 1), (4, 10)):
         with explained(SLIDING_WINDOW, f"local_causal_mask({num_steps}, {window})", _AMBIGUOUS):
             received = local_causal_mask(num_steps, window)
-        expect(isinstance(received, torch.Tensor), SLIDING_WINDOW, _("a torch.Tensor"),
-               f"{type(received).__name__}", _("return the comparison's result, a boolean tensor"))
+        require(isinstance(received, torch.Tensor), SLIDING_WINDOW, _("a torch.Tensor"),
+                f"{type(received).__name__}", _("return the comparison's result, a boolean tensor"))
         expect_mask(received, _local_causal(num_steps, window), SLIDING_WINDOW,
                     f"local_causal_mask({num_steps}, {window})", _("one row per query and one column per key"),
                     _LOCAL_CAUSAL_HINT, _local_causal_mistakes(num_steps, window))
@@ -189,7 +189,7 @@ def check_masked_mean(masked_mean):
     received = masked_mean(given, valid_lens.clone())
     expect_close(received, expected, MASKED_MEAN, _masked_mean_hint(received, values, valid_lens, expected),
                  valid_lens=valid_lens)
-    expect(torch.equal(given, values), MASKED_MEAN, _("values left unchanged"), _("values was modified in place"),
-           (_("your function changed the values it was given"),
-            _("compute new tensors instead of writing into values")))
+    require(torch.equal(given, values), MASKED_MEAN, _("values left unchanged"), _("values was modified in place"),
+            (_("your function changed the values it was given"),
+             _("compute new tensors instead of writing into values")))
     passed(MASKED_MEAN, _("Padding does not count, and the empty example gives a zero vector."))

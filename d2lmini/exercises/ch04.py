@@ -10,7 +10,7 @@ import d2lmini
 from ..attention import DotProductAttention
 from ..i18n import N_, _, number
 from ..masking import causal_valid_lens, masked_softmax
-from ._feedback import ExerciseError, check, describe, expect, expect_close, passed
+from ._feedback import ExerciseError, check, describe, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch04.hint()
 from ._support import hint_for, seeded, without
 
@@ -49,11 +49,11 @@ def check_distance_scores(distance_as_dot_product):
     with seeded(41):
         queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
     received = distance_as_dot_product(queries.clone(), keys.clone())
-    expect(isinstance(received, tuple) and len(received) == 2
-           and all(isinstance(x, torch.Tensor) for x in received), DISTANCE,
-           _("a pair (longer_queries, longer_keys) of tensors"), _pair_shapes(received),
-           (_("return the longer queries and the longer keys, as a tuple of two tensors"),
-            _("the check computes the dot products itself, from the two longer tensors")))
+    require(isinstance(received, tuple) and len(received) == 2
+            and all(isinstance(x, torch.Tensor) for x in received), DISTANCE,
+            _("a pair (longer_queries, longer_keys) of tensors"), _pair_shapes(received),
+            (_("return the longer queries and the longer keys, as a tuple of two tensors"),
+             _("the check computes the dot products itself, from the two longer tensors")))
     longer_queries, longer_keys = received
     shapes_fit = (longer_queries.dim() == 3 and longer_keys.dim() == 3 and longer_queries.shape[:2] == (2, 3)
                   and longer_keys.shape[:2] == (2, 5) and longer_queries.shape[-1] == longer_keys.shape[-1])
@@ -63,9 +63,9 @@ def check_distance_scores(distance_as_dot_product):
     else:
         hint = (_("append along the last axis, the features: (B, n_q, d) becomes (B, n_q, d + 1), and "
                   "(B, n_k, d) becomes (B, n_k, d + 1)"), _("torch.cat joins tensors along the axis you name"))
-    expect(shapes_fit and longer_queries.shape[-1] > 4, DISTANCE,
-           _("shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer"),
-           _pair_shapes(received), hint)
+    require(shapes_fit and longer_queries.shape[-1] > 4, DISTANCE,
+            _("shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer"),
+            _pair_shapes(received), hint)
     dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
     half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
     half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
@@ -99,9 +99,9 @@ def check_distance_scores(distance_as_dot_product):
                               _("append 1 to every query and -½‖k‖² to every key")),
                     [(masked_softmax(wrong, None), hint) for wrong, hint in by_weights])
     hint = hint_for(scores, hint, by_scores)
-    expect(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
-           _("the Gaussian kernel's weights softmax(-½‖q - k‖²) = {weights}").format(weights=describe(kernel_weights)),
-           _("the softmax of your dot products = {weights}").format(weights=describe(weights)), hint)
+    require(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
+            _("the Gaussian kernel's weights softmax(-½‖q - k‖²) = {weights}").format(weights=describe(kernel_weights)),
+            _("the softmax of your dot products = {weights}").format(weights=describe(weights)), hint)
     appended = longer_queries.shape[-1] - 4
     if torch.allclose(scores, expected - half_query_norms, atol=1e-5, rtol=1e-4):
         hint = (_("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is "
@@ -110,8 +110,8 @@ def check_distance_scores(distance_as_dot_product):
     else:
         hint = (_("your weights are right, but you appended {count} coordinates: one is enough").format(count=appended),
                 _("the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²"))
-    expect(appended == 1, DISTANCE, _("shapes (2, 3, 5) and (2, 5, 5): one appended coordinate"),
-           _pair_shapes(received), hint)
+    require(appended == 1, DISTANCE, _("shapes (2, 3, 5) and (2, 5, 5): one appended coordinate"),
+            _pair_shapes(received), hint)
     shift = scores - expected  # (2, 3, 5): one number per query when the weights are right
     detail = _("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
                "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")
@@ -159,15 +159,15 @@ def check_attention_cost(attention_cost):
     weights = attention.attention_weights
     measured_bytes = weights.numel() * weights.element_size()
     received = attention_cost(num_queries, num_keys, d)
-    expect(isinstance(received, tuple) and len(received) == 2, COST,
-           _("a pair (multiply_adds, weight_bytes)"), repr(received), _("return two numbers, as a tuple"))
+    require(isinstance(received, tuple) and len(received) == 2, COST,
+            _("a pair (multiply_adds, weight_bytes)"), repr(received), _("return two numbers, as a tuple"))
     multiply_adds, weight_bytes = received
-    expect(weight_bytes == measured_bytes, COST,
-           _("{bytes} bytes, measured on the weights of a real call with {queries} queries "
-             "and {keys} keys in float32").format(bytes=measured_bytes, queries=num_queries, keys=num_keys),
-           number(weight_bytes),
-           (_("the weight matrix holds one float32 (4 bytes) per (query, key) pair"),
-            _("it has num_queries rows and num_keys columns")))
+    require(weight_bytes == measured_bytes, COST,
+            _("{bytes} bytes, measured on the weights of a real call with {queries} queries "
+              "and {keys} keys in float32").format(bytes=measured_bytes, queries=num_queries, keys=num_keys),
+            number(weight_bytes),
+            (_("the weight matrix holds one float32 (4 bytes) per (query, key) pair"),
+             _("it has num_queries rows and num_keys columns")))
     expected_adds = 2 * num_queries * num_keys * d
     hints = {num_queries * num_keys * d: (_("you counted QKᵀ only"), _("the product αV costs as much again")),
              2 * (num_queries + num_keys) * d: (_("every query meets every key: the count grows with "
@@ -177,16 +177,16 @@ def check_attention_cost(attention_cost):
              2 * expected_adds: (_("you counted two operations per multiply-add: count each multiply-add once"),
                                  _("a multiply-add is one multiplication and the addition that follows it, "
                                    "counted together"))}
-    expect(multiply_adds == expected_adds, COST,
-           _("{count} multiply-adds for n_q={queries}, n_k={keys}, d={d}").format(
-               count=expected_adds, queries=num_queries, keys=num_keys, d=d), number(multiply_adds),
-           hints.get(multiply_adds, (_("count the multiply-adds of the two matrix products, QKᵀ and αV"),
-                                     _("QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
-                                       "(n_q × n_k) times (n_k × d)"))))
+    require(multiply_adds == expected_adds, COST,
+            _("{count} multiply-adds for n_q={queries}, n_k={keys}, d={d}").format(
+                count=expected_adds, queries=num_queries, keys=num_keys, d=d), number(multiply_adds),
+            hints.get(multiply_adds, (_("count the multiply-adds of the two matrix products, QKᵀ and αV"),
+                                      _("QKᵀ is (n_q × d) times (d × n_k): n_q·n_k·d multiply-adds; then αV is "
+                                        "(n_q × n_k) times (n_k × d)"))))
     half_precision_bytes = attention_cost(4, 4, 1, bytes_per_element=2)[1]
-    expect(half_precision_bytes == 32, COST,
-           _("32 bytes for a 4 × 4 weight matrix in float16"), number(half_precision_bytes),
-           (_("use the bytes_per_element argument instead of assuming 4"), _("multiply by bytes_per_element")))
+    require(half_precision_bytes == 32, COST,
+            _("32 bytes for a 4 × 4 weight matrix in float16"), number(half_precision_bytes),
+            (_("use the bytes_per_element argument instead of assuming 4"), _("multiply by bytes_per_element")))
     small, large = attention_cost(1024, 1024, 64), attention_cost(2048, 2048, 64)
     passed(COST, _("At n = 1024 and d = 64 the weights of one example take {mebibytes:.0f} MiB; "
                    "doubling n multiplies both costs by {factor:.0f}.").format(mebibytes=small[1] / 2 ** 20,
@@ -286,13 +286,13 @@ _WEIGHTS_RETURNED = (N_("that is the weights, one per query and key: the exercis
 
 def _expect_output_shape(received, expected, call):
     """The output of ``call`` has the shape of ``expected``, with a hint that names returning the weights."""
-    expect(isinstance(received, torch.Tensor), CAUSAL, _("a torch.Tensor from {call}").format(call=call),
-           type(received).__name__, _OUTPUT_SHAPE)
+    require(isinstance(received, torch.Tensor), CAUSAL, _("a torch.Tensor from {call}").format(call=call),
+            type(received).__name__, _OUTPUT_SHAPE)
     batch, n = expected.shape[:2]
-    expect(received.shape == expected.shape, CAUSAL,
-           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
-           _("shape {shape}").format(shape=tuple(received.shape)),
-           _WEIGHTS_RETURNED if tuple(received.shape) == (batch, n, n) else _OUTPUT_SHAPE)
+    require(received.shape == expected.shape, CAUSAL,
+            _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+            _("shape {shape}").format(shape=tuple(received.shape)),
+            _WEIGHTS_RETURNED if tuple(received.shape) == (batch, n, n) else _OUTPUT_SHAPE)
 
 
 def _prefix_allowed(n, prefix):

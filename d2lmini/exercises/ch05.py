@@ -6,7 +6,7 @@ import torch
 
 from ..attention import DotProductAttention, MultiHeadAttention
 from ..i18n import N_, _, number, numbers
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch05.hint()
 from ._support import hint_for, seeded, without
 
@@ -184,11 +184,11 @@ def check_parameter_count(multihead_parameter_count):
                       "when bias=True"),
                     _("W_q is (num_hiddens × query_size), W_k and W_v likewise, W_o is "
                       "(num_hiddens × num_hiddens), plus num_hiddens biases per layer when bias=True"))
-        expect(received == expected, PARAMETERS,
-               _("{expected} parameters for num_hiddens={num_hiddens}, num_heads={num_heads}, sizes "
-                 "({query_size}, {key_size}, {value_size}), bias={bias}").format(
-                   expected=expected, num_hiddens=num_hiddens, num_heads=num_heads, query_size=query_size,
-                   key_size=key_size, value_size=value_size, bias=bias), _shown(received), hint)
+        require(received == expected, PARAMETERS,
+                _("{expected} parameters for num_hiddens={num_hiddens}, num_heads={num_heads}, sizes "
+                  "({query_size}, {key_size}, {value_size}), bias={bias}").format(
+                    expected=expected, num_hiddens=num_hiddens, num_heads=num_heads, query_size=query_size,
+                    key_size=key_size, value_size=value_size, bias=bias), _shown(received), hint)
         counts.append(expected)
     passed(PARAMETERS, _("The count does not depend on num_heads: width 8 costs {one} parameters with "
                          "1 head and {four} with 4.").format(one=counts[0], four=counts[1]))

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from ..attention import DotProductAttention, MultiHeadAttention
 from ..i18n import N_, _
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch06.hint()
 from ._support import expect_mask, hint_for, mask_rows, seeded
 
@@ -22,12 +22,12 @@ LEFT = N_("Exercise 6.3 · Left padding for batched generation")
 
 
 def _expect_bool_tensor(received, exercise, call):
-    expect(isinstance(received, torch.Tensor) and received.dtype == torch.bool, exercise,
-           _("a boolean tensor from {call}").format(call=call),
-           _("{type} of dtype {dtype}").format(type=type(received).__name__, dtype=received.dtype)
-           if isinstance(received, torch.Tensor) else f"{type(received).__name__}",
-           (_("SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing"),
-            _("return the booleans of a comparison, True where a query may attend")))
+    require(isinstance(received, torch.Tensor) and received.dtype == torch.bool, exercise,
+            _("a boolean tensor from {call}").format(call=call),
+            _("{type} of dtype {dtype}").format(type=type(received).__name__, dtype=received.dtype)
+            if isinstance(received, torch.Tensor) else f"{type(received).__name__}",
+            (_("SDPA adds a float attn_mask to the scores, so 1.0 and 0.0 would hide nothing"),
+             _("return the booleans of a comparison, True where a query may attend")))
 
 
 def _random_qkv(seed, batch, num_queries, num_keys):
@@ -85,11 +85,11 @@ def check_max_tokens(max_tokens):
     for batch, heads, dtype, budget, expected in cases:
         call = f"max_tokens({batch}, {heads}, {dtype}, {budget})"
         received = max_tokens(batch, heads, dtype, budget)
-        expect(isinstance(received, int) and not isinstance(received, bool), LONGEST,
-               _("an int for {call}").format(call=call), f"{type(received).__name__} {received!r}",
-               (_("return a whole number of tokens, an int"), _("int(...) turns a float into one, rounding down")))
-        expect(received == expected, LONGEST, _("{expected} for {call}").format(expected=expected, call=call),
-               f"{received}", _max_tokens_hint(received, batch, heads, dtype, budget))
+        require(isinstance(received, int) and not isinstance(received, bool), LONGEST,
+                _("an int for {call}").format(call=call), f"{type(received).__name__} {received!r}",
+                (_("return a whole number of tokens, an int"), _("int(...) turns a float into one, rounding down")))
+        require(received == expected, LONGEST, _("{expected} for {call}").format(expected=expected, call=call),
+                f"{received}", _max_tokens_hint(received, batch, heads, dtype, budget))
     one, two = max_tokens(8, 12, torch.float32, 80 * 2**30), max_tokens(8, 12, torch.float32, 160 * 2**30)
     passed(LONGEST, _("In 80 GiB, batch 8 and 12 heads, float32 scores fit {one:,} tokens; twice the memory fits "
                       "{two:,}, only √2 times as many.").format(one=one, two=two))
@@ -221,16 +221,16 @@ def check_left_padded_mask(left_padded_mask):
                        "can only hide padding")
     else:
         shape_hint = _("one (queries, keys) mask per example: (batch, num_steps, num_steps)")
-    expect(received.shape == expected.shape, LEFT,
-           _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
-           _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
+    require(received.shape == expected.shape, LEFT,
+            _("shape {shape} from {call}").format(shape=tuple(expected.shape), call=call),
+            _("shape {shape}").format(shape=tuple(received.shape)), shape_hint)
     received = received.cpu()
     hint = _left_padded_hint(received, valid_lens, num_steps)
     for b, length in enumerate(valid_lens.tolist()):
         example = _("example {b} (valid length {length}) of {call}:").format(b=b, length=length, call=call)
-        expect(torch.equal(received[b], expected[b]), LEFT,
-               _("for {example}{rows}").format(example=example, rows=mask_rows(expected[b])),
-               _("for {example}{rows}").format(example=example, rows=mask_rows(received[b])), hint)
+        require(torch.equal(received[b], expected[b]), LEFT,
+                _("for {example}{rows}").format(example=example, rows=mask_rows(expected[b])),
+                _("for {example}{rows}").format(example=example, rows=mask_rows(received[b])), hint)
     # The real tokens must get the outputs of their sequence run alone, without padding.
     queries, keys, values = _random_qkv(63, len(valid_lens), num_steps, num_steps)  # padding holds noise too
     output = F.scaled_dot_product_attention(queries, keys, values, attn_mask=received)  # (batch, steps, 3)

@@ -11,10 +11,10 @@ from ..positional import PositionalEncoding
 from ._feedback import (
     ExerciseNotAttempted,
     check,
-    expect,
     expect_close,
     passed,
     raised_by,  # an error asks the learner to run ch07.hint()
+    require,
 )
 from ._feedback import hint as hint
 from ._support import explained, hint_for, seeded
@@ -39,10 +39,10 @@ def check_offset_rotation(offset_rotation):
     offsets = [1, 3, -2, 10, 0]
     cases = [(delta, omega) for delta in offsets for omega in omegas]
     first = offset_rotation(*cases[0])
-    expect(isinstance(first, torch.Tensor), ROTATION, _("a torch.Tensor"), type(first).__name__,
-           _("return a 2 × 2 tensor of the four entries (torch.tensor takes a list of rows)"))
-    expect(first.shape == (2, 2), ROTATION, _("shape (2, 2)"), _("shape {shape}").format(shape=tuple(first.shape)),
-           _("one 2 × 2 matrix: it maps the column (sin ωi, cos ωi) to (sin ω(i + δ), cos ω(i + δ))"))
+    require(isinstance(first, torch.Tensor), ROTATION, _("a torch.Tensor"), type(first).__name__,
+            _("return a 2 × 2 tensor of the four entries (torch.tensor takes a list of rows)"))
+    require(first.shape == (2, 2), ROTATION, _("shape (2, 2)"), _("shape {shape}").format(shape=tuple(first.shape)),
+            _("one 2 × 2 matrix: it maps the column (sin ωi, cos ωi) to (sin ω(i + δ), cos ω(i + δ))"))
     received = torch.stack([offset_rotation(delta, omega).detach().double() for delta, omega in cases])
     expected = torch.stack([_rotation(omega * delta) for delta, omega in cases])  # (cases, 2, 2)
 
@@ -107,40 +107,40 @@ def check_learned_embedding(LearnedPositionalEmbedding):
         module = LearnedPositionalEmbedding(max_len, num_hiddens)
         X = torch.randn(batch, steps, num_hiddens)
         upstream = torch.randn(batch, steps, num_hiddens)  # ∂loss/∂output for the gradient check
-    expect(isinstance(module, nn.Module), LEARNED, _("an nn.Module"), type(module).__name__,
-           _("subclass torch.nn.Module and call super().__init__() first"))
+    require(isinstance(module, nn.Module), LEARNED, _("an nn.Module"), type(module).__name__,
+            _("subclass torch.nn.Module and call super().__init__() first"))
     parameters = list(module.parameters())
     buffers = [name for name, _buffer in module.named_buffers()]
     # nn.Parameter(t) * 0.01 is a plain tensor again (one that requires a gradient), which the module does not
     # register: the learner did wrap the table, then scaled the wrapper.
     computed = [name for name, value in vars(module).items()
                 if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter) and value.requires_grad]
-    expect(parameters or not computed, LEARNED, _("at least one learnable parameter: the table"),
-           _("no parameters; {names} is a tensor computed from one").format(names=", ".join(computed)), (
-               _("nn.Parameter(t) * 0.01 is a plain tensor again, computed from the parameter, and the module "
-                 "does not keep it as a parameter: scale inside, nn.Parameter(torch.randn(...) * 0.01)"),
-               _("an optimiser only updates module.parameters(): the attribute itself must be the nn.Parameter")))
-    expect(parameters, LEARNED, _("at least one learnable parameter: the table"),
-           _("no parameters (buffers: {buffers})").format(buffers=buffers) if buffers else _("no parameters"), (
-               _("the table is not learnable: an optimiser only updates module.parameters()"),
-               _("wrap the table in torch.nn.Parameter, or use a torch.nn.Embedding with one row per position; "
-                 "a plain tensor attribute or a buffer (like PositionalEncoding's P) is never trained")))
+    require(parameters or not computed, LEARNED, _("at least one learnable parameter: the table"),
+            _("no parameters; {names} is a tensor computed from one").format(names=", ".join(computed)), (
+                _("nn.Parameter(t) * 0.01 is a plain tensor again, computed from the parameter, and the module "
+                  "does not keep it as a parameter: scale inside, nn.Parameter(torch.randn(...) * 0.01)"),
+                _("an optimiser only updates module.parameters(): the attribute itself must be the nn.Parameter")))
+    require(parameters, LEARNED, _("at least one learnable parameter: the table"),
+            _("no parameters (buffers: {buffers})").format(buffers=buffers) if buffers else _("no parameters"), (
+                _("the table is not learnable: an optimiser only updates module.parameters()"),
+                _("wrap the table in torch.nn.Parameter, or use a torch.nn.Embedding with one row per position; "
+                  "a plain tensor attribute or a buffer (like PositionalEncoding's P) is never trained")))
     count = sum(p.numel() for p in parameters)
-    expect(_table(module, max_len, num_hiddens) is not None and count == max_len * num_hiddens, LEARNED,
-           _("one learned vector per position: {max_len} × {num_hiddens} = {numbers} numbers, "
-             "for max_len={max_len}, num_hiddens={num_hiddens}").format(
-               max_len=max_len, num_hiddens=num_hiddens, numbers=max_len * num_hiddens),
-           _("{count} numbers in parameters of shapes {shapes}").format(
-               count=count, shapes=[tuple(p.shape) for p in parameters]),
-           (_("the table has one row of num_hiddens numbers for each of the max_len positions"),
-            _("build it with shape (max_len, num_hiddens), from the constructor's two arguments, in that order")))
+    require(_table(module, max_len, num_hiddens) is not None and count == max_len * num_hiddens, LEARNED,
+            _("one learned vector per position: {max_len} × {num_hiddens} = {numbers} numbers, "
+              "for max_len={max_len}, num_hiddens={num_hiddens}").format(
+                max_len=max_len, num_hiddens=num_hiddens, numbers=max_len * num_hiddens),
+            _("{count} numbers in parameters of shapes {shapes}").format(
+                count=count, shapes=[tuple(p.shape) for p in parameters]),
+            (_("the table has one row of num_hiddens numbers for each of the max_len positions"),
+             _("build it with shape (max_len, num_hiddens), from the constructor's two arguments, in that order")))
     table = _table(module, max_len, num_hiddens)
-    expect(table.shape[-1] == num_hiddens, LEARNED,
-           _("a table of shape ({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
-           _("shape {shape}").format(shape=tuple(table.shape)), (
-               _("the table is transposed: one row per position, so its shape is (max_len, num_hiddens) = "
-                 "({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
-               _("swap the two sizes where you build it")))
+    require(table.shape[-1] == num_hiddens, LEARNED,
+            _("a table of shape ({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
+            _("shape {shape}").format(shape=tuple(table.shape)), (
+                _("the table is transposed: one row per position, so its shape is (max_len, num_hiddens) = "
+                  "({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
+                _("swap the two sizes where you build it")))
     rows = table.detach().reshape(max_len, num_hiddens)
 
     with explained(LEARNED, "forward(X)", (RuntimeError, r"The size of tensor a \(\d+\) must match", (
@@ -149,13 +149,13 @@ def check_learned_embedding(LearnedPositionalEmbedding):
             _("the table's rows are positions: take as many of them as X has steps, and let them broadcast "
               "over the batch")))):
         received = module(X)
-    expect(isinstance(received, torch.Tensor), LEARNED, _("a torch.Tensor"), type(received).__name__,
-           _("forward returns X with the positions added: a tensor"))
-    expect(received.shape == X.shape, LEARNED, _("shape {shape}, the shape of X").format(shape=tuple(X.shape)),
-           _("shape {shape}").format(shape=tuple(received.shape)), (
-               _("the output has the shape of X, (batch, steps, num_hiddens): one row of the table added at each "
-                 "position"), _("take the rows of the first steps positions (steps is the length of X's axis 1), "
-                                "and let them broadcast over the batch")))
+    require(isinstance(received, torch.Tensor), LEARNED, _("a torch.Tensor"), type(received).__name__,
+            _("forward returns X with the positions added: a tensor"))
+    require(received.shape == X.shape, LEARNED, _("shape {shape}, the shape of X").format(shape=tuple(X.shape)),
+            _("shape {shape}").format(shape=tuple(received.shape)), (
+                _("the output has the shape of X, (batch, steps, num_hiddens): one row of the table added at each "
+                  "position"), _("take the rows of the first steps positions (steps is the length of X's axis 1), "
+                                 "and let them broadcast over the batch")))
     added = received.detach() - X  # (batch, steps, num_hiddens): what the module added
     sinusoidal = PositionalEncoding(num_hiddens, 0.0, max_len=max_len).P[0, :steps]
     hint = hint_for(added, (
@@ -175,17 +175,17 @@ def check_learned_embedding(LearnedPositionalEmbedding):
     expect_close(added, rows[:steps].expand(batch, -1, -1), LEARNED, hint,
                  name_row=lambda index: _("example {example}, position {position}").format(
                      example=index[0], position=index[1]))
-    expect(not torch.allclose(added[0], sinusoidal, atol=1e-4), LEARNED, _("a table learned from random numbers"),
-           _("the sinusoidal table"),
-           (_("that is the fixed sinusoidal table: a learned one starts from random numbers"),
-            _("initialise the parameter with small random values")))
+    require(not torch.allclose(added[0], sinusoidal, atol=1e-4), LEARNED, _("a table learned from random numbers"),
+            _("the sinusoidal table"),
+            (_("that is the fixed sinusoidal table: a learned one starts from random numbers"),
+             _("initialise the parameter with small random values")))
 
     no_gradient = (_("the output does not depend on the parameter through autograd"),
                    _("use the parameter itself in forward, not .data, .detach() or a copy made in __init__"))
-    expect(received.requires_grad, LEARNED, _("an output that autograd can trace back to the table"),
-           _("an output with requires_grad=False"), no_gradient)
+    require(received.requires_grad, LEARNED, _("an output that autograd can trace back to the table"),
+            _("an output with requires_grad=False"), no_gradient)
     (received * upstream).sum().backward()
-    expect(table.grad is not None, LEARNED, _("a gradient on the table after backward()"), _("none"), no_gradient)
+    require(table.grad is not None, LEARNED, _("a gradient on the table after backward()"), _("none"), no_gradient)
     expected_grad = torch.zeros(max_len, num_hiddens)
     expected_grad[:steps] = upstream.sum(dim=0)  # each row is used once per example
     expect_close(table.grad.reshape(-1, num_hiddens), expected_grad, LEARNED, (
@@ -239,11 +239,11 @@ def _as_bool(value, name):
     """The learner's answer as a bool, or an ExerciseError saying what a yes-or-no answer looks like."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dtype == torch.bool:
         return bool(value)
-    expect(isinstance(value, bool), EQUIVARIANCE, _("True or False for {name}").format(name=_(name)),
-           _("{type} of shape {shape}").format(type=type(value).__name__, shape=tuple(value.shape))
-           if isinstance(value, torch.Tensor) else f"{type(value).__name__}",
-           (_("return one True or False for the whole comparison"),
-            _("torch.allclose compares two tensors and returns one bool")))
+    require(isinstance(value, bool), EQUIVARIANCE, _("True or False for {name}").format(name=_(name)),
+            _("{type} of shape {shape}").format(type=type(value).__name__, shape=tuple(value.shape))
+            if isinstance(value, torch.Tensor) else f"{type(value).__name__}",
+            (_("return one True or False for the whole comparison"),
+             _("torch.allclose compares two tensors and returns one bool")))
     return value
 
 
@@ -253,28 +253,28 @@ def _prediction(value, name):
         return True
     if isinstance(value, str) and value.strip().lower() in {"no", _("no")}:
         return False
-    expect(isinstance(value, bool), EQUIVARIANCE, _("yes or no (True or False) for {name}").format(name=_(name)),
-           repr(value), _("write one yes or no per layer, in the order of the exercise's list"))
+    require(isinstance(value, bool), EQUIVARIANCE, _("yes or no (True or False) for {name}").format(name=_(name)),
+            repr(value), _("write one yes or no per layer, in the order of the exercise's list"))
     return value
 
 
 def _expect_predictions(predictions, layers):
     """The learner's seven predictions, in the order of the exercise's list, agree with the layers' answers."""
     names = [name for name, _layer, _flag in layers]
-    expect(isinstance(predictions, (list, tuple)) and len(predictions) == len(layers), EQUIVARIANCE,
-           _("{count} predictions, one per layer of the list").format(count=len(layers)),
-           _("{count} predictions").format(count=len(predictions)) if isinstance(predictions, (list, tuple))
-           else type(predictions).__name__,
-           _("write one yes or no per layer, in the order of the exercise's list"))
+    require(isinstance(predictions, (list, tuple)) and len(predictions) == len(layers), EQUIVARIANCE,
+            _("{count} predictions, one per layer of the list").format(count=len(layers)),
+            _("{count} predictions").format(count=len(predictions)) if isinstance(predictions, (list, tuple))
+            else type(predictions).__name__,
+            _("write one yes or no per layer, in the order of the exercise's list"))
     guessed = [_prediction(value, name) for value, name in zip(predictions, names)]
     wrong = [_(name) for name, guess, (_name, _layer, flag) in zip(names, guessed, layers) if guess != flag]
-    expect(not wrong, EQUIVARIANCE, _("predictions that agree with your test"),
-           _("predictions that disagree with it for {names}").format(names=wrong),
-           (_("your test is right and your predictions are not, for {names}: ask of each whether it reads the "
-              "positions of the tokens, or only the tokens").format(names=wrong),
-            _("a layer that treats each token alone, or all tokens alike, moves its outputs with its inputs; one "
-              "that reads an order (a mask on the positions, P added, a window of neighbours, a recurrence) "
-              "does not")))
+    require(not wrong, EQUIVARIANCE, _("predictions that agree with your test"),
+            _("predictions that disagree with it for {names}").format(names=wrong),
+            (_("your test is right and your predictions are not, for {names}: ask of each whether it reads the "
+               "positions of the tokens, or only the tokens").format(names=wrong),
+             _("a layer that treats each token alone, or all tokens alike, moves its outputs with its inputs; one "
+               "that reads an order (a mask on the positions, P added, a window of neighbours, a recurrence) "
+               "does not")))
 
 
 def _written(predictions):
@@ -342,10 +342,10 @@ def check_equivariance(is_permutation_equivariant, predictions=None):
                   "for X, shuffled the same way"), _("use torch.allclose with a small tolerance for the comparison"))
     for label, received in answers.items():
         wrong = [_(name) for name, got, want in zip(names, received, expected) if got != want]
-        expect(not wrong, EQUIVARIANCE,
-               _("with {label}: equivariant for {names}").format(
-                   label=label, names=[_(n) for n, f in zip(names, expected) if f]),
-               _("a wrong answer for {names}").format(names=wrong), hint)
+        require(not wrong, EQUIVARIANCE,
+                _("with {label}: equivariant for {names}").format(
+                    label=label, names=[_(n) for n, f in zip(names, expected) if f]),
+                _("a wrong answer for {names}").format(names=wrong), hint)
     if predictions is not None:
         _expect_predictions(_written(predictions), layers)
     verdict = _("Equivariant: self-attention, the position-wise MLP and the mean. Not: self-attention after adding P, "

@@ -9,7 +9,7 @@ from ..attention import AdditiveAttention, DotProductAttention, MultiHeadAttenti
 from ..i18n import N_, _, numbers
 from ..masking import masked_softmax
 from ..seq2seq import BOS, AttentionSeq2Seq, make_batch
-from ._feedback import ExerciseError, check, expect, expect_close, passed
+from ._feedback import ExerciseError, check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch08.hint()
 from ._support import hint_for, seeded, without
 
@@ -79,10 +79,10 @@ def _expect_rows_close(received, expected, name, hint):
     also gives the row's sum, and the error carries the picture of that
     example.
     """
-    expect(isinstance(received, torch.Tensor), CROSS, _("a torch.Tensor"), f"{type(received).__name__}",
-           _("return tensors, not numbers or lists"))
-    expect(received.shape == expected.shape, CROSS, _("shape {shape}").format(shape=tuple(expected.shape)),
-           _("shape {shape}").format(shape=tuple(received.shape)), hint)
+    require(isinstance(received, torch.Tensor), CROSS, _("a torch.Tensor"), f"{type(received).__name__}",
+            _("return tensors, not numbers or lists"))
+    require(received.shape == expected.shape, CROSS, _("shape {shape}").format(shape=tuple(expected.shape)),
+            _("shape {shape}").format(shape=tuple(received.shape)), hint)
     received = received.detach().to(expected.device, expected.dtype)
     close = torch.isclose(received, expected, atol=1e-5, rtol=1e-4, equal_nan=True).all(dim=-1)  # (B, T)
     if close.all():
@@ -121,18 +121,18 @@ class _Counted(torch.nn.Module):
 
 def _expect_step_result(result, expected_shapes):
     """One step's answer must be a pair (context, weights) of the given shapes."""
-    expect(isinstance(result, tuple) and len(result) == 2, CROSS, _("a pair (context, weights)"),
-           f"{type(result).__name__}", _("step returns the context and the weights, as a tuple"))
+    require(isinstance(result, tuple) and len(result) == 2, CROSS, _("a pair (context, weights)"),
+            f"{type(result).__name__}", _("step returns the context and the weights, as a tuple"))
     for name, value, shape in zip(("context", "weights"), result, expected_shapes):
-        expect(isinstance(value, torch.Tensor), CROSS, _("{name}: a torch.Tensor").format(name=name),
-               f"{type(value).__name__}", _("return tensors, not numbers or lists"))
+        require(isinstance(value, torch.Tensor), CROSS, _("{name}: a torch.Tensor").format(name=name),
+                f"{type(value).__name__}", _("return tensors, not numbers or lists"))
         extra_axis = value.shape == (shape[0], 1, shape[1])
-        expect(value.shape == shape, CROSS,
-               _("{name} of one step: shape {shape}").format(name=name, shape=tuple(shape)),
-               _("{name} of one step: shape {shape}").format(name=name, shape=tuple(value.shape)),
-               _("drop the axis of size 1 that holds the one query: {name} is (B, {size})").format(
-                   name=name, size=shape[1]) if extra_axis else
-               _("one step gives one row per example: {name} is (B, {size})").format(name=name, size=shape[1]))
+        require(value.shape == shape, CROSS,
+                _("{name} of one step: shape {shape}").format(name=name, shape=tuple(shape)),
+                _("{name} of one step: shape {shape}").format(name=name, shape=tuple(value.shape)),
+                _("drop the axis of size 1 that holds the one query: {name} is (B, {size})").format(
+                    name=name, size=shape[1]) if extra_axis else
+                _("one step gives one row per example: {name} is (B, {size})").format(name=name, size=shape[1]))
 
 
 @check(CROSS)
@@ -153,8 +153,8 @@ def check_cross_attention_steps(make_cross_attention):
                  (MultiHeadAttention, "forward", "d2l.MultiHeadAttention"),
                  (F, "scaled_dot_product_attention", "F.scaled_dot_product_attention")), torch.no_grad():
         step = make_cross_attention(encoder_outputs.clone(), lens.clone(), W_q, W_k)
-        expect(callable(step), CROSS, _("a function step(decoder_state)"), f"{type(step).__name__}",
-               _("define step inside make_cross_attention and return it (the function itself, not a call)"))
+        require(callable(step), CROSS, _("a function step(decoder_state)"), f"{type(step).__name__}",
+                _("define step inside make_cross_attention and return it (the function itself, not a call)"))
         results = []
         for t in range(T):
             result = step(states[:, t].clone())
@@ -211,11 +211,11 @@ def check_cross_attention_steps(make_cross_attention):
         (projected_values, (_("the values are the encoder outputs themselves, not W_k of them"),
                             _("this model has no W_v: multiply the weights by the encoder outputs"))),
     ]))
-    expect(W_k.runs == 1, CROSS, _("W_k run once for the {steps} steps").format(steps=T),
-           _("W_k run {runs} times").format(runs=W_k.runs),
-           (_("project the encoder outputs once, in make_cross_attention; step reuses them"),
-            _("the keys do not depend on the output step: compute them before defining step, and step "
-              "sees them as a variable of make_cross_attention")))
+    require(W_k.runs == 1, CROSS, _("W_k run once for the {steps} steps").format(steps=T),
+            _("W_k run {runs} times").format(runs=W_k.runs),
+            (_("project the encoder outputs once, in make_cross_attention; step reuses them"),
+             _("the keys do not depend on the output step: compute them before defining step, and step "
+               "sees them as a variable of make_cross_attention")))
     passed(CROSS, _("Equal to the model's own cross-attention, step by step. W_k ran once and W_q "
                     "{runs} times for T = {steps} steps: the keys were projected once for the whole output, "
                     "as a decoder that caches the encoder's keys does.").format(runs=W_q.runs, steps=T))

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from ..i18n import N_, _, number
 from ..pretrained import CachedMiniLM
-from ._feedback import check, expect, expect_close, passed
+from ._feedback import check, expect_close, passed, require
 from ._feedback import hint as hint  # an error asks the learner to run ch09.hint()
 from ._support import hint_for, seeded
 
@@ -137,9 +137,9 @@ def check_previous_token_head(previous_token_head):
     expected_head, expected_score = _best(_previous_scores(maps))
     received = previous_token_head([attention.clone() for attention in maps])
     answer = _as_answer(received)
-    expect(answer is not None, PREVIOUS, _("a pair ((layer, head), score)"), repr(received)[:80],
-           (_("return the head as a pair of ints, (layer, head), and its score, as ((layer, head), score)"),
-            _("with a (layers, heads) tensor of scores, the flat index of the largest is layer * heads + head")))
+    require(answer is not None, PREVIOUS, _("a pair ((layer, head), score)"), repr(received)[:80],
+            (_("return the head as a pair of ints, (layer, head), and its score, as ((layer, head), score)"),
+             _("with a (layers, heads) tensor of scores, the flat index of the largest is layer * heads + head")))
     mistakes = {
         _best(_previous_scores(maps, offset=1))[0]: (
             _("that head looks at the next token: the token before query i is key i - 1"),
@@ -156,15 +156,15 @@ def check_previous_token_head(previous_token_head):
         expected_head[::-1]: (_("the pair is (layer, head), in that order"), _("swap the two numbers")),
     }
     head, score = answer
-    expect(head == expected_head, PREVIOUS, f"(layer, head) = {expected_head}", f"{head}",
-           mistakes.get(head, (_("for each head, average the weight each word token gives the token just before "
-                                 "it"),
-                               _("over every word token of every sentence; then the head with the largest "
-                                 "average"))))
-    expect(abs(score - expected_score) < 1e-4, PREVIOUS, _("score {score:.4f}").format(score=expected_score),
-           number(score, ".4f"),
-           (_("the score is the mean weight on the previous token over all word tokens of all sentences"),
-            _("rows 1 to T - 2 of each sentence, column i - 1, averaged together")))
+    require(head == expected_head, PREVIOUS, f"(layer, head) = {expected_head}", f"{head}",
+            mistakes.get(head, (_("for each head, average the weight each word token gives the token just before "
+                                  "it"),
+                                _("over every word token of every sentence; then the head with the largest "
+                                  "average"))))
+    require(abs(score - expected_score) < 1e-4, PREVIOUS, _("score {score:.4f}").format(score=expected_score),
+            number(score, ".4f"),
+            (_("the score is the mean weight on the previous token over all word tokens of all sentences"),
+             _("rows 1 to T - 2 of each sentence, column i - 1, averaged together")))
     cache = CachedMiniLM()
     answer = _as_answer(previous_token_head([cache.attention(text) for text in cache.sentences]))
     (layer, head), score = answer

@@ -156,12 +156,18 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
     too; ``settings`` reads them back as the declaration's ``Settings``;
     ``result`` is what ``compute`` returned for the picture shown now, and
     ``view`` the object that moves its artists.
+
+    Construction builds the shell, then draws the first picture
+    (``first_refresh``). A subclass whose ``show`` needs more than the shell
+    passes ``refresh_now=False``, sets up what it adds (its own attributes,
+    ``add_actions``, ``add_status``) and calls ``first_refresh`` at the end of
+    its own ``__init__``: nothing it adds is read before it exists.
     """
 
     COLOUR_SCALES = ((N_("0 to 1"), "fixed"), (N_("fit to weights"), "fit"))
     clock = LoopClock()  # the idle-time work's time and timers, shared by every explorer
 
-    def __init__(self, declaration, settings=None):
+    def __init__(self, declaration, settings=None, *, refresh_now=True):
         super().__init__()
         self.declaration = declaration
         settings = declaration.Settings() if settings is None else settings
@@ -223,21 +229,59 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
             tooltip=_("Save by the file extension, creating its folder if needed: ")
                     + "; ".join(f".{fmt}: {_(what)}" for fmt, what in formats.items()))
         self.save_button.on_click(self._on_save)
+        self._colour_row = colour_row
+        self._actions = []  # after the last row's controls (add_actions)
+        self._status = None  # before the caption (add_status)
+        self._refreshed = False
         self._show_rows(settings)
+        if refresh_now:
+            self.first_refresh()
+
+    def add_actions(self, *buttons):
+        """Show ``buttons`` after the last row's controls (the training view's Train and Stop);
+        before ``first_refresh``, which arranges the shell."""
+        self._check_not_refreshed("add_actions")
+        self._actions.extend(buttons)
+
+    def add_status(self, widget):
+        """Show ``widget`` before the caption, in one row (the training view's progress bar); before
+        ``first_refresh``, which arranges the shell."""
+        self._check_not_refreshed("add_status")
+        self._status = widget
+
+    def first_refresh(self):
+        """Draw the first picture, then arrange the shell, start the idle-time preparation of the
+        other layouts and follow the controls. ``__init__`` calls it unless ``refresh_now=False``."""
+        self._check_not_refreshed("first_refresh")
+        self._refreshed = True
         self.refresh()  # a failure here raises: the constructor's caller sees it
         self._prepare_when_idle()
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.add_class("d2l-explorer")
-        if declaration.shows_weights:
+        if self.declaration.shows_weights:
             self.add_class("d2l-weights")  # the browser tests ask these for a colour switch
-        picture = [self.caption, self.image, self.summary]
+        self._arrange()
+
+    def _check_not_refreshed(self, name):
+        if self._refreshed:
+            raise RuntimeError(f"{name}() comes before the first refresh, and this explorer has had it")
+
+    def _arrange(self):
+        """The shell's children: the rows (the actions after the last one), the note on inactive
+        controls, the colour controls, the picture (grids beside it), Save and the message line."""
+        if self._actions:
+            last_row = self.rows[-1][1]
+            last_row.children = (*last_row.children, *self._actions)
+        caption = [self.caption] if self._status is None else [widgets.HBox([self._status, self.caption])]
+        picture = [*caption, self.image, self.summary]
         beside = [box for row, box in self.rows if row.columns]  # grids sit beside the picture
         if beside:
             picture = [widgets.HBox([widgets.VBox(beside), widgets.VBox(picture)])]
         # The note only where a control can be inactive.
-        note = [self.inactive_note] if any(control.inactive_when for control in declaration.controls) else []
-        self.children = [*(box for row, box in self.rows if not row.columns), *note, *colour_row, *picture,
+        controls = self.declaration.controls
+        note = [self.inactive_note] if any(control.inactive_when for control in controls) else []
+        self.children = [*(box for row, box in self.rows if not row.columns), *note, *self._colour_row, *picture,
                          widgets.HBox([self.save_path, self.save_button]), self.message]
 
     @property

@@ -330,29 +330,27 @@ class TrainingView(Explorer):
         if draw_every % SNAPSHOT_EVERY:
             raise ValueError(f"draw_every must be a multiple of {SNAPSHOT_EVERY}, got {draw_every}")
         check_number(test_size, "test_size", 1, 100_000, integer=True)
+        super().__init__(declaration, settings, refresh_now=False)  # the first picture moves the bar, made below
         self.draw_every, self.test_size = draw_every, test_size
         self.model = self.history = None
         self._stop = threading.Event()
         self._thread = None
         self._busy = False
-        # Made before the shell draws its first picture, which moves the bar (``show``).
         self.progress = widgets.IntProgress(value=0, min=0, max=num_steps, description=_("step"))
-        super().__init__(declaration, settings)
         self.train_button = widgets.Button(description=_("Train"), icon="play", button_style="success",
                                            tooltip=_("Train a new model with these settings"))
         self.stop_button = widgets.Button(description=_("Stop"), icon="stop", disabled=True,
                                           tooltip=_("Stop the run after the step in progress"))
         self.train_button.on_click(lambda button: self.start())
         self.stop_button.on_click(lambda button: self.stop())
-        last_row = self.rows[-1][1]  # the buttons after the seed, the bar beside the caption (the run's status)
-        last_row.children = (*last_row.children, self.train_button, self.stop_button)
-        self.children = tuple(widgets.HBox([self.progress, self.caption]) if child is self.caption else child
-                              for child in self.children)
+        self.add_actions(self.train_button, self.stop_button)  # after the seed
+        self.add_status(self.progress)  # beside the caption: the run's status
+        self.first_refresh()
 
     # What a learner calls.
 
     @property
-    def training(self):
+    def is_training(self):
         """Whether a run is in progress."""
         return self._busy
 
