@@ -133,9 +133,8 @@ def weights_cases(seed=47, count=60):
     for _ in range(count):
         panels, queries, keys = rng.choice([1, 1, 2, 3, 6]), rng.randint(1, 9), rng.randint(1, 9)
         shared = rng.random() < 0.5
-        mask_of = lambda: [[rng.random() < 0.7 for _ in range(keys)] for _ in range(queries)]  # noqa: E731
-        one = mask_of()
-        mask = [one if shared else mask_of() for _ in range(panels)] if rng.random() < 0.7 else None
+        masks = [[[rng.random() < 0.7 for _ in range(keys)] for _ in range(queries)] for _ in range(panels)]
+        mask = [masks[0] if shared else masks[p] for p in range(panels)] if rng.random() < 0.7 else None
         weights = []
         for p in range(panels):
             panel = []
