@@ -1,14 +1,16 @@
 """The page's ports of d2lmini's rules, run under Node, give what Python gives (no browser needed).
 
 The web page writes its numbers and sentences itself (``page_js/words.js``): Python's format specs,
-the language's marks, the fitted colour scale's end (``figure.scale_top``) and the weights' text
-summary (``plotting.describe_weights``). ``tests/page_js_node.js``'s helper runs each port on many
-inputs, hand-picked edges and a seeded random sample, and each is compared with Python's answer, in
-English and in Portuguese. The Chromium tests (``tests/browser``) check the same on whole pages."""
+the language's marks, the fitted colour scale's end (``figure.scale_top``), the weights' text summary
+(``plotting.describe_weights``) and the page scripts' weights (``masking.masked_softmax``).
+``tests/page_js_node.js`` runs each port on many inputs, hand-picked edges and a seeded random sample,
+and each is compared with Python's answer, in English and in Portuguese. The Chromium tests
+(``tests/browser``) check the same on whole pages."""
 import json
 import math
 import random
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 import torch
 
 from d2lmini import i18n
+from d2lmini.masking import masked_softmax
 from d2lmini.plotting import describe_weights
 from d2lmini.widgets import page
 from d2lmini.widgets.figure import scale_top
@@ -117,6 +120,32 @@ def test_scale_top_is_figures_scale_top():
     largest += [10 ** rng.uniform(-4, 0.3) for _ in range(200)]
     expected = [scale_top(torch.tensor([value], dtype=torch.float64)) for value in largest]
     compare(expected, run_node([["D2L.scaleTop", value] for value in largest], "en"), largest)
+
+
+def float32_steps(a, b):
+    """How many float32 values apart a and b (two float32 values, not negative) are."""
+    return abs(struct.unpack("<i", struct.pack("<f", a))[0] - struct.unpack("<i", struct.pack("<f", b))[0])
+
+
+def test_masked_softmax_is_maskings_in_float32():
+    """maskedSoftmax (the page scripts' weights) gives torch's float32 weights within a few float32
+    steps (torch's CPU softmax sums in vector lanes and its vectorised exp rounds its last bits
+    otherwise than Math.exp: 4 steps at most over 3,000 random rows), and exactly 0 where masked:
+    ties in the scores, a large spread, one key left, no key left (all zeros), and a seeded sample."""
+    rng = random.Random(47)
+    rows = [([0.0, 0.0, 0.0], [True, True, True]), ([1.0, 2.0, 3.0], [True, False, True]),
+            ([5.0, -5.0], [False, False]), ([100.0, -100.0, 0.5], [True, True, True]), ([0.3], [True])]
+    for _ in range(300):
+        keys = rng.randint(1, 12)
+        spread = rng.choice([0.1, 1, 10])
+        scores = [float(torch.tensor(rng.gauss(0, spread), dtype=torch.float32)) for _ in range(keys)]
+        rows.append((scores, [rng.random() < 0.75 for _ in range(keys)]))
+    expected = [masked_softmax(torch.tensor([scores], dtype=torch.float32), mask=torch.tensor([allowed]))[0].tolist()
+                for scores, allowed in rows]
+    got = run_node([["D2L.maskedSoftmax", scores, allowed] for scores, allowed in rows], "en")
+    for (scores, allowed), want, have in zip(rows, expected, got):
+        assert all(h == 0 for h, a in zip(have, allowed) if not a or not any(allowed)), (scores, allowed, have)
+        assert max(float32_steps(w, h) for w, h in zip(want, have)) <= 8, (scores, allowed, want, have)
 
 
 def weights_cases(seed=47, count=60):
