@@ -2,9 +2,9 @@
 //
 // d2lmini.widgets.page wrote, for each explorer, its controls, the background of each figure
 // (drawn once by matplotlib), what every registered artist looks like in every state the page
-// offers, and each state's caption and text summary. This script builds the controls, and on
-// every change paints the state's artists over the background, as the kernel's shell does by
-// blitting. Everything it needs is in the page's own scripts: it fetches nothing. It keeps no
+// offers, and each state's caption and text summary. The shell (this script and its parts, below)
+// builds the controls, and on every change paints the state's artists over the background, as the
+// kernel's shell does by blitting. Everything it needs is in the page's own scripts: it fetches nothing. It keeps no
 // sentence of its own: every word it shows comes from the page data, in the learner's language.
 "use strict";
 
