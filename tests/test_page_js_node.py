@@ -2,7 +2,7 @@
 
 The web page writes its numbers and sentences itself (``page_js/words.js``): Python's format specs,
 the language's marks, the fitted colour scale's end (``figure.scale_top``), the weights' text summary
-(``plotting.describe_weights``) and the page scripts' weights (``masking.masked_softmax``).
+(``plotting.describe_weights``); and the page scripts' weights (``masking.masked_softmax``).
 ``tests/page_js_node.js`` runs each port on many inputs, hand-picked edges and a seeded random sample,
 and each is compared with Python's answer, in English and in Portuguese. The Chromium tests
 (``tests/browser``) check the same on whole pages."""
@@ -51,16 +51,16 @@ def sample(seed=47, count=300):
     return values
 
 
-def run_node(calls, language):
+def run_node(calls, language, scripts=("words.js",), then=""):
     """The results of ``calls`` ([function under window, *arguments]) with the page's words and settings
-    in ``language``."""
+    in ``language``, after the page's ``scripts`` (in ``page_js/``) and the script text ``then``."""
     previous = i18n.current_language()
     i18n.set_language(language)
     try:
-        scripts = [page.colour_script(), (page.PAGE_JS / "words.js").read_text()]
+        texts = [page.colour_script(), *[(page.PAGE_JS / name).read_text() for name in scripts], then]
     finally:
         i18n.set_language(previous)
-    done = subprocess.run([NODE, str(HARNESS)], input=json.dumps({"scripts": scripts, "calls": calls}),
+    done = subprocess.run([NODE, str(HARNESS)], input=json.dumps({"scripts": texts, "calls": calls}),
                           capture_output=True, text=True, check=True, timeout=60)
     return json.loads(done.stdout)
 
@@ -127,25 +127,42 @@ def float32_steps(a, b):
     return abs(struct.unpack("<i", struct.pack("<f", a))[0] - struct.unpack("<i", struct.pack("<f", b))[0])
 
 
-def test_masked_softmax_is_maskings_in_float32():
-    """maskedSoftmax (the page scripts' weights) gives torch's float32 weights within a few float32
-    steps (torch's CPU softmax sums in vector lanes and its vectorised exp rounds its last bits
-    otherwise than Math.exp: 4 steps at most over 3,000 random rows), and exactly 0 where masked:
-    ties in the scores, a large spread, one key left, no key left (all zeros), and a seeded sample."""
+# The mask editor's weights as its page script computes them (masked_softmax.js's masked softmax, the
+# one the page scripts of chapters 02 to 04 use), for square scores and a mask of cells: row by row,
+# 0 where masked (the page leaves a masked cell empty).
+MASK_EDITOR_WEIGHTS = """
+window.maskEditorWeights = (scores, mask) => {
+  const settings = {};
+  mask.forEach((row, i) => row.forEach((on, j) => { settings[`cell_${i}_${j}`] = on; }));
+  const figures = { null: { artists: [{ axes: [0, 0, 1, 1, 0, 1, 0, 1] }] } };
+  const look = window.D2L_COMPUTE.MaskEditorExplorer(settings, { scores }, figures, window.D2L, () => "").looks[0];
+  return scores.map((row, i) => look.values.slice(i * row.length, (i + 1) * row.length).map((w) => w ?? 0));
+};
+"""
+
+
+def test_the_page_scripts_masked_softmax_is_maskings_in_float32():
+    """The page's masked softmax gives torch's float32 weights within a few float32 steps (torch's CPU
+    softmax sums in vector lanes and its vectorised exp rounds its last bits otherwise than Math.exp:
+    4 steps at most over 3,000 random rows), and exactly 0 where masked: ties in the scores, a large
+    spread, one key left, no key left (all zeros), and a seeded sample of sizes and masks."""
     rng = random.Random(47)
-    rows = [([0.0, 0.0, 0.0], [True, True, True]), ([1.0, 2.0, 3.0], [True, False, True]),
-            ([5.0, -5.0], [False, False]), ([100.0, -100.0, 0.5], [True, True, True]), ([0.3], [True])]
-    for _ in range(300):
-        keys = rng.randint(1, 12)
-        spread = rng.choice([0.1, 1, 10])
-        scores = [float(torch.tensor(rng.gauss(0, spread), dtype=torch.float32)) for _ in range(keys)]
-        rows.append((scores, [rng.random() < 0.75 for _ in range(keys)]))
-    expected = [masked_softmax(torch.tensor([scores], dtype=torch.float32), mask=torch.tensor([allowed]))[0].tolist()
-                for scores, allowed in rows]
-    got = run_node([["D2L.maskedSoftmax", scores, allowed] for scores, allowed in rows], "en")
-    for (scores, allowed), want, have in zip(rows, expected, got):
-        assert all(h == 0 for h, a in zip(have, allowed) if not a or not any(allowed)), (scores, allowed, have)
-        assert max(float32_steps(w, h) for w, h in zip(want, have)) <= 8, (scores, allowed, want, have)
+    cases = [([[0.0, 0.0], [1.0, 2.0]], [[True, True], [True, False]]), ([[5.0]], [[False]]),
+             ([[100.0, -100.0, 0.5], [0.3, 0.3, 0.3], [1.0, 2.0, 3.0]],
+              [[True, True, True], [False, False, False], [True, False, True]])]
+    for _ in range(60):
+        size, spread = rng.randint(1, 8), rng.choice([0.1, 1, 10])
+        scores = [[float(torch.tensor(rng.gauss(0, spread), dtype=torch.float32)) for _ in range(size)]
+                  for _ in range(size)]
+        cases.append((scores, [[rng.random() < 0.75 for _ in range(size)] for _ in range(size)]))
+    expected = [masked_softmax(torch.tensor(scores, dtype=torch.float32), mask=torch.tensor(mask)).tolist()
+                for scores, mask in cases]
+    got = run_node([["maskEditorWeights", scores, mask] for scores, mask in cases], "en",
+                   scripts=("words.js", "paint.js", "masked_softmax.js"), then=MASK_EDITOR_WEIGHTS)
+    for (scores, mask), want, have in zip(cases, expected, got):
+        for allowed, want_row, have_row in zip(mask, want, have):
+            assert all(h == 0 for h, a in zip(have_row, allowed) if not a), (scores, mask, have)
+            assert max(float32_steps(w, h) for w, h in zip(want_row, have_row)) <= 8, (scores, mask, want, have)
 
 
 def weights_cases(seed=47, count=60):

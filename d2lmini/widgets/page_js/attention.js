@@ -1,7 +1,6 @@
 // AdditiveExplorer (chapter 03) and DotProductExplorer (chapter 04) computed in the page:
-// d2lmini.attention's additive and scaled dot-product scores, weighed by the shell's port of
-// masking.masked_softmax (words.js's maskedSoftmax), with the compute, describe and view update of
-// widgets/additive.py and widgets/dot_product.py, in JavaScript.
+// d2lmini.attention's additive and scaled dot-product scores and masking.masked_softmax, with the
+// compute, describe and view update of widgets/additive.py and widgets/dot_product.py, in JavaScript.
 // Their fixed inputs (queries, keys, parameters, the noise each seed draws) come from the page data,
 // drawn by torch at build time.
 //
@@ -28,6 +27,17 @@
   }
   const linear = (x, weight) => timesTransposed(x, weight, true); // nn.Linear without bias
   const bmm = (a, b) => timesTransposed(a, b, a.length * b.length * a[0].length >= BMM_LOOP);
+
+  // masking.masked_softmax of one row of scores: a masked key weighs 0, a row with no key left is
+  // all 0 (not NaN). As torch's softmax: exp(x - max), then each term times the sum's reciprocal.
+  function maskedSoftmax(scores, allowed) {
+    const kept = scores.filter((_, k) => allowed[k]);
+    if (!kept.length) return scores.map(() => 0);
+    const top = Math.max(...kept);
+    const exps = scores.map((score, k) => (allowed[k] ? f32(Math.exp(f32(score - top))) : 0));
+    const inverse = f32(1 / exps.reduce((sum, e) => f32(sum + e), 0));
+    return exps.map((e) => f32(e * inverse));
+  }
 
   // AdditiveAttention's scores w_vᵀ tanh(W_q q + W_k k) of one example: (queries, keys).
   function additiveScores(queries, keys, { W_q, W_k, w_v }) {
@@ -71,7 +81,7 @@
       const methods = [["additive", additiveScores(queries, keys, data)],
         ["scaled dot product", dotProductScores(queries, keys)]];
       for (const [method, scores] of methods) {
-        panels.push(scores.map((row, i) => d2l.maskedSoftmax(row, allowed[i])));
+        panels.push(scores.map((row, i) => maskedSoftmax(row, allowed[i])));
         mask.push(allowed);
         titles.push(say("panel", { method: say(method), b }));
       }
@@ -95,7 +105,7 @@
     const keys = data.keys.map((key) => key.slice(0, d)); // (keys, d)
     // attention_mask: key j below valid_len and, causal, not after query i.
     const allowed = queries.map((_, i) => keys.map((_, j) => j < validLen && (!causal || j <= i)));
-    const weights = dotProductScores(queries, keys).map((row, i) => d2l.maskedSoftmax(row, allowed[i]));
+    const weights = dotProductScores(queries, keys).map((row, i) => maskedSoftmax(row, allowed[i]));
     const entropy = weights.map((row) => -row.reduce((sum, w) => sum + (w > 0 ? w * Math.log(w) : 0), 0)); // nats
 
     const [cells, ...rest] = figures.null.artists; // registered: the heatmap, a bar per row, the ticks

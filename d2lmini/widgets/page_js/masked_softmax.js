@@ -1,10 +1,23 @@
 // Chapter 02's MaskedSoftmaxExplorer and MaskEditorExplorer computed in the page: d2lmini.masking's
-// masked_softmax (the shell's port, words.js's maskedSoftmax) over the fixed scores of the page data (widgets.masked_softmax.MaskedSoftmax.page_data,
+// masked_softmax over the fixed scores of the page data (widgets.masked_softmax.MaskedSoftmax.page_data,
 // widgets.mask_editor.MaskEditor.page_data), and the views' heatmaps (figure.BlitFigure.heatmap).
 // The mask editor's adjust is here too: a preset sets the cells, a click shows "edited by hand".
 "use strict";
 
 (function () {
+  const f32 = Math.fround;
+
+  // masked_softmax of one row (keys,) in float32, as torch computes it: the largest allowed score
+  // subtracted, exp, the sum in key order, times its inverse. A masked key (allowed false) gets
+  // weight 0, and a row with no key allowed all zeros (masking.zero_empty_rows), never NaN.
+  function maskedSoftmax(scores, allowed) {
+    if (!allowed.some(Boolean)) return scores.map(() => 0);
+    const top = Math.max(...scores.filter((_, k) => allowed[k]));
+    const exps = scores.map((score, k) => (allowed[k] ? f32(Math.exp(f32(score - top))) : 0));
+    const inverse = f32(1 / exps.reduce((total, e) => f32(total + e), 0));
+    return exps.map((e) => f32(e * inverse));
+  }
+
   // A (queries, keys) heatmap's look (page._cells): its cell edges in canvas pixels (cell (q, k)
   // centred on (k, q)) and its weights row by row, null where masked (the hatching shows through).
   function heatmapLook(artist, weights, mask, d2l) {
@@ -33,7 +46,7 @@
       const length = perExample ? validLens[b] : validLens[b][q];
       return row.map((_, k) => k < length);
     }));
-    const weights = scores.map((panel, b) => panel.map((row, q) => d2l.maskedSoftmax(row, mask[b][q])));
+    const weights = scores.map((panel, b) => panel.map((row, q) => maskedSoftmax(row, mask[b][q])));
     const artists = figures.null.artists; // one heatmap per example
     return {
       layout: "null",
@@ -51,7 +64,7 @@
   window.D2L_COMPUTE.MaskEditorExplorer = function (settings, data, figures, d2l, say) {
     const scores = data.scores, size = scores.length; // (queries, keys)
     const mask = cellMask(settings, size);
-    const weights = scores.map((row, i) => d2l.maskedSoftmax(row, mask[i]));
+    const weights = scores.map((row, i) => maskedSoftmax(row, mask[i]));
     const empty = mask.flatMap((row, i) => (row.some(Boolean) ? [] : [i])); // queries with no key
     const masked = mask.flat().filter((on) => !on).length;
     const rows = empty.length ? say("fully masked", { queries: empty.join(", ") }, empty.length)

@@ -96,20 +96,6 @@
     return fits.length ? Math.min(...fits) : 1.0;
   }
 
-  // masking.masked_softmax of one row (keys,) in float32, as torch computes it on the CPU: the largest
-  // allowed score subtracted, exp, the sum, times its inverse (within a few float32 steps of torch's,
-  // whose vectorised sum and exp round otherwise: tests/test_page_js_node.py). A masked key (allowed
-  // false) weighs 0, and a row with no key allowed is all zeros (masking.zero_empty_rows), never NaN.
-  // The page scripts that compute weights (masked_softmax.js, attention.js) take it from here.
-  const f32 = Math.fround;
-  function maskedSoftmax(scores, allowed) {
-    if (!allowed.some(Boolean)) return scores.map(() => 0);
-    const top = Math.max(...scores.filter((_, k) => allowed[k]));
-    const exps = scores.map((score, k) => (allowed[k] ? f32(Math.exp(f32(score - top))) : 0));
-    const inverse = f32(1 / exps.reduce((total, e) => f32(total + e), 0));
-    return exps.map((e) => f32(e * inverse));
-  }
-
   // A slider's value beside it, as the kernel's slider writes it (controls.readout_text).
   function readout(spec, value) {
     if (spec.kind === "FloatSlider") return marked(value.toFixed(spec.digits));
@@ -241,6 +227,5 @@
     return JSON.stringify(a) === JSON.stringify(b);
   }
 
-  Object.assign(D2L, { formatR, formatG, fixed, marked, say, readout, scaleTop, maskedSoftmax, describeWeights,
-    same });
+  Object.assign(D2L, { formatR, formatG, fixed, marked, say, readout, scaleTop, describeWeights, same });
 })();
