@@ -51,9 +51,11 @@ html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = ["_static"]
 html_css_files = ["site.css", "explorers/explorers.css"]
-# The live explorers (d2lmini.widgets.page): the colour maps and the page's shell on every page;
-# a chapter's own explorers load their data where they appear (tools/build_site.py).
-html_js_files = ["explorers/colours.js", ("explorers/explorers.js", {"defer": "defer"})]
+# The live explorers (d2lmini.widgets.page): the colour maps and the page's shell on every page, its
+# parts in order (page.SHELL_SCRIPTS, which tests/test_page_js_node.py holds this list to); a chapter's
+# own explorers load their data where they appear (tools/build_site.py).
+html_js_files = ["explorers/colours.js", *[(f"explorers/{src}", {"defer": "defer"})
+                                          for src in ("words.js", "paint.js", "controls.js", "explorers.js")]]
 # Every formula is drawn when the site is built (setup, below): no page loads MathJax.
 html_math_renderer = "prerendered"
 # Search results without a page summary: a summary fetches each result's page,

@@ -132,14 +132,19 @@ def script(data):
             "if (window.D2L) window.D2L.startSoon();\n")
 
 
+# The page's shell, its parts in the order a page loads them (plain scripts sharing window.D2L: each
+# uses those before it). site/conf.py lists them too, for the web site's pages.
+SHELL_SCRIPTS = ("words.js", "paint.js", "controls.js", "explorers.js")
+
+
 def write_assets(folder, declarations):
-    """Write into ``folder`` what pages need to show ``declarations`` live: ``explorers.js``,
-    ``explorers.css`` and ``colours.js`` (every page), and per explorer ``<name>.js``, its data, with its page script
-    before it when it has one, all in the learner's language (``i18n.set_language``). Returns name ->
-    the scripts its page loads, in order (relative to ``folder``)."""
+    """Write into ``folder`` what pages need to show ``declarations`` live: the shell's scripts
+    (``SHELL_SCRIPTS``), ``explorers.css`` and ``colours.js`` (every page), and per explorer ``<name>.js``, its
+    data, with its page script before it when it has one, all in the learner's language
+    (``i18n.set_language``). Returns name -> the scripts its page loads, in order (relative to ``folder``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("explorers.js", "explorers.css"):
+    for name in (*SHELL_SCRIPTS, "explorers.css"):
         shutil.copy(PAGE_JS / name, folder / name)
     (folder / "colours.js").write_text(colour_script())
     scripts = {}
@@ -159,7 +164,7 @@ def page_html(names, scripts, title="explorers"):
     tags = ['<link rel="stylesheet" href="explorers.css">', '<script src="colours.js"></script>']
     sources = dict.fromkeys(src for name in names for src in scripts[name])  # each script once, in order
     tags += [f'<script src="{src}"></script>' for src in sources]
-    tags.append('<script defer src="explorers.js"></script>')
+    tags += [f'<script defer src="{src}"></script>' for src in SHELL_SCRIPTS]  # deferred scripts run in order
     boxes = "\n".join(f'<div id="explorer-{i}" data-d2l-explorer="{name}"></div>' for i, name in enumerate(names))
     language = current_language().replace("_", "-")  # a BCP 47 tag
     return (f'<!doctype html>\n<html lang="{language}"><head><meta charset="utf-8"><title>{title}</title>\n'
