@@ -11,7 +11,7 @@
   const D2L = (window.D2L = window.D2L || {}); // the namespace the shell's parts share (explorers.js)
   const { say, readout, same } = D2L; // words.js
   const SETTINGS = window.D2L_SETTINGS; // page.colour_script
-  const WORDS = SETTINGS.words; // page.SHELL_WORDS
+  const WORDS = SETTINGS.words; // page_words.SHELL_WORDS
   const COLOUR_SCALES = SETTINGS.scales; // Explorer.COLOUR_SCALES
   const PLAY_MS = 250; // a Play button's slider moves one step this often
 
@@ -30,7 +30,7 @@
   class ExplorerControls {
     build() {
       const data = this.data;
-      // A group named after the explorer (page.title: "Mask editor explorer"), so that a screen reader
+      // A group named after the explorer (page_words.title: "Mask editor explorer"), so that a screen reader
       // says which explorer a control belongs to.
       this.root.setAttribute("role", "group");
       this.root.setAttribute("aria-label", data.title);
@@ -386,7 +386,7 @@
       }
     }
 
-    // A control whose options depend on the others (Declaration.choices; page.valid_options) offers
+    // A control whose options depend on the others (Declaration.choices; page_states.valid_options) offers
     // only those valid with the others' values now; a value no longer valid falls back to the first
     // valid option ("all heads"), or, on a slider, to its last, as the declarations' adjust does.
     offerValidOptions() {

@@ -15,7 +15,7 @@
   // state, its drawing, its start; the page's start).
   const D2L = window.D2L;
   const { say, formatG, same, PAINT, tableColour, pageMode, figureFor, image } = D2L;
-  const WORDS = window.D2L_SETTINGS.words; // page.SHELL_WORDS
+  const WORDS = window.D2L_SETTINGS.words; // page_words.SHELL_WORDS
   const PREPARED_MOST = 12; // neighbouring states made ready per state shown (PageExplorer.prepare)
   const COMPUTED_KEPT = PREPARED_MOST + 4; // and the state shown, and a few shown before it (forgetOldest)
 
@@ -198,7 +198,7 @@
     // on the settings and the page data alone, so a state once computed is kept and reused (state).
     compute(settings) {
       const data = this.data;
-      const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page.SCRIPT_WORDS)
+      const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page_words.SCRIPT_WORDS)
       const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L, words);
       return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
     }
@@ -216,9 +216,9 @@
     // the next press then finds its state ready and spends its frame drawing it. Each is computed in a
     // task of its own, posted after the frame, so that a key pressed meanwhile waits for one state at
     // most (the browser handles input before other tasks). Not requestIdleCallback: headless Chromium
-    // called it only after a long wait, or never, on a page with nothing to draw, so no state was
-    // ready; and Safari lacks it. A neighbour that adjust or the valid options would move elsewhere is
-    // computed when it is pressed.
+    // did not call it on a page with nothing to draw, so few states were ready; and Safari lacks it.
+    // A neighbour is computed with adjust applied, but not the valid options or menu choices the state
+    // would change: where they would, the press computes its own state.
     prepare() {
       if (!this.data.compute) return;
       this.drawn = true; // a new state waits for its frame: the next neighbour comes after it
@@ -230,14 +230,21 @@
         requestAnimationFrame(() => channel.port2.postMessage(null));
       };
       channel.port1.onmessage = () => {
-        if (this.drawn) return afterFrame(); // a key moved a control meanwhile: its frame goes first
+        if (this.drawn) return afterFrame(); // something was drawn meanwhile: its frame goes first
         const next = this.unprepared();
         if (!next) {
           this.preparing = false;
           return;
         }
         const [key, settings] = next;
-        this.computed.set(key, this.compute(settings));
+        let state;
+        try {
+          state = this.compute(settings);
+        } catch (error) { // the press that reaches it will say so; preparing starts again with the next state
+          this.preparing = false;
+          throw error;
+        }
+        this.computed.set(key, state);
         const shownKey = this.stateKey(this.settings());
         const shown = this.computed.get(shownKey); // the state on screen stays the latest
         if (shown) {

@@ -99,7 +99,7 @@
   }
 
   // The colour a state gives a text (look.colour), on the page drawn now: its dark counterpart where
-  // the style has one (page._dark_look_colours), else as it is.
+  // the style has one (page_figure._dark_look_colours), else as it is.
   function lookColour(style, colour) {
     const pair = (style.look_colours || []).find(([light]) => same(light, colour));
     return pair ? pair[1] : colour;
@@ -114,7 +114,7 @@
     return picture.decode().then(() => ("createImageBitmap" in window ? createImageBitmap(picture) : picture));
   }
 
-  // Painting: one function per kind of registered artist (page._ARTISTS).
+  // Painting: one function per kind of registered artist (page_artists.ARTISTS).
   const PAINT = {
     // A grid of cells, each filling the pixels between its rounded edges (Agg fills the pixels whose
     // centres are inside). The cells are written as pixels into a picture of the grid's box, then

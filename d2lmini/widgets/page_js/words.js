@@ -62,11 +62,11 @@
     return quote + (quote === "'" ? escaped.replace(/'/g, "\\'") : escaped) + quote;
   }
 
-  // The index of a message's plural form for the count n: the language's rule (page.plural_rule), a C
+  // The index of a message's plural form for the count n: the language's rule (page_words.plural_rule), a C
   // expression of n that d2lmini checked at build time, which JavaScript reads alike.
   const pluralForm = new Function("n", `return Number(${SETTINGS.plural});`);
 
-  // The message `name` of `words` (a table of page.py, in the learner's language) with its {fields}
+  // The message `name` of `words` (a table of page_words.py, in the learner's language) with its {fields}
   // filled as the kernel's Python fills them (i18n.Message.format): a number by its format spec (.2f,
   // .3g, g) with the language's marks, a text as it is, or as Python's repr with !r. A message said of
   // `count` is a list of its plural forms.
