@@ -15,16 +15,23 @@
   const COLOUR_SCALES = SETTINGS.scales; // Explorer.COLOUR_SCALES
   const PLAY_MS = 250; // a Play button's slider moves one step this often
 
+  // A control and its label (tied by the control's id) in one box of class `className`, the label
+  // first or after the control.
+  function labelBox(element, text, className, labelFirst) {
+    const label = document.createElement("label");
+    label.htmlFor = element.id;
+    label.textContent = text;
+    const box = document.createElement("span");
+    box.className = className;
+    if (labelFirst) box.append(label, element);
+    else box.append(element, label);
+    return box;
+  }
+
   // A radio button and its label, in one box that keeps them on one line (explorers.css): a narrow
   // screen wraps the group between its choices, never between a button and its label.
   function choice(input, text) {
-    const label = document.createElement("label");
-    label.htmlFor = input.id;
-    label.textContent = text;
-    const box = document.createElement("span");
-    box.className = "d2l-choice";
-    box.append(input, label);
-    return box;
+    return labelBox(input, text, "d2l-choice", false);
   }
 
   class ExplorerControls {
@@ -95,13 +102,7 @@
 
     labelled(element, text, name) {
       element.id = `${this.id}-${name}`;
-      const label = document.createElement("label");
-      label.htmlFor = element.id;
-      label.textContent = text;
-      const box = document.createElement("span");
-      box.className = "d2l-control";
-      box.append(label, element);
-      return box;
+      return labelBox(element, text, "d2l-control", true);
     }
 
     control(spec) {
