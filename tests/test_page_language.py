@@ -2,7 +2,8 @@
 
 ``page.write_assets`` writes the page in the language set: every explorer's labels, options, notes,
 captions, summaries and title, and the words of the page's scripts (``SHELL_WORDS``,
-``plotting.SUMMARY_WORDS``, ``SCRIPT_WORDS``), with the language's number marks and plural rule.
+``plotting.SUMMARY_WORDS``, each declaration's ``script_words``), with the language's number marks and
+plural rule.
 Exported under pt_BR, no word the English export says is left, but code names and the words the two
 languages share; under English, the page data is the declarations' own English. The page's side
 (``D2L.say``, the ports of ``describe_weights`` and of the declarations) is tested in Chromium
@@ -11,12 +12,13 @@ against the kernel, in both languages (tests/browser/test_page_explorers.py).
 
 import json
 import re
+import sys
 
 import pytest
 
 from d2lmini.i18n import set_language
 from d2lmini.plotting import SUMMARY_WORDS, describe_weights
-from d2lmini.widgets import DECLARATIONS, page, page_words
+from d2lmini.widgets import DECLARATIONS, Additive, Declaration, DotProduct, page, page_words
 from tools.catalogues import extracted
 
 # Words the Portuguese page says as the English does: code names (colour maps, kernels, True, NaN,
@@ -144,7 +146,7 @@ def test_the_english_page_data_is_the_declarations_own(exported):
         assert [(row["label"], row["note"]) for row in got["rows"]] == [
             (row.label, row.note) for row in explorer.arrangement()]
         assert got["coarser"] == explorer.page_note
-        assert got["title"] == page_words.TITLES[explorer.name]  # the English of its name, "Mask editor explorer"
+        assert got["title"] == explorer.title  # the English of its name, "Mask editor explorer"
     # Names a screen reader says well: a hyphenated compound, and what is explored.
     assert data["MultiHeadExplorer"]["title"] == "Multi-head attention explorer"
     assert data["AdditiveExplorer"]["title"] == "Additive attention explorer"
@@ -153,8 +155,22 @@ def test_the_english_page_data_is_the_declarations_own(exported):
     assert settings["words"]["fitted"] == "; colours 0 to {top:g}" and settings["plural"] == "(n != 1)"
 
 
-def test_every_explorer_has_a_title():
-    assert {declaration.__name__ + "Explorer" for declaration in DECLARATIONS} <= set(page_words.TITLES)
+def test_every_explorer_declares_a_title_the_portuguese_page_translates(exported):
+    """Each declaration says its own name on the page (``title``, a catalogue message), no two alike, and
+    the Portuguese page says each in Portuguese."""
+    titles = [declaration.title for declaration in DECLARATIONS]
+    assert all(titles) and len(set(titles)) == len(titles)
+    english, portuguese = exported["en"][0], exported["pt_BR"][0]
+    for declaration in DECLARATIONS:
+        name = declaration.__name__ + "Explorer"
+        assert portuguese[name]["title"] != english[name]["title"] == declaration.title
+
+
+def test_an_explorer_with_no_title_is_named_after_its_class():
+    class ToyLens(Declaration):
+        pass
+
+    assert page_words.title(ToyLens()) == "Toy lens explorer"
 
 
 def test_the_page_says_the_kernels_labels_in_portuguese(exported):
@@ -196,19 +212,58 @@ def test_the_summary_writes_its_weights_with_the_languages_marks():
         set_language("en")
 
 
-def test_each_script_word_is_its_modules_message():
-    """A page script says what its declaration's module says (``SCRIPT_WORDS`` copies those messages):
-    each is also marked in a module other than page_words.py, so a message changed there fails here, naming
-    the copy to change."""
+def _named(module):
+    """What a module names: its constants and functions, and the items of its tuples (``METHODS``)."""
+    values = list(vars(module).values())
+    return values + [item for value in values if isinstance(value, tuple) for item in value]
+
+
+def test_each_script_word_is_its_declarations_own_message():
+    """A page script says what its declaration says: each of a declaration's ``script_words`` is one of its
+    module's constants (the message its ``compute`` or ``describe`` formats, or a function of a count
+    giving it), marked there for the catalogue; a new message written into ``script_words`` alone fails."""
     catalogue = extracted()
     stale = []
-    for script, words in page_words.SCRIPT_WORDS.items():
-        for name, word in words.items():
+    for declaration in DECLARATIONS:
+        module = sys.modules[declaration.__module__]
+        for name, word in declaration.script_words.items():
             if callable(word):  # a plural: its singular and plural, read back from a count of each
                 key = (word(1), word(2))
             else:
                 key = word
             message = catalogue.get(key)
-            if message is None or all(file.endswith("widgets/page_words.py") for file, _ in message.locations):
-                stale.append(f"{script} {name!r}")
-    assert stale == [], f"these words of page_words.SCRIPT_WORDS are no longer their modules' messages: {stale}"
+            marked = message is not None and module.__name__.replace(".", "/") + ".py" in dict(message.locations)
+            if not (marked and any(word is value for value in _named(module))):
+                stale.append(f"{declaration.__name__} {name!r}")
+    assert stale == [], f"these script words are not their declarations' modules' messages: {stale}"
+
+
+SAID = re.compile(r'(?<![\w.])say\(\s*"([^"]+)"')  # a page script's say("name", ...)
+
+
+def test_every_word_a_page_script_says_is_declared():
+    """Each name a page script gives ``say`` is a word of the declarations it serves (``script_words``),
+    and each of their words is named in the script (given ``say`` or a string it passes on): a word
+    renamed on one side only fails here."""
+    for script in {declaration.page_script for declaration in DECLARATIONS} - {None}:
+        source = (page.PAGE_JS / script).read_text()
+        words = page_words.script_words(next(d for d in DECLARATIONS if d.page_script == script))
+        assert set(SAID.findall(source)) - set(words) == set(), script
+        assert [name for name in words if f'"{name}"' not in source] == [], script
+
+
+def test_a_script_serving_several_explorers_is_sent_the_words_of_them_all():
+    """attention.js ports Additive and DotProduct, each declaring only the words of its own port: each
+    explorer is sent the script's whole table, in DECLARATIONS' order; a second word of the same name
+    but another message is refused."""
+    both = {**Additive.script_words, **DotProduct.script_words}
+    assert list(page_words.script_words(Additive()).items()) == list(both.items())
+    assert list(page_words.script_words(DotProduct()).items()) == list(both.items())
+    assert not set(Additive.script_words) & set(DotProduct.script_words)
+
+    class Clash(Declaration):
+        page_script = "attention.js"
+        script_words = {"causal": "causal, again"}
+
+    with pytest.raises(ValueError, match="attention.js says two words named 'causal'"):
+        page_words.script_words(Clash())

@@ -14,6 +14,10 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+# A panel's title (its method, one of METHODS) and the caption, which the page script says too
+# (Additive.script_words).
+PANEL = N_("{method}, example {b}")
+ADDITIVE_CAPTION = N_("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}")
 BATCH, NUM_QUERIES, NUM_KEYS, SIZE = 2, 4, 10, 2  # SIZE: the queries' and keys' features
 METHODS = (N_("additive"), N_("scaled dot product"))
 TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel: the page's
@@ -21,7 +25,7 @@ TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS] 
 
 def titles():
     """The panels' titles (``TITLES``) in the learner's language."""
-    return [_("{method}, example {b}").format(method=_(method), b=b) for b in range(BATCH) for method in METHODS]
+    return [_(PANEL).format(method=_(method), b=b) for b in range(BATCH) for method in METHODS]
 
 
 def key_noise(seed):
@@ -55,6 +59,7 @@ class Additive(Declaration):
     weights over the valid keys; the noise slider perturbs them.
     """
 
+    title = N_("Additive attention explorer")
     controls = (
         FloatSlider("noise", N_("key noise"), 0.0, 2.0, 0.05, digits=2),
         # At noise 0 every seed gives the same keys, all ones: the seed is disabled, and says why.
@@ -72,6 +77,8 @@ class Additive(Declaration):
     filename = "additive.png"
     repr_controls = ("noise", "seed", "valid_len_0", "valid_len_1")
     page_script = "attention.js"  # 49,610 states, each computed in the page from a few hundred numbers
+    # Each method by its English, as the script names it.
+    script_words = {**{method: method for method in METHODS}, "panel": PANEL, "additive caption": ADDITIVE_CAPTION}
 
     def __init__(self):
         generator = torch.Generator().manual_seed(0)
@@ -98,8 +105,7 @@ class Additive(Declaration):
                               dim=1)  # (batch, method, queries, keys)
         mask = attention_mask(valid_lens, BATCH, NUM_QUERIES, NUM_KEYS)  # (batch, 1, keys)
         mask = mask.unsqueeze(1).expand(weights.shape)  # the same for both methods
-        caption = _("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}").format(
-            noise=noise, seed=seed, valid_lens=valid_lens.tolist())
+        caption = _(ADDITIVE_CAPTION).format(noise=noise, seed=seed, valid_lens=valid_lens.tolist())
         return AdditiveResult(weights, caption, mask=mask, noisy_keys=keys, valid_lens=valid_lens)
 
     def build(self, blit):

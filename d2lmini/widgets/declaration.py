@@ -251,7 +251,9 @@ class Declaration:
       picture is not attention weights, so no colour-scale or colour-map
       control), ``colour_scale`` (the scale shown first), ``static_hint``
       (the line under the static picture of a notebook not run, for an
-      explorer that ``HINT``'s sliders would misdescribe);
+      explorer that ``HINT``'s sliders would misdescribe), ``title`` (its name
+      on the web page), ``page_script`` and its ``script_words`` (what the
+      page's port of it says);
 
     and define ``adjust(settings, changed)`` (the settings after the control
     ``changed`` moved: one control may set others), ``choices(settings)``
@@ -269,11 +271,19 @@ class Declaration:
     shows_weights = True
     colour_scale = "fixed"  # the colour scale shown first: "fixed" (0 to 1) or "fit" (to the weights)
     static_hint = None  # under the static picture: None, the shell's HINT; or a message marked with N_
+    # Its name on the web page (its box's aria-label, said by a screen reader), marked N_; None: named
+    # after its class, in English (page_words.title).
+    title = None
     page_note = ""  # on the web site: what the page offers less than the notebook, said under the picture
     # On the web site: None, the page stores every state it offers (page_states); or the name of a
     # script in page_js/ that computes a state in the page from ``page_data()`` (and ports ``adjust``,
     # when the declaration has one: explorers.js's D2L_ADJUST).
     page_script = None
+    # With a page_script: the words its port of ``compute`` and ``describe`` says, by name, each a message
+    # marked N_ or, for one said of a count, a function of the count giving n_. They are the messages its
+    # Python ``compute`` and ``describe`` format (its module's constants), so each is written once; a
+    # script serving several declarations is sent the words of them all (page_words.script_words).
+    script_words = {}
     page_play = None  # on the web site: the name of a slider given a Play/Pause button (a recorded run's steps)
 
     @classmethod

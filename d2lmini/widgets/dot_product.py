@@ -16,6 +16,9 @@ from .figure import masked_weights
 
 NUM_TOKENS = 8
 D_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+# The caption and its parts, which the page script says too (DotProduct.script_words).
+CAPTION = N_("d = {d}, {scaled}, temperature {temperature:.2g}, valid_lens = {valid_lens}{causal}")
+SCALED, UNSCALED, CAUSAL = N_("scaled by 1/√d"), N_("unscaled"), N_(", causal")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class DotProductResult(Result):
 class DotProduct(Declaration):
     """Scaled dot-product weights for random queries and keys, with each row's entropy."""
 
+    title = N_("Dot-product attention explorer")
     controls = (
         Choice("d", N_("dimension d"), options(D_CHOICES), style="slider"),
         Checkbox("scale", N_("divide by √d")),
@@ -56,6 +60,7 @@ class DotProduct(Declaration):
     filename = "dot_product.png"
     repr_controls = ("d", "scale", "temperature", "valid_len", "causal")
     page_script = "attention.js"  # 18,360 states, each computed in the page from the queries and keys
+    script_words = {"dot product caption": CAPTION, "scaled": SCALED, "unscaled": UNSCALED, "causal": CAUSAL}
 
     def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)
@@ -83,9 +88,8 @@ class DotProduct(Declaration):
         weights = attention.attention_weights[0]  # (queries, keys)
         entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)  # (queries,); 0 log 0 = 0
         mask = attention_mask(valid_lens, 1, *weights.shape, causal=causal)[0].expand(weights.shape)
-        caption = _("d = {d}, {scaled}, temperature {temperature:.2g}, valid_lens = {valid_lens}{causal}").format(
-            d=d, scaled=_("scaled by 1/√d") if scale else _("unscaled"), temperature=temperature,
-            valid_lens=valid_lens.tolist(), causal=_(", causal") if causal else "")
+        caption = _(CAPTION).format(d=d, scaled=_(SCALED) if scale else _(UNSCALED), temperature=temperature,
+                                    valid_lens=valid_lens.tolist(), causal=_(CAUSAL) if causal else "")
         return DotProductResult(weights, caption, mask=mask, d=d, scale=scale, temperature=temperature,
                                 causal=causal, valid_lens=valid_lens, entropy=entropy)
 

@@ -20,6 +20,13 @@ from .figure import DPI, PIXEL_RATIO
 
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights
+# What compute, describe, choices and the view say, which the page script says too (HeadView.script_words).
+EVERY_TOKEN = N_("every token")
+TOKEN = N_("token {query} ({token!r})")
+CAPTION = N_("layer {layer}, head {head}: where {who} looks, in {sentence!r}")
+SUMMARY = N_("Layer {layer}, head {head}: {summary}")
+MAP_TITLE = N_("layer {layer}, head {head}")  # the heatmap's
+ALL_TOKENS = N_("all tokens")  # the query menu's first option
 
 
 def figure_size(num_tokens):
@@ -64,6 +71,7 @@ class HeadView(Declaration):
     moving the layer or the head only redraws.
     """
 
+    title = N_("Head view explorer")
     Settings = HeadViewSettings
     rows = (Row(("sentence",)), Row(("layer", "head", "query")))
     filename = "head_view.png"
@@ -71,6 +79,8 @@ class HeadView(Declaration):
     # 5 sentences × 72 heads × (T + 1) queries: 5,544 states (one sentence's 1,224 stored took 2 MB),
     # so the page computes them from the cached maps.
     page_script = "head_view.js"
+    script_words = {"every token": EVERY_TOKEN, "token": TOKEN, "caption": CAPTION, "summary": SUMMARY,
+                    "title": MAP_TITLE, "all tokens": ALL_TOKENS}
     page_note = N_("The page offers the chapter's example sentences. To look at a sentence of your own, run the "
                    "chapter with the model installed: its sentence box takes any text.")
 
@@ -89,7 +99,7 @@ class HeadView(Declaration):
             IntSlider("layer", N_("layer"), 0, num_layers - 1),
             IntSlider("head", N_("head"), 0, num_heads - 1),
             # The labels name the sentence's tokens (``choices``).
-            Choice("query", N_("query"), ((N_("all tokens"), "all"), *((str(i), i) for i in range(MAX_TOKENS)))),
+            Choice("query", N_("query"), ((ALL_TOKENS, "all"), *((str(i), i) for i in range(MAX_TOKENS)))),
         )
 
     @classmethod
@@ -156,7 +166,7 @@ class HeadView(Declaration):
 
     def choices(self, settings):
         tokens = self.attention(settings.sentence)[0]
-        return {"query": {"all": N_("all tokens"), **{i: f"{i}: {token}" for i, token in enumerate(tokens)}}}
+        return {"query": {"all": ALL_TOKENS, **{i: f"{i}: {token}" for i, token in enumerate(tokens)}}}
 
     def compute(self, settings):
         sentence, layer, head, query = settings.sentence, settings.layer, settings.head, settings.query
@@ -164,10 +174,8 @@ class HeadView(Declaration):
         head_map = maps[layer, head]  # (T, T): row i = where token i looks
         lines = head_map if query == "all" else torch.zeros_like(head_map).index_copy_(
             0, torch.tensor([query]), head_map[query:query + 1])
-        who = _("every token") if query == "all" else _("token {query} ({token!r})").format(
-            query=query, token=tokens[query])
-        caption = _("layer {layer}, head {head}: where {who} looks, in {sentence!r}").format(
-            layer=layer, head=head, who=who, sentence=sentence)
+        who = _(EVERY_TOKEN) if query == "all" else _(TOKEN).format(query=query, token=tokens[query])
+        caption = _(CAPTION).format(layer=layer, head=head, who=who, sentence=sentence)
         return HeadViewResult(maps[layer], caption,
                               layout=sentence, head_map=head_map, lines=lines, layer=layer, head=head, query=query,
                               tokens=tokens)
@@ -181,7 +189,7 @@ class HeadView(Declaration):
         tokens, query = result.tokens, result.query
         summary = describe_weights(result.head_map, query_labels=tokens, key_labels=tokens,
                                    queries=None if query == "all" else [query])
-        return _("Layer {layer}, head {head}: {summary}").format(layer=result.layer, head=result.head, summary=summary)
+        return _(SUMMARY).format(layer=result.layer, head=result.head, summary=summary)
 
     def recipe(self, result):
         inputs = {"tokens": result.tokens, "head": result.head, "layer": result.layer}
@@ -223,7 +231,7 @@ class SentenceView:
         ax_map.set_xticks(range(T), tokens, rotation=90, fontsize="small")
         ax_map.set_yticks(range(T), tokens, fontsize="small")
         # A placeholder title, so that a layout made before the first update leaves room for it (the page's).
-        self.map_title = blit.animate(ax_map.set_title(_("layer {layer}, head {head}").format(layer=0, head=0)))
+        self.map_title = blit.animate(ax_map.set_title(_(MAP_TITLE).format(layer=0, head=0)))
 
         ax_lines = figure.add_subplot(columns[2])
         # No frame, no ticks (set_axis_off would leave the spines undrawn, and so stale, which the
@@ -248,7 +256,7 @@ class SentenceView:
             thumbnail.set_array(result.weights[h].numpy())
             frame.set_visible(h == result.head)
         self.heatmap.set_array(result.head_map.numpy())
-        self.map_title.set_text(_("layer {layer}, head {head}").format(layer=result.layer, head=result.head))
+        self.map_title.set_text(_(MAP_TITLE).format(layer=result.layer, head=result.head))
         # One segment per (query, key) pair that carries at least LINE_FLOOR of the weight: the
         # others would be hairlines in near-white, and drawing them (and compressing their
         # antialiased pixels) took most of an update.

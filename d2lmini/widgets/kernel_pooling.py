@@ -34,6 +34,8 @@ SCORES = ((N_("−½(q − k)², nearness"), "distance"), (N_("q·k, product"), 
 # English, translated where it is shown; the code takes the name itself.
 KERNEL_LABELS = {"gaussian": N_("gaussian"), "boxcar": N_("boxcar"), "constant": N_("constant"),
                  "epanechnikov": N_("epanechnikov")}
+# The kernel explorer's caption, which its page script says too (KernelPooling.script_words).
+KERNEL_CAPTION = N_("{kernel} kernel, σ = {sigma:.3g}, {n} training points")
 
 
 def _scores(query, keys, score):
@@ -72,6 +74,7 @@ class QueryPooling(Declaration):
     cell under its key. The nearness score is the Gaussian kernel of width 1.
     """
 
+    title = N_("Query pooling explorer")
     controls = (
         FloatSlider("query", N_("query q"), QUERY_LOW, QUERY_HIGH, 0.1),
         Choice("score", N_("score a(q, k)"), SCORES),
@@ -191,6 +194,7 @@ class KernelPooling(Declaration):
     fast as any other change.
     """
 
+    title = N_("Kernel pooling explorer")
     controls = (
         # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser
         # snaps a value to the grid and sends it back.
@@ -204,13 +208,13 @@ class KernelPooling(Declaration):
     repr_controls = ("sigma", "kernel", "n_train")
     queries = QUERIES
     page_script = "kernel_pooling.js"  # 3,280 states of up to 5,000 weights: the page computes them
+    script_words = {"caption": KERNEL_CAPTION}
 
     def compute(self, settings):
         sigma, kernel, n = settings.sigma, settings.kernel, settings.n_train
         x_train, y_train = training_data(n)
         predictions, weights = nadaraya_watson(self.queries, x_train, y_train, kernel, sigma)
-        caption = _("{kernel} kernel, σ = {sigma:.3g}, {n} training points").format(
-            kernel=_(KERNEL_LABELS[kernel]), sigma=sigma, n=n)
+        caption = _(KERNEL_CAPTION).format(kernel=_(KERNEL_LABELS[kernel]), sigma=sigma, n=n)
         return KernelResult(weights, caption,
                             kernel=kernel, sigma=sigma, x_train=x_train, y_train=y_train, predictions=predictions)
 

@@ -69,9 +69,21 @@ def _queries(rows):
     return ", ".join(str(q) for q in rows)
 
 
+# The caption's words, which the page script says too (MaskEditor.script_words).
+EVERY_QUERY = N_("every query sees at least one key")
+CELLS_MASKED = N_("{masked} of {cells} cells masked; {rows}")
+
+
+def fully_masked(count):
+    """The caption's words for ``count`` queries that see no key (listed in its {queries})."""
+    return n_("fully masked: query {queries}, all-zero weights by d2lmini's policy",
+              "fully masked: queries {queries}, all-zero weights by d2lmini's policy", count)
+
+
 class MaskEditor(Declaration):
     """Click cells of a (6 queries, 6 keys) mask; ``masked_softmax`` of fixed random scores redraws."""
 
+    title = N_("Mask editor explorer")
     controls = (
         Choice("preset", N_("preset"), options([*PRESETS, CUSTOM])),
         *(Checkbox(f"cell_{i}_{j}", numbered(N_("query {i}, key {j}"), i=i, j=j), style="cell")
@@ -86,6 +98,7 @@ class MaskEditor(Declaration):
     filename = "mask_editor.png"
     repr_controls = ("preset",)
     page_script = "masked_softmax.js"  # 2^36 masks: the page computes them
+    script_words = {"every query": EVERY_QUERY, "fully masked": fully_masked, "cells masked": CELLS_MASKED}
 
     def __init__(self, seed=0):
         check_number(seed, "seed", 0, 2**31 - 1, integer=True)
@@ -104,13 +117,10 @@ class MaskEditor(Declaration):
         weights = masked_softmax(self.scores, mask=mask)  # (1, queries, keys)
         empty = empty_rows(mask)[0, :, 0].nonzero().flatten().tolist()  # queries with no key
         if not empty:
-            rows = _("every query sees at least one key")
+            rows = _(EVERY_QUERY)
         else:
-            rows = n_("fully masked: query {queries}, all-zero weights by d2lmini's policy",
-                      "fully masked: queries {queries}, all-zero weights by d2lmini's policy",
-                      len(empty)).format(queries=_queries(empty))
-        caption = _("{masked} of {cells} cells masked; {rows}").format(masked=int((~mask).sum()), cells=SIZE * SIZE,
-                                                                       rows=rows)
+            rows = fully_masked(len(empty)).format(queries=_queries(empty))
+        caption = _(CELLS_MASKED).format(masked=int((~mask).sum()), cells=SIZE * SIZE, rows=rows)
         return Result(weights, caption, mask=mask)
 
     def build(self, blit):

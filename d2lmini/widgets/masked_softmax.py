@@ -13,13 +13,14 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+EXAMPLE = N_("example {b}")  # a panel's title, which the page script says too (MaskedSoftmax.script_words)
 BATCH, NUM_QUERIES, NUM_KEYS = 2, 4, 8
 TITLES = [f"example {b}" for b in range(BATCH)]  # the page's; the learner's: titles()
 
 
 def titles():
     """The panels' titles in the learner's language."""
-    return [_("example {b}").format(b=b) for b in range(BATCH)]
+    return [_(EXAMPLE).format(b=b) for b in range(BATCH)]
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class MaskedSoftmax(Declaration):
     per query of each example; only the controls of the mode shown count.
     """
 
+    title = N_("Masked softmax explorer")
     controls = (
         Choice("mode", N_("lengths"), ((N_("per example"), "per example"), (N_("per query"), "per query")),
                style="toggle"),
@@ -73,6 +75,7 @@ class MaskedSoftmax(Declaration):
     filename = "masked_softmax.png"
     repr_controls = ("mode", "valid_len_0", "valid_len_1")
     page_script = "masked_softmax.js"  # 9^8 states per query: the page computes them
+    script_words = {"example": EXAMPLE}
 
     def __init__(self, seed=0):
         generator = torch.Generator().manual_seed(seed)

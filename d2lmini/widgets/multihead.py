@@ -63,6 +63,7 @@ class MultiHead(Declaration):
     ``num_heads`` has.
     """
 
+    title = N_("Multi-head attention explorer")
     Settings = MultiHeadSettings
     rows = (Row(("num_heads", "head")), Row(("valid_len", "causal")))
     filename = "multihead.png"

@@ -88,6 +88,7 @@ class OnlineSoftmax(Declaration):
     to its last block (``adjust``).
     """
 
+    title = N_("Online softmax explorer")
     controls = (
         Choice("block_size", N_("block size"), options(BLOCK_SIZES), style="slider"),
         Choice("step", N_("blocks seen"), options(range(NUM_KEYS + 1)), style="slider"),

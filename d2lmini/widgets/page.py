@@ -38,9 +38,10 @@ A text with a halo (a stroke) is drawn to be read on any colour, and keeps its c
 The page speaks the learner's language (``d2lmini.i18n``), the one set when the assets are written:
 what the declarations say (labels, options, notes, captions, summaries) as the kernel's shell says it
 (``say``), and every word of the page's scripts, which keep none of their own. Those are tables of
-messages (``page_words.SHELL_WORDS``, ``plotting.SUMMARY_WORDS``, ``page_words.SCRIPT_WORDS``) sent translated with the
+messages (``page_words.SHELL_WORDS``, ``plotting.SUMMARY_WORDS``, and each page script's: the
+``script_words`` of the declarations it serves, ``page_words.script_words``) sent translated with the
 language's number marks and plural rule (``colour_script``, ``export``), where ``D2L.say`` fills their
-fields as Python's ``str.format`` does.
+fields as Python's ``str.format`` does. Each explorer's name on the page is its declaration's ``title``.
 """
 
 
@@ -56,7 +57,7 @@ from .explorer import Explorer
 from .figure import SCALE_TOPS
 from .page_artists import colour_table
 from .page_states import Interned, PageStates, offered_values, valid_options
-from .page_words import SCRIPT_WORDS, SHELL_WORDS, plural_rule, said, said_spec, title
+from .page_words import SHELL_WORDS, plural_rule, said, said_spec, script_words, title
 
 PAGE_JS = Path(__file__).with_name("page_js")  # the page side's scripts
 MAX_STATES = 5000  # states one explorer's page may store; more need a coarser grid (page_values)
@@ -84,7 +85,7 @@ def colour_script():
 def export(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from
-    and its script's words (``SCRIPT_WORDS``). What it says is in the learner's language."""
+    and its script's words (``page_words.script_words``). What it says is in the learner's language."""
     offered = offered_values(declaration)
     states = [] if declaration.page_script else list(itertools.islice(declaration.page_states(offered),
                                                                        MAX_STATES + 1))
@@ -119,7 +120,7 @@ def export(declaration):
         "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
         "title": title(declaration),
-        "words": said(SCRIPT_WORDS[declaration.page_script]) if declaration.page_script else None,
+        "words": said(script_words(declaration)) if declaration.page_script else None,
     }
 
 

@@ -1,13 +1,14 @@
-"""The page's words: what the page's shell and page scripts say (``SHELL_WORDS``, ``SCRIPT_WORDS``),
-the explorers' names on the page (``TITLES``, ``title``) and their controls as the page shows them
-(``said_spec``), all sent in the learner's language with its plural rule (``said``, ``plural_rule``).
-The scripts keep no words of their own: ``D2L.say`` fills these messages' fields as ``str.format``
-does."""
+"""The page's words: what the page's shell says (``SHELL_WORDS``) and what a page script says
+(``script_words``, gathered from the declarations it serves), the explorers' names on the page
+(``title``, from each declaration's own) and their controls as the page shows them (``said_spec``),
+all sent in the learner's language with its plural rule (``said``, ``plural_rule``). The scripts keep
+no words of their own: ``D2L.say`` fills these messages' fields as ``str.format`` does."""
 
 import gettext
 import re
 
-from ..i18n import DOMAIN, ENGLISH, LOCALE, N_, _, current_language, n_
+from ..i18n import DOMAIN, ENGLISH, LOCALE, N_, _, current_language
+from . import DECLARATIONS
 from .declaration import say
 
 # What the page's shell (explorers.js) says, by name. Each table of the page's words has the form of
@@ -30,77 +31,30 @@ SHELL_WORDS = {
     "not offered": N_("This combination of settings is not offered on the page: run the chapter."),
 }
 
-# What each page script (page_js/<name>.js) says, by name: the messages of the compute and describe
-# it ports (their declarations' modules say them too), so that the page says what the kernel says.
-SCRIPT_WORDS = {
-    "kernel_pooling.js": {
-        "caption": N_("{kernel} kernel, σ = {sigma:.3g}, {n} training points"),
-    },
-    "masked_softmax.js": {
-        "example": N_("example {b}"),
-        "every query": N_("every query sees at least one key"),
-        "fully masked": lambda count: n_("fully masked: query {queries}, all-zero weights by d2lmini's policy",
-                                         "fully masked: queries {queries}, all-zero weights by d2lmini's policy",
-                                         count),
-        "cells masked": N_("{masked} of {cells} cells masked; {rows}"),
-    },
-    "attention.js": {
-        "additive": N_("additive"),
-        "scaled dot product": N_("scaled dot product"),
-        "panel": N_("{method}, example {b}"),
-        "additive caption": N_("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}"),
-        "dot product caption": N_("d = {d}, {scaled}, temperature {temperature:.2g}, valid_lens = {valid_lens}"
-                                  "{causal}"),
-        "scaled": N_("scaled by 1/√d"),
-        "unscaled": N_("unscaled"),
-        "causal": N_(", causal"),
-    },
-    "positional.js": {
-        "caption": N_("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions"),
-    },
-    "head_view.js": {
-        "every token": N_("every token"),
-        "token": N_("token {query} ({token!r})"),
-        "caption": N_("layer {layer}, head {head}: where {who} looks, in {sentence!r}"),
-        "summary": N_("Layer {layer}, head {head}: {summary}"),
-        "title": N_("layer {layer}, head {head}"),
-        "all tokens": N_("all tokens"),
-    },
-    "shape_tracer.js": {
-        "reshape": N_("reshape alone: heads mix positions"),
-        "caption": N_("h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}"),
-        "heads": lambda count: n_("head {heads}", "heads {heads}", count),
-        "positions": lambda count: n_("position {positions}", "positions {positions}", count),
-        "block": N_("block {b} holds {heads} at {positions}"),
-        "width": lambda count: n_("{h} heads of width {d_head}: ", "{h} heads of width {d_head}: ", count),
-        "first blocks": N_(" (first 2 of {h} blocks)."),
-    },
-}
-
-# Each explorer's name on the page (its box's aria-label), so that a screen reader says which
-# explorer a control belongs to. An explorer not here is named after its class, in English (``title``).
-TITLES = {
-    "QueryPoolingExplorer": N_("Query pooling explorer"),
-    "KernelPoolingExplorer": N_("Kernel pooling explorer"),
-    "MaskedSoftmaxExplorer": N_("Masked softmax explorer"),
-    "MaskEditorExplorer": N_("Mask editor explorer"),
-    "AdditiveExplorer": N_("Additive attention explorer"),
-    "DotProductExplorer": N_("Dot-product attention explorer"),
-    "ShapeTracerExplorer": N_("Shape tracer explorer"),
-    "MultiHeadExplorer": N_("Multi-head attention explorer"),
-    "OnlineSoftmaxExplorer": N_("Online softmax explorer"),
-    "PositionalEncodingExplorer": N_("Positional encoding explorer"),
-    "AlignmentExplorer": N_("Alignment explorer"),
-    "HeadViewExplorer": N_("Head view explorer"),
-}
-
-
 def title(declaration):
-    """The explorer's name on the page, in the learner's language (``TITLES``); one not in ``TITLES``
-    is named after its class ("MaskEditorExplorer": "Mask editor explorer")."""
-    if declaration.name in TITLES:
-        return _(TITLES[declaration.name])
+    """The explorer's name on the page (its box's aria-label), in the learner's language: its declaration's
+    ``title``, or, where it has none, its class's name in English ("MaskEditorExplorer": "Mask editor
+    explorer")."""
+    if declaration.title:
+        return _(declaration.title)
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", declaration.name).capitalize()
+
+
+def script_words(declaration):
+    """What ``declaration``'s page script says, by name: the ``script_words`` of every declaration of
+    ``DECLARATIONS`` that the script serves, in that order, and its own. A script serving several
+    (attention.js: ``Additive`` and ``DotProduct``) is one table of words, sent with each of its
+    explorers; each declaration says only the words of its own port, so that no message has a copy."""
+    words = {}
+    for served in (*DECLARATIONS, declaration):
+        if served.page_script != declaration.page_script:
+            continue
+        for name, word in served.script_words.items():
+            if words.get(name, word) != word:
+                raise ValueError(f"{declaration.page_script} says two words named {name!r}: one of them needs "
+                                 "another name")
+            words[name] = word
+    return words
 
 
 def plural_rule():

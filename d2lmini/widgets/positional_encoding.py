@@ -19,6 +19,8 @@ from .export import Recipe
 from .figure import CellImage
 
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
+# The caption, which the page script says too (script_words).
+CAPTION = N_("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions")
 
 
 def _cells(ax, shape, cmap, norm, extent):
@@ -62,6 +64,7 @@ class PositionalEncoding(Declaration):
     0.1, and on the fixed 0-to-1 scale the attention panel would look empty.
     """
 
+    title = N_("Positional encoding explorer")
     controls = (
         IntSlider("d", N_("encoding dimension d"), 2, 128, 2),
         # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
@@ -74,6 +77,7 @@ class PositionalEncoding(Declaration):
     colour_scale = "fit"
     NUM_POSITIONS = 64
     page_script = "positional.js"  # 1,216 states of up to 12,288 cells: the page computes them
+    script_words = {"caption": CAPTION}
 
     def compute(self, settings):
         d, base = settings.d, settings.base
@@ -83,8 +87,7 @@ class PositionalEncoding(Declaration):
         weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
         last_sine = 2 * ((d - 1) // 2)  # the slowest column pair starts here
         longest = 2 * math.pi * base ** (last_sine / d)
-        caption = _("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions").format(
-            d=d, base=_number(base), longest=_number(longest))
+        caption = _(CAPTION).format(d=d, base=_number(base), longest=_number(longest))
         return PositionalResult(weights, caption, d=d, base=base, encoding=P[0])
 
     def describe(self, result):

@@ -71,6 +71,26 @@ def _layer(num_heads):
         return MultiHeadAttention(D_MODEL, num_heads, dropout=0.0)
 
 
+# What compute and describe say, which the page script says too (ShapeTracer.script_words).
+RESHAPE = N_("reshape alone: heads mix positions")
+CAPTION = N_("h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}")
+BLOCK = N_("block {b} holds {heads} at {positions}")
+FIRST_BLOCKS = N_(" (first 2 of {h} blocks).")
+
+
+def heads_held(count):
+    return n_("head {heads}", "heads {heads}", count)
+
+
+def positions_held(count):
+    return n_("position {positions}", "positions {positions}", count)
+
+
+def heads_of_width(count):
+    # The English says "1 heads" as it always has (the page's summaries); a translation has both forms.
+    return n_("{h} heads of width {d_head}: ", "{h} heads of width {d_head}: ", count)
+
+
 @dataclass(frozen=True)
 class TracerSettings:
     num_heads: int = 2
@@ -98,6 +118,7 @@ class ShapeTracer(Declaration):
     T and number of heads; a smaller tensor leaves the rest blank.
     """
 
+    title = N_("Shape tracer explorer")
     controls = (
         Choice("num_heads", N_("heads h"), options(h for h in range(1, D_MODEL + 1) if D_MODEL % h == 0),
                style="slider"),
@@ -110,6 +131,8 @@ class ShapeTracer(Declaration):
     repr_controls = ("num_heads", "T", "transpose")
     shows_weights = False  # cells coloured by head: no colour scale or map to choose, nothing to rebuild
     page_script = "shape_tracer.js"  # 32 states, but each of its pictures is 8,320 RGBA pixels: the page paints them
+    script_words = {"reshape": RESHAPE, "caption": CAPTION, "heads": heads_held, "positions": positions_held,
+                    "block": BLOCK, "width": heads_of_width, "first blocks": FIRST_BLOCKS}
 
     def compute(self, settings):
         h, T, transpose, d = settings.num_heads, settings.T, settings.transpose, D_MODEL
@@ -121,9 +144,8 @@ class ShapeTracer(Declaration):
             how = "transpose_qkv"
         else:
             folded = [X.reshape(h, T, d_head) for X in (positions, columns)]  # the bug: heads mix positions
-            how = _("reshape alone: heads mix positions")
-        caption = _("h = {h}, d_head = {d_head}, T = {T}: (1, {T}, {d}) → ({h}, {T}, {d_head}) by {how}").format(
-            h=h, d_head=d_head, T=T, d=d, how=how)
+            how = _(RESHAPE)
+        caption = _(CAPTION).format(h=h, d_head=d_head, T=T, d=d, how=how)
         # No attention weights here: the folded positions stand in as the tensor drawn.
         return TracerResult(folded[0].float(), caption, d_head=d_head, X=(positions, columns),
                             positions=folded[0], columns=folded[1])
@@ -147,14 +169,12 @@ class ShapeTracer(Declaration):
                 break
             heads = sorted(set((columns // d_head).flatten().tolist()))
             where = sorted(set(positions.flatten().tolist()))
-            held = n_("head {heads}", "heads {heads}", len(heads)).format(heads=", ".join(map(str, heads)))
-            at = n_("position {positions}", "positions {positions}", len(where)).format(
-                positions=", ".join(map(str, where)))
-            blocks.append(_("block {b} holds {heads} at {positions}").format(b=b, heads=held, positions=at))
+            held = heads_held(len(heads)).format(heads=", ".join(map(str, heads)))
+            at = positions_held(len(where)).format(positions=", ".join(map(str, where)))
+            blocks.append(_(BLOCK).format(b=b, heads=held, positions=at))
         h = D_MODEL // d_head
-        # The English says "1 heads" as it always has (the page's summaries); a translation has both forms.
-        heads = n_("{h} heads of width {d_head}: ", "{h} heads of width {d_head}: ", h).format(h=h, d_head=d_head)
-        ending = _(" (first 2 of {h} blocks).").format(h=h) if h > 2 else "."
+        heads = heads_of_width(h).format(h=h, d_head=d_head)
+        ending = _(FIRST_BLOCKS).format(h=h) if h > 2 else "."
         return heads + "; ".join(blocks) + ending
 
 

@@ -477,6 +477,7 @@ class Alignment(Declaration):
     the curves, which differ from run to run, are registered too.
     """
 
+    title = N_("Alignment explorer")
     Settings = AlignmentSettings
     figsize = (7.6, 3.2)
     filename = "attention_that_learns.png"
