@@ -198,7 +198,7 @@
     // on the settings and the page data alone, so a state once computed is kept and reused (state).
     compute(settings) {
       const data = this.data;
-      const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page_words.SCRIPT_WORDS)
+      const words = (name, fields, count) => say(data.words, name, fields, count); // its script's (page_words.script_words)
       const result = window.D2L_COMPUTE[data.name](settings, data.data, data.figures, D2L, words);
       return [result.layout, result.caption, result.summary, result.top, result.looks, result.choices];
     }
