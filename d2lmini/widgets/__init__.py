@@ -21,6 +21,7 @@ how to add an explorer and make it live on the page.
 
 from ..plotting import CMAP
 from .additive import Additive, explore_additive
+from .alignment import Alignment, explore_alignment
 from .declaration import Declaration, Result
 from .dot_product import DotProduct, explore_dot_product
 from .explorer import HINT, Explorer
@@ -34,7 +35,7 @@ from .online_softmax import OnlineSoftmax, explore_online_softmax
 from .png import png_bytes
 from .positional_encoding import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
-from .training import Alignment, TrainingView, explore_alignment
+from .training import TrainingView
 
 # Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
 # (Explorer) and the web page's (page) are both built from these.
