@@ -71,18 +71,13 @@ class Alignment(Declaration):
     repr_controls = ("step", "example")
     page_play = "step"  # the page replays the run
 
-    def __init__(self, history):
-        self._set_runs({None: history}, {None: ""})
-
-    @classmethod
-    def of_runs(cls, runs, labels):
-        """An explorer of the runs ``runs`` (name -> ``History``, each of the same examples and steps), its
-        *run* menu's options labelled by ``labels`` (name -> label, marked ``N_``)."""
-        declaration = cls.__new__(cls)
-        declaration._set_runs(runs, labels)
-        return declaration
-
-    def _set_runs(self, runs, labels):
+    def __init__(self, history=None, *, runs=None, labels=None):
+        """Over one run, ``history``; or over several, ``runs`` (name -> ``History``, each of the same
+        examples and steps), the *run* menu's options labelled by ``labels`` (name -> label, marked ``N_``)."""
+        if runs is None:
+            runs, labels = {None: history}, {None: ""}
+        elif history is not None:
+            raise TypeError("pass history (one run) or runs (several), not both")
         for name, history in runs.items():
             where = "history" if name is None else f"run {name!r}"
             if not isinstance(history, History):
@@ -107,6 +102,12 @@ class Alignment(Declaration):
                              *self.controls)
             self.Settings = ReplaySettings
             self.repr_controls = ("run", "step", "example")
+
+    @classmethod
+    def of_runs(cls, runs, labels):
+        """An explorer of the runs ``runs`` (name -> ``History``, each of the same examples and steps), its
+        *run* menu's options labelled by ``labels`` (name -> label, marked ``N_``)."""
+        return cls(runs=runs, labels=labels)
 
     # The page stores every state it offers; four runs every 10 steps came to about 1 MB in English
     # and 1.08 MB in Portuguese (the budget is 1 MB), so it offers every PAGE_STEP_EVERY-th step, as
