@@ -9,12 +9,14 @@ now), ``figure`` and ``save(path)``.
 Every explorer is declared once (``declaration``: its controls, a pure
 ``compute`` from settings to a result, and a view that moves registered
 artists), and two shells are built from the declaration: the kernel's,
-``explorer`` (the ``Explorer``: controls in, caption, picture, summary, errors
-and idle-time preparation), with ``controls`` (the ipywidgets of the control
-specs), ``export`` (Save and ``Recipe``), ``figure`` (the kept figure redrawn
-by blitting, the colour scale, masked cells) and ``png`` (the encoder); and
-the web page's, ``page`` (with its scripts in ``page_js/``). Each other module
-holds one chapter's explorers, and ``DECLARATIONS`` lists them all.
+``explorer`` (the ``Explorer``: controls in, caption, picture, summary and
+errors), with ``idle`` (the other layouts drawn in idle time), ``controls``
+(the ipywidgets of the control specs), ``export`` (Save and ``Recipe``),
+``figure`` (the kept figure redrawn by blitting, the colour scale, masked
+cells) and ``png`` (the encoder); and the web page's, ``page`` (with its
+scripts in ``page_js/``). Each other module holds one chapter's explorers
+(chapter 08's are ``training`` and ``alignment``, with the drawing they share,
+``example_map``), and ``DECLARATIONS`` lists them all.
 ``docs/explorers.md`` explains the framework, which file to open for what, and
 how to add an explorer and make it live on the page.
 """
