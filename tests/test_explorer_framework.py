@@ -18,9 +18,10 @@ import torch
 from IPython.core.events import EventManager, available_events
 
 from d2lmini.plotting import CMAPS, describe_weights
-from d2lmini.widgets import explorer as explorer_module
+from d2lmini.widgets import idle as idle_module
 from d2lmini.widgets.declaration import Choice, Declaration, FloatSlider, Result, Row
-from d2lmini.widgets.explorer import IDLE_DELAY, IDLE_STEP, READY_CLASS, DescribedImage, Explorer
+from d2lmini.widgets.explorer import DescribedImage, Explorer
+from d2lmini.widgets.idle import IDLE_DELAY, IDLE_STEP, READY_CLASS
 from d2lmini.widgets.kernel_pooling import KernelPooling
 
 
@@ -359,7 +360,7 @@ def clock(monkeypatch):
     """Every explorer's idle-time work on a fake clock, with no change of any explorer seen yet."""
     fake = FakeClock()
     monkeypatch.setattr(Explorer, "clock", fake)
-    monkeypatch.setattr(explorer_module, "_last_change_anywhere", [float("-inf")])
+    monkeypatch.setattr(idle_module, "_last_change_anywhere", [float("-inf")])
     return fake
 
 
@@ -384,7 +385,7 @@ def test_in_an_event_loop_the_layouts_are_drawn_in_idle_time(clock):
 
 def test_idle_time_work_waits_while_controls_move_or_cells_run(clock, monkeypatch):
     events = EventManager(shell=None, available_events=available_events)
-    monkeypatch.setattr(explorer_module, "get_ipython", lambda: type("Shell", (), {"events": events})())
+    monkeypatch.setattr(idle_module, "get_ipython", lambda: type("Shell", (), {"events": events})())
     explorer = Explorer(Panels())
     for step in range(6):  # activity every 0.3 s, under the 0.5 s of quiet needed
         clock.advance(0.3)
@@ -412,8 +413,8 @@ def test_a_layout_that_fails_in_idle_time_fails_again_when_shown(clock):
 
 def test_in_a_running_event_loop_the_real_clock_sets_the_timers(monkeypatch):
     """A Jupyter kernel's case, with no waiting: the loop runs the timers as soon as it can."""
-    monkeypatch.setattr(explorer_module, "IDLE_DELAY", 0)
-    monkeypatch.setattr(explorer_module, "IDLE_STEP", 0)
+    monkeypatch.setattr(idle_module, "IDLE_DELAY", 0)
+    monkeypatch.setattr(idle_module, "IDLE_STEP", 0)
 
     async def scenario():
         assert Explorer.clock.running()

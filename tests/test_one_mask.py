@@ -213,13 +213,6 @@ def test_no_module_imports_a_private_name_from_another():
     assert {path: names for path, names in found.items() if names} == {}
 
 
-# Private attributes read elsewhere for now, each to be given a public name (issue 47: the files
-# another refactor of that issue holds at this time): (file, line's attribute read) -> why it waits.
-PRIVATE_READS_TO_REMOVE = {
-    ("widgets/training.py", "declaration._set_runs"): "issue 47: Alignment.of_runs fills a new declaration",
-}
-
-
 def _private_reads(path):
     """(line, ``x._name``) for each private attribute that ``path`` reads of something other than itself:
     ``self._name``, ``cls._name`` and ``super()._name`` are its own; a dunder (``__name__``) is Python's."""
@@ -250,16 +243,9 @@ def test_the_private_read_finder_names_reads_of_other_objects_only(tmp_path):
 
 
 def test_no_module_reads_a_private_attribute_of_another():
-    found, waiting = [], set()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = path.relative_to(PACKAGE).as_posix()
-        for line, read in _private_reads(path):
-            if (name, read) in PRIVATE_READS_TO_REMOVE:
-                waiting.add((name, read))
-            else:
-                found.append(f"d2lmini/{name}:{line} reads {read}")
+    found = [f"d2lmini/{path.relative_to(PACKAGE).as_posix()}:{line} reads {read}"
+             for path in sorted(PACKAGE.rglob("*.py")) for line, read in _private_reads(path)]
     assert found == [], "private attributes read from outside their object: use a public name\n" + "\n".join(found)
-    assert waiting == set(PRIVATE_READS_TO_REMOVE), "a listed exception is gone: strike it from the list"
 
 
 def _reads_valid_lens(node):

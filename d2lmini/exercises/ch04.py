@@ -39,16 +39,9 @@ def _describe_shift(shift):
     return _("a number that changes from query to query but is the same for every key of a query")
 
 
-@check(DISTANCE)
-def check_distance_scores(distance_as_dot_product):
-    """Exercise 4.3: one appended coordinate gives dot products whose softmax is the Gaussian kernel's weights.
-
-    The weights are what the check compares: dot products that differ from qᵀk - ½‖k‖² by one number per query
-    give the same softmax, so they pass, and the success line says so.
-    """
-    with seeded(41):
-        queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
-    received = distance_as_dot_product(queries.clone(), keys.clone())
+def _require_longer_pair(received):
+    """Exercise 4.3's answer as (longer_queries, longer_keys), once it is a pair of tensors of the inputs'
+    batch and counts, each at least one coordinate longer; the inputs are (2, 3, 4) and (2, 5, 4)."""
     require(isinstance(received, tuple) and len(received) == 2
             and all(isinstance(x, torch.Tensor) for x in received), DISTANCE,
             _("a pair (longer_queries, longer_keys) of tensors"), _pair_shapes(received),
@@ -66,16 +59,15 @@ def check_distance_scores(distance_as_dot_product):
     require(shapes_fit and longer_queries.shape[-1] > 4, DISTANCE,
             _("shapes (2, 3, 5) and (2, 5, 5): 3 queries and 5 keys of size 4, each one coordinate longer"),
             _pair_shapes(received), hint)
-    dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
-    half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
-    half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
+    return longer_queries, longer_keys
+
+
+def _distance_hint(weights, scores, dots, keys, half_key_norms, half_query_norms):
+    """The hint for Exercise 4.3's ``weights`` (the softmax of the answer's dot products ``scores``) that are
+    not the kernel's: the typical wrong dot products, each named once, or the general hint."""
     expected = dots - half_key_norms  # the dot products of the simplest answer
-    scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
-    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)  # (2, 3, 5)
-    weights = masked_softmax(scores, None)
-    # The typical wrong dot products, named once. Most are compared by their softmax, as the answer is, so a
-    # mistake shifted by one number per query is still named; -½‖q‖² is named by its dot products, since its
-    # weights are those of plain qᵀk.
+    # Most are compared by their softmax, as the answer is, so a mistake shifted by one number per query is
+    # still named; -½‖q‖² is named by its dot products, since its weights are those of plain qᵀk.
     by_weights = [
         (dots, (_("the appended coordinates add nothing to the weights: the dot products are plain qᵀk, or qᵀk "
                   "plus a number that is the same for every key of a query, which the softmax drops"),
@@ -98,11 +90,12 @@ def check_distance_scores(distance_as_dot_product):
                                 "belongs to the key alone; the key's appended number is then its bias"),
                               _("append 1 to every query and -½‖k‖² to every key")),
                     [(masked_softmax(wrong, None), hint) for wrong, hint in by_weights])
-    hint = hint_for(scores, hint, by_scores)
-    require(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
-            _("the Gaussian kernel's weights softmax(-½‖q - k‖²) = {weights}").format(weights=describe(kernel_weights)),
-            _("the softmax of your dot products = {weights}").format(weights=describe(weights)), hint)
-    appended = longer_queries.shape[-1] - 4
+    return hint_for(scores, hint, by_scores)
+
+
+def _require_one_coordinate(received, scores, expected, half_query_norms):
+    """Exercise 4.3's right weights from vectors one coordinate longer, not more."""
+    appended = received[0].shape[-1] - 4
     if torch.allclose(scores, expected - half_query_norms, atol=1e-5, rtol=1e-4):
         hint = (_("your vectors give the full -½‖q - k‖²: its softmax is right, but one appended coordinate is "
                   "enough"),
@@ -112,6 +105,31 @@ def check_distance_scores(distance_as_dot_product):
                 _("the first d coordinates already give qᵀk; one appended pair can multiply to -½‖k‖²"))
     require(appended == 1, DISTANCE, _("shapes (2, 3, 5) and (2, 5, 5): one appended coordinate"),
             _pair_shapes(received), hint)
+
+
+@check(DISTANCE)
+def check_distance_scores(distance_as_dot_product):
+    """Exercise 4.3: one appended coordinate gives dot products whose softmax is the Gaussian kernel's weights.
+
+    The weights are what the check compares: dot products that differ from qᵀk - ½‖k‖² by one number per query
+    give the same softmax, so they pass, and the success line says so.
+    """
+    with seeded(41):
+        queries, keys = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    received = distance_as_dot_product(queries.clone(), keys.clone())
+    longer_queries, longer_keys = _require_longer_pair(received)
+    dots = torch.bmm(queries, keys.transpose(1, 2))  # (2, 3, 5)
+    half_key_norms = 0.5 * (keys ** 2).sum(-1).unsqueeze(1)  # (2, 1, 5)
+    half_query_norms = 0.5 * (queries ** 2).sum(-1).unsqueeze(2)  # (2, 3, 1)
+    expected = dots - half_key_norms  # the dot products of the simplest answer
+    scores = torch.bmm(longer_queries.detach().double(), longer_keys.detach().double().transpose(1, 2)).float()
+    kernel_weights = torch.softmax(-0.5 * torch.cdist(queries, keys) ** 2, dim=-1)  # (2, 3, 5)
+    weights = masked_softmax(scores, None)
+    require(torch.allclose(weights, kernel_weights, atol=1e-5, rtol=1e-4), DISTANCE,
+            _("the Gaussian kernel's weights softmax(-½‖q - k‖²) = {weights}").format(weights=describe(kernel_weights)),
+            _("the softmax of your dot products = {weights}").format(weights=describe(weights)),
+            _distance_hint(weights, scores, dots, keys, half_key_norms, half_query_norms))
+    _require_one_coordinate(received, scores, expected, half_query_norms)
     shift = scores - expected  # (2, 3, 5): one number per query when the weights are right
     detail = _("The softmax of their dot products is the Gaussian kernel's weights, softmax(-½‖q - k‖²): "
                "Gaussian-kernel attention is dot-product attention on vectors one coordinate longer.")

@@ -99,14 +99,8 @@ def _table(module, max_len, num_hiddens):
     return candidates[0] if len(candidates) == 1 else None
 
 
-@check(LEARNED)
-def check_learned_embedding(LearnedPositionalEmbedding):
-    """Exercise 7.2: X + E[:steps] with E an nn.Parameter (or nn.Embedding) of shape (max_len, num_hiddens)."""
-    max_len, num_hiddens, batch, steps = 10, 6, 3, 7
-    with seeded(72):
-        module = LearnedPositionalEmbedding(max_len, num_hiddens)
-        X = torch.randn(batch, steps, num_hiddens)
-        upstream = torch.randn(batch, steps, num_hiddens)  # ∂loss/∂output for the gradient check
+def _require_table(module, max_len, num_hiddens):
+    """Exercise 7.2's learned table: the one parameter of ``module``, (max_len, num_hiddens), once it is."""
     require(isinstance(module, nn.Module), LEARNED, _("an nn.Module"), type(module).__name__,
             _("subclass torch.nn.Module and call super().__init__() first"))
     parameters = list(module.parameters())
@@ -141,8 +135,13 @@ def check_learned_embedding(LearnedPositionalEmbedding):
                 _("the table is transposed: one row per position, so its shape is (max_len, num_hiddens) = "
                   "({max_len}, {num_hiddens})").format(max_len=max_len, num_hiddens=num_hiddens),
                 _("swap the two sizes where you build it")))
-    rows = table.detach().reshape(max_len, num_hiddens)
+    return table
 
+
+def _require_rows_added(module, X, rows):
+    """Exercise 7.2's forward: ``X`` plus the first rows of the learned table ``rows`` (max_len, num_hiddens),
+    which is not the sinusoidal one; returns the output."""
+    (batch, steps, num_hiddens), max_len = X.shape, rows.shape[0]
     with explained(LEARNED, "forward(X)", (RuntimeError, r"The size of tensor a \(\d+\) must match", (
             _("X has {steps} positions (axis 1) and the table {max_len} rows: only the first {steps} rows of the "
               "table are added").format(steps=steps, max_len=max_len),
@@ -179,7 +178,13 @@ def check_learned_embedding(LearnedPositionalEmbedding):
             _("the sinusoidal table"),
             (_("that is the fixed sinusoidal table: a learned one starts from random numbers"),
              _("initialise the parameter with small random values")))
+    return received
 
+
+def _require_gradient(received, upstream, table, max_len):
+    """Exercise 7.2's gradient: backward() through the output ``received`` (``upstream``, (batch, steps,
+    num_hiddens), its ∂loss) reaches each row in use of the ``max_len`` rows of ``table``, once per example."""
+    _batch, steps, num_hiddens = upstream.shape
     no_gradient = (_("the output does not depend on the parameter through autograd"),
                    _("use the parameter itself in forward, not .data, .detach() or a copy made in __init__"))
     require(received.requires_grad, LEARNED, _("an output that autograd can trace back to the table"),
@@ -191,6 +196,19 @@ def check_learned_embedding(LearnedPositionalEmbedding):
     expect_close(table.grad.reshape(-1, num_hiddens), expected_grad, LEARNED, (
         _("each used row of the table should receive the sum over the batch of the gradient at its position, "
           "and unused rows nothing"), _("add the rows once, to every example: no scaling, no mean over the batch")))
+
+
+@check(LEARNED)
+def check_learned_embedding(LearnedPositionalEmbedding):
+    """Exercise 7.2: X + E[:steps] with E an nn.Parameter (or nn.Embedding) of shape (max_len, num_hiddens)."""
+    max_len, num_hiddens, batch, steps = 10, 6, 3, 7
+    with seeded(72):
+        module = LearnedPositionalEmbedding(max_len, num_hiddens)
+        X = torch.randn(batch, steps, num_hiddens)
+        upstream = torch.randn(batch, steps, num_hiddens)  # ∂loss/∂output for the gradient check
+    table = _require_table(module, max_len, num_hiddens)
+    received = _require_rows_added(module, X, table.detach().reshape(max_len, num_hiddens))
+    _require_gradient(received, upstream, table, max_len)
     passed(LEARNED, _("{numbers} learned numbers, and the gradient reaches the {steps} rows in use. "
                       "It has no row for position {max_len} or later (max_len={max_len}), and a new one would need "
                       "training, while the sinusoidal formula gives a row for any position.").format(
@@ -294,28 +312,10 @@ def _written(predictions):
         raise ExerciseNotAttempted(EQUIVARIANCE, getattr(predictions, "__name__", _("the function"))) from None
 
 
-@check(EQUIVARIANCE)
-def check_equivariance(is_permutation_equivariant, predictions=None):
-    """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations.
-
-    ``predictions``, if given, are the learner's seven yes-or-no guesses in the
-    order of the exercise's list, checked once their test is right: a list, or
-    a function that returns it (called only then).
-    """
-    with seeded(730):
-        X = torch.randn(2, 6, 8)  # (batch, tokens, features)
-    perms = {_("a swap of the ends"): torch.tensor([5, 1, 2, 3, 4, 0]),  # its own inverse
-             _("a rotation by one"): torch.tensor([1, 2, 3, 4, 5, 0])}  # its inverse is the rotation back
-    layers = _layers()
-    expected = [flag for _name, _layer, flag in layers]
-    answers = {}
-    with torch.no_grad():
-        for label, perm in perms.items():
-            with explained(EQUIVARIANCE, "is_permutation_equivariant(layer, X, perm)", _SHUFFLED_BATCH):
-                answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name)
-                                  for name, layer, _equivariant in layers]
+def _equivariance_hint(answers, expected, names):
+    """What a wrong test of Exercise 7.3 most likely did, from its ``answers`` (permutation's label -> one
+    answer per layer, for the swap and then the rotation), against the ``expected`` ones of the layers ``names``."""
     swap, rotation = answers.values()
-    names = [name for name, _layer, _equivariant in layers]
     false_negatives = any(want and not got for row in answers.values() for got, want in zip(row, expected))
     false_positives = any(got and not want for row in answers.values() for got, want in zip(row, expected))
     if swap == expected and rotation != expected:
@@ -340,6 +340,31 @@ def check_equivariance(is_permutation_equivariant, predictions=None):
     else:
         hint = (_("shuffle the tokens (axis 1) of X with perm, run the layer, and compare with the layer's output "
                   "for X, shuffled the same way"), _("use torch.allclose with a small tolerance for the comparison"))
+    return hint
+
+
+@check(EQUIVARIANCE)
+def check_equivariance(is_permutation_equivariant, predictions=None):
+    """Exercise 7.3: f(X[:, perm]) = f(X)[:, perm] for seven layers, with two permutations.
+
+    ``predictions``, if given, are the learner's seven yes-or-no guesses in the
+    order of the exercise's list, checked once their test is right: a list, or
+    a function that returns it (called only then).
+    """
+    with seeded(730):
+        X = torch.randn(2, 6, 8)  # (batch, tokens, features)
+    perms = {_("a swap of the ends"): torch.tensor([5, 1, 2, 3, 4, 0]),  # its own inverse
+             _("a rotation by one"): torch.tensor([1, 2, 3, 4, 5, 0])}  # its inverse is the rotation back
+    layers = _layers()
+    expected = [flag for _name, _layer, flag in layers]
+    answers = {}
+    with torch.no_grad():
+        for label, perm in perms.items():
+            with explained(EQUIVARIANCE, "is_permutation_equivariant(layer, X, perm)", _SHUFFLED_BATCH):
+                answers[label] = [_as_bool(is_permutation_equivariant(layer, X, perm), name)
+                                  for name, layer, _equivariant in layers]
+    names = [name for name, _layer, _equivariant in layers]
+    hint = _equivariance_hint(answers, expected, names)
     for label, received in answers.items():
         wrong = [_(name) for name, got, want in zip(names, received, expected) if got != want]
         require(not wrong, EQUIVARIANCE,

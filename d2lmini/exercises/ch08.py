@@ -135,18 +135,11 @@ def _expect_step_result(result, expected_shapes):
                 _("one step gives one row per example: {name} is (B, {size})").format(name=name, size=shape[1]))
 
 
-@check(CROSS)
-def check_cross_attention_steps(make_cross_attention):
-    """Exercise 8.2: the keys projected once, then one cross-attention step per output step."""
-    model, batch, encoder_outputs, states = _cross_inputs()
-    lens = batch.valid_lens
+def _run_steps(make_cross_attention, encoder_outputs, lens, states, W_q, W_k):
+    """(context (B, T, d), weights (B, T, S)) of the learner's cross-attention, one step per output step of
+    ``states`` (B, T, d), no attention module of the library in use."""
     B, T, d = states.shape
     S = encoder_outputs.shape[1]
-    expected_weights = model.attention_weights
-    with torch.no_grad():
-        expected_context = DotProductAttention(0.0)(model.W_q(states), model.W_k(encoder_outputs),
-                                                    encoder_outputs, lens)
-    W_q, W_k = _Counted(model.W_q), _Counted(model.W_k)
     with without(CROSS, _("compute the scores, the masked softmax and the weighted sum"),
                  (DotProductAttention, "forward", "d2l.DotProductAttention"),
                  (AdditiveAttention, "forward", "d2l.AdditiveAttention"),
@@ -162,14 +155,19 @@ def check_cross_attention_steps(make_cross_attention):
             results.append(result)
     context = torch.stack([c for c, _weights in results], dim=1)  # (B, T, d_model)
     weights = torch.stack([w for _context, w in results], dim=1)  # (B, T, S)
+    return context, weights
 
+
+def _weights_mistakes(model, states, encoder_outputs, lens):
+    """Exercise 8.2's typical wrong weights (B, T, S), each with its hint, for ``hint_for``."""
+    S = encoder_outputs.shape[1]
     with torch.no_grad():
         queries, keys = model.W_q(states), model.W_k(encoder_outputs)
         scale = math.sqrt(queries.shape[-1])
         scores = queries @ keys.transpose(1, 2) / scale  # (B, T, S)
         padding = (torch.arange(S) >= lens[:, None])[:, None, :]  # (B, 1, S): the padding keys
         masked = scores.masked_fill(padding, float("-inf"))
-        mistakes = [
+        return [
             (masked_softmax(scores * scale, lens), (_("divide the scores by √d before the softmax"),
                                                     _("d is the size of a query, its last axis (num_hiddens)"))),
             (torch.softmax(scores, dim=-1), (_("padding source positions get weight: mask them"),
@@ -198,11 +196,25 @@ def check_cross_attention_steps(make_cross_attention):
              (_("project the encoder outputs with W_k to get the keys"),
               _("the keys are W_k applied to the encoder outputs; the values are the outputs as they are"))),
         ]
+
+
+@check(CROSS)
+def check_cross_attention_steps(make_cross_attention):
+    """Exercise 8.2: the keys projected once, then one cross-attention step per output step."""
+    model, batch, encoder_outputs, states = _cross_inputs()
+    lens = batch.valid_lens
+    T = states.shape[1]  # the output steps
+    expected_weights = model.attention_weights
+    with torch.no_grad():
+        expected_context = DotProductAttention(0.0)(model.W_q(states), model.W_k(encoder_outputs),
+                                                    encoder_outputs, lens)
+    W_q, W_k = _Counted(model.W_q), _Counted(model.W_k)
+    context, weights = _run_steps(make_cross_attention, encoder_outputs, lens, states, W_q, W_k)
     _expect_rows_close(weights, expected_weights, "weights", hint_for(weights, (
         _("scores = query · keysᵀ / √d, one per source position; softmax over the source positions, with the "
           "padding positions masked"),
         _("the query is W_q(decoder_state), the keys W_k(encoder outputs); then d2l.masked_softmax with the "
-          "source lengths")), mistakes))
+          "source lengths")), _weights_mistakes(model, states, encoder_outputs, lens)))
     with torch.no_grad():
         projected_values = expected_weights @ model.W_k(encoder_outputs)
     _expect_rows_close(context, expected_context, "context", hint_for(context, (

@@ -9,18 +9,21 @@ now), ``figure`` and ``save(path)``.
 Every explorer is declared once (``declaration``: its controls, a pure
 ``compute`` from settings to a result, and a view that moves registered
 artists), and two shells are built from the declaration: the kernel's,
-``explorer`` (the ``Explorer``: controls in, caption, picture, summary, errors
-and idle-time preparation), with ``controls`` (the ipywidgets of the control
-specs), ``export`` (Save and ``Recipe``), ``figure`` (the kept figure redrawn
-by blitting, the colour scale, masked cells) and ``png`` (the encoder); and
-the web page's, ``page`` (with its scripts in ``page_js/``). Each other module
-holds one chapter's explorers, and ``DECLARATIONS`` lists them all.
+``explorer`` (the ``Explorer``: controls in, caption, picture, summary and
+errors), with ``idle`` (the other layouts drawn in idle time), ``controls``
+(the ipywidgets of the control specs), ``export`` (Save and ``Recipe``),
+``figure`` (the kept figure redrawn by blitting, the colour scale, masked
+cells) and ``png`` (the encoder); and the web page's, ``page`` (with its
+scripts in ``page_js/``). Each other module holds one chapter's explorers
+(chapter 08's are ``training`` and ``alignment``, with the drawing they share,
+``example_map``), and ``DECLARATIONS`` lists them all.
 ``docs/explorers.md`` explains the framework, which file to open for what, and
 how to add an explorer and make it live on the page.
 """
 
 from ..plotting import CMAP
 from .additive import Additive, explore_additive
+from .alignment import Alignment, explore_alignment
 from .declaration import Declaration, Result
 from .dot_product import DotProduct, explore_dot_product
 from .explorer import HINT, Explorer
@@ -34,7 +37,7 @@ from .online_softmax import OnlineSoftmax, explore_online_softmax
 from .png import png_bytes
 from .positional_encoding import PositionalEncoding, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
-from .training import Alignment, TrainingView, explore_alignment
+from .training import TrainingView
 
 # Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
 # (Explorer) and the web page's (page) are both built from these.

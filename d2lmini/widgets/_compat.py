@@ -9,6 +9,7 @@ module. ``make test-colab`` runs the explorers' tests on Colab's versions
 """
 
 import ipywidgets as widgets
+from traitlets import Unicode
 
 IPYWIDGETS_MAJOR = int(widgets.__version__.split(".")[0])
 if IPYWIDGETS_MAJOR < 7:
@@ -66,3 +67,16 @@ else:
                 plaintext = plaintext[:110] + "…"
             return {"text/plain": plaintext,
                     WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.model_id}}
+
+
+class DescribedImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``<img>``'s ``title``: its description
+    for a screen reader.
+
+    ipywidgets 8's front end sets the title only when the model's ``description``
+    is empty, and reads its length; an Image has no ``description``, so a
+    tooltip on a plain Image stops its view from being drawn at all ("Could not
+    create a view"). This one syncs an empty ``description``.
+    """
+
+    description = Unicode("").tag(sync=True)

@@ -10,7 +10,7 @@ kept figure (``figure.BlitFigure``) pastes its background and draws them over
 it, as matplotlib's "Faster rendering by using blitting" tutorial does with its
 ``BlitManager``. An explorer whose picture changes shape (the multi-head grid)
 declares one figure per layout; the one shown first is drawn at construction,
-the others ahead of time while the kernel is idle, so that a layout shown for
+the others ahead of time while the kernel is idle (``idle``), so that a layout shown for
 the first time usually costs no more than any other change.
 
 Nothing can be forgotten silently: registering an artist twice raises, an
@@ -41,63 +41,30 @@ Other behaviour every explorer shares:
   them and a Python snippet that does (the declaration's ``recipe``).
 """
 
-import asyncio
 import base64
 import contextlib
 import html
 import struct
-import time
 import traceback
 from pathlib import Path
 
 import ipywidgets as widgets
 import numpy as np
 import torch
-from IPython import get_ipython
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from traitlets import Unicode
 
 from ..i18n import N_, _
 from ..plotting import CMAP, CMAPS
-from ._compat import MimeBundleDisplay, tooltip
+from ._compat import DescribedImage, MimeBundleDisplay, tooltip
 from .controls import WIDE, shown, widget_for
 from .declaration import say
 from .export import SAVE_FOLDER, SAVE_FORMATS, save_npz, save_picture
 from .figure import DPI, PIXEL_RATIO, BlitFigure, scale_top
+from .idle import READY_CLASS, IdlePreparation, LoopClock
 from .png import png_bytes
 
 HINT = N_("run the cell to move the sliders")  # under the static picture of a notebook not run
-
-# Seconds of quiet (no cell run, no control moved) before an explorer prepares its
-# other layouts in the kernel's idle time, and between two layouts prepared.
-IDLE_DELAY, IDLE_STEP = 0.5, 0.1
-# When a control of any explorer last moved: one explorer's idle-time work waits while the
-# learner uses another (a layout drawn meanwhile held up that explorer's next picture by 0.3 s).
-_last_change_anywhere = [float("-inf")]
-READY_CLASS = "d2l-ready"  # an explorer's CSS class once every layout is drawn (the browser tests wait for it)
-
-
-class LoopClock:
-    """The time, and timers on the asyncio event loop running in this thread (a Jupyter kernel's):
-    what the idle-time work waits with (``Explorer.clock``). Tests put a clock they advance by
-    hand in its place, so that they wait for no timer."""
-
-    def now(self):
-        return time.monotonic()
-
-    def running(self):
-        """Whether an event loop runs in this thread, so that ``call_later`` can set a timer."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return True
-
-    def call_later(self, delay, callback):
-        """Call ``callback()`` after ``delay`` seconds, between the loop's other work."""
-        asyncio.get_running_loop().call_later(delay, callback)
-
 
 @contextlib.contextmanager
 def one_thread():
@@ -134,19 +101,6 @@ def _text_rows(width, text, **style):
     return rows
 
 
-class DescribedImage(widgets.Image):
-    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``<img>``'s ``title``: its description
-    for a screen reader.
-
-    ipywidgets 8's front end sets the title only when the model's ``description``
-    is empty, and reads its length; an Image has no ``description``, so a
-    tooltip on a plain Image stops its view from being drawn at all ("Could not
-    create a view"). This one syncs an empty ``description``.
-    """
-
-    description = Unicode("").tag(sync=True)
-
-
 class Explorer(MimeBundleDisplay, widgets.VBox):
     """A declaration's controls, its picture redrawn by blitting, a Save row and a message line.
 
@@ -174,35 +128,11 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.controls = {control.name: widget_for(control, getattr(settings, control.name))
                          for control in declaration.controls}
         self._set_choices(settings)
-        self.rows = []  # (Row, its box)
-        for row in declaration.arrangement():
-            label = [widgets.Label(say(row.label))] if row.label else []
-            note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{say(row.note)}</div>',
-                                 layout=widgets.Layout(width="300px"))] if row.note else []
-            cells = [shown(self.controls[name]) for name in row.names]
-            if row.columns:
-                grid = widgets.GridBox(cells, layout=widgets.Layout(
-                    grid_template_columns=f"repeat({row.columns}, 32px)", grid_gap="2px"))
-                self.rows.append((row, widgets.VBox([*label, grid, *note])))
-            else:
-                self.rows.append((row, widgets.VBox([widgets.HBox([*label, *cells]), *note]) if note
-                                  else widgets.HBox([*label, *cells])))
+        self.rows = [(row, self._row_box(row)) for row in declaration.arrangement()]  # (Row, its box)
         # Why a control is disabled (Declaration.inactive), said under the controls while it is.
         self.inactive_note = widgets.HTML(layout=widgets.Layout(display="none"))
         self.inactive_note.add_class("d2l-inactive")
-        colour_row = []
-        if declaration.shows_weights:
-            # The fixed scale compares pictures honestly; fitting it makes small
-            # weights (a wide kernel, many keys) visible. The colorbar is true either way.
-            self.controls["colour_scale"] = widgets.ToggleButtons(
-                options=[(_(label), scale) for label, scale in self.COLOUR_SCALES], value=declaration.colour_scale,
-                description=_("colours"))
-            self.controls["colour_map"] = widgets.Dropdown(
-                options=[(_(label), name) for label, name in CMAPS], value=CMAP, description=_("map"),
-                **tooltip(_("The colour map of the weights. viridis, cividis and greys stay readable with "
-                            "every common colour-vision deficiency and in grey print; the book's Reds is "
-                            "less even to a red-blind eye.")))
-            colour_row = [widgets.HBox([self.controls["colour_scale"], self.controls["colour_map"]])]
+        colour_row = self._add_colour_controls() if declaration.shows_weights else []
         self.layouts = declaration.all_layouts()  # layout -> figure size in inches
         self.views = {}  # layout -> (BlitFigure, view), built when first needed
         self.blit = None  # the BlitFigure shown now
@@ -214,21 +144,12 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.cmap = CMAP  # the colour map shown now
         self.last_error = None
         self._syncing = False
-        self._last_activity = self.clock.now()
+        self._idle = IdlePreparation(self.clock)  # when this explorer was last used, and its layouts to draw
         self.caption = widgets.HTML()  # the values drawn, as text: drawing text in the figure is slow
         self.image = DescribedImage(format="png")
         self.summary = widgets.HTML()  # under the picture; the same text is the image's tooltip
         self.message = widgets.HTML()
-        # Saved figures go to a folder of their own beside the notebook, which git ignores.
-        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{declaration.filename}", description=_("save as"),
-                                      style=WIDE)
-        formats = SAVE_FORMATS if declaration.shows_weights else {
-            k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
-        self.save_button = widgets.Button(
-            description=_("Save"), icon="download",
-            tooltip=_("Save by the file extension, creating its folder if needed: ")
-                    + "; ".join(f".{fmt}: {_(what)}" for fmt, what in formats.items()))
-        self.save_button.on_click(self._on_save)
+        self._make_save_row()
         self._colour_row = colour_row
         self._actions = []  # after the last row's controls (add_actions)
         self._status = None  # before the caption (add_status)
@@ -236,6 +157,46 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self._show_rows(settings)
         if refresh_now:
             self.first_refresh()
+
+    def _row_box(self, row):
+        """The box of ``row`` (a ``declaration.Row``): its label, its controls (in a grid of
+        ``row.columns`` columns, or in a line) and its note."""
+        label = [widgets.Label(say(row.label))] if row.label else []
+        note = [widgets.HTML(f'<div style="line-height:1.3; font-size:small">{say(row.note)}</div>',
+                             layout=widgets.Layout(width="300px"))] if row.note else []
+        cells = [shown(self.controls[name]) for name in row.names]
+        if row.columns:
+            grid = widgets.GridBox(cells, layout=widgets.Layout(
+                grid_template_columns=f"repeat({row.columns}, 32px)", grid_gap="2px"))
+            return widgets.VBox([*label, grid, *note])
+        return widgets.VBox([widgets.HBox([*label, *cells]), *note]) if note else widgets.HBox([*label, *cells])
+
+    def _add_colour_controls(self):
+        """Add the colour scale's and the colour map's controls to ``controls``; returns their row."""
+        # The fixed scale compares pictures honestly; fitting it makes small
+        # weights (a wide kernel, many keys) visible. The colorbar is true either way.
+        self.controls["colour_scale"] = widgets.ToggleButtons(
+            options=[(_(label), scale) for label, scale in self.COLOUR_SCALES], value=self.declaration.colour_scale,
+            description=_("colours"))
+        self.controls["colour_map"] = widgets.Dropdown(
+            options=[(_(label), name) for label, name in CMAPS], value=CMAP, description=_("map"),
+            **tooltip(_("The colour map of the weights. viridis, cividis and greys stay readable with "
+                        "every common colour-vision deficiency and in grey print; the book's Reds is "
+                        "less even to a red-blind eye.")))
+        return [widgets.HBox([self.controls["colour_scale"], self.controls["colour_map"]])]
+
+    def _make_save_row(self):
+        """The path to save to (``save_path``) and the Save button (``save_button``)."""
+        # Saved figures go to a folder of their own beside the notebook, which git ignores.
+        self.save_path = widgets.Text(value=f"{SAVE_FOLDER}/{self.declaration.filename}", description=_("save as"),
+                                      style=WIDE)
+        formats = SAVE_FORMATS if self.declaration.shows_weights else {
+            k: v for k, v in SAVE_FORMATS.items() if k != "npz"}
+        self.save_button = widgets.Button(
+            description=_("Save"), icon="download",
+            tooltip=_("Save by the file extension, creating its folder if needed: ")
+                    + "; ".join(f".{fmt}: {_(what)}" for fmt, what in formats.items()))
+        self.save_button.on_click(self._on_save)
 
     def add_actions(self, *buttons):
         """Show ``buttons`` after the last row's controls (the training view's Train and Stop);
@@ -321,52 +282,10 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         self.add_class(READY_CLASS)
 
     def _prepare_when_idle(self):
-        """Build and draw the layouts not shown yet while the kernel is idle, so that a
-        layout shown for the first time draws nothing in full.
-
-        Idle means that no cell ran and no control of this explorer moved for
-        ``IDLE_DELAY`` seconds: a notebook run from top to bottom (nbval,
-        nbconvert) never waits for this work. It runs between the kernel's
-        messages, one layout per turn of its event loop, so a message arriving
-        meanwhile waits for one layout at most. Without a running event loop
-        (a script), a layout is built when it is first shown. The time and the
-        timers are the ``clock``'s.
-        """
-        pending = [layout for layout in self.layouts if layout not in self.views]
-        if not pending:
-            self.add_class(READY_CLASS)
-            return
-        clock = self.clock
-        if not clock.running():
-            return
-        shell = get_ipython()  # None outside IPython
-        self._last_activity = clock.now()
-
-        def note_activity(*args):
-            self._last_activity = clock.now()
-
-        def prepare_next():
-            quiet = clock.now() - max(self._last_activity, _last_change_anywhere[0])
-            if quiet < IDLE_DELAY:
-                clock.call_later(IDLE_DELAY - quiet, prepare_next)
-                return
-            layout = pending.pop(0)
-            try:
-                self.view_for(layout)[0].prepare()
-            except Exception:  # not lost: showing this layout raises it again, in the explorer
-                pass
-            if pending:
-                clock.call_later(IDLE_STEP, prepare_next)
-                return
-            self.add_class(READY_CLASS)
-            if shell is not None:
-                for event in ("pre_execute", "post_execute"):
-                    shell.events.unregister(event, note_activity)
-
-        if shell is not None:
-            for event in ("pre_execute", "post_execute"):  # a cell starts, a cell ends
-                shell.events.register(event, note_activity)
-        clock.call_later(IDLE_DELAY, prepare_next)
+        """Build and draw the layouts not shown yet while the kernel is idle (``idle.IdlePreparation``),
+        so that a layout shown for the first time draws nothing in full."""
+        self._idle.start([layout for layout in self.layouts if layout not in self.views],
+                         lambda layout: self.view_for(layout)[0].prepare(), lambda: self.add_class(READY_CLASS))
 
     def refresh(self):
         """Compute from the settings and show the result (``show``)."""
@@ -481,7 +400,7 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         return save_picture(self.blit, path, fmt, dpi, self.caption_text)
 
     def _on_change(self, change):
-        self._last_activity = _last_change_anywhere[0] = self.clock.now()  # postpones all idle-time work
+        self._idle.note_change()  # postpones all idle-time work
         if self._syncing:  # a control set by the declaration's adjust: one redraw follows
             return
         self._syncing = True
