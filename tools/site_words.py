@@ -56,7 +56,7 @@ ENGLISH = {
 
 # What an explorer is called in its picture's alt text: its name on the page (a declaration's, as in
 # d2lmini.widgets.DECLARATIONS) in words, "KernelPoolingExplorer": "kernel pooling".
-EXPLORER_NAMES = [declaration.__name__ + "Explorer" for declaration in DECLARATIONS]
+EXPLORER_NAMES = [declaration.name for declaration in DECLARATIONS]
 
 
 def explorer_words(name):

@@ -275,17 +275,21 @@ class Declaration:
     # when the declaration has one: explorers.js's D2L_ADJUST).
     page_script = None
     page_play = None  # on the web site: the name of a slider given a Play/Pause button (a recorded run's steps)
+    # The explorer's name in its text form and on the page: the class name and "Explorer", set for each
+    # subclass (``__init_subclass__``) so that the class answers too, with no instance (the site's tools).
+    # A subclass that sets ``name`` itself keeps it.
+    name = "DeclarationExplorer"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" not in vars(cls):
+            cls.name = cls.__name__ + "Explorer"
 
     @classmethod
     def for_page(cls):
         """The declaration with the data its chapter shows, for the web site (``cls()`` by default;
         one that needs a model or a recorded run loads it here)."""
         return cls()
-
-    @property
-    def name(self):
-        """The explorer's name in its text form and on the page: the class name and "Explorer"."""
-        return type(self).__name__ + "Explorer"
 
     def control(self, name):
         """The control spec called ``name``."""
