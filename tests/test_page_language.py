@@ -29,7 +29,7 @@ WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9]*(?:_[A-Za-z0-9]+)*")
 
 def _exported():
     """name -> page data, and the colour script's settings, in the language set now."""
-    data = {explorer["name"]: explorer for explorer in (page.export(d.for_page()) for d in DECLARATIONS)}
+    data = {explorer["name"]: explorer for explorer in (page.explorer_data(d.for_page()) for d in DECLARATIONS)}
     settings = json.loads(re.search(r"D2L_SETTINGS = (\{.*\});", page.colour_script()).group(1))
     return json.loads(json.dumps(data)), settings  # as the page reads it
 

@@ -1,12 +1,12 @@
 """The page's shell: an explorer's declaration made into data that a web page draws with no kernel
 and no network. This module is the build side; ``page_js/explorers.js`` is the page side, and
 ``page_js/<name>.js`` the scripts of the declarations that compute in the page (``page_script``).
-This module writes the page's data and assets (``export``, ``write_assets``); its parts live beside it,
+This module writes the page's data and assets (``explorer_data``, ``write_assets``); its parts live beside it,
 one concern each: ``page_figure`` (a figure's background, colorbar and dark variant),
 ``page_artists`` (the readers of each kind of registered artist, and the sprites), ``page_states``
 (the stored states) and ``page_words`` (what the page says); ``png.page_png`` makes its pictures small.
 
-For each figure (layout) of a declaration, ``export`` keeps what the kernel's shell keeps
+For each figure (layout) of a declaration, ``explorer_data`` keeps what the kernel's shell keeps
 (``figure.BlitFigure``):
 
 * the **background**, drawn once by matplotlib without the registered artists and the colorbar,
@@ -39,7 +39,7 @@ The page speaks the learner's language (``d2lmini.i18n``), the one set when the 
 what the declarations say (labels, options, notes, captions, summaries) as the kernel's shell says it
 (``say``), and every word of the page's scripts, which keep none of their own. Those are tables of
 messages (``page_words.SHELL_WORDS``, ``plotting.SUMMARY_WORDS``, ``page_words.SCRIPT_WORDS``) sent translated with the
-language's number marks and plural rule (``colour_script``, ``export``), where ``D2L.say`` fills their
+language's number marks and plural rule (``colour_script``, ``explorer_data``), where ``D2L.say`` fills their
 fields as Python's ``str.format`` does.
 """
 
@@ -81,7 +81,7 @@ def colour_script():
 
 
 
-def export(declaration):
+def explorer_data(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from
     and its script's words (``SCRIPT_WORDS``). What it says is in the learner's language."""
@@ -97,13 +97,14 @@ def export(declaration):
     if declaration.page_script:  # every figure, at the default settings
         page.state(declaration.Settings())
         for layout in declaration.page_layouts():
-            page.figure(layout)
+            page.page_figure(layout)
     for settings in states:
         layout, caption, summary, top, state_looks = page.state(settings)
         key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
                        for control in declaration.controls)
         table[key] = [layout, strings.add(caption), strings.add(summary), top, *map(looks.add, state_looks)]
-    described = {layout: figure.describe() for layout, figure in page.figures.items()}  # colorbar sprites too
+    # Each layout's fixed parts, read after the states: their colorbar sprites join the others.
+    figures = {layout: page_figure.fixed_parts() for layout, page_figure in page.page_figures.items()}
     return {
         "name": declaration.name,
         "controls": [said_spec(control) for control in declaration.controls],
@@ -114,7 +115,7 @@ def export(declaration):
         "rows": [{"names": list(row.names), "label": say(row.label), "when": row.when, "columns": row.columns,
                   "note": say(row.note)} for row in declaration.arrangement()],
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
-        "figures": described,
+        "figures": figures,
         "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
         "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
@@ -149,7 +150,7 @@ def write_assets(folder, declarations):
     (folder / "colours.js").write_text(colour_script())
     scripts = {}
     for declaration in declarations:
-        data = export(declaration)
+        data = explorer_data(declaration)
         (folder / f"{declaration.name}.js").write_text(script(data))
         scripts[declaration.name] = [f"{declaration.name}.js"]
         if declaration.page_script:
