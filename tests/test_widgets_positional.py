@@ -193,7 +193,7 @@ def test_the_declaration_keeps_its_page_name_on_the_class_and_its_instances():
 
 def test_the_declaration_computes_the_packages_encoding_without_a_shell():
     declaration = widgets.SinusoidalPositions()
-    result = declaration.compute(declaration.settings(d=16, base=100.0))
+    result = declaration.compute(declaration.checked_settings(d=16, base=100.0))
     P = d2l.PositionalEncoding(16, 0.0, max_len=NUM_POSITIONS, base=100.0).P[0]  # (positions, d)
     torch.testing.assert_close(result.encoding, P)
     torch.testing.assert_close(result.weights, expected_weights(P))

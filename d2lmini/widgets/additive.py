@@ -161,5 +161,5 @@ def explore_additive(noise=0.0, seed=0, valid_lens=(2, 6)):
     """Additive versus scaled dot-product weights as the keys move away from all ones."""
     declaration = Additive()
     starts = check_per_example(valid_lens, "valid_lens", BATCH)  # the sliders' starting positions
-    return Explorer(declaration, declaration.settings(
+    return Explorer(declaration, declaration.checked_settings(
         noise=noise, seed=seed, **{f"valid_len_{b}": start for b, start in enumerate(starts)}))

@@ -299,7 +299,7 @@ class Declaration:
         names = ", ".join(control.name for control in self.controls)
         raise ValueError(f"{type(self).__name__} has no control {name!r}; its controls: {names}")
 
-    def settings(self, **values):
+    def checked_settings(self, **values):
         """``Settings`` from ``values``, each checked by its control (unnamed ones keep their defaults)."""
         for name, value in values.items():
             self.control(name).check(value)

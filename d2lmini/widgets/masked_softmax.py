@@ -126,4 +126,5 @@ def explore_masked_softmax(valid_lens=(2, 5)):
     """Masked softmax: one valid length per example, or one per query."""
     declaration = MaskedSoftmax()
     starts = check_per_example(valid_lens, "valid_lens", BATCH)  # the sliders' starting positions
-    return Explorer(declaration, declaration.settings(**{f"valid_len_{b}": start for b, start in enumerate(starts)}))
+    return Explorer(declaration, declaration.checked_settings(
+        **{f"valid_len_{b}": start for b, start in enumerate(starts)}))

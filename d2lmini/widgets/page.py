@@ -70,14 +70,14 @@ def colour_script():
     shell's words (``SHELL_WORDS``), and the language's decimal and thousands marks and plural rule.
     Its labels and words are in the learner's language."""
     tables = {name: colour_table(name) for _, name in CMAPS}
-    settings = {"labels": {name: str(_(label)) for label, name in CMAPS},
-                "scales": [[str(_(label)), scale] for label, scale in Explorer.COLOUR_SCALES],
-                "tops": SCALE_TOPS,
-                "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS,
-                            "words": said(SUMMARY_WORDS)},
-                "words": said(SHELL_WORDS), "marks": list(marks()), "plural": plural_rule()[0]}
+    page_config = {"labels": {name: str(_(label)) for label, name in CMAPS},
+                   "scales": [[str(_(label)), scale] for label, scale in Explorer.COLOUR_SCALES],
+                   "tops": SCALE_TOPS,
+                   "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS,
+                               "words": said(SUMMARY_WORDS)},
+                   "words": said(SHELL_WORDS), "marks": list(marks()), "plural": plural_rule()[0]}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
-            f"window.D2L_SETTINGS = {json.dumps(settings, ensure_ascii=False)};\n")
+            f"window.D2L_SETTINGS = {json.dumps(page_config, ensure_ascii=False)};\n")
 
 
 

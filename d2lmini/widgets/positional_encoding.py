@@ -139,4 +139,4 @@ class PositionalView:
 def explore_positional_encoding(d=32, base=10000.0):
     """The sinusoidal encoding for dimension d and a base, and softmax(P Pᵀ / √d) over 64 positions."""
     declaration = SinusoidalPositions()
-    return Explorer(declaration, declaration.settings(d=d, base=base))
+    return Explorer(declaration, declaration.checked_settings(d=d, base=base))
