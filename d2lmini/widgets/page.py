@@ -92,19 +92,19 @@ def explorer_data(declaration):
         raise ValueError(f"{declaration.name} offers more than {MAX_STATES} states on the page: offer coarser "
                          "grids in page_values or fewer states in page_states, or compute them in the page "
                          "(page_script)")
-    page = PageStates(declaration)
+    drawing = PageStates(declaration)  # "page" is this module
     looks, strings, table = Interned(), Interned(), {}
     if declaration.page_script:  # every figure, at the default settings
-        page.state(declaration.Settings())
+        drawing.state(declaration.Settings())
         for layout in declaration.page_layouts():
-            page.page_figure(layout)
+            drawing.page_figure(layout)
     for settings in states:
-        layout, caption, summary, top, state_looks = page.state(settings)
+        layout, caption, summary, top, state_looks = drawing.state(settings)
         key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
                        for control in declaration.controls)
         table[key] = [layout, strings.add(caption), strings.add(summary), top, *map(looks.add, state_looks)]
     # Each layout's fixed parts, read after the states: their colorbar sprites join the others.
-    figures = {layout: page_figure.fixed_parts() for layout, page_figure in page.page_figures.items()}
+    figures = {layout: page_figure.fixed_parts() for layout, page_figure in drawing.page_figures.items()}
     return {
         "name": declaration.name,
         "controls": [said_spec(control) for control in declaration.controls],
@@ -116,7 +116,7 @@ def explorer_data(declaration):
                   "note": say(row.note)} for row in declaration.arrangement()],
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
         "figures": figures,
-        "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
+        "looks": looks.values, "strings": strings.values, "sprites": drawing.sprites.urls, "states": table,
         "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
         "title": title(declaration),
