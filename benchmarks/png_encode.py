@@ -58,7 +58,7 @@ def banded(rgba, rows):
 def explorer_picture(declaration_class):
     """(the canvas's RGBA pixels, the band of rows its moving artists can touch) of the explorer at its defaults."""
     declaration = declaration_class.for_page()
-    blit = Explorer(declaration, declaration.settings()).blit
+    blit = Explorer(declaration, declaration.checked_settings()).blit
     return np.asarray(blit.canvas.buffer_rgba()).copy(), blit.changing_rows()
 
 

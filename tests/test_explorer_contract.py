@@ -45,6 +45,12 @@ def _random_settings(declaration, rng):
     return settings
 
 
+def test_every_explorer_has_a_name_of_its_own_that_its_class_gives():
+    # The page data, the element ids and the site's tools find an explorer by this name, read off the class.
+    names = [declaration.name for declaration in DECLARATIONS]
+    assert all(name.endswith("Explorer") for name in names) and len(set(names)) == len(names), names
+
+
 def test_settings_are_a_frozen_dataclass_of_the_controls_in_order(declaration):
     assert isinstance(declaration, Declaration)
     fields = [field.name for field in dataclasses.fields(declaration.Settings)]

@@ -62,7 +62,7 @@ class SharpnessView:
 
 def sharpness(beta=1.0, declaration=None):
     declaration = declaration or Sharpness()
-    return Explorer(declaration, declaration.settings(beta=beta))
+    return Explorer(declaration, declaration.checked_settings(beta=beta))
 
 
 @dataclass(frozen=True)
@@ -163,11 +163,11 @@ def test_settings_and_results_are_frozen_dataclasses_and_compute_needs_no_shell(
 
 def test_a_declaration_checks_each_setting_by_its_control_and_names_it():
     declaration = Sharpness()
-    assert declaration.settings(beta=2.5) == SharpnessSettings(beta=2.5)
+    assert declaration.checked_settings(beta=2.5) == SharpnessSettings(beta=2.5)
     with pytest.raises(TypeError, match=r"beta must be a number, got str '2'"):
-        declaration.settings(beta="2")
+        declaration.checked_settings(beta="2")
     with pytest.raises(ValueError, match=r"Sharpness has no control 'gamma'; its controls: beta"):
-        declaration.settings(gamma=1.0)
+        declaration.checked_settings(gamma=1.0)
 
 
 def test_the_shell_never_writes_into_the_declaration():

@@ -211,14 +211,14 @@ def test_the_summaries_begin_every_sentence_with_a_capital_in_portuguese(portugu
         "mascaradas para todas as consultas (nenhuma chave sobra para as consultas 0-3); a consulta 2 não presta "
         "atenção a nenhuma chave (todos os pesos 0). (Resumo de 1 consulta, de um total de 4.)")
     declaration = MaskedSoftmax()
-    settings = declaration.settings(mode="per query", query_len_0_0=0, query_len_0_1=8, query_len_0_2=1,
-                                    query_len_0_3=0, **{f"query_len_1_{q}": 0 for q in range(4)})
+    settings = declaration.checked_settings(mode="per query", query_len_0_0=0, query_len_0_1=8, query_len_0_2=1,
+                                            query_len_0_3=0, **{f"query_len_1_{q}": 0 for q in range(4)})
     assert declaration.describe(declaration.compute(settings)) == describe_weights(weights, mask,
                                                                                    titles=["exemplo 0", "exemplo 1"])
     online = OnlineSoftmax()
-    assert online.compute(online.settings(block_size=16, step=1)).caption.startswith(
+    assert online.compute(online.checked_settings(block_size=16, step=1)).caption.startswith(
         "tamanho do bloco 16: 1 de 1 bloco visto (16 de 16 chaves), m = ")
-    assert online.describe(online.compute(online.settings(block_size=4, step=0))) == (
+    assert online.describe(online.compute(online.checked_settings(block_size=4, step=0))) == (
         "1 consulta × 16 chaves, chaves 0-15 ainda não vistas (a consulta 0 ainda não viu nenhuma chave). "
         "A consulta 0 não presta atenção a nenhuma chave (todos os pesos 0).")
 

@@ -36,7 +36,7 @@ def _rgba(hex_colour):
 @pytest.fixture(scope="module")
 def exported():
     """Page data of an explorer with stored states and coloured texts, and of one computed in the page."""
-    return {name: page.export(_declaration(name)) for name in ("Alignment", "MaskEditor")}
+    return {name: page.explorer_data(_declaration(name)) for name in ("Alignment", "MaskEditor")}
 
 
 @pytest.mark.parametrize("name", ["Alignment", "MaskEditor"])
@@ -92,7 +92,7 @@ def test_a_text_on_the_page_turns_light_and_its_states_colours_read_better_with_
 
 
 def test_a_text_with_a_halo_keeps_its_colours_in_the_dark():
-    data = page.export(_declaration("QueryPooling"))
+    data = page.explorer_data(_declaration("QueryPooling"))
     figure = next(iter(data["figures"].values()))
     haloed = [changed for light, changed in zip(figure["artists"], figure["dark"]["artists"])
               if light["kind"] == "text" and light["stroke"]]
@@ -102,15 +102,16 @@ def test_a_text_with_a_halo_keeps_its_colours_in_the_dark():
 def test_the_figure_draws_for_the_light_page_again_after_its_dark_variant():
     states = page_states.PageStates(_declaration("Alignment"))
     states.state(states.declaration.Settings())
-    figure = next(iter(states.figures.values()))
-    texts = [artist for artist in figure.blit.artists if isinstance(artist, Text)]
+    page_figure = next(iter(states.page_figures.values()))
+    texts = [artist for artist in page_figure.blit.artists if isinstance(artist, Text)]
     shown = [(text.get_text(), text.get_color()) for text in texts]
-    assert any(text for text, _ in shown) and any(figure.look_colours)  # a state's text, in its own colour
-    styles = [style(artist, figure) for artist, (style, _) in zip(figure.blit.artists, figure.kinds)]
-    figure.describe()
-    picture = np.asarray(Image.open(io.BytesIO(figure.blit.render())).convert("RGBA"))
+    assert any(text for text, _ in shown) and any(page_figure.look_colours)  # a state's text, in its own colour
+    artists = list(zip(page_figure.blit.artists, page_figure.kinds))
+    styles = [style(artist, page_figure) for artist, (style, _) in artists]
+    page_figure.fixed_parts()
+    picture = np.asarray(Image.open(io.BytesIO(page_figure.blit.render())).convert("RGBA"))
     assert tuple(picture[0, 0]) == tuple(picture[-1, -1]) == WHITE
-    assert [style(artist, figure) for artist, (style, _) in zip(figure.blit.artists, figure.kinds)] == styles
+    assert [style(artist, page_figure) for artist, (style, _) in artists] == styles
     assert [(text.get_text(), text.get_color()) for text in texts] == shown
 
 

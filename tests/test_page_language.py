@@ -30,15 +30,15 @@ WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9]*(?:_[A-Za-z0-9]+)*")
 
 
 def _exported():
-    """name -> page data, and the colour script's settings, in the language set now."""
-    data = {explorer["name"]: explorer for explorer in (page.export(d.for_page()) for d in DECLARATIONS)}
-    settings = json.loads(re.search(r"D2L_SETTINGS = (\{.*\});", page.colour_script()).group(1))
-    return json.loads(json.dumps(data)), settings  # as the page reads it
+    """name -> page data, and the colour script's page configuration (D2L_SETTINGS), in the language set now."""
+    data = {explorer["name"]: explorer for explorer in (page.explorer_data(d.for_page()) for d in DECLARATIONS)}
+    page_config = json.loads(re.search(r"D2L_SETTINGS = (\{.*\});", page.colour_script()).group(1))
+    return json.loads(json.dumps(data)), page_config  # as the page reads it
 
 
 @pytest.fixture(scope="module")
 def exported():
-    """language -> (name -> page data, settings): every page declaration exported in English and in
+    """language -> (name -> page data, page_config): every page declaration exported in English and in
     Brazilian Portuguese (a minute each)."""
     made = {}
     try:
@@ -79,13 +79,13 @@ def shown(data):
     yield from _flat(data["words"] or {})
 
 
-def settings_shown(settings):
-    """The texts of the page's settings (colours.js): the colour maps' labels, the colour scale's, and
+def page_config_shown(page_config):
+    """The texts of the page configuration (colours.js): the colour maps' labels, the colour scale's, and
     the shell's and the summaries' words."""
-    yield from settings["labels"].values()
-    yield from (label for label, _ in settings["scales"])
-    yield from _flat(settings["words"])
-    yield from _flat(settings["summary"]["words"])
+    yield from page_config["labels"].values()
+    yield from (label for label, _ in page_config["scales"])
+    yield from _flat(page_config["words"])
+    yield from _flat(page_config["summary"]["words"])
 
 
 def _words(text):
@@ -96,10 +96,10 @@ def _words(text):
 
 
 def _texts(made):
-    """(explorer name or "settings", text) for every text shown."""
-    data, settings = made
+    """(explorer name or "page_config", text) for every text shown."""
+    data, page_config = made
     pairs = [(name, text) for name, explorer in data.items() for text in shown(explorer)]
-    return pairs + [("settings", text) for text in settings_shown(settings)]
+    return pairs + [("page_config", text) for text in page_config_shown(page_config)]
 
 
 def _sentence_words_removed(name, text, data):
@@ -129,8 +129,8 @@ def test_the_portuguese_page_writes_numbers_with_a_decimal_comma(exported):
     points = [(name, text) for name, text in _texts(exported["pt_BR"])
               if re.search(r"\d\.\d", text)]
     assert points == [], f"numbers with a decimal point: {points[:5]}"
-    data, settings = exported["pt_BR"]
-    assert settings["marks"] == [",", "."] and exported["en"][1]["marks"] == [".", ","]
+    data, page_config = exported["pt_BR"]
+    assert page_config["marks"] == [",", "."] and exported["en"][1]["marks"] == [".", ","]
     stored = [text for text in data["OnlineSoftmaxExplorer"]["strings"] if re.search(r"\d,\d", text)]
     assert stored, "the online softmax's captions write their numbers with the decimal comma"
 
@@ -138,7 +138,7 @@ def test_the_portuguese_page_writes_numbers_with_a_decimal_comma(exported):
 def test_the_english_page_data_is_the_declarations_own(exported):
     """In English the page says what the declarations say, as it did before it spoke other languages:
     their specs, rows and note as they are, each explorer named after its class."""
-    data, settings = exported["en"]
+    data, page_config = exported["en"]
     for declaration in DECLARATIONS:
         explorer = declaration.for_page()
         got = data[explorer.name]
@@ -150,9 +150,9 @@ def test_the_english_page_data_is_the_declarations_own(exported):
     # Names a screen reader says well: a hyphenated compound, and what is explored.
     assert data["MultiHeadExplorer"]["title"] == "Multi-head attention explorer"
     assert data["AdditiveExplorer"]["title"] == "Additive attention explorer"
-    assert settings["labels"]["viridis"] == "viridis (colour-blind safe)"
-    assert settings["scales"] == [["0 to 1", "fixed"], ["fit to weights", "fit"]]
-    assert settings["words"]["fitted"] == "; colours 0 to {top:g}" and settings["plural"] == "(n != 1)"
+    assert page_config["labels"]["viridis"] == "viridis (colour-blind safe)"
+    assert page_config["scales"] == [["0 to 1", "fixed"], ["fit to weights", "fit"]]
+    assert page_config["words"]["fitted"] == "; colours 0 to {top:g}" and page_config["plural"] == "(n != 1)"
 
 
 def test_every_explorer_declares_a_title_the_portuguese_page_translates(exported):
@@ -162,8 +162,7 @@ def test_every_explorer_declares_a_title_the_portuguese_page_translates(exported
     assert all(titles) and len(set(titles)) == len(titles)
     english, portuguese = exported["en"][0], exported["pt_BR"][0]
     for declaration in DECLARATIONS:
-        name = declaration.__name__ + "Explorer"
-        assert portuguese[name]["title"] != english[name]["title"] == declaration.title
+        assert portuguese[declaration.name]["title"] != english[declaration.name]["title"] == declaration.title
 
 
 def test_an_explorer_with_no_title_is_named_after_its_class():
@@ -174,15 +173,15 @@ def test_an_explorer_with_no_title_is_named_after_its_class():
 
 
 def test_the_page_says_the_kernels_labels_in_portuguese(exported):
-    data, settings = exported["pt_BR"]
+    data, page_config = exported["pt_BR"]
     dot = {spec["name"]: spec for spec in data["DotProductExplorer"]["controls"]}
     assert dot["temperature"]["label"] == "temperatura" and dot["scale"]["label"] == "dividir por √d"
     preset = {spec["name"]: spec for spec in data["MaskEditorExplorer"]["controls"]}["preset"]
     assert preset["options"][0] == ["sem máscara", "no mask"]  # the value stays what the code takes
     assert data["MaskEditorExplorer"]["title"] == "Explorador do editor de máscara"
-    assert settings["labels"]["viridis"] == "viridis (segura para daltonismo)"
-    assert settings["scales"] == [["0 a 1", "fixed"], ["ajustar aos pesos", "fit"]]
-    assert settings["words"]["play"] == "Reproduzir" and settings["words"]["map"] == "mapa"
+    assert page_config["labels"]["viridis"] == "viridis (segura para daltonismo)"
+    assert page_config["scales"] == [["0 a 1", "fixed"], ["ajustar aos pesos", "fit"]]
+    assert page_config["words"]["play"] == "Reproduzir" and page_config["words"]["map"] == "mapa"
 
 
 def test_a_message_said_of_a_count_gives_its_forms_in_the_rules_order():

@@ -54,7 +54,7 @@ def test_every_stored_explorer_starts_at_the_settings_its_text_form_lists(declar
         listed = build_site.listed_settings(output)
         if not output["data"]["text/plain"].startswith("TrainingView("):
             assert {name: start[name] for name in listed} == listed, (chapter, output["data"]["text/plain"])
-        assert declaration.settings(**{name: tuple(value) if isinstance(value, list) else value
+        assert declaration.checked_settings(**{name: tuple(value) if isinstance(value, list) else value
                                        for name, value in start.items()}) is not None
 
 

@@ -147,7 +147,7 @@ def test_the_fitted_colour_scale_follows_the_layer(explorer):
 ], ids=["uncached sentence", "layer", "head", "head type", "query"])
 def test_bad_arguments_get_a_clear_error(kwargs, error, message):
     with pytest.raises(error, match=message):
-        HeadView(CACHE).settings(**kwargs)
+        HeadView(CACHE).checked_settings(**kwargs)
     if "query" not in kwargs:  # explore_head_view checks its arguments the same way, before any widget
         with pytest.raises(error, match=message):
             explore_head_view(CACHE, **kwargs)
@@ -156,9 +156,9 @@ def test_bad_arguments_get_a_clear_error(kwargs, error, message):
 def test_the_query_is_checked_against_the_sentences_own_tokens():
     declaration = HeadView(CACHE)
     last = len(CACHE.tokenize(TIRED)) - 1
-    assert declaration.settings(sentence=TIRED, query=last).query == last
+    assert declaration.checked_settings(sentence=TIRED, query=last).query == last
     with pytest.raises(ValueError, match=rf"query must be one of \['all', 0, 1, .*, {last}\], got {last + 1}$"):
-        declaration.settings(sentence=TIRED, query=last + 1)
+        declaration.checked_settings(sentence=TIRED, query=last + 1)
 
 
 def test_with_the_model_any_sentence_can_be_typed_and_errors_show_in_the_explorer(minilm):

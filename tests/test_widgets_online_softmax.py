@@ -74,22 +74,22 @@ def test_the_step_offers_the_blocks_of_the_block_size_and_follows_it(declaration
 
 def test_the_caption_agrees_in_number_with_the_blocks(declaration):
     """"1 of 1 block seen" with one block (a block of all 16 keys), "blocks" with several."""
-    caption = declaration.compute(declaration.settings(block_size=16, step=1)).caption
+    caption = declaration.compute(declaration.checked_settings(block_size=16, step=1)).caption
     assert caption.startswith("block size 16: 1 of 1 block seen (16 of 16 keys), m = ")
-    assert declaration.compute(declaration.settings(block_size=16, step=0)).caption == \
+    assert declaration.compute(declaration.checked_settings(block_size=16, step=0)).caption == \
         "block size 16: 0 of 1 block seen, nothing computed yet"
-    assert declaration.compute(declaration.settings(block_size=4, step=2)).caption.startswith(
+    assert declaration.compute(declaration.checked_settings(block_size=4, step=2)).caption.startswith(
         "block size 4: 2 of 4 blocks seen (8 of 16 keys), m = ")
 
 
 def test_the_summary_calls_the_keys_not_visited_not_seen_yet_never_masked(declaration):
     """At 0 blocks seen every key is unvisited, not masked: the summary, and the picture's legend, say so."""
-    at_start = declaration.describe(declaration.compute(declaration.settings(block_size=4, step=0)))
+    at_start = declaration.describe(declaration.compute(declaration.checked_settings(block_size=4, step=0)))
     assert at_start == ("1 query × 16 keys, keys 0-15 not seen yet (no key seen yet by query 0). "
                         "Query 0 attends to no key (all weights 0).")
-    halfway = declaration.describe(declaration.compute(declaration.settings(block_size=4, step=2)))
+    halfway = declaration.describe(declaration.compute(declaration.checked_settings(block_size=4, step=2)))
     assert halfway.startswith("1 query × 16 keys, keys 8-15 not seen yet. Query 0 attends mostly to keys ")
-    every_key = declaration.describe(declaration.compute(declaration.settings(block_size=16, step=1)))
+    every_key = declaration.describe(declaration.compute(declaration.checked_settings(block_size=16, step=1)))
     assert every_key.startswith("1 query × 16 keys. Query 0 attends mostly to keys ")
     assert "masked" not in at_start + halfway + every_key
     explorer = explore_online_softmax(block_size=4, step=0)

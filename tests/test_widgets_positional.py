@@ -185,9 +185,15 @@ def test_each_cell_is_drawn_in_its_colour_at_its_place(d):
             np.testing.assert_array_equal(canvas[int(height - py), int(px)], expected, err_msg=f"cell {row, column}")
 
 
+def test_the_declaration_keeps_its_page_name_on_the_class_and_its_instances():
+    # The site's tools read the name from the class (tools/site_words.py, tools/build_site.py).
+    assert widgets.SinusoidalPositions.name == widgets.SinusoidalPositions().name == "PositionalEncodingExplorer"
+    assert widgets.KernelPooling.name == widgets.KernelPooling().name == "KernelPoolingExplorer"
+
+
 def test_the_declaration_computes_the_packages_encoding_without_a_shell():
-    declaration = widgets.PositionalEncoding()
-    result = declaration.compute(declaration.settings(d=16, base=100.0))
+    declaration = widgets.SinusoidalPositions()
+    result = declaration.compute(declaration.checked_settings(d=16, base=100.0))
     P = d2l.PositionalEncoding(16, 0.0, max_len=NUM_POSITIONS, base=100.0).P[0]  # (positions, d)
     torch.testing.assert_close(result.encoding, P)
     torch.testing.assert_close(result.weights, expected_weights(P))

@@ -171,7 +171,7 @@ def test_the_tracer_has_no_colour_controls_and_its_summary_says_where_the_heads_
 
 def test_the_declaration_folds_without_a_shell_and_keeps_nothing():
     declaration = shape_tracer.ShapeTracer()
-    settings = declaration.settings(num_heads=4, T=3, transpose=False)
+    settings = declaration.checked_settings(num_heads=4, T=3, transpose=False)
     result = declaration.compute(settings)
     positions, columns = expected_layout(4, 3, False)
     np.testing.assert_array_equal(result.positions.numpy(), positions)

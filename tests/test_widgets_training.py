@@ -485,7 +485,7 @@ def test_the_explorer_fits_its_colours_and_keeps_a_static_picture(run):
     (lambda run: explore_alignment(seq2seq.History(run.examples)), ValueError, ["no snapshot", "train()"]),
     (lambda run: explore_alignment(run, step=5), ValueError, ["step must be one of", "got 5"]),
     (lambda run: explore_alignment(run, example=4), ValueError, ["example", "between 0 and 3", "4"]),
-    (lambda run: Alignment(run).settings(step=5), ValueError, ["step must be one of", "got 5"]),
+    (lambda run: Alignment(run).checked_settings(step=5), ValueError, ["step must be one of", "got 5"]),
     (lambda run: Alignment(run, runs={"a": run}, labels={"a": "a"}), TypeError, ["history", "runs", "not both"]),
 ])
 def test_the_explorer_names_bad_arguments(run, call, error, fragments):

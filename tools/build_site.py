@@ -394,7 +394,7 @@ def assemble(src, hub_url, edition, book=BOOKS[0]):
     # The explorers' data in the book's language: whatever it holds in words comes from d2lmini's catalogue.
     with speaking(book.language):
         live = [declaration.for_page() for declaration in DECLARATIONS
-                if declaration.__name__ + "Explorer" in shown]
+                if declaration.name in shown]
         scripts = page.write_assets(explorers, live)
     figures = src / "_static" / FIGURES
     figures.mkdir()

@@ -54,13 +54,13 @@ ENGLISH = {
     "page landmark": "Page",
 }
 
-# What an explorer is called in its picture's alt text: its name on the page (a declaration's, as in
+# What an explorer is called in its picture's alt text: its name (a declaration's ``name``, as in
 # d2lmini.widgets.DECLARATIONS) in words, "KernelPoolingExplorer": "kernel pooling".
-EXPLORER_NAMES = [declaration.__name__ + "Explorer" for declaration in DECLARATIONS]
+EXPLORER_NAMES = [declaration.name for declaration in DECLARATIONS]
 
 
 def explorer_words(name):
-    """An explorer's declaration name in English words: "KernelPoolingExplorer" -> "kernel pooling"."""
+    """An explorer's name in English words: "KernelPoolingExplorer" -> "kernel pooling"."""
     return re.sub(r"(?<!^)(?=[A-Z])", " ", name.removesuffix("Explorer")).lower()
 
 

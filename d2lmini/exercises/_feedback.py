@@ -294,6 +294,7 @@ def require(condition, exercise, expected, received, hint):
 
 
 def describe(x):
+    """``x`` in words for an error's "got" line: a tensor's shape, dtype and first values, else its type and repr."""
     if isinstance(x, torch.Tensor):
         values = x.detach().cpu().flatten()[:6].tolist()
         shown = [number(v, ".4g") if isinstance(v, float) else str(v) for v in values]
@@ -320,7 +321,7 @@ def where_different(received, expected, atol=1e-5, rtol=1e-4, valid_lens=None, n
     first = tuple(int(i) for i in (~close).nonzero()[0]) if not close.all() else (0,) * expected.dim()
     if expected.dim() == 0:
         place = ""
-        rows = (received.reshape(1), expected.reshape(1))
+        received_row, expected_row = received.reshape(1), expected.reshape(1)
         start = 0
     else:
         index, column = first[:-1], first[-1]
@@ -338,7 +339,7 @@ def where_different(received, expected, atol=1e-5, rtol=1e-4, valid_lens=None, n
             place += " " + _("(valid length {length})").format(length=int(valid_lens[index[0]]))
         if start > 0:
             place += (", " if place else "") + _("from column {column}").format(column=start)
-        rows = (received[index], expected[index])
+        received_row, expected_row = received[index], expected[index]
     # A row named in the exercise's terms needs no shape: the shape would be the check's own stack of cases.
     shape = "" if name_row else _("shape {shape}").format(shape=tuple(expected.shape))
 
@@ -348,7 +349,7 @@ def where_different(received, expected, atol=1e-5, rtol=1e-4, valid_lens=None, n
         shown = ["..."] * (start > 0) + shown + ["..."] * (start + ROW_WIDTH < row.numel())
         return f"{', '.join(part for part in (shape, place) if part)}: [{numbers(shown)}]"
 
-    return text(rows[1].reshape(-1)), text(rows[0].reshape(-1))
+    return text(expected_row.reshape(-1)), text(received_row.reshape(-1))
 
 
 def expect_close(received, expected, exercise, hint, atol=1e-5, rtol=1e-4, weights=False, valid_lens=None,

@@ -35,14 +35,14 @@ from .masked_softmax import MaskedSoftmax, explore_masked_softmax
 from .multihead import MultiHead, explore_multihead
 from .online_softmax import OnlineSoftmax, explore_online_softmax
 from .png import png_bytes
-from .positional_encoding import PositionalEncoding, explore_positional_encoding
+from .positional_encoding import SinusoidalPositions, explore_positional_encoding
 from .shape_tracer import ShapeTracer, explore_shape_tracer
 from .training import TrainingView
 
 # Every explorer declared once (declaration.Declaration), in chapter order: the kernel's shell
 # (Explorer) and the web page's (page) are both built from these.
 DECLARATIONS = (QueryPooling, KernelPooling, MaskedSoftmax, MaskEditor, Additive, DotProduct, ShapeTracer, MultiHead,
-                OnlineSoftmax, PositionalEncoding, Alignment, HeadView)
+                OnlineSoftmax, SinusoidalPositions, Alignment, HeadView)
 
 __all__ = [
     "DECLARATIONS",
@@ -50,7 +50,7 @@ __all__ = [
     "explore_additive", "explore_dot_product", "explore_shape_tracer", "explore_multihead",
     "explore_online_softmax", "explore_positional_encoding", "explore_alignment", "explore_head_view",
     "QueryPooling", "KernelPooling", "MaskedSoftmax", "MaskEditor", "Additive", "DotProduct", "ShapeTracer",
-    "MultiHead", "OnlineSoftmax", "PositionalEncoding", "Alignment", "HeadView", "TrainingView",
+    "MultiHead", "OnlineSoftmax", "SinusoidalPositions", "Alignment", "HeadView", "TrainingView",
     "Explorer", "Declaration", "Result", "BlitFigure", "scale_top", "png_bytes", "SCALE_TOPS", "CMAP", "DPI",
     "PIXEL_RATIO", "HINT",
 ]

@@ -20,11 +20,11 @@ PANEL = N_("{method}, example {b}")
 ADDITIVE_CAPTION = N_("keys = 1 + {noise:.2f} × noise (seed {seed}), valid_lens = {valid_lens}")
 BATCH, NUM_QUERIES, NUM_KEYS, SIZE = 2, 4, 10, 2  # SIZE: the queries' and keys' features
 METHODS = (N_("additive"), N_("scaled dot product"))
-TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel: the page's
+PANEL_TITLES = [f"{method}, example {b}" for b in range(BATCH) for method in METHODS]  # panel by panel: the page's
 
 
-def titles():
-    """The panels' titles (``TITLES``) in the learner's language."""
+def panel_titles():
+    """The panels' titles (``PANEL_TITLES``) in the learner's language."""
     return [_(PANEL).format(method=_(method), b=b) for b in range(BATCH) for method in METHODS]
 
 
@@ -115,12 +115,12 @@ class Additive(Declaration):
         """What the page computes a state from (float32 values): the queries, the additive scoring's
         parameters W_q, W_k and w_v, per seed the noise ``noisy_keys`` scales, and the panels' titles."""
         parameters = self.additive().state_dict()
-        return {"queries": self.queries.tolist(), "titles": TITLES,
+        return {"queries": self.queries.tolist(), "titles": PANEL_TITLES,
                 **{name: parameters[f"{name}.weight"].tolist() for name in ("W_q", "W_k", "w_v")},
                 "noise": {str(seed): key_noise(seed).tolist() for seed in self.control("seed").values()}}
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask, titles=titles())
+        return describe_weights(result.weights, result.mask, titles=panel_titles())
 
     def recipe(self, result):
         inputs = {"queries": self.queries, "keys": result.noisy_keys, "values": self.values,
@@ -151,8 +151,8 @@ class AdditiveView:
 
     def __init__(self, blit):
         axes = blit.figure.subplots(BATCH, len(METHODS), sharex=True, sharey=True)
-        self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes.flat]  # as TITLES
-        for ax, title in zip(axes.flat, titles()):
+        self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes.flat]  # as PANEL_TITLES
+        for ax, title in zip(axes.flat, panel_titles()):
             ax.set_title(title, fontsize="medium")
             ax.label_outer()
         blit.colorbar(axes)
@@ -167,5 +167,5 @@ def explore_additive(noise=0.0, seed=0, valid_lens=(2, 6)):
     """Additive versus scaled dot-product weights as the keys move away from all ones."""
     declaration = Additive()
     starts = check_per_example(valid_lens, "valid_lens", BATCH)  # the sliders' starting positions
-    return Explorer(declaration, declaration.settings(
+    return Explorer(declaration, declaration.checked_settings(
         noise=noise, seed=seed, **{f"valid_len_{b}": start for b, start in enumerate(starts)}))

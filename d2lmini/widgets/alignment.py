@@ -236,4 +236,4 @@ def explore_alignment(history, step=None, example=0):
     """Slide through a training run: the cross-attention of each recorded example at each recorded step."""
     declaration = Alignment(history)
     step = history.steps[-1] if step is None else step
-    return Explorer(declaration, declaration.settings(step=step, example=example))
+    return Explorer(declaration, declaration.checked_settings(step=step, example=example))

@@ -285,17 +285,21 @@ class Declaration:
     # script serving several declarations is sent the words of them all (page_words.script_words).
     script_words = {}
     page_play = None  # on the web site: the name of a slider given a Play/Pause button (a recorded run's steps)
+    # The explorer's name in its text form and on the page: the class name and "Explorer", set for each
+    # subclass (``__init_subclass__``) so that the class answers too, with no instance (the site's tools).
+    # A subclass that sets ``name`` itself keeps it.
+    name = "DeclarationExplorer"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" not in vars(cls):
+            cls.name = cls.__name__ + "Explorer"
 
     @classmethod
     def for_page(cls):
         """The declaration with the data its chapter shows, for the web site (``cls()`` by default;
         one that needs a model or a recorded run loads it here)."""
         return cls()
-
-    @property
-    def name(self):
-        """The explorer's name in its text form and on the page: the class name and "Explorer"."""
-        return type(self).__name__ + "Explorer"
 
     def control(self, name):
         """The control spec called ``name``."""
@@ -305,7 +309,7 @@ class Declaration:
         names = ", ".join(control.name for control in self.controls)
         raise ValueError(f"{type(self).__name__} has no control {name!r}; its controls: {names}")
 
-    def settings(self, **values):
+    def checked_settings(self, **values):
         """``Settings`` from ``values``, each checked by its control (unnamed ones keep their defaults)."""
         for name, value in values.items():
             self.control(name).check(value)

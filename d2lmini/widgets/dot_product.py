@@ -149,5 +149,5 @@ class DotProductView:
 def explore_dot_product(d=16, scale=True, temperature=1.0, valid_len=8, causal=False):
     """Scaled dot-product attention: d, the 1/√d scale, temperature, valid length, causal."""
     declaration = DotProduct()
-    return Explorer(declaration, declaration.settings(d=d, scale=scale, temperature=temperature,
-                                                      valid_len=valid_len, causal=causal))
+    return Explorer(declaration, declaration.checked_settings(d=d, scale=scale, temperature=temperature,
+                                                              valid_len=valid_len, causal=causal))

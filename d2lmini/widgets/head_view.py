@@ -117,13 +117,13 @@ class HeadView(Declaration):
             self._read[sentence] = tokens, self.model.attention(sentence)
         return self._read[sentence]
 
-    def settings(self, **values):
+    def checked_settings(self, **values):
         """``Settings``, checked: a sentence given by the model first (its error says how to try
         any sentence, or that it has too many tokens), then each control, then the query
         against the sentence's tokens."""
         if "sentence" in values:
             self.attention(values["sentence"])
-        settings = super().settings(**values)
+        settings = super().checked_settings(**values)
         check_choice(settings.query, "query", list(self.choices(settings)["query"]))
         return settings
 
@@ -271,6 +271,6 @@ def explore_head_view(model=None, sentence=None, layer=3, head=1):
     """all-MiniLM-L6-v2's attention: a sentence, a layer and a head; 12 thumbnails and a token view."""
     declaration = HeadView(model)
     sentence = declaration.examples[0] if sentence is None else sentence
-    explorer = Explorer(declaration, declaration.settings(sentence=sentence, layer=layer, head=head))
+    explorer = Explorer(declaration, declaration.checked_settings(sentence=sentence, layer=layer, head=head))
     explorer.controls["sentence"].layout.width = "95%"  # the whole sentence shows, in the menu too
     return explorer

@@ -285,10 +285,10 @@ class KernelView:
 def explore_kernel_pooling(sigma=0.5, kernel="gaussian", n_train=40):
     """Nadaraya–Watson pooling: the kernel width σ (log scale), the kernel, the training points."""
     declaration = KernelPooling()
-    return Explorer(declaration, declaration.settings(sigma=sigma, kernel=kernel, n_train=n_train))
+    return Explorer(declaration, declaration.checked_settings(sigma=sigma, kernel=kernel, n_train=n_train))
 
 
 def explore_one_query(query=0.5, score="distance"):
     """One query over six keys: its position q and the score a(q, k), with its weights and answer."""
     declaration = QueryPooling()
-    return Explorer(declaration, declaration.settings(query=query, score=score))
+    return Explorer(declaration, declaration.checked_settings(query=query, score=score))

@@ -156,7 +156,7 @@ class MaskView:
 def explore_mask_editor(preset=DEFAULT, seed=0):
     """Edit a mask cell by cell, or from a preset, and see the masked softmax redraw."""
     declaration = MaskEditor(seed)
-    settings = declaration.settings(preset=preset)
+    settings = declaration.checked_settings(preset=preset)
     start = torch.ones(SIZE, SIZE, dtype=torch.bool) if preset == CUSTOM else preset_mask(preset)  # CUSTOM: no mask
     explorer = Explorer(declaration, dataclasses.replace(settings, **cells(start)))
     # The menu wide enough for its longest preset.

@@ -15,10 +15,10 @@ from .figure import masked_weights
 
 EXAMPLE = N_("example {b}")  # a panel's title, which the page script says too (MaskedSoftmax.script_words)
 BATCH, NUM_QUERIES, NUM_KEYS = 2, 4, 8
-TITLES = [f"example {b}" for b in range(BATCH)]  # the page's; the learner's: titles()
+PANEL_TITLES = [f"example {b}" for b in range(BATCH)]  # the page's; the learner's: panel_titles()
 
 
-def titles():
+def panel_titles():
     """The panels' titles in the learner's language."""
     return [_(EXAMPLE).format(b=b) for b in range(BATCH)]
 
@@ -97,17 +97,17 @@ class MaskedSoftmax(Declaration):
 
     def page_data(self):
         """The scores (batch, queries, keys), float32 values, and the panels' titles."""
-        return {"scores": self.scores.tolist(), "titles": TITLES}
+        return {"scores": self.scores.tolist(), "titles": PANEL_TITLES}
 
     def describe(self, result):
-        return describe_weights(result.weights, result.mask, titles=titles())
+        return describe_weights(result.weights, result.mask, titles=panel_titles())
 
     def recipe(self, result):
         return Recipe({"scores": self.scores, "valid_lens": result.valid_lens}, """
             scores = torch.from_numpy(saved["scores"])  # (batch, queries, keys)
             valid_lens = torch.from_numpy(saved["valid_lens"])  # (batch,) or (batch, queries)
             weights = d2l.masked_softmax(scores, valid_lens)  # (batch, queries, keys)
-        """, titles=TITLES)
+        """, titles=PANEL_TITLES)
 
 
 class MaskedView:
@@ -116,7 +116,7 @@ class MaskedView:
     def __init__(self, blit):
         axes = blit.figure.subplots(1, BATCH, sharey=True)
         self.heatmaps = [blit.heatmap(ax, NUM_QUERIES, NUM_KEYS, masked=True) for ax in axes]
-        for ax, title in zip(axes, titles()):
+        for ax, title in zip(axes, panel_titles()):
             ax.set_title(title)
         blit.colorbar(axes)
 
@@ -129,4 +129,5 @@ def explore_masked_softmax(valid_lens=(2, 5)):
     """Masked softmax: one valid length per example, or one per query."""
     declaration = MaskedSoftmax()
     starts = check_per_example(valid_lens, "valid_lens", BATCH)  # the sliders' starting positions
-    return Explorer(declaration, declaration.settings(**{f"valid_len_{b}": start for b, start in enumerate(starts)}))
+    return Explorer(declaration, declaration.checked_settings(
+        **{f"valid_len_{b}": start for b, start in enumerate(starts)}))

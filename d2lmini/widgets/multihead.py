@@ -96,9 +96,9 @@ class MultiHead(Declaration):
             return MultiHeadAttention(self.num_hiddens, num_heads, dropout=0.0, query_size=self.num_hiddens,
                                       key_size=self.num_hiddens, value_size=self.num_hiddens, causal=causal)
 
-    def settings(self, head=MultiHeadSettings.head, **values):
+    def checked_settings(self, head=MultiHeadSettings.head, **values):
         """The settings, ``head`` checked against the heads that ``num_heads`` has."""
-        settings = super().settings(**values)  # head at its default, which every num_heads has
+        settings = super().checked_settings(**values)  # head at its default, which every num_heads has
         check_choice(head, "head", self.choices(settings)["head"])
         return dataclasses.replace(settings, head=head)
 
@@ -192,5 +192,5 @@ class MultiHeadView:
 def explore_multihead(num_heads=2, head="all", causal=False, valid_len=6):
     """Multi-head self-attention: number of heads, which head, causal, valid length."""
     declaration = MultiHead()
-    return Explorer(declaration, declaration.settings(num_heads=num_heads, head=head, causal=causal,
-                                                      valid_len=valid_len))
+    return Explorer(declaration, declaration.checked_settings(num_heads=num_heads, head=head, causal=causal,
+                                                              valid_len=valid_len))

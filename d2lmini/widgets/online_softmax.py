@@ -106,9 +106,9 @@ class OnlineSoftmax(Declaration):
         with torch.no_grad():
             self.exact = DotProductAttention(0.0)(self.query, self.keys, self.values)[0, 0]  # (2,)
 
-    def settings(self, step=OnlineSoftmaxSettings.step, **values):
+    def checked_settings(self, step=OnlineSoftmaxSettings.step, **values):
         """The settings, ``step`` checked against the blocks that ``block_size`` makes."""
-        settings = super().settings(**values)
+        settings = super().checked_settings(**values)
         check_choice(step, "step", self.choices(settings)["step"])
         return dataclasses.replace(settings, step=step)
 
@@ -222,5 +222,5 @@ class OnlineSoftmaxView:
 def explore_online_softmax(block_size=4, step=2):
     """The online softmax: the block size, and how many blocks of keys have been seen."""
     declaration = OnlineSoftmax()
-    return Explorer(declaration, declaration.settings(block_size=block_size, step=step))
+    return Explorer(declaration, declaration.checked_settings(block_size=block_size, step=step))
 

@@ -1,12 +1,12 @@
 """The page's shell: an explorer's declaration made into data that a web page draws with no kernel
 and no network. This module is the build side; ``page_js/explorers.js`` is the page side, and
 ``page_js/<name>.js`` the scripts of the declarations that compute in the page (``page_script``).
-This module writes the page's data and assets (``export``, ``write_assets``); its parts live beside it,
+This module writes the page's data and assets (``explorer_data``, ``write_assets``); its parts live beside it,
 one concern each: ``page_figure`` (a figure's background, colorbar and dark variant),
 ``page_artists`` (the readers of each kind of registered artist, and the sprites), ``page_states``
 (the stored states) and ``page_words`` (what the page says); ``png.page_png`` makes its pictures small.
 
-For each figure (layout) of a declaration, ``export`` keeps what the kernel's shell keeps
+For each figure (layout) of a declaration, ``explorer_data`` keeps what the kernel's shell keeps
 (``figure.BlitFigure``):
 
 * the **background**, drawn once by matplotlib without the registered artists and the colorbar,
@@ -40,7 +40,7 @@ what the declarations say (labels, options, notes, captions, summaries) as the k
 (``say``), and every word of the page's scripts, which keep none of their own. Those are tables of
 messages (``page_words.SHELL_WORDS``, ``plotting.SUMMARY_WORDS``, and each page script's: the
 ``script_words`` of the declarations it serves, ``page_words.script_words``) sent translated with the
-language's number marks and plural rule (``colour_script``, ``export``), where ``D2L.say`` fills their
+language's number marks and plural rule (``colour_script``, ``explorer_data``), where ``D2L.say`` fills their
 fields as Python's ``str.format`` does. Each explorer's name on the page is its declaration's ``title``.
 """
 
@@ -71,18 +71,18 @@ def colour_script():
     shell's words (``SHELL_WORDS``), and the language's decimal and thousands marks and plural rule.
     Its labels and words are in the learner's language."""
     tables = {name: colour_table(name) for _, name in CMAPS}
-    settings = {"labels": {name: str(_(label)) for label, name in CMAPS},
-                "scales": [[str(_(label)), scale] for label, scale in Explorer.COLOUR_SCALES],
-                "tops": SCALE_TOPS,
-                "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS,
-                            "words": said(SUMMARY_WORDS)},
-                "words": said(SHELL_WORDS), "marks": list(marks()), "plural": plural_rule()[0]}
+    page_config = {"labels": {name: str(_(label)) for label, name in CMAPS},
+                   "scales": [[str(_(label)), scale] for label, scale in Explorer.COLOUR_SCALES],
+                   "tops": SCALE_TOPS,
+                   "summary": {"queries": SUMMARY_QUERIES, "keys": SUMMARY_KEYS, "panels": SUMMARY_PANELS,
+                               "words": said(SUMMARY_WORDS)},
+                   "words": said(SHELL_WORDS), "marks": list(marks()), "plural": plural_rule()[0]}
     return (f"window.D2L_COLOUR_TABLES = {json.dumps(tables, separators=(',', ':'))};\n"
-            f"window.D2L_SETTINGS = {json.dumps(settings, ensure_ascii=False)};\n")
+            f"window.D2L_SETTINGS = {json.dumps(page_config, ensure_ascii=False)};\n")
 
 
 
-def export(declaration):
+def explorer_data(declaration):
     """The page data of ``declaration``: its controls and figures, and either every offered state
     or, for a declaration with a ``page_script`` that computes in the page, the data it computes from
     and its script's words (``page_words.script_words``). What it says is in the learner's language."""
@@ -93,18 +93,19 @@ def export(declaration):
         raise ValueError(f"{declaration.name} offers more than {MAX_STATES} states on the page: offer coarser "
                          "grids in page_values or fewer states in page_states, or compute them in the page "
                          "(page_script)")
-    page = PageStates(declaration)
+    drawing = PageStates(declaration)  # "page" is this module
     looks, strings, table = Interned(), Interned(), {}
     if declaration.page_script:  # every figure, at the default settings
-        page.state(declaration.Settings())
+        drawing.state(declaration.Settings())
         for layout in declaration.page_layouts():
-            page.figure(layout)
+            drawing.page_figure(layout)
     for settings in states:
-        layout, caption, summary, top, state_looks = page.state(settings)
+        layout, caption, summary, top, state_looks = drawing.state(settings)
         key = ",".join(str(offered[control.name].index(getattr(settings, control.name)))
                        for control in declaration.controls)
         table[key] = [layout, strings.add(caption), strings.add(summary), top, *map(looks.add, state_looks)]
-    described = {layout: figure.describe() for layout, figure in page.figures.items()}  # colorbar sprites too
+    # Each layout's fixed parts, read after the states: their colorbar sprites join the others.
+    figures = {layout: page_figure.fixed_parts() for layout, page_figure in drawing.page_figures.items()}
     return {
         "name": declaration.name,
         "controls": [said_spec(control) for control in declaration.controls],
@@ -115,8 +116,8 @@ def export(declaration):
         "rows": [{"names": list(row.names), "label": say(row.label), "when": row.when, "columns": row.columns,
                   "note": say(row.note)} for row in declaration.arrangement()],
         "shows_weights": declaration.shows_weights, "colour_scale": declaration.colour_scale,
-        "figures": described,
-        "looks": looks.values, "strings": strings.values, "sprites": page.sprites.urls, "states": table,
+        "figures": figures,
+        "looks": looks.values, "strings": strings.values, "sprites": drawing.sprites.urls, "states": table,
         "play": declaration.page_play, "choices": valid_options(declaration, offered, states),
         "compute": declaration.page_script, "data": declaration.page_data() if declaration.page_script else None,
         "title": title(declaration),
@@ -150,7 +151,7 @@ def write_assets(folder, declarations):
     (folder / "colours.js").write_text(colour_script())
     scripts = {}
     for declaration in declarations:
-        data = export(declaration)
+        data = explorer_data(declaration)
         (folder / f"{declaration.name}.js").write_text(script(data))
         scripts[declaration.name] = [f"{declaration.name}.js"]
         if declaration.page_script:

@@ -34,9 +34,9 @@ class PageFigure:
         self.styles = [style(artist, self) for artist, (style, _) in zip(self.blit.artists, self.kinds)]
         self.look_colours = [[] for _ in self.blit.artists]  # per artist, the colours its states give a text
 
-    def describe(self):
-        """What never changes: the background, the artists' styles, the colorbar per scale end; and
-        the same for a dark page (``dark``)."""
+    def fixed_parts(self):
+        """What never changes, JSON-ready (the page data's ``figures[layout]``): the background, the
+        artists' styles, the colorbar per scale end; and the same for a dark page (``dark``)."""
         blit = self.blit
         css_width, css_height = blit.css_size
         return {"background": self._background(), "width": self.width, "height": self.height,

@@ -36,23 +36,24 @@ class PageStates:
     def __init__(self, declaration):
         self.declaration = declaration
         self.sprites = Sprites()
-        self.figures = {}  # layout, as JSON -> PageFigure
+        self.page_figures = {}  # layout, as JSON -> PageFigure
 
-    def figure(self, layout):
+    def page_figure(self, layout):
+        """The ``PageFigure`` of ``layout``, built the first time it is asked for."""
         key = json.dumps(layout)
-        if key not in self.figures:
-            self.figures[key] = PageFigure(self.declaration, layout, self.sprites)
-        return self.figures[key]
+        if key not in self.page_figures:
+            self.page_figures[key] = PageFigure(self.declaration, layout, self.sprites)
+        return self.page_figures[key]
 
     def state(self, settings):
         """(layout as JSON, caption, text summary, end of the fitted colour scale, every registered
         artist's look) for ``settings``: what the page shows, read from the declaration's own view."""
         with one_thread():
             result = self.declaration.compute(settings)
-        figure = self.figure(result.layout)
-        figure.view.update(result)
+        page_figure = self.page_figure(result.layout)
+        page_figure.view.update(result)
         return (json.dumps(result.layout), result.caption, self.declaration.describe(result),
-                scale_top(result.weights), figure.looks())
+                scale_top(result.weights), page_figure.looks())
 
 
 def valid_options(declaration, offered, states):

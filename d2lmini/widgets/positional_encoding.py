@@ -12,7 +12,7 @@ from matplotlib.ticker import MaxNLocator
 from ..attention import DotProductAttention
 from ..i18n import N_, _, number
 from ..plotting import CMAP
-from ..positional import PositionalEncoding as SinusoidalEncoding
+from ..positional import PositionalEncoding
 from .declaration import Declaration, IntSlider, LogSlider, Result
 from .explorer import Explorer
 from .export import Recipe
@@ -52,7 +52,7 @@ class PositionalResult(Result):
     encoding: torch.Tensor  # (positions, d): P
 
 
-class PositionalEncoding(Declaration):
+class SinusoidalPositions(Declaration):
     """The encoding P (positions × columns) next to softmax(P Pᵀ / √d), as d and the base change.
 
     P comes from ``d2lmini.PositionalEncoding``, the weights from
@@ -65,6 +65,9 @@ class PositionalEncoding(Declaration):
     """
 
     title = N_("Positional encoding explorer")
+    # Named "PositionalEncodingExplorer" on the page and in its text form, as before the class took its
+    # own name (``PositionalEncoding`` is the book's ``nn.Module``, which this explorer draws).
+    name = "PositionalEncodingExplorer"
     controls = (
         IntSlider("d", N_("encoding dimension d"), 2, 128, 2),
         # Quarter powers of ten: 10, 100, ..., 100,000 lie on the slider's grid.
@@ -81,7 +84,7 @@ class PositionalEncoding(Declaration):
 
     def compute(self, settings):
         d, base = settings.d, settings.base
-        P = SinusoidalEncoding(d, 0.0, max_len=self.NUM_POSITIONS, base=base).P  # (1, positions, d)
+        P = PositionalEncoding(d, 0.0, max_len=self.NUM_POSITIONS, base=base).P  # (1, positions, d)
         attention = DotProductAttention(dropout=0.0)
         attention(P, P, P)
         weights = attention.attention_weights[0]  # (queries, keys): position i attending to position j
@@ -138,5 +141,5 @@ class PositionalView:
 
 def explore_positional_encoding(d=32, base=10000.0):
     """The sinusoidal encoding for dimension d and a base, and softmax(P Pᵀ / √d) over 64 positions."""
-    declaration = PositionalEncoding()
-    return Explorer(declaration, declaration.settings(d=d, base=base))
+    declaration = SinusoidalPositions()
+    return Explorer(declaration, declaration.checked_settings(d=d, base=base))

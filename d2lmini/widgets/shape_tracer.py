@@ -224,4 +224,4 @@ class TracerView:
 def explore_shape_tracer(num_heads=2, T=4, transpose=True):
     """Where transpose_qkv puts each feature of a (1, T, 8) tensor, with or without its transpose."""
     declaration = ShapeTracer()
-    return Explorer(declaration, declaration.settings(num_heads=num_heads, T=T, transpose=transpose))
+    return Explorer(declaration, declaration.checked_settings(num_heads=num_heads, T=T, transpose=transpose))

@@ -236,7 +236,7 @@ class TrainingView(Explorer):
     def __init__(self, task="reverse", attention="dot-product", num_hiddens=32, lr=3e-3, positional=True,
                  lengths=(4, 8), num_steps=400, seed=0, *, draw_every=20, test_size=500, device=None):
         declaration = Training(device)
-        settings = declaration.settings(
+        settings = declaration.checked_settings(
             task=task, attention=attention, num_hiddens=num_hiddens, lr=lr, positional=positional,
             lengths=tuple(lengths) if isinstance(lengths, list) else lengths, num_steps=num_steps, seed=seed)
         check_number(draw_every, "draw_every", SNAPSHOT_EVERY, 10_000, integer=True)

@@ -23,7 +23,7 @@
   // that starts after the reader moved another (PageExplorer.linked).
   const LINKED = new Map();
 
-  // One explorer on the page: its data (page.export), its container, its controls and its canvas.
+  // One explorer on the page: its data (page.explorer_data), its container, its controls and its canvas.
   class PageExplorer extends D2L.ExplorerControls {
     constructor(data, root, tables) {
       super();
@@ -75,7 +75,7 @@
       return frame;
     }
 
-    // Where the explorer starts: control name -> offered index. The declaration's defaults (page.export's
+    // Where the explorer starts: control name -> offered index. The declaration's defaults (page.explorer_data's
     // start), or the settings the chapter's picture shows, which its box gives (data-d2l-start, name ->
     // value: the web site's build, build_site.start_settings, checked them against the offered values).
     startIndices() {
