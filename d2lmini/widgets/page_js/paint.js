@@ -84,7 +84,7 @@
   }
 
   // The theme's mode (pydata-sphinx-theme sets data-theme on <html>): a dark page draws each figure's
-  // dark variant (page.export: figure.dark), a light one (or a page with no theme) the figure itself.
+  // dark variant (page.explorer_data: PageFigure.dark), a light one (or a page with no theme) the figure itself.
   function pageMode() {
     return document.documentElement.dataset.theme === "dark" ? "dark" : "light";
   }
