@@ -8,7 +8,8 @@ arguments the callable does not take. The widgets are searched as well.
 
 The control: each exercise's reference answer, taken from its notebook and
 put into the package under a public name, is the one callable the same search
-flags, whichever module it is put in.
+flags, whichever module it is put in: once searched end to end, and in each
+module found by the walk and passed by its check.
 """
 
 import ast
@@ -181,11 +182,32 @@ CONTROLS = [(sorted(CHECKS)[i % len(CHECKS)], MODULE_NAMES[i % len(MODULE_NAMES)
             for i in range(max(len(CHECKS), len(MODULE_NAMES)))]
 
 
-@pytest.mark.parametrize("check_name, module_name", CONTROLS, ids=[f"{c}-in-{m}" for c, m in CONTROLS])
-def test_control_the_search_flags_a_reference_answer_put_into_the_package(check_name, module_name, answers,
-                                                                          monkeypatch):
+def _leak(check_name, module_name, answers, monkeypatch):
+    """Put ``check_name``'s reference answer into ``module_name`` as ``leaked_answer``; return the search's
+    candidates with it there."""
     answer = answers[check_name]
     if isinstance(answer, type):  # a class run from a notebook cell says it comes from "builtins": as package
         monkeypatch.setattr(answer, "__module__", module_name)  # code would, it names the module it is put in
     monkeypatch.setattr(importlib.import_module(module_name), "leaked_answer", answer, raising=False)
-    assert passing(CHECKS[check_name], public_callables()) == [f"{module_name}.leaked_answer"]
+    return public_callables()
+
+
+def test_control_the_whole_search_flags_a_reference_answer_and_nothing_else(answers, monkeypatch):
+    """One leak searched end to end: of every public callable, the check passes the leaked answer alone."""
+    check_name, module_name = CONTROLS[0]
+    found = _leak(check_name, module_name, answers, monkeypatch)
+    assert passing(CHECKS[check_name], found) == [f"{module_name}.leaked_answer"]
+
+
+# The search is the walk (public_callables) and the checks' verdicts on what it finds. The test above runs
+# both once, end to end, and test_no_public_callable_... judges every callable already in the package; so
+# a leak into each module need only be found by the walk, under its new name, and passed by its check,
+# rather than every callable being judged again for each of these controls.
+@pytest.mark.parametrize("check_name, module_name", CONTROLS, ids=[f"{c}-in-{m}" for c, m in CONTROLS])
+def test_control_the_search_flags_a_reference_answer_put_into_the_package(check_name, module_name, answers,
+                                                                          candidates, monkeypatch):
+    found = _leak(check_name, module_name, answers, monkeypatch)
+    leaked = f"{module_name}.leaked_answer"
+    assert set(found) == set(candidates) | {leaked}  # the walk finds it, and everything else as before
+    assert found[leaked] is answers[check_name]
+    assert passes(CHECKS[check_name], found[leaked])
