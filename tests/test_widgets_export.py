@@ -138,3 +138,18 @@ def test_an_explorer_without_weights_saves_pictures_only(tmp_path):
         tracer.save(tmp_path / "tracer.npz")
     assert ".npz" not in tracer.save_button.tooltip
     assert ".npz: the weights" in widgets.explore_masked_softmax().save_button.tooltip
+
+
+def test_an_explorer_of_weights_without_a_recipe_names_why_it_saves_no_npz(tmp_path):
+    class Unrecorded(widgets.MaskedSoftmax):  # shows weights, but nothing says how to rebuild them
+        def recipe(self, result):
+            return None
+
+    declaration = Unrecorded()
+    explorer = widgets.Explorer(declaration, declaration.checked_settings())
+    assert ".npz: the weights" in explorer.save_button.tooltip  # offered, as to every explorer of weights
+    with pytest.raises(ValueError, match=r"path: UnrecordedExplorer saves no \.npz, as its declaration has no "
+                                         r"recipe; use \.png or \.svg, got '.*mine\.npz'"):
+        explorer.save(tmp_path / "mine.npz")
+    assert not list(tmp_path.iterdir())
+    assert explorer.save(tmp_path / "mine.png") == [(tmp_path / "mine.png").resolve()]
