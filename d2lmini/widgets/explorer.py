@@ -392,6 +392,9 @@ class Explorer(MimeBundleDisplay, widgets.VBox):
         path = Path(path).expanduser()
         fmt = path.suffix.lower().lstrip(".")
         recipe = self.declaration.recipe(self.result) if fmt == "npz" else None
+        if fmt == "npz" and recipe is None and self.declaration.shows_weights:  # Save offers .npz to every such one
+            raise ValueError(f"path: {self.declaration.name} saves no .npz, as its declaration has no recipe; "
+                             f"use .png or .svg, got {str(path)!r}")
         if fmt not in ("png", "svg", "npz") or (fmt == "npz" and recipe is None):
             wanted = ".png, .svg or .npz" if self.declaration.shows_weights else ".png or .svg"
             raise ValueError(f"path must end in {wanted}, got {str(path)!r}")

@@ -161,9 +161,12 @@ class OnlineSoftmax(Declaration):
         return Recipe(inputs, """
             query = torch.from_numpy(saved["query"])  # (1, 1 query, d)
             seen = int(saved["keys_seen"])
-            keys = torch.from_numpy(saved["keys"])[:, :seen]  # (1, keys seen, d)
-            # The weights over the keys seen so far: the online softmax's exp(s - m) / ℓ.
-            weights = torch.softmax(query @ keys.transpose(1, 2) / query.shape[-1] ** 0.5, dim=-1)[0]
+            keys = torch.from_numpy(saved["keys"])  # (1, n keys, d)
+            # The weights over the keys seen so far: the online softmax's exp(s - m) / ℓ; 0 on the keys not
+            # yet seen, as the explorer draws them (hatched).
+            weights = torch.zeros(1, keys.shape[1], dtype=query.dtype)
+            scores = query @ keys[:, :seen].transpose(1, 2) / query.shape[-1] ** 0.5  # (1, 1, keys seen)
+            weights[:, :seen] = torch.softmax(scores, dim=-1)[0]
         """)
 
 
