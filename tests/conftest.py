@@ -1,4 +1,13 @@
-import matplotlib
+import os
+
+# One thread for torch, MKL and OpenMP, in the test workers and in every process they start (kernels,
+# servers) unless a test sets its own: `make test` runs two workers on two cores, and a second thread
+# only spins waiting for a core the other worker holds. Measured 2026-12-06 on the 2-core machine at load
+# 5: tests/test_answers_not_in_package.py took 139 s of CPU with torch's default two threads, 70 s with
+# one. Stored outputs hold at any thread count (tests/test_float_paths.py runs them at 1 and 3).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 
@@ -7,6 +16,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from minilm_support import loaded_model  # noqa: E402
 from support import require_hub  # noqa: E402
+
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))  # torch may have been imported before this file
 
 
 def _available(name):
@@ -65,11 +76,49 @@ def training_on_one_thread():
         yield
 
 
+@pytest.fixture
+def callers_threads():
+    """A caller with three torch threads, for a test that checks a function gives the caller's count back
+    (with the workers' one thread, a function that set one and never restored would pass); the
+    worker's count again afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        yield 3
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _seed_and_close_figures():
     torch.manual_seed(0)
     yield
     plt.close("all")
+
+
+# Test files run without coverage's tracer: it makes in-process work about half as long again (measured
+# 2026-12-06: tests/browser/test_page_explorers.py, three explorers, 111 s of CPU without it and 161 s with
+# it), and these files reach d2lmini through paths the unit tests measure. The browser tests compare the
+# page with the kernel's shell, or walk the site; test_page_language.py reads every explorer's page data;
+# test_answers_not_in_package.py calls every public callable with every check's arguments, and what it
+# runs with the wrong arguments is reached, not tested. Coverage's report is the same lines with or
+# without them (tests/README.md, "Where the time goes").
+UNMEASURED = ("tests/browser/", "tests/test_page_language.py", "tests/test_answers_not_in_package.py")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Coverage paused for an UNMEASURED test: its fixtures' setup and teardown too, where the work is."""
+    plugin = item.config.pluginmanager.getplugin("_cov")  # pytest-cov's, when it runs (--cov)
+    controller = getattr(plugin, "cov_controller", None)
+    if controller is None or not item.nodeid.startswith(UNMEASURED):
+        yield
+        return
+    controller.pause()
+    try:
+        yield
+    finally:
+        controller.resume()
 
 
 # The longest test files, started first. `make test` hands whole files to two

@@ -473,7 +473,8 @@ def test_the_chapter_reads_its_sentences_from_the_cache_and_any_other_from_the_l
         CachedMiniLM(live=minilm)
 
 
-def test_write_cache_regenerates_the_shipped_cache_and_records_where(minilm, tmp_path):  # noqa: F811
+def test_write_cache_regenerates_the_shipped_cache_and_records_where(minilm, tmp_path,  # noqa: F811
+                                                                    callers_threads):
     path = pretrained.write_cache(tmp_path / "cache.pt")
     fresh, shipped = torch.load(path, weights_only=True), torch.load(cache_module.CACHE_PATH, weights_only=True)
     assert fresh.keys() == shipped.keys()
@@ -491,12 +492,11 @@ def test_write_cache_regenerates_the_shipped_cache_and_records_where(minilm, tmp
     assert CachedMiniLM(path).made_with == fresh["made_with"]
 
 
-def test_the_load_and_forward_benchmark_runs_on_a_tiny_workload(minilm, capsys):
+def test_the_load_and_forward_benchmark_runs_on_a_tiny_workload(minilm, capsys, callers_threads):
     from benchmarks import pretrained as benchmark
 
-    threads = torch.get_num_threads()
     benchmark.main(["--repeats", "2"])
-    assert torch.get_num_threads() == threads  # one thread for the timings only
+    assert torch.get_num_threads() == callers_threads  # one thread for the timings only
     out = capsys.readouterr().out
     for row in ("| first `load_minilm()` in the process |", "| of which SHA-256 of 91 MB |",
                 "| `attention()` of a 12-token sentence, 1 thread |", "| `embed()` of 8 sentences, one batch"):

@@ -8,13 +8,12 @@ machine's speed (a target reached or not, ratios above zero), never a duration.
 import torch
 
 
-def test_training_benchmark_prints_every_table_on_a_tiny_workload(capsys):
+def test_training_benchmark_prints_every_table_on_a_tiny_workload(capsys, callers_threads):
     from benchmarks import training as benchmark
 
-    threads = torch.get_num_threads()
     benchmark.main(["--seeds", "0", "--cap", "0.3", "--rounds", "1", "--view-steps", "100", "--changes", "4",
                     "--evaluate-every", "10"])
-    assert torch.get_num_threads() == threads  # one thread while it runs, the caller's afterwards
+    assert torch.get_num_threads() == callers_threads  # one thread while it runs, the caller's afterwards
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ")]
     for row in ("| reversal | 99% | 0 |", "| sorting | 95% | 0 |", "| sorting, no positional encoding | 95% | 0 |",

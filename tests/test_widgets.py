@@ -771,11 +771,10 @@ def test_the_display_data_carries_a_static_picture_beside_the_widget(factory):
     assert offset > 0 and (rows[:offset] < 128).any() and (rows[offset + drawn.shape[0]:] < 200).any()
 
 
-def test_updates_leave_torch_thread_count_alone(dot):
-    threads = torch.get_num_threads()
+def test_updates_leave_torch_thread_count_alone(dot, callers_threads):
     Sweep(dot).set(d=64)
     Sweep(dot).set(d=16)
-    assert torch.get_num_threads() == threads
+    assert torch.get_num_threads() == callers_threads
 
 
 @pytest.mark.parametrize("call,error,fragments", [
