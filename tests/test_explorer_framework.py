@@ -7,6 +7,7 @@ import dataclasses
 import heapq
 import html
 import math
+import types
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import pytest
 import torch
 from IPython.core.events import EventManager, available_events
 
+from d2lmini import widgets as d2lmini_widgets
 from d2lmini.plotting import CMAPS, describe_weights
 from d2lmini.widgets import idle as idle_module
 from d2lmini.widgets.declaration import Choice, Declaration, FloatSlider, Result, Row
@@ -112,6 +114,54 @@ def test_a_new_explorer_is_a_declaration_and_the_shell_draws_it():
     assert explorer.caption_text == "softmax(1 × scores)" and explorer.blit.full_draws == 1
     with pytest.raises(ValueError, match=r"beta must be between 0\.0 and 5\.0, got 7"):
         sharpness(beta=7)
+
+
+# The package's declarations in chapter order, as they were listed by hand before the package found them.
+CHAPTER_ORDER = ["QueryPooling", "KernelPooling", "MaskedSoftmax", "MaskEditor", "Additive", "DotProduct",
+                 "ShapeTracer", "MultiHead", "OnlineSoftmax", "SinusoidalPositions", "Alignment", "HeadView"]
+
+
+def test_the_package_finds_and_exports_its_declarations_in_chapter_order():
+    declarations = d2lmini_widgets.DECLARATIONS
+    assert [declaration.__name__ for declaration in declarations] == CHAPTER_ORDER
+    places = [(declaration.chapter, declaration.place) for declaration in declarations]
+    assert places == sorted(places) and len(set(places)) == len(places)
+    for declaration in declarations:
+        assert declaration.__name__ in d2lmini_widgets.__all__
+        assert getattr(d2lmini_widgets, declaration.__name__) is declaration
+
+
+def explorer_module(name, **exports):
+    """A module as the package reads one of its explorer modules: ``exports``, all in its ``__all__``."""
+    module = types.ModuleType(f"d2lmini.widgets.{name}")
+    vars(module).update(exports, __all__=list(exports))
+    return module
+
+
+def test_a_module_added_to_the_package_is_found_and_its_declaration_placed_by_chapter():
+    """What the package makes of its modules (``_explorers``), given them and one more."""
+
+    class Sharper(Sharpness):
+        chapter = 4
+        place = 1  # after the dot-product explorer
+
+    added = explorer_module("sharper", Sharper=Sharper, explore_sharper=sharpness)
+    exported, declarations = d2lmini_widgets._explorers([*d2lmini_widgets._explorer_modules(), added])
+    assert [declaration.__name__ for declaration in declarations] == [*CHAPTER_ORDER[:6], "Sharper",
+                                                                      *CHAPTER_ORDER[6:]]
+    assert set(exported) - set(d2lmini_widgets.__all__) == {"Sharper", "explore_sharper"}
+    assert exported["Sharper"] is Sharper and exported["explore_sharper"] is sharpness
+
+
+def test_a_declaration_without_a_chapter_or_a_place_of_its_own_or_a_name_exported_twice_is_refused():
+    modules = d2lmini_widgets._explorer_modules()
+    with pytest.raises(ValueError, match="Sharpness sets no chapter"):
+        d2lmini_widgets._explorers([*modules, explorer_module("sharpness", Sharpness=Sharpness)])
+    twin = type("Twin", (Sharpness,), {"chapter": 2, "place": 1})
+    with pytest.raises(ValueError, match="MaskEditor and Twin both have place 1 in chapter 2"):
+        d2lmini_widgets._explorers([*modules, explorer_module("twin", Twin=twin)])
+    with pytest.raises(ValueError, match="d2lmini.widgets.additive and d2lmini.widgets.copy both export"):
+        d2lmini_widgets._explorers([*modules, explorer_module("copy", explore_additive=sharpness)])
 
 
 class Counted(Explorer):

@@ -14,6 +14,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["Additive", "explore_additive"]
+
 # A panel's title (its method, one of METHODS) and the caption, which the page script says too
 # (Additive.script_words).
 PANEL = N_("{method}, example {b}")
@@ -59,6 +61,7 @@ class Additive(Declaration):
     weights over the valid keys; the noise slider perturbs them.
     """
 
+    chapter = 3
     title = N_("Additive attention explorer")
     controls = (
         FloatSlider("noise", N_("key noise"), 0.0, 2.0, 0.05, digits=2),

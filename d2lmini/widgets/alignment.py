@@ -20,6 +20,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .training import RECORDED_RUNS, recorded_run_file
 
+__all__ = ["Alignment", "explore_alignment"]
+
 
 @dataclass(frozen=True)
 class AlignmentSettings:
@@ -65,6 +67,7 @@ class Alignment(Declaration):
     the curves, which differ from run to run, are registered too.
     """
 
+    chapter = 8
     title = N_("Alignment explorer")
     Settings = AlignmentSettings
     figsize = (7.6, 3.2)

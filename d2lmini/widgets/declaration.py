@@ -240,7 +240,12 @@ class Declaration:
 
     A subclass sets ``controls`` (a tuple of control specs), ``Settings`` (a
     frozen dataclass with one field per control, in the same order), and
-    defines ``compute(settings)`` and ``build(blit)``. It may set:
+    defines ``compute(settings)`` and ``build(blit)``. A declaration the
+    package exports sets ``chapter``, the number of the chapter whose notebook
+    shows it (2 for ``notebooks/02_masked_softmax.py``), and, where that
+    notebook shows several, ``place``: its place among them in the notebook's
+    order (0, the first, by default). ``DECLARATIONS`` is in that order, by
+    chapter, then place (the package's ``__init__.py``). It may set:
 
     * ``rows``: the controls' arrangement, a tuple of ``Row`` (one row of
       all of them by default);
@@ -263,6 +268,8 @@ class Declaration:
 
     controls = ()
     Settings = None
+    chapter = None
+    place = 0
     rows = None
     figsize = (6.4, 3.2)
     layouts = None

@@ -14,6 +14,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["DotProduct", "explore_dot_product"]
+
 NUM_TOKENS = 8
 D_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 # The caption and its parts, which the page script says too (DotProduct.script_words).
@@ -43,6 +45,7 @@ class DotProductResult(Result):
 class DotProduct(Declaration):
     """Scaled dot-product weights for random queries and keys, with each row's entropy."""
 
+    chapter = 4
     title = N_("Dot-product attention explorer")
     controls = (
         Choice("d", N_("dimension d"), options(D_CHOICES), style="slider"),

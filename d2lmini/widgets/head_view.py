@@ -18,6 +18,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import DPI, PIXEL_RATIO
 
+__all__ = ["HeadView", "explore_head_view"]
+
 MAX_TOKENS = 40  # beyond this the token labels no longer fit the picture
 LINE_FLOOR = 0.02  # the token view leaves out the lines of smaller weights
 # What compute, describe, choices and the view say, which the page script says too (HeadView.script_words).
@@ -71,6 +73,7 @@ class HeadView(Declaration):
     moving the layer or the head only redraws.
     """
 
+    chapter = 9
     title = N_("Head view explorer")
     Settings = HeadViewSettings
     rows = (Row(("sentence",)), Row(("layer", "head", "query")))

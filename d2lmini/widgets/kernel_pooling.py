@@ -17,6 +17,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import GridImage
 
+__all__ = ["QueryPooling", "explore_one_query", "KernelPooling", "explore_kernel_pooling"]
+
 LOW, HIGH = 0.0, 5.0  # the inputs: training points and queries lie in [0, 5)
 
 
@@ -74,6 +76,7 @@ class QueryPooling(Declaration):
     cell under its key. The nearness score is the Gaussian kernel of width 1.
     """
 
+    chapter = 0
     title = N_("Query pooling explorer")
     controls = (
         FloatSlider("query", N_("query q"), QUERY_LOW, QUERY_HIGH, 0.1),
@@ -194,6 +197,7 @@ class KernelPooling(Declaration):
     fast as any other change.
     """
 
+    chapter = 1
     title = N_("Kernel pooling explorer")
     controls = (
         # Powers of 2 on the slider's grid, so 0.5 or 0.25 stays exact: the browser

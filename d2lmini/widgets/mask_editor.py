@@ -17,6 +17,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["MaskEditor", "explore_mask_editor"]
+
 SIZE = 6  # queries and keys: small enough to click through, large enough for a staircase
 CUSTOM = N_("edited by hand")  # the preset shown once a cell has been clicked
 DEFAULT = N_("causal + padding: 4 valid keys")
@@ -83,6 +85,8 @@ def fully_masked(count):
 class MaskEditor(Declaration):
     """Click cells of a (6 queries, 6 keys) mask; ``masked_softmax`` of fixed random scores redraws."""
 
+    chapter = 2
+    place = 1  # chapter 02 shows it after the masked softmax explorer
     title = N_("Mask editor explorer")
     controls = (
         Choice("preset", N_("preset"), options([*PRESETS, CUSTOM])),

@@ -13,6 +13,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["MaskedSoftmax", "explore_masked_softmax"]
+
 EXAMPLE = N_("example {b}")  # a panel's title, which the page script says too (MaskedSoftmax.script_words)
 BATCH, NUM_QUERIES, NUM_KEYS = 2, 4, 8
 PANEL_TITLES = [f"example {b}" for b in range(BATCH)]  # the page's; the learner's: panel_titles()
@@ -51,6 +53,7 @@ class MaskedSoftmax(Declaration):
     per query of each example; only the controls of the mode shown count.
     """
 
+    chapter = 2
     title = N_("Masked softmax explorer")
     controls = (
         Choice("mode", N_("lengths"), ((N_("per example"), "per example"), (N_("per query"), "per query")),

@@ -16,6 +16,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["MultiHead", "explore_multihead"]
+
 TOKENS = ("0", "1", "2", "3", "4", "5")  # positions
 MAX_PANELS = 8  # the most heads offered
 MAX_COLUMNS = 4  # panels in a row of the grid
@@ -63,6 +65,8 @@ class MultiHead(Declaration):
     ``num_heads`` has.
     """
 
+    chapter = 5
+    place = 1  # chapter 05 shows it after the shape tracer
     title = N_("Multi-head attention explorer")
     Settings = MultiHeadSettings
     rows = (Row(("num_heads", "head")), Row(("valid_len", "causal")))

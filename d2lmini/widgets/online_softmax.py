@@ -23,6 +23,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import masked_weights
 
+__all__ = ["OnlineSoftmax", "explore_online_softmax"]
+
 NUM_KEYS = 16  # n: the keys (and, for the memory count, the queries)
 BLOCK_SIZES = (1, 2, 4, 8, 16)  # the divisors of NUM_KEYS
 KEY_SIZE = 4  # d
@@ -88,6 +90,7 @@ class OnlineSoftmax(Declaration):
     to its last block (``adjust``).
     """
 
+    chapter = 6
     title = N_("Online softmax explorer")
     controls = (
         Choice("block_size", N_("block size"), options(BLOCK_SIZES), style="slider"),

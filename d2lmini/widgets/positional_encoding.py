@@ -18,6 +18,8 @@ from .explorer import Explorer
 from .export import Recipe
 from .figure import CellImage
 
+__all__ = ["SinusoidalPositions", "explore_positional_encoding"]
+
 ENCODING_CMAP = "RdBu_r"  # diverging: P lies in [-1, 1], and 0 is white
 # The caption, which the page script says too (script_words).
 CAPTION = N_("d = {d}, base = {base}: wavelengths from 2π ≈ 6.28 to {longest} positions")
@@ -64,6 +66,7 @@ class SinusoidalPositions(Declaration):
     0.1, and on the fixed 0-to-1 scale the attention panel would look empty.
     """
 
+    chapter = 7
     title = N_("Positional encoding explorer")
     # Named "PositionalEncodingExplorer" on the page and in its text form, as before the class took its
     # own name (``PositionalEncoding`` is the book's ``nn.Module``, which this explorer draws).

@@ -14,6 +14,8 @@ from .declaration import Checkbox, Choice, Declaration, IntSlider, Result, optio
 from .explorer import Explorer
 from .figure import CellImage
 
+__all__ = ["ShapeTracer", "explore_shape_tracer"]
+
 _HEAD_RGBA = np.array([to_rgba(colour) for colour in HEAD_COLOURS])  # (8, 4)
 _DARK = np.array([colour in {"#332288", "#117733", "#882255"} for colour in HEAD_COLOURS])  # white digits
 
@@ -118,6 +120,7 @@ class ShapeTracer(Declaration):
     T and number of heads; a smaller tensor leaves the rest blank.
     """
 
+    chapter = 5
     title = N_("Shape tracer explorer")
     controls = (
         Choice("num_heads", N_("heads h"), options(h for h in range(1, D_MODEL + 1) if D_MODEL % h == 0),
