@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 import yaml
-from conftest import SCREENSHOTS, SITE_HUB, require_chromium
+from conftest import SCREENSHOTS, SITE_HUB, explorer_assets, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, keep_inside, phone_problems, picture_scale, press_every_control
 
@@ -432,11 +432,12 @@ def test_no_exercise_answer_anywhere_in_the_site(site):
     assert not shown, f"answers on the site: {shown[:5]}"
 
 
-def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
+def test_instructor_edition_shows_the_answers_on_purpose(tmp_path, tmp_path_factory):
     """EDITION=instructor builds the notebooks with their answers, in both languages: the same check
-    finds them all, and the Portuguese landing page says which edition it is."""
+    finds them all, and the Portuguese landing page says which edition it is. Its explorers' data is the
+    learner build's (conftest.explorer_assets): it does not depend on the edition."""
     site = tmp_path / "site"
-    build_site.build(site, edition="instructor")
+    build_site.build(site, edition="instructor", explorer_assets=explorer_assets(tmp_path_factory))
     assert _answers_shown(site) == sorted(_all_answer_lines())
     assert "Esta é a edição do instrutor" in _Page((site / "pt" / "index.html").read_text()).text
 
