@@ -1,8 +1,11 @@
 """What many test files need: whether this is CI, skipping a test that CI must run, the hub's parts, a
-notebook's tagged cells."""
+notebook's tagged cells, what a test run makes once for all its test files (``made_once``: the explorers'
+page assets, ``page_assets``)."""
 
 import importlib.util
+import json
 import os
+import shutil
 
 import pytest
 
@@ -49,3 +52,46 @@ def shared(factory):
     ``kernel = shared(explore_kernel_pooling)`` defines the fixture ``kernel``.
     """
     return pytest.fixture(scope="module")(lambda: factory())
+
+
+def made_once(tmp_path_factory, name, make):
+    """The folder ``name``, filled by ``make(folder)`` once per test run, and what ``make`` returned (JSON-able).
+
+    Under pytest-xdist the test files of a run may sit on different workers: the first to ask makes the
+    folder in the run's shared folder, above each worker's own, holding a lock, and the others wait for it
+    and read what it recorded. Without xdist, the session's own folder is the run's. A ``make`` that
+    failed records nothing, so the next one to ask makes the folder again.
+    """
+    import fcntl  # POSIX only, imported here so that the other helpers load anywhere (make test runs on Linux)
+
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run = run.parent  # one folder per run, above each worker's own
+    folder, record = run / name, run / f"{name}.json"
+    with open(run / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not record.exists():  # written only after a make that succeeded
+            if folder.exists():
+                shutil.rmtree(folder)  # what a failed make left
+            record.write_text(json.dumps(make(folder)))
+    return folder, json.loads(record.read_text())
+
+
+def page_assets(tmp_path_factory, language):
+    """A folder holding every explorer's page assets in ``language`` ("en", "pt_BR"): what ``page.write_assets``
+    writes for every declaration of ``DECLARATIONS`` as the page builds them (``for_page``), made once per
+    test run (``made_once``; about a minute per language, more under coverage) for the tests that read
+    them: the site's builds, the page's language, the explorers' pages. Nothing else writes into it."""
+
+    def write(folder):
+        from d2lmini.i18n import current_language, set_language
+        from d2lmini.widgets import DECLARATIONS, page
+
+        before = current_language()
+        set_language(language)
+        try:
+            page.write_assets(folder, [declaration.for_page() for declaration in DECLARATIONS])
+        finally:
+            set_language(before)
+
+    return made_once(tmp_path_factory, f"explorer-assets-{language}", write)[0]

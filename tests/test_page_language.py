@@ -15,6 +15,7 @@ import re
 import sys
 
 import pytest
+from support import page_assets
 
 from d2lmini.i18n import set_language
 from d2lmini.plotting import SUMMARY_WORDS, describe_weights
@@ -29,25 +30,26 @@ SHARED = {"viridis", "cividis", "reds", "epanechnikov", "true", "nan", "reshape"
 WORD = re.compile(r"[A-Za-zÀ-ÿ][A-Za-zÀ-ÿ0-9]*(?:_[A-Za-z0-9]+)*")
 
 
-def _exported():
-    """name -> page data, and the colour script's page configuration (D2L_SETTINGS), in the language set now."""
-    data = {explorer["name"]: explorer for explorer in (page.explorer_data(d.for_page()) for d in DECLARATIONS)}
-    page_config = json.loads(re.search(r"D2L_SETTINGS = (\{.*\});", page.colour_script()).group(1))
-    return json.loads(json.dumps(data)), page_config  # as the page reads it
+def _exported(folder):
+    """name -> page data, and the colour script's page configuration (D2L_SETTINGS), as the page reads them
+    from ``folder``, written by ``page.write_assets``: each explorer's ``<name>.js`` registers its data
+    (``page.script``) and ``colours.js`` holds the page configuration."""
+    data = {}
+    for name in (declaration.name for declaration in DECLARATIONS):
+        registered = re.search(r"^window\.D2L_EXPLORERS\[(.+?)\] = (\{.*\});$",
+                               (folder / f"{name}.js").read_text(), re.MULTILINE)
+        assert json.loads(registered.group(1)) == name
+        data[name] = json.loads(registered.group(2))
+    page_config = json.loads(re.search(r"D2L_SETTINGS = (\{.*\});", (folder / "colours.js").read_text()).group(1))
+    return data, page_config
 
 
 @pytest.fixture(scope="module")
-def exported():
+def exported(tmp_path_factory):
     """language -> (name -> page data, page_config): every page declaration exported in English and in
-    Brazilian Portuguese (a minute each)."""
-    made = {}
-    try:
-        for language in ("en", "pt_BR"):
-            set_language(language)
-            made[language] = _exported()
-    finally:
-        set_language("en")
-    return made
+    Brazilian Portuguese, the test run's assets (``support.page_assets``: made once per run, a minute or
+    two per language, for the site's build too)."""
+    return {language: _exported(page_assets(tmp_path_factory, language)) for language in ("en", "pt_BR")}
 
 
 def _flat(value):

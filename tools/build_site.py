@@ -382,9 +382,24 @@ def new_book(src):
         raise FileNotFoundError("node not found: the site's formulas are drawn by MathJax with Node.js 20 or newer")
 
 
-def assemble(src, hub_url, edition, book=BOOKS[0]):
+def copied_assets(assets, folder, declarations):
+    """What ``page.write_assets(folder, declarations)`` writes and returns, copied from ``assets``, a folder
+    that it wrote for these declarations (and maybe others) in the same language: the shell's files,
+    ``colours.js``, and each explorer's data and page script. The names are write_assets' (a test of the
+    site compares the two ways)."""
+    scripts = {declaration.name: ([declaration.page_script] if declaration.page_script else [])
+               + [f"{declaration.name}.js"] for declaration in declarations}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in dict.fromkeys([*page.SHELL_SCRIPTS, "explorers.css", "colours.js",
+                               *(src for sources in scripts.values() for src in sources)]):
+        shutil.copy(Path(assets) / name, folder / name)
+    return scripts
+
+
+def assemble(src, hub_url, edition, book=BOOKS[0], assets=None):
     """Write ``book``'s source folder: config, table of contents, landing page, chapters, guides;
-    return each chapter's title, by its notebook's stem."""
+    return each chapter's title, by its notebook's stem. The explorers' data is exported in the book's
+    language, or taken from ``assets``, a folder that ``page.write_assets`` wrote in it (``copied_assets``)."""
     new_book(src)
 
     chapters = {path: nbformat.read(path, as_version=4) for path in book.chapter_sources()}
@@ -395,7 +410,7 @@ def assemble(src, hub_url, edition, book=BOOKS[0]):
     with speaking(book.language):
         live = [declaration.for_page() for declaration in DECLARATIONS
                 if declaration.name in shown]
-        scripts = page.write_assets(explorers, live)
+        scripts = page.write_assets(explorers, live) if assets is None else copied_assets(assets, explorers, live)
     figures = src / "_static" / FIGURES
     figures.mkdir()
     titles = {}
@@ -452,9 +467,10 @@ def language_links(pages):
     return links
 
 
-def build_book(book, src, hub_url, edition, links):
-    """Assemble ``book`` in ``src`` and build it; return its HTML folder, its icon fonts cut."""
-    titles = assemble(src, hub_url, edition, book)
+def build_book(book, src, hub_url, edition, links, assets=None):
+    """Assemble ``book`` in ``src`` (its explorers' data from ``assets``, if given: ``assemble``) and build
+    it; return its HTML folder, its icon fonts cut."""
+    titles = assemble(src, hub_url, edition, book, assets)
     html_dir = sphinx_build(src, landing_substitutions(titles, hub_url, edition, book.folder), hub_url, book, links)
     cut_icon_fonts(html_dir)
     name_landmarks(html_dir, book.folder)
@@ -482,8 +498,14 @@ def name_landmarks(html_dir, folder):
             path.write_text(named)
 
 
-def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
-    """Assemble and build the site, every book of it, into ``out``; return the seconds the build took."""
+def build(out=DEFAULT_OUT, hub_url=None, edition="learner", explorer_assets=None):
+    """Assemble and build the site, every book of it, into ``out``; return the seconds the build took.
+
+    Each book exports its explorers' data (``page.write_assets``, about a minute a book), unless
+    ``explorer_assets`` maps each book's folder ("en", "pt") to a folder that ``write_assets`` wrote in
+    that book's language, for every explorer the book shows: the book then copies its files from there
+    (``copied_assets``), and the site is the same, byte for byte. The data does not depend on the edition
+    or the hub, so a test run exports it once for all its builds."""
     out = Path(out)
     sources = out.with_name(out.name + "-src")
     started = time.perf_counter()
@@ -492,7 +514,8 @@ def build(out=DEFAULT_OUT, hub_url=None, edition="learner"):
     links = language_links({book: book_pages(book) for book in BOOKS})
     # The books are built side by side, each in a process of its own (d2lmini's language is the process's).
     with ProcessPoolExecutor(len(BOOKS), mp_context=multiprocessing.get_context("spawn")) as pool:
-        building = {book: pool.submit(build_book, book, sources / book.folder, hub_url, edition, links[book.folder])
+        building = {book: pool.submit(build_book, book, sources / book.folder, hub_url, edition, links[book.folder],
+                                      explorer_assets[book.folder] if explorer_assets else None)
                     for book in BOOKS}
         html_dirs = {book: job.result() for book, job in building.items()}
     if out.exists():

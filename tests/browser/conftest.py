@@ -21,7 +21,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-from support import skip_or_fail
+from support import made_once, page_assets, skip_or_fail
 
 from tools import build_site
 from tools.local_servers import free_port, wait_for_answer
@@ -249,7 +249,14 @@ class BuiltSite:
     seconds: float  # how long its build took
 
 
-def _build_site(out):
+def explorer_assets(tmp_path_factory):
+    """Each book's folder ("en", "pt") -> the run's explorers' page assets in the book's language
+    (``support.page_assets``), for ``build_site.build``: every build of a run takes the explorers' data
+    from them, made once, since it depends neither on the edition nor on the hub."""
+    return {book.folder: page_assets(tmp_path_factory, book.language) for book in build_site.BOOKS}
+
+
+def _build_site(out, assets):
     """Build the learner edition's site with a hub button into ``out``, with a proxy that answers
     nothing, so that a build that needed the network fails; return the seconds it took."""
     with pytest.MonkeyPatch.context() as patch:
@@ -257,26 +264,17 @@ def _build_site(out):
             patch.setenv(variable, "http://127.0.0.1:9")  # the discard port: nothing answers
         patch.delenv("NO_PROXY", raising=False)
         patch.delenv("no_proxy", raising=False)
-        return build_site.build(out, hub_url=SITE_HUB)
+        return build_site.build(out, hub_url=SITE_HUB, explorer_assets=assets)
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory):
     """The web site, built once per run for every test file that reads it (test_site.py,
-    test_site_a11y.py). Under pytest-xdist those files may run on different workers: the first
-    to ask builds it into the run's shared folder, holding a lock, and the others wait for it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        out = tmp_path_factory.mktemp("site") / "site"
-        return BuiltSite(out, _build_site(out))
-    import fcntl  # the browser tests run on Linux only (Debian's Chromium)
-
-    shared = tmp_path_factory.getbasetemp().parent  # one folder per run, above each worker's own
-    out, record = shared / "site", shared / "site-build-seconds.txt"
-    with open(shared / "site-build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
-        if not record.exists():  # written only after a build that succeeded
-            record.write_text(str(_build_site(out)))
-    return BuiltSite(out, float(record.read_text()))
+    test_site_a11y.py), which pytest-xdist may run on different workers (``support.made_once``), from
+    the run's explorers' assets (``explorer_assets``)."""
+    assets = explorer_assets(tmp_path_factory)  # made first: their own lock is not taken inside the site's
+    folder, seconds = made_once(tmp_path_factory, "site", lambda out: _build_site(out, assets))
+    return BuiltSite(folder, seconds)
 
 
 @pytest.fixture(scope="session")

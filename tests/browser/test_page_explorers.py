@@ -1,7 +1,8 @@
 """Every explorer live on a web page, with no kernel and no network: the page shows what the kernel shows.
 
-``d2lmini.widgets.page`` writes each declaration's page data and scripts into a folder, and a page of
-its own per explorer; Chromium opens it from disk with every request outside the folder aborted.
+``d2lmini.widgets.page`` writes each declaration's page data and scripts (once per test run, for every test
+file that reads them: ``support.page_assets``), copied into a folder with a page of its own per explorer;
+Chromium opens it from disk with every request outside the folder aborted.
 For each explorer, at its default state and at ``RANDOM_STATES`` seeded random states spanning every
 control (the colour scale and colour map too), the test sets the page's controls, reads its canvas,
 caption and text summary, and compares them with what the kernel's shell (``Explorer``) draws for
@@ -51,6 +52,7 @@ from page_support import (
     press_every_control,
 )
 from PIL import Image
+from support import page_assets
 
 from d2lmini.i18n import current_language, set_language
 from d2lmini.plotting import CMAPS
@@ -58,6 +60,7 @@ from d2lmini.widgets import DECLARATIONS, page, page_states, page_words
 from d2lmini.widgets.declaration import Declaration
 from d2lmini.widgets.explorer import Explorer
 from d2lmini.widgets.figure import DPI
+from tools import build_site
 
 RANDOM_STATES = 20
 # The largest share of pixels allowed to differ by more than EDGE_LEVELS (of 255) in any channel, and
@@ -97,18 +100,21 @@ def speaking(language):
 
 
 class Pages:
-    """Each explorer's page in ``language``, written when a test first asks for it: its declaration and
-    file URL."""
+    """Each explorer's page in ``language``, written into ``folder`` when a test first asks for it: its
+    declaration and file URL. Its data and scripts are the test run's (``support.page_assets``, exported
+    once), copied beside the page (``build_site.copied_assets``): the browser may load nothing outside the
+    pages' folder, and the run's folder is shared by every test file, which only reads it."""
 
-    def __init__(self, folder, language="en"):
-        self.folder, self.language, self.made = folder, language, {}
+    def __init__(self, folder, tmp_path_factory, language="en"):
+        self.folder, self.tmp_path_factory, self.language, self.made = folder, tmp_path_factory, language, {}
 
     def __getitem__(self, name):
         if name not in self.made:
+            assets = page_assets(self.tmp_path_factory, self.language)
             path = self.folder / f"{name}.html"
             with speaking(self.language):
                 declaration = next(d for d in DECLARATIONS if d.__name__ == name).for_page()
-                scripts = page.write_assets(self.folder, [declaration])
+                scripts = build_site.copied_assets(assets, self.folder, [declaration])
                 path.write_text(page.page_html([declaration.name], scripts, title=name))
             self.made[name] = declaration, path.as_uri()
         return self.made[name]
@@ -116,14 +122,14 @@ class Pages:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    return Pages(tmp_path_factory.mktemp("explorer-pages"))
+    return Pages(tmp_path_factory.mktemp("explorer-pages"), tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def pages_pt(pages):
+def pages_pt(pages, tmp_path_factory):
     """The pages in Brazilian Portuguese, in a folder inside the English pages' (the browser may load
     nothing outside that)."""
-    return Pages(pages.folder / "pt_BR", "pt_BR")
+    return Pages(pages.folder / "pt_BR", tmp_path_factory, "pt_BR")
 
 
 @pytest.fixture(scope="module")

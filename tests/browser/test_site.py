@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 import yaml
-from conftest import SCREENSHOTS, SITE_HUB, require_chromium
+from conftest import SCREENSHOTS, SITE_HUB, explorer_assets, require_chromium
 from matplotlib.colors import to_rgba
 from page_support import grid_problems, keep_inside, phone_problems, picture_scale, press_every_control
 
@@ -432,11 +432,12 @@ def test_no_exercise_answer_anywhere_in_the_site(site):
     assert not shown, f"answers on the site: {shown[:5]}"
 
 
-def test_instructor_edition_shows_the_answers_on_purpose(tmp_path):
+def test_instructor_edition_shows_the_answers_on_purpose(tmp_path, tmp_path_factory):
     """EDITION=instructor builds the notebooks with their answers, in both languages: the same check
-    finds them all, and the Portuguese landing page says which edition it is."""
+    finds them all, and the Portuguese landing page says which edition it is. Its explorers' data is the
+    learner build's (conftest.explorer_assets): it does not depend on the edition."""
     site = tmp_path / "site"
-    build_site.build(site, edition="instructor")
+    build_site.build(site, edition="instructor", explorer_assets=explorer_assets(tmp_path_factory))
     assert _answers_shown(site) == sorted(_all_answer_lines())
     assert "Esta é a edição do instrutor" in _Page((site / "pt" / "index.html").read_text()).text
 
@@ -923,3 +924,33 @@ def test_the_portuguese_book_is_assembled_with_d2lmini_speaking_portuguese(tmp_p
     with pytest.raises(OSError, match="disk full"):
         build_site.assemble(tmp_path / "pt", None, "learner", PORTUGUESE)
     assert spoken == ["pt_BR"] and i18n.current_language() == before
+
+
+def test_a_book_given_explorer_assets_copies_what_it_would_export(tmp_path, monkeypatch):
+    """A book given a folder that ``page.write_assets`` wrote in its language for every explorer (what
+    ``build_site.build`` takes as ``explorer_assets``: a test run's, made once for all its builds) is
+    assembled as the book that exports its explorers' data, file for file and byte for byte, its chapters
+    naming the same scripts, and exports nothing. The data itself is a stub here, to be cheap: the files
+    and the scripts are write_assets' own."""
+    monkeypatch.setattr(build_site.page, "explorer_data", lambda declaration: {"name": declaration.name})
+    build_site.assemble(tmp_path / "exported", None, "learner", PORTUGUESE)
+    with build_site.speaking(PORTUGUESE.language):
+        build_site.page.write_assets(tmp_path / "assets", [d.for_page() for d in build_site.DECLARATIONS])
+
+    def write_assets(folder, declarations):
+        raise AssertionError("a book given the explorers' assets exported them again")
+
+    monkeypatch.setattr(build_site.page, "write_assets", write_assets)
+    build_site.assemble(tmp_path / "copied", None, "learner", PORTUGUESE, tmp_path / "assets")
+
+    def files(src):
+        """Each file's bytes, but the id of a cell the site adds (the question's note), which nbformat draws
+        at random in every build."""
+        return {path.relative_to(src).as_posix(): re.sub(rb'"id": "[0-9a-f]{8}"', b'"id"', path.read_bytes())
+                for path in src.rglob("*") if path.is_file()}
+
+    exported, copied = files(tmp_path / "exported"), files(tmp_path / "copied")
+    data = [name for name in exported if re.fullmatch(r"_static/explorers/\w+Explorer\.js", name)]
+    assert data and "_static/explorers/colours.js" in exported  # the book shows live explorers
+    assert sorted(copied) == sorted(exported)
+    assert [name for name in exported if copied[name] != exported[name]] == []
