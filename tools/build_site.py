@@ -385,10 +385,9 @@ def new_book(src):
 def copied_assets(assets, folder, declarations):
     """What ``page.write_assets(folder, declarations)`` writes and returns, copied from ``assets``, a folder
     that it wrote for these declarations (and maybe others) in the same language: the shell's files,
-    ``colours.js``, and each explorer's data and page script. The names are write_assets' (a test of the
+    ``colours.js``, and each explorer's data and page script (``page.explorer_scripts``; a test of the
     site compares the two ways)."""
-    scripts = {declaration.name: ([declaration.page_script] if declaration.page_script else [])
-               + [f"{declaration.name}.js"] for declaration in declarations}
+    scripts = {declaration.name: page.explorer_scripts(declaration) for declaration in declarations}
     folder.mkdir(parents=True, exist_ok=True)
     for name in dict.fromkeys([*page.SHELL_SCRIPTS, "explorers.css", "colours.js",
                                *(src for sources in scripts.values() for src in sources)]):

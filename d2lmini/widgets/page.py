@@ -149,15 +149,19 @@ def write_assets(folder, declarations):
     for name in (*SHELL_SCRIPTS, "explorers.css"):
         shutil.copy(PAGE_JS / name, folder / name)
     (folder / "colours.js").write_text(colour_script())
-    scripts = {}
     for declaration in declarations:
         data = explorer_data(declaration)
         (folder / f"{declaration.name}.js").write_text(script(data))
-        scripts[declaration.name] = [f"{declaration.name}.js"]
         if declaration.page_script:
             shutil.copy(PAGE_JS / declaration.page_script, folder / declaration.page_script)
-            scripts[declaration.name].insert(0, declaration.page_script)
-    return scripts
+    return {declaration.name: explorer_scripts(declaration) for declaration in declarations}
+
+
+def explorer_scripts(declaration):
+    """The files ``write_assets`` writes for ``declaration``, in the order its page loads them: its page
+    script, when it computes in the page, then ``<name>.js``, its data."""
+    own = [declaration.page_script] if declaration.page_script else []
+    return own + [f"{declaration.name}.js"]
 
 
 def page_html(names, scripts, title="explorers"):
