@@ -268,3 +268,15 @@ def test_a_script_serving_several_explorers_is_sent_the_words_of_them_all():
 
     with pytest.raises(ValueError, match="attention.js says two words named 'causal'"):
         page_words.script_words(Clash())
+
+
+def test_a_page_of_its_own_says_its_language_and_loads_each_script_once_in_order(portuguese):
+    """``page.page_html``: the colour script, then each explorer's scripts in order, a script two explorers
+    share once, the shell's deferred after them; a box per explorer; the language as a BCP 47 tag."""
+    scripts = {"AExplorer": ["shared.js", "AExplorer.js"], "BExplorer": ["shared.js", "BExplorer.js"]}
+    html = page.page_html(["AExplorer", "BExplorer"], scripts, title="two")
+    sources = re.findall(r'<script (defer )?src="([^"]+)"', html)
+    assert sources == [("", "colours.js"), ("", "shared.js"), ("", "AExplorer.js"), ("", "BExplorer.js"),
+                       *(("defer ", name) for name in page.SHELL_SCRIPTS)]
+    assert re.findall(r'data-d2l-explorer="(\w+)"', html) == ["AExplorer", "BExplorer"]
+    assert '<html lang="pt-BR">' in html and "<title>two</title>" in html
