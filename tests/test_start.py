@@ -58,7 +58,10 @@ def test_a_fresh_clone_reaches_jupyterlab_with_only_python_on_the_path(clone, tm
         ["python3", "tools/start.py", "lab", "--port", str(port), "--", "--ServerApp.open_browser=False"],
         # no terminal on stdin: JupyterLab stops at the first Ctrl+C (in a terminal it asks first)
         cwd=clone, env={**os.environ, "PATH": str(bare)}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        # Ctrl+C's default action, as in a terminal: a test run started in the background (`make test &`)
+        # ignores SIGINT, and every process it starts would inherit that and never stop on Ctrl+C.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     printed = []
 
     def printed_url():
