@@ -84,14 +84,10 @@ def page_assets(tmp_path_factory, language):
     them: the site's builds, the page's language, the explorers' pages. Nothing else writes into it."""
 
     def write(folder):
-        from d2lmini.i18n import current_language, set_language
         from d2lmini.widgets import DECLARATIONS, page
+        from tools.build_site import speaking
 
-        before = current_language()
-        set_language(language)
-        try:
+        with speaking(language):
             page.write_assets(folder, [declaration.for_page() for declaration in DECLARATIONS])
-        finally:
-            set_language(before)
 
     return made_once(tmp_path_factory, f"explorer-assets-{language}", write)[0]

@@ -389,7 +389,7 @@ def copied_assets(assets, folder, declarations):
     site compares the two ways)."""
     scripts = {declaration.name: page.explorer_scripts(declaration) for declaration in declarations}
     folder.mkdir(parents=True, exist_ok=True)
-    for name in dict.fromkeys([*page.SHELL_SCRIPTS, "explorers.css", "colours.js",
+    for name in dict.fromkeys([*page.SHELL_FILES, "colours.js",
                                *(src for sources in scripts.values() for src in sources)]):
         shutil.copy(Path(assets) / name, folder / name)
     return scripts

@@ -137,6 +137,7 @@ def script(data):
 # The page's shell, its parts in the order a page loads them (plain scripts sharing window.D2L: each
 # uses those before it). site/conf.py lists them too, for the web site's pages.
 SHELL_SCRIPTS = ("words.js", "paint.js", "controls.js", "explorers.js")
+SHELL_FILES = (*SHELL_SCRIPTS, "explorers.css")  # what every page needs beside colours.js
 
 
 def write_assets(folder, declarations):
@@ -146,7 +147,7 @@ def write_assets(folder, declarations):
     (``i18n.set_language``). Returns name -> the scripts its page loads, in order (relative to ``folder``)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for name in (*SHELL_SCRIPTS, "explorers.css"):
+    for name in SHELL_FILES:
         shutil.copy(PAGE_JS / name, folder / name)
     (folder / "colours.js").write_text(colour_script())
     for declaration in declarations:
