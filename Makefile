@@ -197,7 +197,7 @@ class-report: install
 # stay in one kernel, and a file's session fixtures (the Binder environment,
 # JupyterLab) are built once, by the worker that runs it. Most tests use one
 # core, so two workers nearly halve the time on a 2-core machine. The 30 slowest
-# tests are listed at the end, to keep the whole run near 20 minutes.
+# tests are listed at the end: tests/README.md ("Where the time goes") says what the run costs.
 TEST_WORKERS ?= 2
 test: install-test install-browser lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_NOTEBOOKS) --cov=d2lmini \
