@@ -93,6 +93,28 @@ def test_the_check_names_each_kind_of_problem():
                                                              ("fresh", "novo")))) == []
 
 
+def test_the_check_names_a_message_used_in_another_file_but_not_one_moved_within_its_file(tmp_path):
+    """The .po names each message's files without their lines (``update`` writes it so): an edit that moves a
+    message down its file changes nothing there, one that moves it to another file is named."""
+    def code(key_lines, value_file):
+        template = Catalog(locale="pt_BR", domain="d2lmini")
+        template.add("a key", None, locations=[("d2lmini/attention.py", line) for line in key_lines])
+        template.add("a value", None, locations=[(value_file, 12)])
+        return template
+
+    written = catalogue(("a key", "uma chave"), ("a value", "um valor"))
+    written.update(code([80, 95], "d2lmini/masking.py"))
+    catalogues.write(written, tmp_path / "d2lmini.po", include_lineno=False)
+    assert "#: d2lmini/attention.py\nmsgid" in (tmp_path / "d2lmini.po").read_text()  # the file once, no line
+    translated = catalogues.read(tmp_path / "d2lmini.po")
+    mo = catalogues.compiled(translated)
+    assert catalogues.problems(code([80, 95], "d2lmini/masking.py"), translated, mo) == []
+    assert catalogues.problems(code([120], "d2lmini/masking.py"), translated, mo) == []  # moved down its file
+    assert catalogues.problems(code([80, 95], "d2lmini/attention.py"), translated, mo) == [  # to another file
+        "the .po names other source files than the code for 1 message(s), the first 'a value': "
+        "run python -m tools.catalogues update"]
+
+
 def test_numbers_take_the_languages_marks_in_a_translated_message_and_on_their_own(english_after):
     import numpy as np
     import torch

@@ -3,11 +3,14 @@
     python -m tools.catalogues extract    # build/d2lmini.pot: every message marked _("..."), N_("...") or n_(...)
     python -m tools.catalogues update     # merge it into each language's .po (a changed message turns fuzzy)
     python -m tools.catalogues compile    # each .po to its .mo, which d2lmini reads
-    python -m tools.catalogues check      # exit 1, naming them, for messages untranslated, fuzzy or stale
+    python -m tools.catalogues check      # exit 1, naming them, for messages untranslated, fuzzy or stale,
+                                          # or for source files the .po names no longer
 
 A catalogue entry's key is the English message itself: when the English
 changes, the old translation no longer matches it, and ``check`` names the
-message until its translation is updated (docs/translating.md).
+message until its translation is updated (docs/translating.md). The .po
+names the files that use a message, not their lines: an edit that moves a
+message within its file leaves the .po as it was.
 """
 
 import argparse
@@ -66,13 +69,18 @@ def compiled(catalog):
     return buffer.getvalue()
 
 
+def files(message):
+    """The source files that use ``message``, without their lines (the .po names the files only)."""
+    return sorted({file for file, _ in message.locations})
+
+
 def fields(text):
     return sorted(FIELD.findall(text))
 
 
 def problems(template, catalog, mo_bytes):
     """What stops ``catalog`` from saying every message of ``template``: one line each."""
-    found = []
+    found, moved = [], []
     for message in template:
         if not message.id:
             continue
@@ -92,6 +100,11 @@ def problems(template, catalog, mo_bytes):
             if any(set(fields(text)) != english_fields and not (len(ids) > 1 and set(fields(text)) < english_fields)
                    for text in strings):
                 found.append(f"fields differ from the English's {sorted(english_fields)} ({where}): {english!r}")
+        if translated is not None and files(translated) != files(message):
+            moved.append(english)
+    if moved:
+        found.append(f"the .po names other source files than the code for {len(moved)} message(s), the first "
+                     f"{moved[0]!r}: run python -m tools.catalogues update")
     # Iterating a Catalog gives its current messages only: Babel keeps the obsolete ones apart, in catalog.obsolete.
     stale = [message.id for message in catalog
              if message.id and template.get(message.id, context=message.context) is None]
@@ -113,7 +126,7 @@ def main(argv=None):
         for path in po_files():
             catalog = read(path)
             catalog.update(template, update_creation_date=False)  # the header changes only by hand: no churn
-            write(catalog, path, ignore_obsolete=True)
+            write(catalog, path, ignore_obsolete=True, include_lineno=False)
     elif args.command == "compile":
         for path in po_files():
             path.with_suffix(".mo").write_bytes(compiled(read(path)))
