@@ -194,10 +194,11 @@ class-report: install
 # browser (JupyterLab and Notebook 7, screenshots in build/screenshots);
 # then the same notebooks and the explorers' tests on Colab's versions (test-colab).
 # Two pytest workers (pytest-xdist), each taking whole files: a notebook's cells
-# stay in one kernel, and a file's session fixtures (the Binder environment,
-# JupyterLab) are built once, by the worker that runs it. Most tests use one
-# core, so two workers nearly halve the time on a 2-core machine. The 30 slowest
-# tests are listed at the end: tests/README.md ("Where the time goes") says what the run costs.
+# stay in one kernel, and a session fixture is built once by each worker that
+# needs it (JupyterLab's server may start on both; the page data and the site,
+# made once per run, are shared through tests/support.py's made_once). Two
+# workers keep both cores of a 2-core machine busy. The 30 slowest steps are
+# listed at the end; tests/README.md ("Where the time goes") says what the run costs.
 TEST_WORKERS ?= 2
 test: install-test install-browser lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_NOTEBOOKS) --cov=d2lmini \
