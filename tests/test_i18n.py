@@ -104,7 +104,7 @@ def test_the_check_names_a_message_used_in_another_file_but_not_one_moved_within
 
     written = catalogue(("a key", "uma chave"), ("a value", "um valor"))
     written.update(code([80, 95], "d2lmini/masking.py"))
-    catalogues.write(written, tmp_path / "d2lmini.po", include_lineno=False)
+    catalogues.write(written, tmp_path / "d2lmini.po")
     assert "#: d2lmini/attention.py\nmsgid" in (tmp_path / "d2lmini.po").read_text()  # the file once, no line
     translated = catalogues.read(tmp_path / "d2lmini.po")
     mo = catalogues.compiled(translated)

@@ -4,13 +4,14 @@
     python -m tools.catalogues update     # merge it into each language's .po (a changed message turns fuzzy)
     python -m tools.catalogues compile    # each .po to its .mo, which d2lmini reads
     python -m tools.catalogues check      # exit 1, naming them, for messages untranslated, fuzzy or stale,
-                                          # or for source files the .po names no longer
+                                          # or used in files other than those the .po names
 
 A catalogue entry's key is the English message itself: when the English
 changes, the old translation no longer matches it, and ``check`` names the
 message until its translation is updated (docs/translating.md). The .po
-names the files that use a message, not their lines: an edit that moves a
-message within its file leaves the .po as it was.
+(and the template) names the files that use a message, not their lines: an
+edit that moves a message within its file, and not past another one, leaves
+the .po as it was.
 """
 
 import argparse
@@ -58,8 +59,9 @@ def read(path):
 
 
 def write(catalog, path, **options):
+    """Write ``catalog`` as a .po (or the template) naming each message's files without their lines."""
     buffer = io.BytesIO()
-    write_po(buffer, catalog, width=100, **options)
+    write_po(buffer, catalog, width=100, include_lineno=False, **options)
     Path(path).write_bytes(buffer.getvalue())
 
 
@@ -126,7 +128,7 @@ def main(argv=None):
         for path in po_files():
             catalog = read(path)
             catalog.update(template, update_creation_date=False)  # the header changes only by hand: no churn
-            write(catalog, path, ignore_obsolete=True, include_lineno=False)
+            write(catalog, path, ignore_obsolete=True)
     elif args.command == "compile":
         for path in po_files():
             path.with_suffix(".mo").write_bytes(compiled(read(path)))
